@@ -1,0 +1,53 @@
+"""Every error streamnb raises on purpose.
+
+Each class subclasses the built-in exception a caller would expect (ValueError for a bad
+value, TypeError for a value of the wrong kind), so ``except ValueError`` keeps working,
+while ``except streamnb.errors.StreamNBError`` catches all of ours. Messages name the bad
+value and say what was expected.
+"""
+
+from __future__ import annotations
+
+
+class StreamNBError(Exception):
+    """Base class of every error raised on purpose by streamnb."""
+
+
+class InvalidParameterError(StreamNBError, ValueError):
+    """A constructor or function parameter is out of its allowed range."""
+
+
+class InvalidInputError(StreamNBError, ValueError):
+    """A document, count, weight or value is not acceptable (NaN, negative, empty ...)."""
+
+
+class InvalidTypeError(StreamNBError, TypeError):
+    """A document, value or label has the wrong type."""
+
+
+class InvalidLabelError(InvalidTypeError):
+    """A class label is not a str, int or bool (or is unhashable)."""
+
+
+class UnknownClassError(InvalidInputError):
+    """An operation names a class the model has never learned (e.g. unlearn)."""
+
+
+class IncompatibleModelsError(StreamNBError, ValueError):
+    """Two models cannot be merged; the message names the first difference found."""
+
+
+class ModelFormatError(StreamNBError, ValueError):
+    """A model file cannot be read: unknown version, truncated, corrupted or tampered."""
+
+
+class CorpusNotFoundError(StreamNBError, FileNotFoundError):
+    """A data set could not be found; the message says how to get it."""
+
+
+def describe(value: object, limit: int = 60) -> str:
+    """Short repr of a value for error messages, with its type."""
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{text} (type {type(value).__name__})"

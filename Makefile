@@ -1,0 +1,26 @@
+# Two entry points on a fresh machine: `make demo` and `make test` (each creates .venv).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CORPUS ?= $(wildcard ../shared/data/spamassassin-public-corpus.tgz)
+export STREAMNB_SPAMASSASSIN ?= $(if $(CORPUS),$(abspath $(CORPUS)),)
+
+.PHONY: demo test bench bench-smoke clean
+
+$(VENV)/.installed-%: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[$*]"
+	touch $@
+
+demo: $(VENV)/.installed-river,plots
+	$(PY) examples/stream_spamassassin.py
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed-dev
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

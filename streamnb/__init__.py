@@ -1,0 +1,11 @@
+"""streamnb: streaming naive Bayes text classification.
+
+Count tables grow as data arrives; the model after N documents is exactly the batch model
+of those N documents. See DESIGN.md for the formulas and invariants.
+"""
+
+from . import errors
+from .models import BernoulliNB, MultinomialNB
+
+__all__ = ["MultinomialNB", "BernoulliNB", "errors"]
+__version__ = "0.1.0"

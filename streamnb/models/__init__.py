@@ -1,0 +1,6 @@
+"""The naive Bayes models, one per file over the shared base in ``base.py``."""
+
+from .bernoulli import BernoulliNB
+from .multinomial import MultinomialNB
+
+__all__ = ["MultinomialNB", "BernoulliNB"]

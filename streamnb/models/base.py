@@ -1,0 +1,485 @@
+"""The shared base of the discrete naive Bayes models (multinomial, Bernoulli, complement).
+
+A model is a ``CountStore`` plus a formula. The base turns documents into (feature ids,
+values), validates everything before any count changes (bad input changes nothing), feeds
+the store through its single ``update`` path, and turns a model's joint log-likelihood
+into probabilities with log-sum-exp. Each subclass supplies the formula:
+``_joint_log_likelihood`` and which features a document contributes.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, Union
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError,
+                      UnknownClassError, describe)
+from ..store import CountStore, Label, check_label
+
+Document = Union[Mapping[Hashable, float], str]
+Tokenizer = Callable[[str], Mapping[Hashable, float]]
+
+_NOTHING = np.zeros(0)
+PRIOR_CHOICES = ("mle", "laplace", "uniform")
+UNSEEN_CHOICES = ("ignore", "score")
+
+
+class Encoded(NamedTuple):
+    """A validated document: known feature ids with their values, plus unseen words."""
+
+    ids: np.ndarray
+    values: np.ndarray
+    unseen_values: np.ndarray  # values of the words not in V (scored when unseen="score")
+
+
+class LogLinear(NamedTuple):
+    """A naive Bayes model as the linear model it is: score_c(x) = bias[c] + x . weights[:, c]."""
+
+    classes: list
+    features: list
+    bias: np.ndarray  # (K,)
+    weights: np.ndarray  # (|V|, K)
+
+
+def logsumexp(values: np.ndarray) -> float:
+    top = values.max()
+    if not np.isfinite(top):
+        return float(top)
+    return float(top + np.log(np.exp(values - top).sum()))
+
+
+class DiscreteNB:
+    """Shared machinery of the count-based naive Bayes models.
+
+    Parameters
+    ----------
+    alpha:
+        Additive (Lidstone) smoothing, > 0. ``alpha=0`` needs ``allow_zero_alpha=True``:
+        then a word with a zero count in a class rules that class out (log P = -inf); if
+        every class is ruled out, the prediction falls back to the class prior alone.
+    class_prior:
+        ``"mle"`` (N_c / N, the default), ``"laplace"`` ((N_c + 1) / (N + K)),
+        ``"uniform"``, or a mapping label -> prior probability (fixed; every class learned
+        must be in it; the values are renormalised over the classes seen).
+    unseen:
+        Words never seen in training, at prediction time: ``"ignore"`` (the default; equals
+        a batch model whose vocabulary is the training vocabulary) or ``"score"`` (each one
+        counts as a zero-count word, as river does).
+    tokenizer:
+        A callable text -> mapping feature -> count. With it, documents may be raw text.
+    n_buckets:
+        Hash features into this many ids instead of keeping a vocabulary (bounded memory;
+        feature names are lost).
+    dense_max_classes:
+        Beyond this many classes the count table switches from dense |V| x K arrays to a
+        hash table whose size follows the nonzero cells.
+    """
+
+    def __init__(self, alpha: float = 1.0, *, class_prior: str | Mapping[Label, float] = "mle",
+                 unseen: str = "ignore", tokenizer: Tokenizer | None = None, allow_zero_alpha: bool = False,
+                 n_buckets: int | None = None, dense_max_classes: int = 32) -> None:
+        self.alpha = _check_alpha(alpha, allow_zero_alpha)
+        self.allow_zero_alpha = bool(allow_zero_alpha)
+        self.class_prior = _check_class_prior(class_prior)
+        if unseen not in UNSEEN_CHOICES:
+            raise InvalidParameterError(f"unseen must be one of {UNSEEN_CHOICES}, got {describe(unseen)}")
+        self.unseen = unseen
+        if tokenizer is not None and not callable(tokenizer):
+            raise InvalidParameterError(f"tokenizer must be callable (text -> mapping), got {describe(tokenizer)}")
+        self.tokenizer = tokenizer
+        self.n_buckets = n_buckets
+        self.dense_max_classes = dense_max_classes
+        self.store = CountStore(n_buckets=n_buckets, dense_max_classes=dense_max_classes,
+                                doc_histogram=self._needs_doc_histogram)
+
+    _needs_doc_histogram = False
+
+    # -- what subclasses define -------------------------------------------------------
+    def _present(self, values: np.ndarray) -> np.ndarray:
+        """Mask of the values that make a feature count as present in a document."""
+        return values > 0
+
+    def _learned_values(self, values: np.ndarray) -> np.ndarray:
+        """Token-count increments of the present features (w = 1)."""
+        return values
+
+    def _check_values(self, values: np.ndarray) -> None:
+        """Raise for values this model cannot learn from (e.g. negative counts)."""
+        if (values < 0).any():
+            raise InvalidInputError(f"feature counts must be >= 0, got {values[values < 0][0]!r}")
+
+    def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
+        """log P(c) + log P(x | c) for every class (array of length K)."""
+        raise NotImplementedError  # pragma: no cover - every model overrides it
+
+    # -- parameters -------------------------------------------------------------------
+    def get_params(self) -> dict[str, Any]:
+        """Constructor arguments (the tokenizer object itself, not a description of it)."""
+        return {"alpha": self.alpha, "class_prior": self.class_prior, "unseen": self.unseen,
+                "tokenizer": self.tokenizer, "allow_zero_alpha": self.allow_zero_alpha,
+                "n_buckets": self.n_buckets, "dense_max_classes": self.dense_max_classes}
+
+    def with_alpha(self, alpha: float) -> "DiscreteNB":
+        """A read-only view of this model with another alpha, sharing the counts.
+
+        Counts do not depend on alpha, so a sweep over alphas costs one pass over the data.
+        """
+        view = copy.copy(self)
+        view.alpha = _check_alpha(alpha, self.allow_zero_alpha)
+        return view
+
+    # -- documents --------------------------------------------------------------------
+    def _features(self, x: Document) -> Mapping[Hashable, float]:
+        if isinstance(x, str):
+            if self.tokenizer is None:
+                raise InvalidTypeError(
+                    f"got raw text {describe(x)} but the model has no tokenizer; pass tokenizer=... "
+                    "or give a mapping feature -> count")
+            return self.tokenizer(x)
+        if not isinstance(x, Mapping):
+            raise InvalidTypeError(f"a document must be a mapping feature -> value or a str, got {describe(x)}")
+        return x
+
+    def _read(self, x: Document) -> tuple[list[Hashable], np.ndarray]:
+        """Validated (features, values) of a document, zero values kept."""
+        features = self._features(x)
+        tokens = list(features)
+        values = _numeric_array(features.values(), len(tokens))
+        if not np.isfinite(values).all():
+            bad = values[~np.isfinite(values)][0]
+            raise InvalidInputError(f"feature values must be finite, got {bad!r}")
+        self._check_values(values)
+        return tokens, values
+
+    def _encode(self, x: Document) -> Encoded:
+        """A document as ids of features in V (for prediction: nothing is added)."""
+        tokens, values = self._read(x)
+        ids = self.store.vocabulary.find(tokens)
+        known = self.store.known(ids)
+        if known.all():
+            return Encoded(ids, values, _NOTHING)
+        return Encoded(ids[known], values[known], values[~known])
+
+    # -- learning ---------------------------------------------------------------------
+    def learn_one(self, x: Document, y: Label, w: float = 1.0) -> "DiscreteNB":
+        """Add one document of class y with weight w to the counts."""
+        label = check_label(y)
+        weight = _check_weight(w)
+        tokens, values = self._present_features(x)
+        self._check_class_allowed(label)
+        self._apply(label, tokens, values, weight, sign=1.0)
+        return self
+
+    def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "DiscreteNB":
+        """Remove one document learned earlier as class y: the exact inverse of learn_one.
+
+        Raises UnknownClassError / InvalidInputError (changing nothing) when the document
+        was not learned: unknown class, unknown words, or counts that would go negative.
+        """
+        label = check_label(y)
+        weight = _check_weight(w)
+        tokens, values = self._present_features(x)
+        if self.store.class_id(label) is None:
+            raise UnknownClassError(f"cannot unlearn from class {label!r}: it was never learned")
+        self._apply(label, tokens, values, weight, sign=-1.0)
+        return self
+
+    def _present_features(self, x: Document) -> tuple[list[Hashable], np.ndarray]:
+        tokens, values = self._read(x)
+        present = self._present(values)
+        if not present.any():
+            raise InvalidInputError(
+                f"empty document: no feature with a value above the threshold in {describe(x)}")
+        if not present.all():
+            tokens = [t for t, keep in zip(tokens, present) if keep]
+            values = values[present]
+        return tokens, self._learned_values(values)
+
+    def _apply(self, label: Label, tokens: list[Hashable], values: np.ndarray, weight: float, sign: float) -> None:
+        """One document's counts into (sign=+1) or out of (sign=-1) the store."""
+        store = self.store
+        if sign > 0:
+            ids = store.vocabulary.find_or_add(tokens)
+            c = store.add_class(label)
+        else:
+            ids = store.vocabulary.find(tokens)
+            if (ids < 0).any():
+                missing = [t for t, i in zip(tokens, ids) if i < 0][:3]
+                raise InvalidInputError(f"cannot unlearn feature(s) {missing!r}: never learned")
+            c = store.class_id(label)
+        delta = sign * weight
+        store.update(c, ids, delta * values, np.full(len(ids), delta), delta)
+
+    def learn_many(self, X: Sequence[Document] | sp.spmatrix, y: Sequence[Label], w: Sequence[float] | None = None,
+                   *, feature_names: Sequence[Hashable] | None = None) -> "DiscreteNB":
+        """Learn many documents: a list of documents, or a scipy.sparse matrix + feature_names.
+
+        The result equals learn_one on each row in turn (counts add up), but documents of
+        the same class are summed first and enter the store in one update per class.
+        Everything is validated before anything is learned.
+        """
+        rows, labels, weights = self._read_batch(X, y, w, feature_names)
+        for label in dict.fromkeys(labels):
+            self._check_class_allowed(label)
+        matrix, names = rows
+        present = matrix.copy()
+        present.data = self._present(present.data).astype(float)
+        present.eliminate_zeros()
+        empty = np.flatnonzero(np.diff(present.indptr) == 0)
+        if len(empty):
+            raise InvalidInputError(f"empty document at row {int(empty[0])}: no feature above the threshold")
+        learned = matrix.multiply(present).tocsr()
+        learned.data = self._learned_values(learned.data)
+        groups: dict[Label, list[int]] = {}
+        for row, label in enumerate(labels):
+            groups.setdefault(label, []).append(row)
+        for label, mine in groups.items():
+            row_weights = sp.diags(weights[mine])
+            tokens = np.asarray((row_weights @ learned[mine]).sum(axis=0)).ravel()
+            docs = np.asarray((row_weights @ present[mine]).sum(axis=0)).ravel()
+            columns = np.flatnonzero(docs)
+            ids = self.store.vocabulary.find_or_add([names[j] for j in columns])
+            c = self.store.add_class(label)
+            self.store.update(c, ids, tokens[columns], docs[columns], float(weights[mine].sum()))
+        return self
+
+    def unlearn_many(self, X: Sequence[Document], y: Sequence[Label], w: Sequence[float] | None = None) -> "DiscreteNB":
+        """Unlearn many documents; all or nothing (a failure restores the model)."""
+        documents, labels = list(X), list(y)
+        weights = [1.0] * len(documents) if w is None else list(w)
+        if not len(documents) == len(labels) == len(weights):
+            raise InvalidInputError(f"X, y and w differ in length: {len(documents)}, {len(labels)}, {len(weights)}")
+        backup = copy.deepcopy(self.store)
+        try:
+            for document, label, weight in zip(documents, labels, weights):
+                self.unlearn_one(document, label, weight)
+        except Exception:
+            self.store = backup
+            raise
+        return self
+
+    def _read_batch(self, X, y, w, feature_names):
+        labels = [check_label(label) for label in y]
+        if sp.issparse(X):
+            if feature_names is None:
+                raise InvalidInputError("a sparse matrix needs feature_names (one name per column)")
+            names = list(feature_names)
+            matrix = sp.csr_matrix(X, dtype=float)
+            if matrix.shape[1] != len(names):
+                raise InvalidInputError(f"the matrix has {matrix.shape[1]} columns but {len(names)} feature_names")
+            if len(set(names)) != len(names):
+                raise InvalidInputError("feature_names must be distinct")
+            if not np.isfinite(matrix.data).all():
+                raise InvalidInputError("feature values must be finite; the matrix holds NaN or inf")
+            self._check_values(matrix.data)
+        else:
+            if isinstance(X, (str, Mapping)):
+                raise InvalidTypeError(f"learn_many takes a sequence of documents, got {describe(X)}")
+            matrix, names = self._documents_to_matrix(list(X))
+        if matrix.shape[0] != len(labels):
+            raise InvalidInputError(f"X has {matrix.shape[0]} documents but y has {len(labels)} labels")
+        weights = np.ones(len(labels)) if w is None else np.array([_check_weight(v) for v in w], dtype=float)
+        if len(weights) != len(labels):
+            raise InvalidInputError(f"w has {len(weights)} weights but y has {len(labels)} labels")
+        matrix.sum_duplicates()
+        return (matrix, names), labels, weights
+
+    def _documents_to_matrix(self, documents: list[Document]) -> tuple[sp.csr_matrix, list[Hashable]]:
+        column: dict[Hashable, int] = {}
+        indices, data, indptr = [], [], [0]
+        for document in documents:
+            tokens, values = self._read(document)
+            indices.extend(column.setdefault(t, len(column)) for t in tokens)
+            data.append(values)
+            indptr.append(len(indices))
+        values = np.concatenate(data) if data else np.zeros(0)
+        matrix = sp.csr_matrix((values, np.array(indices, dtype=np.int64), np.array(indptr)),
+                               shape=(len(documents), len(column)))
+        return matrix, list(column)
+
+    def _check_class_allowed(self, label: Label) -> None:
+        if isinstance(self.class_prior, Mapping) and label not in self.class_prior:
+            raise UnknownClassError(
+                f"class {label!r} has no entry in the fixed class_prior (classes: {list(self.class_prior)})")
+
+    # -- merging ----------------------------------------------------------------------
+    def merge(self, other: "DiscreteNB") -> "DiscreteNB":
+        """Add other's counts to this model: the model trained on self's data then other's."""
+        self._check_mergeable(other)
+        rows, cols, tokens, docs = other.store.nonzero()
+        other_docs = other.store.true_class_docs()
+        for oc, label in enumerate(other.store.labels):
+            mine = cols == oc
+            ids = self.store.vocabulary.find_or_add(other.store.vocabulary.tokens(rows[mine]))
+            c = self.store.add_class(label)
+            self.store.update(c, ids, tokens[mine], docs[mine], float(other_docs[oc]))
+        return self
+
+    def _check_mergeable(self, other: "DiscreteNB") -> None:
+        if type(other) is not type(self):
+            raise IncompatibleModelsError(
+                f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
+        mine, theirs = self.get_params(), other.get_params()
+        for name in mine:
+            if mine[name] != theirs[name]:
+                raise IncompatibleModelsError(
+                    f"cannot merge models whose {name} differ: {mine[name]!r} vs {theirs[name]!r}")
+
+    # -- prediction -------------------------------------------------------------------
+    @property
+    def classes(self) -> list[Label]:
+        """Classes with at least one learned document, in the order they first appeared."""
+        store = self.store
+        return [store.labels[c] for c in np.flatnonzero(store.class_docs > 0)]
+
+    def _active(self) -> np.ndarray:
+        return np.flatnonzero(self.store.class_docs > 0)
+
+    def _log_prior(self) -> np.ndarray:
+        """log P(c) for every class (inactive classes get -inf)."""
+        store = self.store
+        counts = store.true_class_docs()
+        active = counts > 0
+        with np.errstate(divide="ignore"):
+            if self.class_prior == "uniform":
+                return np.where(active, -math.log(max(active.sum(), 1)), -np.inf)
+            if isinstance(self.class_prior, Mapping):
+                fixed = np.array([self.class_prior.get(label, 0.0) for label in store.labels], dtype=float)
+                fixed = np.where(active, fixed, 0.0)
+                return np.log(fixed) - math.log(fixed.sum())
+            beta = 1.0 if self.class_prior == "laplace" else 0.0
+            return np.where(active, np.log(counts + beta) - math.log(counts.sum() + beta * active.sum()), -np.inf)
+
+    def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
+        """log P(c | x) for every class; an empty dict when nothing has been learned."""
+        active = self._active()
+        if not len(active):
+            self._encode(x)  # still reject bad input
+            return {}
+        log_proba = self._log_posterior(self._encode(x), active)
+        labels = self.store.labels
+        return {labels[c]: float(v) for c, v in zip(active, log_proba)}
+
+    def _log_posterior(self, doc: Encoded, active: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            jll = self._joint_log_likelihood(doc)[active]
+        if not (jll > -np.inf).any():
+            # alpha = 0 and every class ruled out by some zero count: fall back to the prior.
+            jll = self._log_prior()[active]
+        return jll - logsumexp(jll)
+
+    def predict_proba_one(self, x: Document) -> dict[Label, float]:
+        """P(c | x) for every class, from log space; an empty dict when untrained."""
+        return {label: math.exp(v) for label, v in self.predict_log_proba_one(x).items()}
+
+    def predict_one(self, x: Document) -> Label | None:
+        """The most probable class (first learned wins ties); None when untrained."""
+        active = self._active()
+        if not len(active):
+            self._encode(x)
+            return None
+        log_proba = self._log_posterior(self._encode(x), active)
+        return self.store.labels[active[int(np.argmax(log_proba))]]
+
+    def predict_many(self, X: Iterable[Document]) -> list[Label | None]:
+        return [self.predict_one(x) for x in X]
+
+    def predict_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
+        return [self.predict_proba_one(x) for x in X]
+
+    def predict_log_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
+        return [self.predict_log_proba_one(x) for x in X]
+
+    # -- introspection ----------------------------------------------------------------
+    @property
+    def n_features(self) -> int:
+        """|V|: features with a nonzero count."""
+        return self.store.n_features
+
+    @property
+    def class_counts(self) -> dict[Label, float]:
+        """N_c: documents (sum of weights) per class."""
+        docs = self.store.true_class_docs()
+        return {self.store.labels[c]: float(docs[c]) for c in self._active()}
+
+    def feature_counts(self, feature: Hashable) -> dict[Label, float]:
+        """Token counts T_cf of one feature per class (empty when not in V)."""
+        return self._feature_table(feature, 0)
+
+    def feature_doc_counts(self, feature: Hashable) -> dict[Label, float]:
+        """Document counts D_cf of one feature per class (empty when not in V)."""
+        return self._feature_table(feature, 1)
+
+    def _feature_table(self, feature: Hashable, which: int) -> dict[Label, float]:
+        ids = self.store.vocabulary.find([feature])
+        if ids[0] < 0 or not self.store.alive[ids[0]]:
+            return {}
+        row = self.store.gather(ids)[which][0]
+        return {self.store.labels[c]: float(row[c]) for c in self._active()}
+
+    def log_linear(self) -> LogLinear:
+        """The per-class bias and per-feature weights this model is equivalent to."""
+        raise NotImplementedError  # pragma: no cover - every model overrides it
+
+    def top_features(self, k: int = 10) -> dict[Label, list[tuple[Hashable, float]]]:
+        """The k features with the largest weight per class, in the log-linear view."""
+        view = self.log_linear()
+        top = {}
+        for c, label in enumerate(view.classes):
+            order = np.argsort(-view.weights[:, c], kind="stable")[:k]
+            top[label] = [(view.features[i], float(view.weights[i, c])) for i in order]
+        return top
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(alpha={self.alpha!r}, classes={len(self.classes)}, "
+                f"features={self.n_features})")
+
+
+def _check_alpha(alpha: object, allow_zero: bool) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(alpha):
+        raise InvalidParameterError(f"alpha must be a finite number > 0, got {describe(alpha)}")
+    if alpha < 0 or (alpha == 0 and not allow_zero):
+        raise InvalidParameterError(
+            f"alpha must be > 0 (alpha = 0 needs allow_zero_alpha=True), got {alpha!r}")
+    return float(alpha)
+
+
+def _check_weight(w: object) -> float:
+    if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w) or w <= 0:
+        raise InvalidInputError(f"sample weight must be a finite number > 0, got {describe(w)}")
+    return float(w)
+
+
+def _check_class_prior(prior: object) -> str | dict[Label, float]:
+    if isinstance(prior, str):
+        if prior not in PRIOR_CHOICES:
+            raise InvalidParameterError(f"class_prior must be one of {PRIOR_CHOICES} or a mapping, got {prior!r}")
+        return prior
+    if isinstance(prior, Mapping):
+        fixed = {}
+        for label, p in prior.items():
+            if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0 < p < math.inf):
+                raise InvalidParameterError(f"fixed prior of class {label!r} must be a number > 0, got {describe(p)}")
+            fixed[check_label(label)] = float(p)
+        if not fixed:
+            raise InvalidParameterError("a fixed class_prior needs at least one class")
+        return fixed
+    raise InvalidParameterError(f"class_prior must be one of {PRIOR_CHOICES} or a mapping, got {describe(prior)}")
+
+
+def _numeric_array(values: Iterable[object], n: int) -> np.ndarray:
+    """Feature values as a float array; strings, None and other non-numbers are rejected."""
+    listed = list(values)
+    array = np.array(listed) if n else np.zeros(0)
+    if array.dtype.kind in "biuf":
+        return array.astype(float, copy=False)
+    for value in listed:
+        if not isinstance(value, numbers.Real):
+            raise InvalidTypeError(f"feature values must be numbers, got {describe(value)}")
+    return np.array(listed, dtype=float)

@@ -1,0 +1,526 @@
+"""The growable count store: vocabulary, classes and the (feature, class) count tables.
+
+Everything a naive Bayes model knows is a count, and every model in streamnb reads its
+counts from one ``CountStore``. Learning, unlearning, merging, decay and pruning all change
+the store through ``CountStore.update`` (or, for whole features, ``drop_features``), so the
+models have one math path whatever produced the counts.
+
+What is stored, for features f and classes c (counts may be fractional: sample weights):
+
+- ``N_c``   documents of class c (sum of their weights)            -> ``class_docs``
+- ``T_c``   tokens of class c, T_c = sum_f T_cf                    -> ``class_tokens``
+- ``T_cf``  token count of f in class c                            -> cell ``tokens``
+- ``D_cf``  documents of class c that contain f                    -> cell ``docs``
+
+Counts are kept divided by one global ``scale`` (true count = stored * scale). Exponential
+forgetting multiplies every count by gamma with one scalar multiplication instead of an
+O(|V|) pass; with no forgetting the scale stays 1.0.
+
+The vocabulary V is the set of features with a nonzero count: a feature whose counts all
+return to zero (unlearn, pruning) leaves V and its id is reused, so |V| and every smoothing
+denominator are as if it had never been seen.
+
+Two cell layouts share one interface: ``DenseCells`` (|V| x K arrays, fastest, used while
+the number of classes is small) and ``HashCells`` (an open-addressing hash table keyed by
+(feature, class), memory proportional to the nonzero cells, used once there are many
+classes). The store switches from dense to hashed automatically when K passes
+``dense_max_classes``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Union
+
+import numpy as np
+
+from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, describe
+
+Label = Union[str, int, bool]
+
+# Residues smaller than this fraction of the amount subtracted are rounding noise from
+# fractional weights (0.1 + 0.2 - 0.2 != 0.1); they are snapped to an exact zero so that
+# unlearning what was learned empties the cell and lets the feature leave V.
+ROUNDING_TOLERANCE = 1e-9
+
+
+def check_label(y: object) -> Label:
+    """Return y as a plain str/int/bool label, or raise InvalidLabelError.
+
+    numpy scalars are converted to their Python equivalents so that ``np.int64(1)`` and
+    ``1`` are the same class (and the label survives JSON persistence).
+    """
+    if isinstance(y, (bool, np.bool_)):
+        return bool(y)
+    if isinstance(y, (int, np.integer)):
+        return int(y)
+    if isinstance(y, (str, np.str_)):
+        return str(y)
+    raise InvalidLabelError(f"class label must be a str, int or bool, got {describe(y)}")
+
+
+class Vocabulary:
+    """Token -> integer id, growing on the fly; ids of removed tokens are reused.
+
+    With ``n_buckets`` set, tokens are hashed (CRC-32, stable across processes) into that
+    many ids instead; nothing is stored per token and ``token(i)`` names the bucket.
+    """
+
+    def __init__(self, n_buckets: int | None = None) -> None:
+        if n_buckets is not None and (not isinstance(n_buckets, int) or isinstance(n_buckets, bool) or n_buckets < 1):
+            raise InvalidParameterError(f"n_buckets must be a positive int or None, got {describe(n_buckets)}")
+        self.n_buckets = n_buckets
+        self._index: dict[Hashable, int] = {}
+        self._tokens: list[Hashable | None] = []
+        self._free: list[int] = []
+
+    @property
+    def capacity(self) -> int:
+        """One more than the largest id handed out so far (the row count the cells need)."""
+        return self.n_buckets if self.n_buckets is not None else len(self._tokens)
+
+    def find(self, tokens: Sequence[Hashable]) -> np.ndarray:
+        """Ids of the tokens, -1 for tokens not in the vocabulary (nothing is added)."""
+        if self.n_buckets is not None:
+            return self._hash(tokens)
+        get = self._index.get
+        return np.array([get(t, -1) for t in tokens], dtype=np.int64)
+
+    def find_or_add(self, tokens: Sequence[Hashable]) -> np.ndarray:
+        """Ids of the tokens, giving new tokens new (or recycled) ids."""
+        if self.n_buckets is not None:
+            return self._hash(tokens)
+        ids = self.find(tokens)
+        if len(ids) and ids.min() < 0:
+            for position in np.flatnonzero(ids < 0):
+                ids[position] = self._add(tokens[position])
+        return ids
+
+    def _add(self, token: Hashable) -> int:
+        if self._free:
+            new_id = self._free.pop()
+            self._tokens[new_id] = token
+        else:
+            new_id = len(self._tokens)
+            self._tokens.append(token)
+        self._index[token] = new_id
+        return new_id
+
+    def _hash(self, tokens: Sequence[Hashable]) -> np.ndarray:
+        crc32, n = zlib.crc32, self.n_buckets
+        return np.array([crc32(str(t).encode("utf-8", "surrogatepass")) % n for t in tokens], dtype=np.int64)
+
+    def remove(self, ids: Iterable[int]) -> None:
+        """Forget the tokens of these ids; the ids become free for reuse."""
+        if self.n_buckets is not None:
+            return
+        for i in ids:
+            token = self._tokens[i]
+            if token is not None:
+                del self._index[token]
+                self._tokens[i] = None
+                self._free.append(int(i))
+
+    def token(self, feature_id: int) -> Hashable:
+        """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``)."""
+        if self.n_buckets is not None:
+            return f"#{feature_id}"
+        return self._tokens[feature_id]
+
+    def tokens(self, ids: Iterable[int]) -> list[Hashable]:
+        return [self.token(int(i)) for i in ids]
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+class DenseCells:
+    """(feature, class) cells as two dense float arrays of shape (rows, classes)."""
+
+    kind = "dense"
+
+    def __init__(self) -> None:
+        self.tokens = np.zeros((64, 2))
+        self.docs = np.zeros((64, 2))
+
+    def reserve(self, n_rows: int, n_classes: int) -> None:
+        rows, cols = self.tokens.shape
+        if n_rows <= rows and n_classes <= cols:
+            return
+        # Doubling keeps growth amortised O(1) per feature and per class.
+        new_shape = (max(rows, 1) * 2 if n_rows > rows else rows, max(cols * 2, n_classes) if n_classes > cols else cols)
+        while new_shape[0] < n_rows:
+            new_shape = (new_shape[0] * 2, new_shape[1])
+        for name in ("tokens", "docs"):
+            old = getattr(self, name)
+            grown = np.zeros(new_shape)
+            grown[: old.shape[0], : old.shape[1]] = old
+            setattr(self, name, grown)
+
+    def gather(self, ids: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.tokens[ids, :n_classes], self.docs[ids, :n_classes]
+
+    def gather_class(self, ids: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.tokens[ids, c], self.docs[ids, c]
+
+    def put_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray) -> None:
+        self.tokens[ids, c] = tokens
+        self.docs[ids, c] = docs
+
+    def clear_rows(self, ids: np.ndarray) -> None:
+        self.tokens[ids] = 0.0
+        self.docs[ids] = 0.0
+
+    def nonzero(self, n_rows: int, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """All nonzero cells as (feature ids, class ids, token counts, doc counts)."""
+        t, d = self.tokens[:n_rows, :n_classes], self.docs[:n_rows, :n_classes]
+        rows, cols = np.nonzero((t != 0) | (d != 0))
+        return rows, cols, t[rows, cols], d[rows, cols]
+
+    def nbytes(self) -> int:
+        return self.tokens.nbytes + self.docs.nbytes
+
+
+_EMPTY, _DELETED = -1, -2
+# Key of a cell: feature * _CLASS_STRIDE + class. 2**24 classes, 2**39 features.
+_CLASS_STRIDE = 1 << 24
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+class HashCells:
+    """(feature, class) cells in an open-addressing hash table (linear probing).
+
+    Memory is proportional to the number of nonzero cells (24 bytes per slot, at most half
+    the slots used), not to |V| x K. Lookups are vectorised: every probe round is a few
+    numpy operations over the keys still unresolved.
+    """
+
+    kind = "hash"
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._allocate(capacity)
+
+    def _allocate(self, capacity: int) -> None:
+        self.keys = np.full(capacity, _EMPTY, dtype=np.int64)
+        self.tokens = np.zeros(capacity)
+        self.docs = np.zeros(capacity)
+        self.n_used = 0  # live cells + deleted markers: what makes probing slow
+        self._shift = np.uint64(64 - (capacity.bit_length() - 1))
+
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        # Fibonacci hashing: the top bits of key * golden ratio spread consecutive keys.
+        return ((keys.astype(np.uint64) * _GOLDEN) >> self._shift).astype(np.int64)
+
+    def _find(self, keys: np.ndarray) -> np.ndarray:
+        """Slot of each key, -1 where the key is absent."""
+        mask = len(self.keys) - 1
+        slots = self._home(keys)
+        found = np.full(len(keys), -1, dtype=np.int64)
+        pending = np.arange(len(keys))
+        while len(pending):
+            at = self.keys[slots[pending]]
+            hit = at == keys[pending]
+            found[pending[hit]] = slots[pending[hit]]
+            pending = pending[~(hit | (at == _EMPTY))]
+            slots[pending] = (slots[pending] + 1) & mask
+        return found
+
+    def _insert(self, keys: np.ndarray) -> np.ndarray:
+        """Slots for keys known to be absent (and distinct); returns their slots."""
+        if 2 * (self.n_used + len(keys)) > len(self.keys):
+            self._rehash(self.n_used + len(keys))
+        mask = len(self.keys) - 1
+        slots = self._home(keys)
+        placed = np.full(len(keys), -1, dtype=np.int64)
+        pending = np.arange(len(keys))
+        while len(pending):
+            free = self.keys[slots[pending]] < 0
+            candidates = pending[free]
+            # Two new keys may probe the same free slot: the first one takes it.
+            _, first = np.unique(slots[candidates], return_index=True)
+            winners = candidates[first]
+            self.keys[slots[winners]] = keys[winners]
+            placed[winners] = slots[winners]
+            pending = pending[placed[pending] < 0]
+            slots[pending] = (slots[pending] + 1) & mask
+        self.n_used += len(keys)
+        return placed
+
+    def _rehash(self, needed: int) -> None:
+        live = self.keys >= 0
+        keys, tokens, docs = self.keys[live], self.tokens[live], self.docs[live]
+        capacity = 1024
+        while capacity < 4 * max(needed, 1):
+            capacity *= 2
+        self._allocate(capacity)
+        slots = self._insert(keys)
+        self.tokens[slots], self.docs[slots] = tokens, docs
+
+    def reserve(self, n_rows: int, n_classes: int) -> None:
+        """Nothing to do: the table grows with the cells, not with rows or classes."""
+
+    def _values(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        slots = self._find(keys)
+        present = slots >= 0
+        tokens = np.zeros(len(keys))
+        docs = np.zeros(len(keys))
+        tokens[present] = self.tokens[slots[present]]
+        docs[present] = self.docs[slots[present]]
+        return tokens, docs
+
+    def gather(self, ids: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+        keys = (ids[:, None] * _CLASS_STRIDE + np.arange(n_classes)[None, :]).ravel()
+        tokens, docs = self._values(keys)
+        shape = (len(ids), n_classes)
+        return tokens.reshape(shape), docs.reshape(shape)
+
+    def gather_class(self, ids: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+        return self._values(ids * _CLASS_STRIDE + c)
+
+    @classmethod
+    def from_cells(cls, rows: np.ndarray, cols: np.ndarray, tokens: np.ndarray, docs: np.ndarray) -> "HashCells":
+        """A table holding the given nonzero cells (used when a dense store outgrows K)."""
+        table = cls()
+        slots = table._insert(rows * _CLASS_STRIDE + cols)
+        table.tokens[slots], table.docs[slots] = tokens, docs
+        return table
+
+    def put_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray) -> None:
+        keys = ids * _CLASS_STRIDE + c
+        slots = self._find(keys)
+        nonzero = (tokens != 0) | (docs != 0)
+        new = (slots < 0) & nonzero
+        if new.any():
+            slots[new] = self._insert(keys[new])
+        # Cells that return to zero are deleted so memory follows the nonzero cells.
+        gone = (slots >= 0) & ~nonzero
+        self.keys[slots[gone]] = _DELETED
+        live = slots >= 0
+        self.tokens[slots[live]] = np.where(nonzero[live], tokens[live], 0.0)
+        self.docs[slots[live]] = np.where(nonzero[live], docs[live], 0.0)
+
+    def clear_rows(self, ids: np.ndarray) -> None:
+        if not len(ids):
+            return
+        live = np.flatnonzero(self.keys >= 0)
+        doomed = live[np.isin(self.keys[live] // _CLASS_STRIDE, ids)]
+        self.keys[doomed] = _DELETED
+        self.tokens[doomed] = 0.0
+        self.docs[doomed] = 0.0
+
+    def nonzero(self, n_rows: int, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        live = np.flatnonzero(self.keys >= 0)
+        keys = self.keys[live]
+        order = np.argsort(keys, kind="stable")
+        live, keys = live[order], keys[order]
+        return keys // _CLASS_STRIDE, keys % _CLASS_STRIDE, self.tokens[live], self.docs[live]
+
+    def nbytes(self) -> int:
+        return self.keys.nbytes + self.tokens.nbytes + self.docs.nbytes
+
+
+class CountStore:
+    """Vocabulary, classes and count tables of one naive Bayes model.
+
+    ``update`` is the only way counts change (learn, unlearn, merge all call it) and it is
+    all-or-nothing: it checks that no count would go negative before touching anything.
+    ``drop_features`` removes whole features (pruning), taking their counts out of the
+    class totals too.
+    """
+
+    def __init__(self, n_buckets: int | None = None, dense_max_classes: int = 32,
+                 doc_histogram: bool = False) -> None:
+        if not isinstance(dense_max_classes, int) or dense_max_classes < 1:
+            raise InvalidParameterError(f"dense_max_classes must be a positive int, got {describe(dense_max_classes)}")
+        self.vocabulary = Vocabulary(n_buckets)
+        self.dense_max_classes = dense_max_classes
+        self.labels: list[Label] = []
+        self._class_index: dict[Label, int] = {}
+        self.class_docs = np.zeros(0)
+        self.class_tokens = np.zeros(0)
+        self.alive = np.zeros(64, dtype=bool)
+        self.n_features = 0
+        self.cells: DenseCells | HashCells = DenseCells()
+        self.scale = 1.0
+        # Per class: {stored D_cf value: number of features with that value} over the
+        # features with D_cf > 0. Bernoulli's sum over absent words needs only this.
+        self.doc_histogram: list[dict[float, int]] | None = [] if doc_histogram else None
+        # Bumped whenever a class's counts change, so models can cache per-class sums.
+        self.class_version: list[int] = []
+
+    # -- classes ---------------------------------------------------------------------
+    @property
+    def n_classes(self) -> int:
+        return len(self.labels)
+
+    def class_id(self, label: Label) -> int | None:
+        """Index of a class, None when it was never seen."""
+        return self._class_index.get(label)
+
+    def add_class(self, label: Label) -> int:
+        """Index of a class, adding the class (with zero counts) if it is new."""
+        c = self._class_index.get(label)
+        if c is not None:
+            return c
+        c = len(self.labels)
+        self.labels.append(label)
+        self._class_index[label] = c
+        self.class_docs = np.append(self.class_docs, 0.0)
+        self.class_tokens = np.append(self.class_tokens, 0.0)
+        self.class_version.append(0)
+        if self.doc_histogram is not None:
+            self.doc_histogram.append({})
+        if self.cells.kind == "dense" and self.n_classes > self.dense_max_classes:
+            self.cells = HashCells.from_cells(*self.cells.nonzero(self.vocabulary.capacity, c))
+        return c
+
+    def true_class_docs(self) -> np.ndarray:
+        return self.class_docs * self.scale
+
+    def true_class_tokens(self) -> np.ndarray:
+        return self.class_tokens * self.scale
+
+    # -- counts ----------------------------------------------------------------------
+    def gather(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """True (token, doc) counts of the features ``ids`` in every class: two (n, K) arrays."""
+        tokens, docs = self.cells.gather(ids, self.n_classes)
+        if self.scale != 1.0:
+            return tokens * self.scale, docs * self.scale
+        return tokens, docs
+
+    def update(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray,
+               docs_delta: float) -> None:
+        """Add true-count deltas to class c: cells of ``ids`` (distinct), and N_c.
+
+        Negative deltas unlearn. Raises InvalidInputError, changing nothing, when a count
+        would become negative (unlearning what was never learned).
+        """
+        scale = self.scale
+        # Making room is not a change of state: it is safe even if we raise below.
+        self.cells.reserve(self.vocabulary.capacity, self.n_classes)
+        self._grow_alive()
+        old_tokens, old_docs = self.cells.gather_class(ids, c)
+        new_tokens = _settle(old_tokens, token_delta / scale)
+        new_docs = _settle(old_docs, doc_delta / scale)
+        new_class_docs = _settle(self.class_docs[c], docs_delta / scale)
+        new_class_tokens = _settle(self.class_tokens[c], token_delta.sum() / scale)
+        if (new_tokens < 0).any() or (new_docs < 0).any():
+            bad = ids[(new_tokens < 0) | (new_docs < 0)][:3]
+            raise InvalidInputError(
+                f"counts of feature(s) {self.vocabulary.tokens(bad)!r} in class {self.labels[c]!r} "
+                "would become negative: they were never learned with that much weight")
+        if new_class_docs < 0:
+            raise InvalidInputError(
+                f"class {self.labels[c]!r} has {self.class_docs[c] * scale:g} documents; cannot remove {-docs_delta:g}")
+
+        self.cells.put_class(ids, c, new_tokens, new_docs)
+        self.class_docs[c] = new_class_docs
+        self.class_tokens[c] = max(new_class_tokens, 0.0)
+        self.class_version[c] += 1
+        if self.doc_histogram is not None:
+            _move_in_histogram(self.doc_histogram[c], old_docs, new_docs)
+
+        born = ~self.alive[ids] & ((new_tokens != 0) | (new_docs != 0))
+        if born.any():
+            self.alive[ids[born]] = True
+            self.n_features += int(born.sum())
+        if (token_delta < 0).any() or (doc_delta < 0).any():
+            self._bury(ids[self.alive[ids]])
+
+    def _bury(self, ids: np.ndarray) -> None:
+        """Remove from V the features among ``ids`` whose counts are all zero."""
+        tokens, docs = self.cells.gather(ids, self.n_classes)
+        dead = ids[~((tokens != 0) | (docs != 0)).any(axis=1)]
+        if len(dead):
+            self.alive[dead] = False
+            self.n_features -= len(dead)
+            self.vocabulary.remove(dead.tolist())
+
+    def drop_features(self, ids: np.ndarray) -> None:
+        """Remove whole features: their cells, their share of T_c, and their vocabulary ids."""
+        ids = np.unique(np.asarray(ids, dtype=np.int64))
+        ids = ids[self.alive[ids]]
+        if not len(ids):
+            return
+        tokens, docs = self.cells.gather(ids, self.n_classes)
+        self.class_tokens = np.maximum(self.class_tokens - tokens.sum(axis=0), 0.0)
+        if self.doc_histogram is not None:
+            for c in range(self.n_classes):
+                _move_in_histogram(self.doc_histogram[c], docs[:, c], np.zeros(len(ids)))
+        for c in np.flatnonzero(tokens.any(axis=0) | docs.any(axis=0)):
+            self.class_version[c] += 1
+        self.cells.clear_rows(ids)
+        self.alive[ids] = False
+        self.n_features -= len(ids)
+        self.vocabulary.remove(ids.tolist())
+
+    def _grow_alive(self) -> None:
+        capacity = self.vocabulary.capacity
+        if capacity > len(self.alive):
+            grown = np.zeros(max(capacity, 2 * len(self.alive)), dtype=bool)
+            grown[: len(self.alive)] = self.alive
+            self.alive = grown
+
+    def nonzero(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every nonzero cell as true counts: (feature ids, class ids, tokens, docs)."""
+        rows, cols, tokens, docs = self.cells.nonzero(self.vocabulary.capacity, self.n_classes)
+        return rows, cols, tokens * self.scale, docs * self.scale
+
+    def known(self, ids: np.ndarray) -> np.ndarray:
+        """Mask of the ids that are features in V (ids from ``Vocabulary.find``)."""
+        inside = (ids >= 0) & (ids < len(self.alive))
+        return inside & self.alive[np.where(inside, ids, 0)]
+
+    def feature_ids(self) -> np.ndarray:
+        """Ids of the features in V, ascending."""
+        return np.flatnonzero(self.alive[: self.vocabulary.capacity])
+
+    def rescale(self) -> None:
+        """Fold the global scale into the stored counts (O(cells); keeps floats in range)."""
+        if self.scale == 1.0:
+            return
+        rows, cols, tokens, docs = self.nonzero()
+        scale, self.scale = self.scale, 1.0
+        self.class_docs = self.class_docs * scale
+        self.class_tokens = self.class_tokens * scale
+        for c in range(self.n_classes):
+            mine = cols == c
+            self.cells.put_class(rows[mine], c, tokens[mine], docs[mine])
+            self.class_version[c] += 1
+        if self.doc_histogram is not None:
+            self.doc_histogram = [_histogram(docs[cols == c]) for c in range(self.n_classes)]
+
+    def nbytes(self) -> int:
+        """Bytes of the numpy arrays (the Python vocabulary dict is not counted here)."""
+        return self.cells.nbytes() + self.alive.nbytes + self.class_docs.nbytes + self.class_tokens.nbytes
+
+
+def _settle(old, delta):
+    """old + delta, with rounding residues of a subtraction snapped to exactly zero."""
+    new = old + delta
+    residue = np.abs(new) <= ROUNDING_TOLERANCE * np.abs(delta)
+    if np.ndim(new) == 0:
+        return 0.0 if (delta < 0 and residue) else float(new)
+    return np.where((delta < 0) & residue, 0.0, new)
+
+
+def _histogram(values: np.ndarray) -> dict[float, int]:
+    values = values[values != 0]
+    distinct, counts = np.unique(values, return_counts=True)
+    return dict(zip(distinct.tolist(), counts.tolist()))
+
+
+def _move_in_histogram(histogram: dict[float, int], old: np.ndarray, new: np.ndarray) -> None:
+    """Update a value histogram for cells whose values went from ``old`` to ``new``."""
+    changed = old != new
+    if not changed.any():
+        return
+    for value, count in _histogram(old[changed]).items():
+        left = histogram[value] - count
+        if left:
+            histogram[value] = left
+        else:
+            del histogram[value]
+    for value, count in _histogram(new[changed]).items():
+        histogram[value] = histogram.get(value, 0) + count

@@ -74,6 +74,8 @@ class Vocabulary:
         self._index: dict[Hashable, int] = {}
         self._tokens: list[Hashable | None] = []
         self._free: list[int] = []
+        # Bumped whenever a token gains or loses its id, so cached lookups can be trusted.
+        self.epoch = 0
 
     @property
     def capacity(self) -> int:
@@ -87,14 +89,21 @@ class Vocabulary:
         get = self._index.get
         return np.array([get(t, -1) for t in tokens], dtype=np.int64)
 
-    def find_or_add(self, tokens: Sequence[Hashable]) -> np.ndarray:
-        """Ids of the tokens, giving new tokens new (or recycled) ids."""
+    def find_or_add(self, tokens: Sequence[Hashable], ids: np.ndarray | None = None) -> np.ndarray:
+        """Ids of the tokens, giving new tokens new (or recycled) ids.
+
+        ``ids`` may carry an earlier ``find`` of the same tokens; its -1 entries are
+        looked up again (another call may have added them since) and added if still new.
+        """
         if self.n_buckets is not None:
             return self._hash(tokens)
-        ids = self.find(tokens)
+        ids = self.find(tokens) if ids is None else ids.copy()
         if len(ids) and ids.min() < 0:
-            for position in np.flatnonzero(ids < 0):
-                ids[position] = self._add(tokens[position])
+            get = self._index.get
+            for position in np.flatnonzero(ids < 0).tolist():
+                token = tokens[position]
+                found = get(token)
+                ids[position] = self._add(token) if found is None else found
         return ids
 
     def _add(self, token: Hashable) -> int:
@@ -105,6 +114,7 @@ class Vocabulary:
             new_id = len(self._tokens)
             self._tokens.append(token)
         self._index[token] = new_id
+        self.epoch += 1
         return new_id
 
     def _hash(self, tokens: Sequence[Hashable]) -> np.ndarray:
@@ -121,6 +131,7 @@ class Vocabulary:
                 del self._index[token]
                 self._tokens[i] = None
                 self._free.append(int(i))
+                self.epoch += 1
 
     def token(self, feature_id: int) -> Hashable:
         """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``)."""
@@ -167,6 +178,16 @@ class DenseCells:
     def put_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray) -> None:
         self.tokens[ids, c] = tokens
         self.docs[ids, c] = docs
+
+    def add_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray | float) -> None:
+        self.tokens[ids, c] += tokens
+        self.docs[ids, c] += docs
+
+    def gather_tokens(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.tokens[ids, :n_classes]
+
+    def gather_docs(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.docs[ids, :n_classes]
 
     def clear_rows(self, ids: np.ndarray) -> None:
         self.tokens[ids] = 0.0
@@ -226,10 +247,14 @@ class HashCells:
             slots[pending] = (slots[pending] + 1) & mask
         return found
 
+    def _make_room(self, n_new: int) -> None:
+        """Rehash now if n_new more keys would fill over half the table (slots move!)."""
+        if 2 * (self.n_used + n_new) > len(self.keys):
+            self._rehash(self.n_used + n_new)
+
     def _insert(self, keys: np.ndarray) -> np.ndarray:
         """Slots for keys known to be absent (and distinct); returns their slots."""
-        if 2 * (self.n_used + len(keys)) > len(self.keys):
-            self._rehash(self.n_used + len(keys))
+        self._make_room(len(keys))
         mask = len(self.keys) - 1
         slots = self._home(keys)
         placed = np.full(len(keys), -1, dtype=np.int64)
@@ -278,6 +303,16 @@ class HashCells:
     def gather_class(self, ids: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
         return self._values(ids * _CLASS_STRIDE + c)
 
+    def gather_tokens(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.gather(ids, n_classes)[0]
+
+    def gather_docs(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.gather(ids, n_classes)[1]
+
+    def add_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray | float) -> None:
+        old_tokens, old_docs = self.gather_class(ids, c)
+        self.put_class(ids, c, old_tokens + tokens, old_docs + docs)
+
     @classmethod
     def from_cells(cls, rows: np.ndarray, cols: np.ndarray, tokens: np.ndarray, docs: np.ndarray) -> "HashCells":
         """A table holding the given nonzero cells (used when a dense store outgrows K)."""
@@ -288,6 +323,7 @@ class HashCells:
 
     def put_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray) -> None:
         keys = ids * _CLASS_STRIDE + c
+        self._make_room(len(keys))  # before looking up slots: a rehash would move them
         slots = self._find(keys)
         nonzero = (tokens != 0) | (docs != 0)
         new = (slots < 0) & nonzero
@@ -346,8 +382,9 @@ class CountStore:
         # Per class: {stored D_cf value: number of features with that value} over the
         # features with D_cf > 0. Bernoulli's sum over absent words needs only this.
         self.doc_histogram: list[dict[float, int]] | None = [] if doc_histogram else None
-        # Bumped whenever a class's counts change, so models can cache per-class sums.
+        # Bumped whenever counts change (per class, and in all), so models can cache sums.
         self.class_version: list[int] = []
+        self.version = 0
 
     # -- classes ---------------------------------------------------------------------
     @property
@@ -371,6 +408,7 @@ class CountStore:
         self.class_version.append(0)
         if self.doc_histogram is not None:
             self.doc_histogram.append({})
+        self.version += 1
         if self.cells.kind == "dense" and self.n_classes > self.dense_max_classes:
             self.cells = HashCells.from_cells(*self.cells.nonzero(self.vocabulary.capacity, c))
         return c
@@ -389,22 +427,55 @@ class CountStore:
             return tokens * self.scale, docs * self.scale
         return tokens, docs
 
-    def update(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray,
+    def gather_tokens(self, ids: np.ndarray) -> np.ndarray:
+        """True token counts T_cf of the features ``ids``: an (n, K) array."""
+        tokens = self.cells.gather_tokens(ids, self.n_classes)
+        return tokens * self.scale if self.scale != 1.0 else tokens
+
+    def gather_docs(self, ids: np.ndarray) -> np.ndarray:
+        """True document counts D_cf of the features ``ids``: an (n, K) array."""
+        docs = self.cells.gather_docs(ids, self.n_classes)
+        return docs * self.scale if self.scale != 1.0 else docs
+
+    def update(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray | float,
                docs_delta: float) -> None:
         """Add true-count deltas to class c: cells of ``ids`` (distinct), and N_c.
 
-        Negative deltas unlearn. Raises InvalidInputError, changing nothing, when a count
-        would become negative (unlearning what was never learned).
+        All deltas of one call share the sign of ``docs_delta``: positive to learn (or
+        merge), negative to unlearn. Unlearning raises InvalidInputError, changing
+        nothing, when a count would become negative (it was never learned).
         """
-        scale = self.scale
         # Making room is not a change of state: it is safe even if we raise below.
         self.cells.reserve(self.vocabulary.capacity, self.n_classes)
         self._grow_alive()
+        if self.scale != 1.0:
+            token_delta, doc_delta, docs_delta = (token_delta / self.scale, doc_delta / self.scale,
+                                                  docs_delta / self.scale)
+        if docs_delta >= 0:
+            self._add(c, ids, token_delta, doc_delta, docs_delta)
+        else:
+            self._remove(c, ids, token_delta, doc_delta, docs_delta)
+        self.class_version[c] += 1
+        self.version += 1
+
+    def _add(self, c, ids, token_delta, doc_delta, docs_delta) -> None:
+        if self.doc_histogram is not None:
+            old_docs = self.cells.gather_class(ids, c)[1]
+            _move_in_histogram(self.doc_histogram[c], old_docs, old_docs + doc_delta)
+        self.cells.add_class(ids, c, token_delta, doc_delta)
+        self.class_docs[c] += docs_delta
+        self.class_tokens[c] += token_delta.sum()
+        born = ~self.alive[ids]
+        if born.any():
+            self.alive[ids[born]] = True
+            self.n_features += int(born.sum())
+
+    def _remove(self, c, ids, token_delta, doc_delta, docs_delta) -> None:
         old_tokens, old_docs = self.cells.gather_class(ids, c)
-        new_tokens = _settle(old_tokens, token_delta / scale)
-        new_docs = _settle(old_docs, doc_delta / scale)
-        new_class_docs = _settle(self.class_docs[c], docs_delta / scale)
-        new_class_tokens = _settle(self.class_tokens[c], token_delta.sum() / scale)
+        new_tokens = _settle(old_tokens, token_delta)
+        new_docs = _settle(old_docs, np.broadcast_to(doc_delta, old_docs.shape))
+        new_class_docs = _settle(self.class_docs[c], docs_delta)
+        new_class_tokens = _settle(self.class_tokens[c], token_delta.sum())
         if (new_tokens < 0).any() or (new_docs < 0).any():
             bad = ids[(new_tokens < 0) | (new_docs < 0)][:3]
             raise InvalidInputError(
@@ -412,21 +483,14 @@ class CountStore:
                 "would become negative: they were never learned with that much weight")
         if new_class_docs < 0:
             raise InvalidInputError(
-                f"class {self.labels[c]!r} has {self.class_docs[c] * scale:g} documents; cannot remove {-docs_delta:g}")
-
+                f"class {self.labels[c]!r} has {self.class_docs[c] * self.scale:g} documents; "
+                f"cannot remove {-docs_delta * self.scale:g}")
+        if self.doc_histogram is not None:
+            _move_in_histogram(self.doc_histogram[c], old_docs, new_docs)
         self.cells.put_class(ids, c, new_tokens, new_docs)
         self.class_docs[c] = new_class_docs
         self.class_tokens[c] = max(new_class_tokens, 0.0)
-        self.class_version[c] += 1
-        if self.doc_histogram is not None:
-            _move_in_histogram(self.doc_histogram[c], old_docs, new_docs)
-
-        born = ~self.alive[ids] & ((new_tokens != 0) | (new_docs != 0))
-        if born.any():
-            self.alive[ids[born]] = True
-            self.n_features += int(born.sum())
-        if (token_delta < 0).any() or (doc_delta < 0).any():
-            self._bury(ids[self.alive[ids]])
+        self._bury(ids[self.alive[ids]])
 
     def _bury(self, ids: np.ndarray) -> None:
         """Remove from V the features among ``ids`` whose counts are all zero."""
@@ -451,6 +515,7 @@ class CountStore:
         for c in np.flatnonzero(tokens.any(axis=0) | docs.any(axis=0)):
             self.class_version[c] += 1
         self.cells.clear_rows(ids)
+        self.version += 1
         self.alive[ids] = False
         self.n_features -= len(ids)
         self.vocabulary.remove(ids.tolist())
@@ -482,6 +547,7 @@ class CountStore:
             return
         rows, cols, tokens, docs = self.nonzero()
         scale, self.scale = self.scale, 1.0
+        self.version += 1
         self.class_docs = self.class_docs * scale
         self.class_tokens = self.class_tokens * scale
         for c in range(self.n_classes):

@@ -38,6 +38,14 @@ class Encoded(NamedTuple):
     unseen_values: np.ndarray  # values of the words not in V (scored when unseen="score")
 
 
+class Lookup(NamedTuple):
+    """A validated document with the vocabulary ids of its tokens (-1: not in V)."""
+
+    tokens: list
+    values: np.ndarray
+    ids: np.ndarray
+
+
 class LogLinear(NamedTuple):
     """A naive Bayes model as the linear model it is: score_c(x) = bias[c] + x . weights[:, c]."""
 
@@ -97,6 +105,8 @@ class DiscreteNB:
         self.dense_max_classes = dense_max_classes
         self.store = CountStore(n_buckets=n_buckets, dense_max_classes=dense_max_classes,
                                 doc_histogram=self._needs_doc_histogram)
+        self._last_lookup: tuple | None = None
+        self._prior_cache: tuple | None = None
 
     _needs_doc_histogram = False
 
@@ -157,11 +167,33 @@ class DiscreteNB:
         self._check_values(values)
         return tokens, values
 
+    def _lookup(self, x: Document) -> Lookup:
+        """Validated tokens, values and vocabulary ids (-1: not in V) of a document.
+
+        Predicting and then learning the same mapping is the streaming pattern, so the last
+        lookup is remembered, keyed on the mapping's identity, its contents (a C-speed
+        dict comparison) and the vocabulary's epoch: the second call skips the
+        validation and the per-token vocabulary lookups.
+        """
+        features = self._features(x)
+        epoch = self.store.vocabulary.epoch
+        last = self._last_lookup
+        if last is not None and last[0] is features and last[1] == epoch and last[2] == features:
+            return last[3]
+        tokens, values = self._read(features)
+        lookup = Lookup(tokens, values, self.store.vocabulary.find(tokens))
+        self._last_lookup = (features, epoch, dict(features), lookup)
+        return lookup
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_last_lookup"] = None  # a cache, and it holds the caller's last document
+        return state
+
     def _encode(self, x: Document) -> Encoded:
         """A document as ids of features in V (for prediction: nothing is added)."""
-        tokens, values = self._read(x)
-        ids = self.store.vocabulary.find(tokens)
-        known = self.store.known(ids)
+        tokens, values, ids = self._lookup(x)
+        known = ids >= 0 if self.n_buckets is None else self.store.known(ids)
         if known.all():
             return Encoded(ids, values, _NOTHING)
         return Encoded(ids[known], values[known], values[~known])
@@ -171,9 +203,9 @@ class DiscreteNB:
         """Add one document of class y with weight w to the counts."""
         label = check_label(y)
         weight = _check_weight(w)
-        tokens, values = self._present_features(x)
+        lookup = self._present_features(x)
         self._check_class_allowed(label)
-        self._apply(label, tokens, values, weight, sign=1.0)
+        self._apply(label, lookup, weight, sign=1.0)
         return self
 
     def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "DiscreteNB":
@@ -184,37 +216,40 @@ class DiscreteNB:
         """
         label = check_label(y)
         weight = _check_weight(w)
-        tokens, values = self._present_features(x)
+        lookup = self._present_features(x)
         if self.store.class_id(label) is None:
             raise UnknownClassError(f"cannot unlearn from class {label!r}: it was never learned")
-        self._apply(label, tokens, values, weight, sign=-1.0)
+        self._apply(label, lookup, weight, sign=-1.0)
         return self
 
-    def _present_features(self, x: Document) -> tuple[list[Hashable], np.ndarray]:
-        tokens, values = self._read(x)
+    def _present_features(self, x: Document) -> Lookup:
+        """The lookup of a document to learn: present features only, learned values."""
+        tokens, values, ids = self._lookup(x)
         present = self._present(values)
-        if not present.any():
-            raise InvalidInputError(
-                f"empty document: no feature with a value above the threshold in {describe(x)}")
-        if not present.all():
+        if not present.all() or not len(values):
+            if not present.any():
+                raise InvalidInputError(
+                    f"empty document: no feature with a value above the threshold in {describe(x)}")
             tokens = [t for t, keep in zip(tokens, present) if keep]
-            values = values[present]
-        return tokens, self._learned_values(values)
+            values, ids = values[present], ids[present]
+        return Lookup(tokens, self._learned_values(values), ids)
 
-    def _apply(self, label: Label, tokens: list[Hashable], values: np.ndarray, weight: float, sign: float) -> None:
+    def _apply(self, label: Label, lookup: Lookup, weight: float, sign: float) -> None:
         """One document's counts into (sign=+1) or out of (sign=-1) the store."""
         store = self.store
+        ids = lookup.ids
         if sign > 0:
-            ids = store.vocabulary.find_or_add(tokens)
+            if self.n_buckets is None and ids.min() < 0:
+                ids = store.vocabulary.find_or_add(lookup.tokens, ids)
             c = store.add_class(label)
         else:
-            ids = store.vocabulary.find(tokens)
-            if (ids < 0).any():
-                missing = [t for t, i in zip(tokens, ids) if i < 0][:3]
-                raise InvalidInputError(f"cannot unlearn feature(s) {missing!r}: never learned")
+            missing = ids < 0 if self.n_buckets is None else ~store.known(ids)
+            if missing.any():
+                raise InvalidInputError(
+                    f"cannot unlearn feature(s) {[t for t, m in zip(lookup.tokens, missing) if m][:3]!r}: never learned")
             c = store.class_id(label)
         delta = sign * weight
-        store.update(c, ids, delta * values, np.full(len(ids), delta), delta)
+        store.update(c, ids, delta * lookup.values, delta, delta)
 
     def learn_many(self, X: Sequence[Document] | sp.spmatrix, y: Sequence[Label], w: Sequence[float] | None = None,
                    *, feature_names: Sequence[Hashable] | None = None) -> "DiscreteNB":
@@ -342,19 +377,27 @@ class DiscreteNB:
         return np.flatnonzero(self.store.class_docs > 0)
 
     def _log_prior(self) -> np.ndarray:
-        """log P(c) for every class (inactive classes get -inf)."""
+        """log P(c) for every class (inactive classes get -inf); cached until counts change."""
+        if self._prior_cache is None or self._prior_cache[0] != self.store.version:
+            self._prior_cache = (self.store.version, self._compute_log_prior())
+        return self._prior_cache[1]
+
+    def _compute_log_prior(self) -> np.ndarray:
+        """log P(c) = log(N_c + beta) - log(N + beta*K) over the K classes with documents."""
         store = self.store
         counts = store.true_class_docs()
         active = counts > 0
-        with np.errstate(divide="ignore"):
-            if self.class_prior == "uniform":
-                return np.where(active, -math.log(max(active.sum(), 1)), -np.inf)
-            if isinstance(self.class_prior, Mapping):
-                fixed = np.array([self.class_prior.get(label, 0.0) for label in store.labels], dtype=float)
-                fixed = np.where(active, fixed, 0.0)
-                return np.log(fixed) - math.log(fixed.sum())
+        n_active = int(active.sum())
+        if self.class_prior == "uniform":
+            weights = active.astype(float)
+        elif isinstance(self.class_prior, Mapping):
+            weights = np.array([self.class_prior.get(label, 0.0) for label in store.labels]) * active
+        else:
             beta = 1.0 if self.class_prior == "laplace" else 0.0
-            return np.where(active, np.log(counts + beta) - math.log(counts.sum() + beta * active.sum()), -np.inf)
+            weights = np.where(active, counts + beta, 0.0)
+        log_prior = np.full(len(counts), -np.inf)
+        log_prior[active] = np.log(weights[active]) - math.log(weights.sum()) if n_active else 0.0
+        return log_prior
 
     def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
         """log P(c | x) for every class; an empty dict when nothing has been learned."""
@@ -366,13 +409,13 @@ class DiscreteNB:
         labels = self.store.labels
         return {labels[c]: float(v) for c, v in zip(active, log_proba)}
 
-    def _log_posterior(self, doc: Encoded, active: np.ndarray) -> np.ndarray:
+    def _log_posterior(self, doc: Encoded, active: np.ndarray, normalise: bool = True) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             jll = self._joint_log_likelihood(doc)[active]
         if not (jll > -np.inf).any():
             # alpha = 0 and every class ruled out by some zero count: fall back to the prior.
             jll = self._log_prior()[active]
-        return jll - logsumexp(jll)
+        return jll - logsumexp(jll) if normalise else jll
 
     def predict_proba_one(self, x: Document) -> dict[Label, float]:
         """P(c | x) for every class, from log space; an empty dict when untrained."""
@@ -384,8 +427,9 @@ class DiscreteNB:
         if not len(active):
             self._encode(x)
             return None
-        log_proba = self._log_posterior(self._encode(x), active)
-        return self.store.labels[active[int(np.argmax(log_proba))]]
+        # The argmax of the joint log-likelihood is the argmax of the posterior.
+        jll = self._log_posterior(self._encode(x), active, normalise=False)
+        return self.store.labels[active[int(np.argmax(jll))]]
 
     def predict_many(self, X: Iterable[Document]) -> list[Label | None]:
         return [self.predict_one(x) for x in X]
@@ -476,8 +520,11 @@ def _check_class_prior(prior: object) -> str | dict[Label, float]:
 def _numeric_array(values: Iterable[object], n: int) -> np.ndarray:
     """Feature values as a float array; strings, None and other non-numbers are rejected."""
     listed = list(values)
-    array = np.array(listed) if n else np.zeros(0)
-    if array.dtype.kind in "biuf":
+    try:
+        array = np.array(listed) if n else np.zeros(0)
+    except (ValueError, TypeError):  # ragged sequences among the values
+        array = None
+    if array is not None and array.dtype.kind in "biuf" and array.ndim == 1:
         return array.astype(float, copy=False)
     for value in listed:
         if not isinstance(value, numbers.Real):

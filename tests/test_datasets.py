@@ -428,6 +428,10 @@ def test_load_with_download_uses_the_official_url(tmp_path, mirror, monkeypatch)
     requested.clear()
     assert len(load_spamassassin(download=True, cache_dir=cache)) == len(SPECS)
     assert requested == []
+    # A partial cache is completed.
+    (cache / "spamassassin" / "20030228_hard_ham.tar.bz2").unlink()
+    assert len(load_spamassassin(download=True, cache_dir=cache)) == len(SPECS)
+    assert [u.rsplit("/", 1)[1] for u in requested] == ["20030228_hard_ham.tar.bz2"]
 
 
 def test_default_cache_dir(monkeypatch, tmp_path):
@@ -507,8 +511,9 @@ def test_china_japan_matches_the_book():
     assert round(float(expected["multinomial"]["not China"]), 4) == 0.0001
     assert round(float(expected["bernoulli"]["China"]), 3) == 0.005
     assert round(float(expected["bernoulli"]["not China"]), 3) == 0.022
-    assert max(expected["multinomial"], key=expected["multinomial"].get) == expected["multinomial_prediction"] == "China"
-    assert max(expected["bernoulli"], key=expected["bernoulli"].get) == expected["bernoulli_prediction"] == "not China"
+    multinomial, bernoulli = expected["multinomial"], expected["bernoulli"]
+    assert max(multinomial, key=multinomial.get) == expected["multinomial_prediction"] == "China"
+    assert max(bernoulli, key=bernoulli.get) == expected["bernoulli_prediction"] == "not China"
     as_text = china_japan(as_text=True)
     assert as_text.train[3] == ("Tokyo Japan Chinese", "not China")
     assert as_text.test == ("Chinese Chinese Chinese Tokyo Japan",)

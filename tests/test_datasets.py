@@ -175,6 +175,16 @@ def test_single_official_archive(tmp_path):
     assert {m.label for m in messages} == {"ham"}
 
 
+def test_folder_holding_the_packaged_archive(tmp_path):
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    build_packaged(folder / "spamassassin-public-corpus.tgz")
+    assert keys(load_spamassassin(folder, order="file")) == EXPECTED_FILE_ORDER
+    build_packaged(folder / "another-copy.tar.gz")
+    with pytest.raises(CorpusNotFoundError, match="several archives .*another-copy.tar.gz"):
+        load_spamassassin(folder)
+
+
 def test_latest_release_of_a_group_wins(tmp_path):
     archives = build_official_archives(tmp_path / "archives")
     # An older spam release with a different message must be ignored.

@@ -212,8 +212,8 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 class HashCells:
     """(feature, class) cells in an open-addressing hash table (linear probing).
 
-    Memory is proportional to the number of nonzero cells (24 bytes per slot, at most half
-    the slots used), not to |V| x K. Lookups are vectorised: every probe round is a few
+    Memory is proportional to the number of nonzero cells (24 bytes per slot, 35% to 70%
+    of the slots used), not to |V| x K. Lookups are vectorised: every probe round is a few
     numpy operations over the keys still unresolved.
     """
 
@@ -248,8 +248,8 @@ class HashCells:
         return found
 
     def _make_room(self, n_new: int) -> None:
-        """Rehash now if n_new more keys would fill over half the table (slots move!)."""
-        if 2 * (self.n_used + n_new) > len(self.keys):
+        """Rehash now if n_new more keys would fill the table over 70% (slots move!)."""
+        if 10 * (self.n_used + n_new) > 7 * len(self.keys):
             self._rehash(self.n_used + n_new)
 
     def _insert(self, keys: np.ndarray) -> np.ndarray:
@@ -275,8 +275,9 @@ class HashCells:
     def _rehash(self, needed: int) -> None:
         live = self.keys >= 0
         keys, tokens, docs = self.keys[live], self.tokens[live], self.docs[live]
+        # Rehashed tables start at most 35% full: linear probing stays short, memory tight.
         capacity = 1024
-        while capacity < 4 * max(needed, 1):
+        while 20 * needed > 7 * capacity:
             capacity *= 2
         self._allocate(capacity)
         slots = self._insert(keys)
@@ -365,7 +366,7 @@ class CountStore:
     class totals too.
     """
 
-    def __init__(self, n_buckets: int | None = None, dense_max_classes: int = 32,
+    def __init__(self, n_buckets: int | None = None, dense_max_classes: int = 4,
                  doc_histogram: bool = False) -> None:
         if not isinstance(dense_max_classes, int) or dense_max_classes < 1:
             raise InvalidParameterError(f"dense_max_classes must be a positive int, got {describe(dense_max_classes)}")

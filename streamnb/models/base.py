@@ -91,7 +91,7 @@ class DiscreteNB:
 
     def __init__(self, alpha: float = 1.0, *, class_prior: str | Mapping[Label, float] = "mle",
                  unseen: str = "ignore", tokenizer: Tokenizer | None = None, allow_zero_alpha: bool = False,
-                 n_buckets: int | None = None, dense_max_classes: int = 32) -> None:
+                 n_buckets: int | None = None, dense_max_classes: int = 4) -> None:
         self.alpha = _check_alpha(alpha, allow_zero_alpha)
         self.allow_zero_alpha = bool(allow_zero_alpha)
         self.class_prior = _check_class_prior(class_prior)

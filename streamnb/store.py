@@ -169,11 +169,13 @@ class DenseCells:
             grown[: old.shape[0], : old.shape[1]] = old
             setattr(self, name, grown)
 
+    # ndarray.take along axis 0 is an order of magnitude faster than fancy indexing
+    # (self.tokens[ids]) for a few hundred random rows: this is the hot path of predict.
     def gather(self, ids: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.tokens[ids, :n_classes], self.docs[ids, :n_classes]
+        return self.tokens.take(ids, axis=0)[:, :n_classes], self.docs.take(ids, axis=0)[:, :n_classes]
 
     def gather_class(self, ids: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.tokens[ids, c], self.docs[ids, c]
+        return self.tokens.take(ids, axis=0)[:, c], self.docs.take(ids, axis=0)[:, c]
 
     def put_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray) -> None:
         self.tokens[ids, c] = tokens
@@ -184,10 +186,10 @@ class DenseCells:
         self.docs[ids, c] += docs
 
     def gather_tokens(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
-        return self.tokens[ids, :n_classes]
+        return self.tokens.take(ids, axis=0)[:, :n_classes]
 
     def gather_docs(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
-        return self.docs[ids, :n_classes]
+        return self.docs.take(ids, axis=0)[:, :n_classes]
 
     def clear_rows(self, ids: np.ndarray) -> None:
         self.tokens[ids] = 0.0

@@ -374,29 +374,40 @@ class DiscreteNB:
         return [store.labels[c] for c in np.flatnonzero(store.class_docs > 0)]
 
     def _active(self) -> np.ndarray:
-        return np.flatnonzero(self.store.class_docs > 0)
+        """Indices of the classes with documents (cached until counts change)."""
+        return self._class_state()[0]
 
     def _log_prior(self) -> np.ndarray:
         """log P(c) for every class (inactive classes get -inf); cached until counts change."""
-        if self._prior_cache is None or self._prior_cache[0] != self.store.version:
-            self._prior_cache = (self.store.version, self._compute_log_prior())
-        return self._prior_cache[1]
+        return self._class_state()[1]
+
+    def _class_state(self) -> tuple[np.ndarray, np.ndarray]:
+        # Predictions need these on every call; they change only when counts do.
+        cache = self._prior_cache
+        if cache is None or cache[0] != self.store.version or cache[1] != self.alpha:
+            active = np.flatnonzero(self.store.class_docs > 0)
+            cache = self._prior_cache = (self.store.version, self.alpha, active, self._compute_log_prior())
+        return cache[2], cache[3]
 
     def _compute_log_prior(self) -> np.ndarray:
         """log P(c) = log(N_c + beta) - log(N + beta*K) over the K classes with documents."""
         store = self.store
-        counts = store.true_class_docs()
+        counts = store.class_docs * store.scale
         active = counts > 0
-        n_active = int(active.sum())
         if self.class_prior == "uniform":
             weights = active.astype(float)
         elif isinstance(self.class_prior, Mapping):
             weights = np.array([self.class_prior.get(label, 0.0) for label in store.labels]) * active
+        elif self.class_prior == "laplace":
+            weights = (counts + 1.0) * active
         else:
-            beta = 1.0 if self.class_prior == "laplace" else 0.0
-            weights = np.where(active, counts + beta, 0.0)
+            weights = counts
+        total = weights.sum()
+        if total > 0 and active.all():
+            return np.log(weights) - math.log(total)
         log_prior = np.full(len(counts), -np.inf)
-        log_prior[active] = np.log(weights[active]) - math.log(weights.sum()) if n_active else 0.0
+        if total > 0:
+            log_prior[active] = np.log(weights[active]) - math.log(total)
         return log_prior
 
     def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
@@ -410,11 +421,16 @@ class DiscreteNB:
         return {labels[c]: float(v) for c, v in zip(active, log_proba)}
 
     def _log_posterior(self, doc: Encoded, active: np.ndarray, normalise: bool = True) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            jll = self._joint_log_likelihood(doc)[active]
-        if not (jll > -np.inf).any():
-            # alpha = 0 and every class ruled out by some zero count: fall back to the prior.
-            jll = self._log_prior()[active]
+        if self.alpha == 0:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                jll = self._joint_log_likelihood(doc)[active]
+            if not (jll > -np.inf).any():
+                # Every class ruled out by some zero count: fall back to the prior.
+                jll = self._log_prior()[active]
+        else:
+            jll = self._joint_log_likelihood(doc)
+            if len(active) < len(jll):
+                jll = jll[active]
         return jll - logsumexp(jll) if normalise else jll
 
     def predict_proba_one(self, x: Document) -> dict[Label, float]:

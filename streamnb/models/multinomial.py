@@ -27,7 +27,7 @@ class MultinomialNB(DiscreteNB):
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         store = self.store
         alpha = self.alpha
-        log_denominator = np.log(store.true_class_tokens() + alpha * store.n_features)
+        log_denominator = np.log(store.class_tokens * store.scale + alpha * store.n_features)
         tokens = store.gather_tokens(doc.ids)
         jll = self._log_prior() + doc.values @ np.log(tokens + alpha) - doc.values.sum() * log_denominator
         if self.unseen == "score" and len(doc.unseen_values):

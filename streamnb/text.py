@@ -344,9 +344,13 @@ class Tokenizer:
                     # parts still holds one-character words; drop them before capping.
                     return Counter([part for part in parts if len(part) > 1][: self.max_tokens])
                 counts = Counter(parts)
-                # Popping the few possible one-character words is cheaper than filtering
-                # every token: it costs O(alphabet), not O(tokens).
-                for single in ascii_singles if text.isascii() else latin1_singles:
+                # Drop the one-character words after counting: popping the few possible ones
+                # costs O(alphabet) instead of filtering every token; for short texts with
+                # fewer distinct words than that, scanning the words is cheaper still.
+                singles = ascii_singles if text.isascii() else latin1_singles
+                if len(counts) < len(singles):
+                    singles = [word for word in counts if len(word) == 1]
+                for single in singles:
                     counts.pop(single, None)
                 return counts
         if self.lowercase:

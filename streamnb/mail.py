@@ -213,7 +213,7 @@ def _decode_encoded_word(match: re.Match[str]) -> str:
     charset = charset.split("*", 1)[0]  # RFC 2231 language suffix: =?utf-8*en?...
     try:
         if kind in "bB":
-            data = base64.b64decode(text + "=" * (-len(text) % 4))
+            data = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
         else:
             data = binascii.a2b_qp(text.encode("ascii", "replace"), header=True)
     except (binascii.Error, ValueError):
@@ -320,6 +320,26 @@ def _to_bytes(raw: object) -> bytes:
     raise InvalidTypeError(f"expected a raw message as bytes or str, got {describe(raw)}")
 
 
+_NOT_BASE64 = re.compile(rb"[^A-Za-z0-9+/]")
+
+
+def _decode_base64(text: str) -> bytes:
+    """Decode a base64 body, keeping what can be read of a truncated or damaged one.
+
+    The stdlib returns the undecoded text when the length is not a multiple of 4 (a message
+    cut in transit); here the incomplete last group is dropped instead.
+    """
+    data = text.encode("ascii", "ignore")
+    try:
+        return binascii.a2b_base64(data)
+    except binascii.Error:
+        cleaned = _NOT_BASE64.sub(b"", data)
+        try:
+            return binascii.a2b_base64(cleaned[: len(cleaned) // 4 * 4])
+        except binascii.Error:  # pragma: no cover - cleaned input of whole groups always decodes
+            return b""
+
+
 def _preferred_alternatives(children: list[Any]) -> list[Any]:
     """Of multipart/alternative children keep the last text or multipart one: RFC 2046 orders
     alternatives by increasing preference, so it is the version the recipient is shown."""
@@ -405,7 +425,11 @@ def _walk(part: Any, texts: list[str], urls: list[str], parts: list[MimePart], d
     # Text parts are read even when attached: mail clients show text attachments inline.
     if not content_type.startswith("text/"):
         return
-    payload = part.get_payload(decode=True)
+    if transfer_encoding == "base64":
+        raw_payload = part.get_payload()
+        payload = _decode_base64(raw_payload) if isinstance(raw_payload, str) else None
+    else:
+        payload = part.get_payload(decode=True)
     if not isinstance(payload, bytes):
         return
     text = decode_bytes(payload, charset)

@@ -163,7 +163,7 @@ class Tokenizer:
     2. lowercase (``lowercase=True``, ``str.lower``, as scikit-learn);
     3. tokens = ``re.findall(token_pattern, text)``; the default ``(?u)\\b\\w\\w+\\b`` means runs
        of 2+ Unicode word characters; a pattern with one capture group yields the group (as
-       scikit-learn); empty matches are dropped; only the first ``max_tokens`` tokens are kept;
+       scikit-learn); only the first ``max_tokens`` matches are kept, and empty ones dropped;
     4. stop words are removed (``"english"`` uses :data:`ENGLISH_STOP_WORDS`);
     5. character n-grams (``char_ngram_range``) are taken inside each remaining token, padded
        with one space on each side (like scikit-learn's ``analyzer="char_wb"``, but on the
@@ -311,11 +311,19 @@ class Tokenizer:
         return counts
 
     def words(self, text: str) -> list[str]:
-        """The word tokens of ``text`` in order: steps 2-4 (lowercase, pattern, cap, stop words)."""
+        """The word tokens of ``text`` in order: steps 1-4 (cap, lowercase, pattern, stop words)."""
         if not isinstance(text, str):
             raise InvalidTypeError(f"Tokenizer expects a str, got {describe(text)}")
         if self.max_chars is not None and len(text) > self.max_chars:
             text = text[: self.max_chars]
+        tokens = self._tokens(text)
+        if self._stop:
+            stop = self._stop
+            tokens = [token for token in tokens if token not in stop]
+        return tokens
+
+    def _tokens(self, text: str) -> list[str]:
+        """Steps 2-3 by the regex: lowercase, non-empty pattern matches, the first max_tokens."""
         if self.lowercase:
             text = text.lower()
         if self.max_tokens is None:
@@ -325,9 +333,6 @@ class Tokenizer:
             tokens = [match.group(group) for match in islice(self._regex.finditer(text), self.max_tokens)]
         if not self._default:
             tokens = [token for token in tokens if token]  # a custom pattern may match ""
-        if self._stop:
-            stop = self._stop
-            tokens = [token for token in tokens if token not in stop]
         return tokens
 
     def _count_words(self, text: str) -> Counter[str]:
@@ -353,16 +358,7 @@ class Tokenizer:
                 for single in singles:
                     counts.pop(single, None)
                 return counts
-        if self.lowercase:
-            text = text.lower()
-        if self.max_tokens is None and self._default:
-            return Counter(self._regex.findall(text))
-        if self.max_tokens is None:
-            tokens = self._regex.findall(text)
-        else:
-            group = self._group
-            tokens = [match.group(group) for match in islice(self._regex.finditer(text), self.max_tokens)]
-        return Counter([token for token in tokens if token])
+        return Counter(self._tokens(text))
 
     def _features(self, words: list[str]) -> Counter[str]:
         """Steps 5-7 on the word list: character n-grams, stemming, word n-grams."""

@@ -103,6 +103,21 @@ def test_latin1_fast_path_matches_documented_pattern(text):
     assert Tokenizer().words(text) == re.findall(DEFAULT_TOKEN_PATTERN, text.lower())
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("ab cÉé ,x1_\u0416")),
+    st.integers(min_value=1, max_value=8),
+    st.sampled_from([None, ("ab", "cé")]),
+)
+def test_counting_path_equals_word_list_path(text, max_tokens, stop_words):
+    """The fast unigram counter and the ordered word list agree on caps and stop words."""
+    tokenizer = Tokenizer(max_tokens=max_tokens, stop_words=stop_words)
+    expected = re.findall(DEFAULT_TOKEN_PATTERN, text.lower())[:max_tokens]
+    expected = [w for w in expected if stop_words is None or w not in stop_words]
+    assert tokenizer.words(text) == expected
+    assert tokenizer(text) == Counter(expected)
+
+
 def test_lowercase_off_keeps_case():
     assert Tokenizer(lowercase=False)("Hello hello HELLO Ünï ünï") == {
         "Hello": 1,

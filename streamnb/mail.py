@@ -14,10 +14,11 @@ Speed choices (measured on the SpamAssassin public corpus, 32.5 MB, 6,046 messag
 ``policy=default`` (which builds header objects eagerly), and compat32 never raises on
 malformed headers, so compat32 is used and header values are decoded here in one cheap pass
 (RFC 2047 only when a value contains "=?"). MIME parameters are read from the raw headers
-with one regex, and sender domains with another, instead of the stdlib accessors and address
-parser, which together took over a third of the tokenizer's time. HTML is reduced to text with a few linear-time regexes rather than
-``html.parser``, which runs Python code per tag: on the corpus's 9.4 MB of text/html parts
-a minimal html.parser extractor ran at ~9 MB/s, the regexes at ~60 MB/s.
+with one regex, and address domains with another, instead of the stdlib accessors and
+address parser, which together took over a third of the tokenizer's time. HTML is reduced
+to text with a few linear-time regexes rather than ``html.parser``, which runs Python code
+per tag: on the corpus's 9.4 MB of text/html parts a minimal html.parser extractor ran at
+~9 MB/s, the regexes at ~60 MB/s.
 """
 
 from __future__ import annotations

@@ -490,7 +490,8 @@ class OnlineTfidf:
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        return f"OnlineTfidf(tf={self.tf!r}, norm={self.norm!r}, smooth_idf={self.smooth_idf}; n_docs={self.n_docs}, features={len(self.df)})"
+        settings = f"tf={self.tf!r}, norm={self.norm!r}, smooth_idf={self.smooth_idf}"
+        return f"OnlineTfidf({settings}; n_docs={self.n_docs}, features={len(self.df)})"
 
     # -- learning -------------------------------------------------------------------------
 

@@ -364,6 +364,8 @@ def test_wrong_input_type_raises():
         EmailTokenizer()(123)  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="NoneType"):
         parse_message(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="'2MB'"):
+        parse_message(b"x", max_bytes="2MB")  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------------------------

@@ -525,6 +525,10 @@ def test_tfidf_state_and_params_round_trip():
     assert copy == tfidf  # failed set_state left it unchanged
 
 
+def test_tfidf_repr():
+    assert repr(_streamed(DOCS)) == "OnlineTfidf(tf='log1p', norm='l2', smooth_idf=True; n_docs=3, features=3)"
+
+
 def test_tfidf_bad_settings():
     with pytest.raises(InvalidParameterError, match="'log'"):
         OnlineTfidf(tf="log")

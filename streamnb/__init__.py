@@ -5,7 +5,9 @@ of those N documents. See DESIGN.md for the formulas and invariants.
 """
 
 from . import errors
+from .mail import EmailTokenizer
 from .models import BernoulliNB, MultinomialNB
+from .text import OnlineTfidf, Tokenizer
 
-__all__ = ["MultinomialNB", "BernoulliNB", "errors"]
+__all__ = ["MultinomialNB", "BernoulliNB", "Tokenizer", "EmailTokenizer", "OnlineTfidf", "errors"]
 __version__ = "0.1.0"

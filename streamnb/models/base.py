@@ -22,7 +22,7 @@ from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidParamet
                       UnknownClassError, describe)
 from ..store import CountStore, Label, check_label
 
-Document = Union[Mapping[Hashable, float], str]
+Document = Union[Mapping[Hashable, float], str, bytes]  # text needs a tokenizer
 Tokenizer = Callable[[str], Mapping[Hashable, float]]
 
 _NOTHING = np.zeros(0)
@@ -146,14 +146,15 @@ class DiscreteNB:
 
     # -- documents --------------------------------------------------------------------
     def _features(self, x: Document) -> Mapping[Hashable, float]:
-        if isinstance(x, str):
+        if isinstance(x, (str, bytes)):
             if self.tokenizer is None:
                 raise InvalidTypeError(
                     f"got raw text {describe(x)} but the model has no tokenizer; pass tokenizer=... "
                     "or give a mapping feature -> count")
             return self.tokenizer(x)
         if not isinstance(x, Mapping):
-            raise InvalidTypeError(f"a document must be a mapping feature -> value or a str, got {describe(x)}")
+            raise InvalidTypeError(
+                f"a document must be a mapping feature -> value, or str/bytes text, got {describe(x)}")
         return x
 
     def _read(self, x: Document) -> tuple[list[Hashable], np.ndarray]:
@@ -170,19 +171,19 @@ class DiscreteNB:
     def _lookup(self, x: Document) -> Lookup:
         """Validated tokens, values and vocabulary ids (-1: not in V) of a document.
 
-        Predicting and then learning the same mapping is the streaming pattern, so the last
-        lookup is remembered, keyed on the mapping's identity, its contents (a C-speed
-        dict comparison) and the vocabulary's epoch: the second call skips the
-        validation and the per-token vocabulary lookups.
+        Predicting and then learning the same document is the streaming pattern, so the
+        last lookup is remembered: raw text is tokenized once, and a mapping is validated
+        and looked up once. The memory is keyed on the text (or the mapping's identity and
+        contents, a C-speed dict comparison) and on the vocabulary's epoch.
         """
-        features = self._features(x)
         epoch = self.store.vocabulary.epoch
         last = self._last_lookup
-        if last is not None and last[0] is features and last[1] == epoch and last[2] == features:
+        if last is not None and last[1] == epoch and _same_document(x, last[0], last[2]):
             return last[3]
+        features = self._features(x)
         tokens, values = self._read(features)
         lookup = Lookup(tokens, values, self.store.vocabulary.find(tokens))
-        self._last_lookup = (features, epoch, dict(features), lookup)
+        self._last_lookup = (x, epoch, None if isinstance(x, (str, bytes)) else dict(features), lookup)
         return lookup
 
     def __getstate__(self) -> dict:
@@ -314,7 +315,7 @@ class DiscreteNB:
                 raise InvalidInputError("feature values must be finite; the matrix holds NaN or inf")
             self._check_values(matrix.data)
         else:
-            if isinstance(X, (str, Mapping)):
+            if isinstance(X, (str, bytes, Mapping)):
                 raise InvalidTypeError(f"learn_many takes a sequence of documents, got {describe(X)}")
             matrix, names = self._documents_to_matrix(list(X))
         if matrix.shape[0] != len(labels):
@@ -499,6 +500,13 @@ class DiscreteNB:
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(alpha={self.alpha!r}, classes={len(self.classes)}, "
                 f"features={self.n_features})")
+
+
+def _same_document(x: object, last: object, last_contents: dict | None) -> bool:
+    """Is x the document remembered: the same text, or the same unchanged mapping?"""
+    if isinstance(x, (str, bytes)):
+        return type(x) is type(last) and x == last
+    return x is last and x == last_contents
 
 
 def _check_alpha(alpha: object, allow_zero: bool) -> float:

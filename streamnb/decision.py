@@ -435,7 +435,7 @@ class SpamFilter:
         self.positive = positive
         self.negative = negative
         self.evidence_k = int(evidence_k)
-        self._last: tuple | None = None  # (x, snapshot of a mapping x, features, log_odds)
+        self._last: tuple | None = None  # (x, copy of a mapping x, features, log-odds, class counts)
 
     # -- pieces ---------------------------------------------------------------------------------
     def features(self, x: Any) -> Mapping:
@@ -471,18 +471,24 @@ class SpamFilter:
 
     @property
     def ready(self) -> bool:
-        """True once the model holds at least min_per_class messages of both classes."""
+        """True once the model holds at least min_per_class (and some) messages of both classes."""
         counts = self.model.class_counts
-        return all(counts.get(label, 0.0) >= max(self.min_per_class, 1e-300) for label in (self.positive, self.negative))
+        return all(0 < counts.get(label, 0.0) and counts.get(label, 0.0) >= self.min_per_class
+                   for label in (self.positive, self.negative))
 
     def _knows_both(self) -> bool:
         counts = self.model.class_counts
         return counts.get(self.positive, 0.0) > 0 and counts.get(self.negative, 0.0) > 0
 
     def _scored(self, x: Any) -> tuple[Mapping, float]:
-        """(features, log-odds) of x, reusing the last classify when x is that message."""
+        """(features, log-odds) of x, reusing the last classify when x is that message.
+
+        The reuse needs the same object x (unchanged, when it is a mapping) and a model
+        whose class counts have not moved since (nothing learned behind the filter's back).
+        """
         last = self._last
-        if last is not None and last[0] is x and (last[1] is None or last[1] == x):
+        if (last is not None and last[0] is x and (last[1] is None or last[1] == x)
+                and last[4] == self.model.class_counts):
             return last[2], last[3]
         features = self.features(x)
         return features, self.log_odds(features)
@@ -492,7 +498,7 @@ class SpamFilter:
         """The verdict for one message, from the model as it stands (nothing is learned)."""
         features = self.features(x)
         z = self.log_odds(features)
-        self._last = (x, dict(x) if isinstance(x, Mapping) else None, features, z)
+        self._last = (x, dict(x) if isinstance(x, Mapping) else None, features, z, self.model.class_counts)
         probability = self.probability(z)
         score = self.rule.score(self.model, features, z, probability, self.positive, self.negative)
         label: Verdicts = self.rule.decide(score) if self.ready else UNSURE

@@ -242,6 +242,16 @@ def test_evidence_terms_sum_to_the_log_odds(model_class, unseen):
     assert terms.log_odds == pytest.approx(log_odds(model, x), abs=1e-9)
 
 
+def test_bernoulli_evidence_respects_binarize():
+    model = BernoulliNB(binarize=1.5)
+    model.learn_one({"cheap": 2, "now": 3}, "spam")
+    model.learn_one({"meeting": 2, "now": 1}, "ham")
+    x = {"cheap": 2, "now": 1, "meeting": 3}  # "now" = 1 is below the threshold: absent
+    terms = log_odds_terms(model, x)
+    assert terms.features == ["cheap", "meeting"]
+    assert terms.log_odds == pytest.approx(log_odds(model, x), abs=1e-9)
+
+
 def test_multinomial_evidence_by_hand():
     model = trained(MultinomialNB, alpha=1.0)
     x = {"cheap": 2, "meeting": 1}
@@ -379,6 +389,18 @@ def test_one_tokenization_per_message_and_prequential_calibrator_updates():
     assert calibrator.updates == expected
     assert len(expected) == 2 * len(SPAM_TEXTS) - 1  # the first message met an untrained model (z = 0) ...
     assert expected[0][0] == 0.0  # ... which is finite, and the second only a spam model (z = -inf): skipped
+
+
+def test_a_model_changed_behind_the_filter_is_scored_again():
+    calibrator = RecordingCalibrator()
+    model = trained()
+    spam_filter = SpamFilter(model, calibrator=calibrator, tokenizer=bag)
+    message = "cheap meeting"
+    spam_filter.classify(message)
+    model.learn_one(bag("meeting cheap cheap"), "ham")  # not through the filter
+    z = spam_filter.log_odds(bag(message))
+    spam_filter.learn(message, "spam")
+    assert calibrator.updates == [(z, True)]
 
 
 def test_learn_without_classify_scores_before_learning():

@@ -405,7 +405,8 @@ class SpamFilter:
     ``learn(x, label)`` is prequential: the calibrator is updated with the log-odds the
     model gave x *before* learning it (reused from ``classify`` when x is the message just
     classified, so a message is tokenized and scored once), then the model learns x.
-    The calibrator is skipped while the log-odds are infinite (a single class learned).
+    The calibrator neither answers nor learns until the model has learned both classes
+    (before that the log-odds are 0 or infinite: no comparison to calibrate).
     """
 
     def __init__(self, model: Any, rule: DecisionRule | None = None, calibrator: Any = None, *,
@@ -463,9 +464,17 @@ class SpamFilter:
             return -math.inf
         return 0.0
 
+    def _calibrating(self, log_odds: float) -> bool:
+        """Whether the calibrator takes part: it has, and the model compared both classes."""
+        return self.calibrator is not None and math.isfinite(log_odds) and self._knows_both()
+
     def probability(self, log_odds: float) -> float:
-        """P(spam|x) from the log-odds: the calibrator's when there is one and the log-odds are finite."""
-        if self.calibrator is not None and math.isfinite(log_odds):
+        """P(spam|x) from the model's log-odds: the calibrator's, else sigmoid(log-odds).
+
+        The calibrator is used only for log-odds that compare both classes (the model has
+        learned both, the value is finite); otherwise the model's own posterior is returned.
+        """
+        if self._calibrating(log_odds):
             return float(self.calibrator.transform(log_odds))
         return float(expit(log_odds))
 
@@ -512,8 +521,9 @@ class SpamFilter:
         if label != self.positive and label != self.negative:
             raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")
         features, z = self._scored(x)
+        calibrating = self._calibrating(z)  # decided on the model that scored x
         self.model.learn_one(features, label)
-        if self.calibrator is not None and math.isfinite(z):
+        if calibrating:
             self.calibrator.update(z, label == self.positive)
         self._last = None
         return self

@@ -376,19 +376,23 @@ def test_one_tokenization_per_message_and_prequential_calibrator_updates():
     tokenizer = CountingTokenizer()
     calibrator = RecordingCalibrator()
     spam_filter = SpamFilter(MultinomialNB(), ChiSquareRule(), calibrator, tokenizer=tokenizer, min_per_class=1)
-    expected = []
+    expected, probabilities = [], []
     for spam, ham in zip(SPAM_TEXTS, HAM_TEXTS):
         for text, label in ((spam, "spam"), (ham, "ham")):
             before = spam_filter.log_odds(bag(text))  # the model as it stands
+            both = len(spam_filter.model.class_counts) == 2
             verdict = spam_filter.classify(text)
             assert verdict.log_odds == before
+            probabilities.append(verdict.probability)
             spam_filter.learn(text, label)
-            if math.isfinite(before):
+            if both:
                 expected.append((before, label == "spam"))
     assert tokenizer.calls == 2 * len(SPAM_TEXTS)
     assert calibrator.updates == expected
-    assert len(expected) == 2 * len(SPAM_TEXTS) - 1  # the first message met an untrained model (z = 0) ...
-    assert expected[0][0] == 0.0  # ... which is finite, and the second only a spam model (z = -inf): skipped
+    # The first message met an untrained model (log-odds 0), the second a spam-only one
+    # (log-odds +inf): no comparison, so the calibrator neither answered nor learned.
+    assert len(expected) == 2 * len(SPAM_TEXTS) - 2
+    assert probabilities[:2] == [0.5, 1.0] and probabilities[2:] == [0.25] * (2 * len(SPAM_TEXTS) - 2)
 
 
 def test_a_model_changed_behind_the_filter_is_scored_again():

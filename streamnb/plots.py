@@ -95,7 +95,8 @@ def plot_learning_curve(curves: Any, path: str | os.PathLike[str], *, title: str
     or a mapping name -> any of these. The x axis (messages seen) is logarithmic: early
     learning happens in the first hundred messages, and log-spaced curve points (the
     default of ``progressive_evaluate``) are evenly spread on it. The rates are
-    cumulative: point n counts the predictions on messages 1..n.
+    cumulative: point n counts the predictions on messages 1..n; a rate is not drawn
+    before the stream has held a message of its class (FPR needs a ham).
     """
     named = {name: _curve_of(item) for name, item in _named(curves, "model").items()}
     figure = _figure(7.5, 6.0)

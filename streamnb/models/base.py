@@ -55,6 +55,19 @@ class LogLinear(NamedTuple):
     weights: np.ndarray  # (|V|, K)
 
 
+class Contributions(NamedTuple):
+    """One document's joint log-likelihood split by feature: jll_c = rest[c] + sum_i terms[i, c].
+
+    ``rest`` holds everything no single feature of the document owns: the class prior, and
+    for Bernoulli the sum over absent words; unseen words (when scored) go there too.
+    """
+
+    classes: list
+    features: list
+    terms: np.ndarray  # (n, K)
+    rest: np.ndarray  # (K,)
+
+
 def logsumexp(values: np.ndarray) -> float:
     top = values.max()
     if not np.isfinite(top):

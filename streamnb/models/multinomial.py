@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import DiscreteNB, Encoded, LogLinear
+from .base import Contributions, DiscreteNB, Document, Encoded, LogLinear
 
 
 class MultinomialNB(DiscreteNB):
@@ -33,6 +33,25 @@ class MultinomialNB(DiscreteNB):
         if self.unseen == "score" and len(doc.unseen_values):
             jll += doc.unseen_values.sum() * (np.log(alpha) - log_denominator)
         return jll
+
+    def contributions_one(self, x: Document) -> Contributions:
+        """The score of x split by feature, over the active classes (what ``evidence`` reads).
+
+        terms[i, c] = x_i log P(w_i|c) for the known features w_i of x; rest[c] = log P(c),
+        plus, with unseen="score", the unseen words' sum(x) (log alpha - log(T_c + alpha*|V|)).
+        rest + terms.sum(axis=0) is the joint log-likelihood ``predict_log_proba_one`` normalises.
+        """
+        doc = self._encode(x)
+        store = self.store
+        active = self._active()
+        log_denominator = np.log(store.true_class_tokens() + self.alpha * store.n_features)
+        tokens, _ = store.gather(doc.ids)
+        with np.errstate(divide="ignore"):
+            terms = doc.values[:, None] * (np.log(tokens + self.alpha) - log_denominator)
+            rest = self._log_prior().copy()
+            if self.unseen == "score" and len(doc.unseen_values):
+                rest += doc.unseen_values.sum() * (np.log(self.alpha) - log_denominator)
+        return Contributions(self.classes, store.vocabulary.tokens(doc.ids), terms[:, active], rest[active])
 
     def feature_log_prob(self) -> tuple[list, np.ndarray]:
         """(features, log P(w|c) as a (|V|, K) array) over the active classes."""

@@ -54,6 +54,35 @@ def logsumexp(values: np.ndarray) -> float:
     return float(top + np.log(np.exp(values - top).sum()))
 
 
+def log_posterior(jll: np.ndarray, log_prior: Callable[[], np.ndarray]) -> np.ndarray:
+    """log P(c | x) = jll_c - logsumexp(jll) over the active classes.
+
+    When every class is ruled out (jll = -inf everywhere: alpha = 0 and each class has a
+    zero count for some word), the prediction falls back to the class prior alone.
+    """
+    if not (jll > -np.inf).any():
+        jll = log_prior()
+    return jll - logsumexp(jll)
+
+
+def class_log_prior(counts: np.ndarray, labels: Sequence[Label], class_prior: str | Mapping[Label, float]) -> np.ndarray:
+    """log P(c) from the class counts N_c; classes with N_c = 0 are inactive and get -inf.
+
+    mle: log N_c - log N; laplace: log(N_c + 1) - log(N + K); uniform: -log K; a fixed
+    mapping: log p_c - log(sum of p over the active classes). K = number of active classes.
+    """
+    active = counts > 0
+    with np.errstate(divide="ignore"):
+        if class_prior == "uniform":
+            return np.where(active, -math.log(max(active.sum(), 1)), -np.inf)
+        if isinstance(class_prior, Mapping):
+            fixed = np.array([class_prior.get(label, 0.0) for label in labels], dtype=float)
+            fixed = np.where(active, fixed, 0.0)
+            return np.log(fixed) - math.log(fixed.sum())
+        beta = 1.0 if class_prior == "laplace" else 0.0
+        return np.where(active, np.log(counts + beta) - math.log(counts.sum() + beta * active.sum()), -np.inf)
+
+
 class DiscreteNB:
     """Shared machinery of the count-based naive Bayes models.
 
@@ -117,6 +146,19 @@ class DiscreteNB:
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         """log P(c) + log P(x | c) for every class (array of length K)."""
         raise NotImplementedError  # pragma: no cover - every model overrides it
+
+    def _log_likelihood(self, doc: Encoded) -> np.ndarray:
+        """The score without the class prior (what MixedNB sums over its parts); NaN for inactive classes."""
+        with np.errstate(invalid="ignore"):
+            return self._joint_log_likelihood(doc) - self._log_prior()
+
+    def _update_counts(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray,
+                       docs_delta: float) -> None:
+        """The one place where learn, unlearn, learn_many and merge change counts (``CountStore.update``).
+
+        A model that keeps sums derived from the counts (ComplementNB's normaliser) overrides it.
+        """
+        self.store.update(c, ids, token_delta, doc_delta, docs_delta)
 
     # -- parameters -------------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
@@ -190,10 +232,10 @@ class DiscreteNB:
         self._apply(label, tokens, values, weight, sign=-1.0)
         return self
 
-    def _present_features(self, x: Document) -> tuple[list[Hashable], np.ndarray]:
+    def _present_features(self, x: Document, allow_empty: bool = False) -> tuple[list[Hashable], np.ndarray]:
         tokens, values = self._read(x)
         present = self._present(values)
-        if not present.any():
+        if not present.any() and not allow_empty:
             raise InvalidInputError(
                 f"empty document: no feature with a value above the threshold in {describe(x)}")
         if not present.all():
@@ -214,7 +256,7 @@ class DiscreteNB:
                 raise InvalidInputError(f"cannot unlearn feature(s) {missing!r}: never learned")
             c = store.class_id(label)
         delta = sign * weight
-        store.update(c, ids, delta * values, np.full(len(ids), delta), delta)
+        self._update_counts(c, ids, delta * values, np.full(len(ids), delta), delta)
 
     def learn_many(self, X: Sequence[Document] | sp.spmatrix, y: Sequence[Label], w: Sequence[float] | None = None,
                    *, feature_names: Sequence[Hashable] | None = None) -> "DiscreteNB":
@@ -246,7 +288,7 @@ class DiscreteNB:
             columns = np.flatnonzero(docs)
             ids = self.store.vocabulary.find_or_add([names[j] for j in columns])
             c = self.store.add_class(label)
-            self.store.update(c, ids, tokens[columns], docs[columns], float(weights[mine].sum()))
+            self._update_counts(c, ids, tokens[columns], docs[columns], float(weights[mine].sum()))
         return self
 
     def unlearn_many(self, X: Sequence[Document], y: Sequence[Label], w: Sequence[float] | None = None) -> "DiscreteNB":
@@ -318,7 +360,7 @@ class DiscreteNB:
             mine = cols == oc
             ids = self.store.vocabulary.find_or_add(other.store.vocabulary.tokens(rows[mine]))
             c = self.store.add_class(label)
-            self.store.update(c, ids, tokens[mine], docs[mine], float(other_docs[oc]))
+            self._update_counts(c, ids, tokens[mine], docs[mine], float(other_docs[oc]))
         return self
 
     def _check_mergeable(self, other: "DiscreteNB") -> None:
@@ -343,18 +385,7 @@ class DiscreteNB:
 
     def _log_prior(self) -> np.ndarray:
         """log P(c) for every class (inactive classes get -inf)."""
-        store = self.store
-        counts = store.true_class_docs()
-        active = counts > 0
-        with np.errstate(divide="ignore"):
-            if self.class_prior == "uniform":
-                return np.where(active, -math.log(max(active.sum(), 1)), -np.inf)
-            if isinstance(self.class_prior, Mapping):
-                fixed = np.array([self.class_prior.get(label, 0.0) for label in store.labels], dtype=float)
-                fixed = np.where(active, fixed, 0.0)
-                return np.log(fixed) - math.log(fixed.sum())
-            beta = 1.0 if self.class_prior == "laplace" else 0.0
-            return np.where(active, np.log(counts + beta) - math.log(counts.sum() + beta * active.sum()), -np.inf)
+        return class_log_prior(self.store.true_class_docs(), self.store.labels, self.class_prior)
 
     def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
         """log P(c | x) for every class; an empty dict when nothing has been learned."""
@@ -369,10 +400,7 @@ class DiscreteNB:
     def _log_posterior(self, doc: Encoded, active: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             jll = self._joint_log_likelihood(doc)[active]
-        if not (jll > -np.inf).any():
-            # alpha = 0 and every class ruled out by some zero count: fall back to the prior.
-            jll = self._log_prior()[active]
-        return jll - logsumexp(jll)
+        return log_posterior(jll, lambda: self._log_prior()[active])
 
     def predict_proba_one(self, x: Document) -> dict[Label, float]:
         """P(c | x) for every class, from log space; an empty dict when untrained."""

@@ -5,7 +5,7 @@ of those N documents. See DESIGN.md for the formulas and invariants.
 """
 
 from . import errors
-from .models import BernoulliNB, MultinomialNB
+from .models import BernoulliNB, ComplementNB, MultinomialNB
 
-__all__ = ["MultinomialNB", "BernoulliNB", "errors"]
+__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "errors"]
 __version__ = "0.1.0"

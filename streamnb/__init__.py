@@ -5,7 +5,7 @@ of those N documents. See DESIGN.md for the formulas and invariants.
 """
 
 from . import errors
-from .models import BernoulliNB, ComplementNB, MultinomialNB
+from .models import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MixedNB, MultinomialNB
 
-__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "errors"]
+__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "errors"]
 __version__ = "0.1.0"

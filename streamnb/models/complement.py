@@ -87,7 +87,7 @@ class ComplementNB(DiscreteNB):
         if self.unseen == "score" and len(doc.unseen_values):
             # An unseen word as a zero-count word: F_notc,w = 0 for every class.
             theta_x = theta_x + doc.unseen_values.sum() * (np.log(self.alpha) - self._complement_log_denominator())
-        jll = _normalised(theta_x, self._theta_sums()) if self.norm else -theta_x
+        jll = _normalised(theta_x, self._theta_sums(), store.n_features) if self.norm else -theta_x
         if len(self._active()) == 1:
             jll = jll + self._log_prior()
         return jll
@@ -117,7 +117,7 @@ class ComplementNB(DiscreteNB):
         active = self._active()
         tokens, _ = store.gather(ids)
         theta = self._complement_log_prob(tokens)
-        weights = _normalised(theta, theta.sum(axis=0)) if self.norm else -theta
+        weights = _normalised(theta, theta.sum(axis=0), store.n_features) if self.norm else -theta
         return store.vocabulary.tokens(ids), weights[:, active]
 
     def log_linear(self) -> LogLinear:
@@ -178,10 +178,13 @@ class ComplementNB(DiscreteNB):
         return self._normaliser
 
 
-def _normalised(theta: np.ndarray, sums: np.ndarray) -> np.ndarray:
+def _normalised(theta: np.ndarray, sums: np.ndarray, n_features: int) -> np.ndarray:
     """Rennie's weight normalisation theta_c / sum_{k in V} theta_ck.
 
-    With |V| = 1 every theta is log 1 = 0 and the ratio is 0/0: it is taken as 0 (scikit-learn
-    gives NaN); a single word tells the classes nothing.
+    With |V| >= 2 and alpha > 0 every theta is < 0, so the sum is too. With |V| = 1 the
+    one theta is log 1 = 0 and the ratio 0/0 is taken as 0 (scikit-learn gives NaN): a
+    single word tells the classes nothing.
     """
-    return np.divide(theta, sums, out=np.zeros(np.broadcast(theta, sums).shape), where=sums != 0)
+    if n_features <= 1:
+        return np.zeros(np.broadcast(theta, sums).shape)
+    return theta / sums

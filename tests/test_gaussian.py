@@ -147,8 +147,11 @@ def test_learn_then_unlearn_restores_the_state(base, extra):
     assert_same_state(after, before)
     got = model.predict_log_proba_one(probe)
     assert got.keys() == predicted.keys()
+    # Up to the rounding of the restored moments, relative to the joint log-likelihoods (a
+    # variance of eps ~ 1e-12 turns a 1e-17 residue in a mean into 1e-5 of log-likelihood).
+    scale = 1 + np.abs(model._log_likelihood(model._encode(probe))).max(initial=0)
     for label in got:
-        assert got[label] == pytest.approx(predicted[label], rel=1e-9, abs=1e-9)
+        assert got[label] == pytest.approx(predicted[label], rel=1e-9, abs=1e-9 * scale)
 
 
 def test_unlearning_everything_empties_the_model():

@@ -75,19 +75,23 @@ class ComplementNB(DiscreteNB):
         class_tokens = self.store.true_class_tokens()
         return np.log(class_tokens.sum() - class_tokens + self.alpha * self.store.n_features)
 
-    def _complement_log_prob(self, tokens: np.ndarray) -> np.ndarray:
+    def _complement_log_prob(self, tokens: np.ndarray, log_denominator: np.ndarray) -> np.ndarray:
         """theta_cw = log(F_notc,w + alpha) - log(F_notc + alpha*|V|) for rows of (n, K) token counts."""
         total = tokens.sum(axis=1, keepdims=True)
-        return np.log(total + self.alpha - tokens) - self._complement_log_denominator()
+        return np.log(total + self.alpha - tokens) - log_denominator
 
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         store = self.store
+        log_denominator = self._complement_log_denominator()
         tokens, _ = store.gather(doc.ids)
-        theta_x = doc.values @ self._complement_log_prob(tokens)  # sum_w x_w theta_cw
+        theta_x = doc.values @ self._complement_log_prob(tokens, log_denominator)  # sum_w x_w theta_cw
         if self.unseen == "score" and len(doc.unseen_values):
             # An unseen word as a zero-count word: F_notc,w = 0 for every class.
-            theta_x = theta_x + doc.unseen_values.sum() * (np.log(self.alpha) - self._complement_log_denominator())
-        jll = _normalised(theta_x, self._theta_sums(), store.n_features) if self.norm else -theta_x
+            theta_x = theta_x + doc.unseen_values.sum() * (np.log(self.alpha) - log_denominator)
+        if self.norm:
+            jll = _normalised(theta_x, self._theta_sums(log_denominator), store.n_features)
+        else:
+            jll = -theta_x
         if len(self._active()) == 1:
             jll = jll + self._log_prior()
         return jll
@@ -100,12 +104,12 @@ class ComplementNB(DiscreteNB):
                 jll = jll - self._log_prior()
         return jll
 
-    def _theta_sums(self) -> np.ndarray:
+    def _theta_sums(self, log_denominator: np.ndarray) -> np.ndarray:
         """sum_{k in V} theta_ck = L_c - |V| log(F_notc + alpha*|V|), for every class."""
         state = self._synced_normaliser()
         if state is None or state.updates >= REDERIVE_EVERY:
             state = self._derive_normaliser()
-        return state.sums - self.store.n_features * self._complement_log_denominator()
+        return state.sums - self.store.n_features * log_denominator
 
     def feature_log_prob(self) -> tuple[list, np.ndarray]:
         """(features, weights w_cw as a (|V|, K) array over the active classes).
@@ -116,7 +120,7 @@ class ComplementNB(DiscreteNB):
         ids = store.feature_ids()
         active = self._active()
         tokens, _ = store.gather(ids)
-        theta = self._complement_log_prob(tokens)
+        theta = self._complement_log_prob(tokens, self._complement_log_denominator())
         weights = _normalised(theta, theta.sum(axis=0), store.n_features) if self.norm else -theta
         return store.vocabulary.tokens(ids), weights[:, active]
 

@@ -209,6 +209,34 @@ def test_incremental_normaliser_equals_recomputation(ops):
     # the normaliser was kept in step, not recomputed at each prediction
     if sum(op == "learn" for op, _, _ in ops) > 1 and model._normaliser is not None:
         assert model._normaliser.updates > 0
+    # and the model is the batch model of the documents still learned
+    reference, vocabulary = sklearn_reference(learned, norm=True, alpha=0.3) if learned else (None, [])
+    if len(vocabulary) > 1:
+        queries = [doc for doc, _ in learned[:3]]
+        expected = reference.predict_log_proba(as_matrix(queries, vocabulary))
+        np.testing.assert_allclose(log_proba_table(model, queries, list(reference.classes_)), expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("layout", [{"dense_max_classes": 1}, {"n_buckets": 4096}])
+def test_hashed_cells_and_hashed_features(layout):
+    """The normaliser follows the store whatever its layout (hash cells; hashed feature ids)."""
+    if "n_buckets" in layout:  # no two of our words share a bucket (collisions are another matter)
+        assert len(set(ComplementNB(**layout).store.vocabulary.find(WORDS).tolist())) == len(WORDS)
+    rng = np.random.default_rng(9)
+    docs = [{w: int(rng.integers(1, 4)) for w in rng.choice(WORDS, 4, replace=False)} for _ in range(40)]
+    labels = rng.choice(["a", "b", "c"], 40).tolist()
+    model = ComplementNB(norm=True, **layout)
+    for doc, label in zip(docs, labels):
+        model.learn_one(doc, label)
+        model.predict_one(doc)
+    for doc, label in zip(docs[:10], labels[:10]):
+        model.unlearn_one(doc, label)
+    np.testing.assert_allclose(model._normaliser.sums, exact_sums(model), rtol=1e-12)
+    if "dense_max_classes" in layout:
+        assert model.store.cells.kind == "hash"
+        reference, vocabulary = sklearn_reference(list(zip(docs[10:], labels[10:])), norm=True)
+        expected = reference.predict_log_proba(as_matrix(docs[10:20], vocabulary))
+        np.testing.assert_allclose(log_proba_table(model, docs[10:20], list(reference.classes_)), expected, atol=1e-9)
 
 
 def test_prediction_does_not_rederive_between_updates(monkeypatch):

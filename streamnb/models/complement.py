@@ -10,8 +10,10 @@ from ..errors import InvalidParameterError, describe
 from ..store import CountStore
 from .base import DiscreteNB, Encoded, LogLinear
 
-# Incremental sums drift by about one rounding error per update; after this many updates
-# the normaliser is re-derived exactly (O(|V| K), i.e. O(|V| K / REDERIVE_EVERY) per update).
+# Incremental sums drift by about one rounding error per update, whatever its size (a bulk
+# update from learn_many or merge adds its terms to the running sum in one addition, like a
+# single document); after this many updates the normaliser is re-derived exactly
+# (O(|V| K), i.e. O(|V| K / REDERIVE_EVERY) per update amortised).
 REDERIVE_EVERY = 50_000
 
 
@@ -45,12 +47,17 @@ class ComplementNB(DiscreteNB):
     feature leaving V removes its terms. The sums are re-derived exactly (O(|V| K)) after
     ``REDERIVE_EVERY`` incremental updates and whenever the counts changed behind the
     hook (pruning, rescaling, decay, a restored backup, a loaded file). So predict_one is
-    O(distinct tokens x classes) with and without ``norm``.
+    O(distinct tokens x classes) with and without ``norm``, except the first prediction
+    after such a change (forgetting that rescales the counts at every update therefore
+    costs O(|V| K) per normalised prediction).
 
     TWCNB (Rennie's transformed, weight-normalised CNB) is this model with ``norm=True``
     fed TF-IDF documents: transform each document (tf -> log(1 + tf), times IDF, then L2
-    length normalisation) before learn_one and before predict_one. Float values are
-    learned as (fractional) counts.
+    length normalisation) before learn_one and before predict_one, e.g. with
+    ``streamnb.text.OnlineTfidf`` (``learn_one(x)`` then ``transform_one(x)``). Float
+    values are learned as (fractional) counts. A unit-length document carries little mass,
+    so alpha = 1 smooths it away on a large vocabulary: on the SpamAssassin stream
+    alpha = 0.01 did far better (benchmarks/bench_complement.py).
 
     ``alpha`` must be > 0: with alpha = 0 a word seen in one class only has an infinite weight.
     """

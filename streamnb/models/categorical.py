@@ -38,7 +38,13 @@ class CategoricalNB(RecordNB):
       log alpha - log(N_ci + alpha * max(seen + 1, min_categories));
     - ``"error"``: InvalidInputError naming the field and the value.
 
-    A field never seen at all is ignored whatever ``unseen`` says.
+    A field never seen at all is ignored whatever ``unseen`` says. Categories are dict keys,
+    so ``True`` and ``1`` are the same category.
+
+    >>> model = CategoricalNB()
+    >>> _ = model.learn_one({"domain": "x.biz", "hour": 3}, "spam").learn_one({"domain": "work.org"}, "ham")
+    >>> model.n_categories("domain"), model.predict_one({"domain": "x.biz"})
+    (2, 'spam')
     """
 
     def __init__(self, alpha: float = 1.0, *, min_categories: int | Mapping[Hashable, int] | None = None,

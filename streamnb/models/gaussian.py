@@ -58,6 +58,15 @@ class GaussianNB(RecordNB):
     Sample weights: a record of weight w counts as w records in n_ci, mu_ci, M2_ci and N_c
     (scikit-learn's ``sample_weight``). unlearn_one must be given the weight the record was
     learned with.
+
+    Cost: learn_one and predict_one are O(fields of the record x classes); eps is a maximum
+    over the features, recomputed at most once per update.
+
+    >>> model = GaussianNB()
+    >>> _ = model.learn_one({"size": 900.0}, "spam").learn_one({"size": 1100.0}, "spam")
+    >>> _ = model.learn_one({"size": 5000.0}, "ham").learn_one({"size": 7000.0}, "ham")
+    >>> model.predict_one({"size": 1000.0}), model.class_statistics("spam")
+    ('spam', {'size': (2.0, 1000.0, 10000.0)})
     """
 
     def __init__(self, var_smoothing: float = 1e-9, *, class_prior: str | Mapping[Label, float] = "mle") -> None:

@@ -196,7 +196,8 @@ def bench_corpus(path: str, river_seconds: float) -> bool:
     start = time.perf_counter()
     stream = load_corpus(path)
     print(f"\n== SpamAssassin prequential: {len(stream)} messages "
-          f"({sum(y == 'spam' for _, y in stream)} spam), tokenized in {time.perf_counter() - start:.1f} s (not timed); "
+          f"({sum(y == 'spam' for _, y in stream)} spam), tokenized in {time.perf_counter() - start:.1f} s "
+          "(not timed); "
           "CPU time per message (predict_one + learn_one)")
     results = {
         "CNB": prequential(ComplementNB(), stream),

@@ -148,7 +148,8 @@ def test_single_class_uses_the_prior_only_then():
     balanced = ComplementNB()
     balanced.learn_one({"a": 3}, "x")
     balanced.learn_one({"b": 1}, "y")
-    assert skewed.predict_log_proba_one({"a": 1, "b": 1}) == pytest.approx(balanced.predict_log_proba_one({"a": 1, "b": 1}))
+    x = {"a": 1, "b": 1}
+    assert skewed.predict_log_proba_one(x) == pytest.approx(balanced.predict_log_proba_one(x))
 
 
 def test_unseen_score_matches_river():
@@ -309,7 +310,8 @@ def test_with_alpha_view_does_not_disturb_the_model():
         reference.learn_one(doc, label)
     before = model.predict_log_proba_one({"a": 1, "c": 1})
     view = model.with_alpha(0.1)
-    assert view.predict_log_proba_one({"a": 1, "c": 1}) == pytest.approx(reference.predict_log_proba_one({"a": 1, "c": 1}))
+    x = {"a": 1, "c": 1}
+    assert view.predict_log_proba_one(x) == pytest.approx(reference.predict_log_proba_one(x))
     assert model.predict_log_proba_one({"a": 1, "c": 1}) == before
     assert model._normaliser.alpha == 1.0
 

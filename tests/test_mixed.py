@@ -173,4 +173,5 @@ def test_schema_and_parts_are_checked():
     # without a text field there is no text part
     model = MixedNB({"size": "numeric"}).learn_one({"size": 2.0}, "a").learn_one({"size": 5.0}, "b")
     assert model.text is None and model.categorical is None
-    assert model.predict_log_proba_one({"size": 2.5}) == pytest.approx(model.numeric.predict_log_proba_one({"size": 2.5}))
+    x = {"size": 2.5}
+    assert model.predict_log_proba_one(x) == pytest.approx(model.numeric.predict_log_proba_one(x))

@@ -65,7 +65,8 @@ def log_posterior(jll: np.ndarray, log_prior: Callable[[], np.ndarray]) -> np.nd
     return jll - logsumexp(jll)
 
 
-def class_log_prior(counts: np.ndarray, labels: Sequence[Label], class_prior: str | Mapping[Label, float]) -> np.ndarray:
+def class_log_prior(counts: np.ndarray, labels: Sequence[Label],
+                    class_prior: str | Mapping[Label, float]) -> np.ndarray:
     """log P(c) from the class counts N_c; classes with N_c = 0 are inactive and get -inf.
 
     mle: log N_c - log N; laplace: log(N_c + 1) - log(N + K); uniform: -log K; a fixed

@@ -178,8 +178,9 @@ class GaussianNB(RecordNB):
         """The variance floor: var_smoothing x max over features of the all-records variance."""
         version, value = self._epsilon_cache
         if version != self._version:
-            learned = self._pooled_n[: self.features.capacity] > 0
-            variances = self._pooled_m2[: self.features.capacity][learned] / self._pooled_n[: self.features.capacity][learned]
+            count = self._pooled_n[: self.features.capacity]
+            learned = count > 0
+            variances = self._pooled_m2[: self.features.capacity][learned] / count[learned]
             value = self.var_smoothing * float(variances.max()) if len(variances) else 0.0
             self._epsilon_cache = (self._version, value)
         return value
@@ -219,4 +220,5 @@ class GaussianNB(RecordNB):
                                               float(self._m2[c, i] / self._n[c, i])) for i in ids}
 
     def __repr__(self) -> str:
-        return f"GaussianNB(var_smoothing={self.var_smoothing!r}, classes={len(self.classes)}, features={self.n_features})"
+        return (f"GaussianNB(var_smoothing={self.var_smoothing!r}, classes={len(self.classes)}, "
+                f"features={self.n_features})")

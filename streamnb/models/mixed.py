@@ -19,7 +19,7 @@ KINDS = ("text", "numeric", "categorical")
 
 
 class _Read(NamedTuple):
-    text: tuple[list[Hashable], np.ndarray]  # present tokens and their learned values
+    text: tuple[list[Hashable], np.ndarray] | None  # present tokens and their learned values
     numeric: Any
     categorical: Any
 
@@ -56,7 +56,8 @@ class MixedNB(RecordNB):
             raise InvalidParameterError(f"schema must be a non-empty mapping field -> kind, got {describe(schema)}")
         for field, kind in schema.items():
             if kind not in KINDS:
-                raise InvalidParameterError(f"schema kind of field {field!r} must be one of {KINDS}, got {describe(kind)}")
+                raise InvalidParameterError(
+                    f"schema kind of field {field!r} must be one of {KINDS}, got {describe(kind)}")
         text_fields = [field for field, kind in schema.items() if kind == "text"]
         if len(text_fields) > 1:
             raise InvalidParameterError(f"at most one text field, got {text_fields!r}; join them in one text")
@@ -66,7 +67,8 @@ class MixedNB(RecordNB):
         self.categorical_fields = [field for field, kind in schema.items() if kind == "categorical"]
         self.text = _part(text, DiscreteNB, MultinomialNB, "text") if self.text_field is not None else None
         self.numeric = _part(numeric, GaussianNB, GaussianNB, "numeric") if self.numeric_fields else None
-        self.categorical = _part(categorical, CategoricalNB, CategoricalNB, "categorical") if self.categorical_fields else None
+        self.categorical = (_part(categorical, CategoricalNB, CategoricalNB, "categorical")
+                            if self.categorical_fields else None)
 
     def get_params(self) -> dict:
         return {**super().get_params(), "schema": self.schema}
@@ -88,8 +90,9 @@ class MixedNB(RecordNB):
 
     def _read(self, x: Record) -> _Read:
         text, numeric, categorical = self._split(x)
+        text_read = self.text._present_features({} if text is None else text, allow_empty=True) if self.text else None
         return _Read(
-            self.text._present_features({} if text is None else text, allow_empty=True) if self.text else ([], np.zeros(0)),
+            text_read,
             self.numeric._read(numeric) if self.numeric else None,
             self.categorical._read(categorical) if self.categorical else None)
 

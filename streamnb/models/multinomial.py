@@ -67,7 +67,8 @@ class MultinomialNB(DiscreteNB):
         label = check_label(label)
         c = self.store.class_id(label)
         if c is None or self.store.class_docs[c] <= 0:
-            raise UnknownClassError(f"cannot generate from class {label!r}: it was never learned (classes: {self.classes})")
+            raise UnknownClassError(
+                f"cannot generate from class {label!r}: it was never learned (classes: {self.classes})")
         if isinstance(n_words, bool) or not isinstance(n_words, numbers.Integral) or n_words < 0:
             raise InvalidParameterError(f"n_words must be an int >= 0, got {describe(n_words)}")
         if not (seed is None or isinstance(seed, np.random.Generator)

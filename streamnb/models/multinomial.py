@@ -80,4 +80,3 @@ class MultinomialNB(DiscreteNB):
         p = np.exp(log_prob[:, column])
         counts = rng.multinomial(int(n_words), p / p.sum())
         return {features[i]: int(counts[i]) for i in np.flatnonzero(counts)}
-

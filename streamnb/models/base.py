@@ -75,6 +75,41 @@ def logsumexp(values: np.ndarray) -> float:
     return float(top + np.log(np.exp(values - top).sum()))
 
 
+def log_posterior(jll: np.ndarray, log_prior: Callable[[], np.ndarray], normalise: bool = True) -> np.ndarray:
+    """log P(c | x) = jll_c - logsumexp(jll) over the active classes (or jll itself).
+
+    When every class is ruled out (jll = -inf everywhere: alpha = 0 and each class has a
+    zero count for some word), the prediction falls back to the class prior alone.
+    """
+    if not (jll > -np.inf).any():
+        jll = log_prior()
+    return jll - logsumexp(jll) if normalise else jll
+
+
+def class_log_prior(counts: np.ndarray, labels: Sequence[Label], class_prior: str | Mapping[Label, float]) -> np.ndarray:
+    """log P(c) from the class counts N_c; classes with N_c = 0 are inactive and get -inf.
+
+    mle: log N_c - log N; laplace: log(N_c + 1) - log(N + K); uniform: -log K; a fixed
+    mapping: log p_c - log(sum of p over the active classes). K = number of active classes.
+    """
+    active = counts > 0
+    if class_prior == "uniform":
+        weights = active.astype(float)
+    elif isinstance(class_prior, Mapping):
+        weights = np.array([class_prior.get(label, 0.0) for label in labels]) * active
+    elif class_prior == "laplace":
+        weights = (counts + 1.0) * active
+    else:
+        weights = counts
+    total = weights.sum()
+    if total > 0 and active.all():
+        return np.log(weights) - math.log(total)
+    log_prior = np.full(len(counts), -np.inf)
+    if total > 0:
+        log_prior[active] = np.log(weights[active]) - math.log(total)
+    return log_prior
+
+
 class DiscreteNB:
     """Shared machinery of the count-based naive Bayes models.
 
@@ -140,6 +175,19 @@ class DiscreteNB:
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         """log P(c) + log P(x | c) for every class (array of length K)."""
         raise NotImplementedError  # pragma: no cover - every model overrides it
+
+    def _log_likelihood(self, doc: Encoded) -> np.ndarray:
+        """The score without the class prior (what MixedNB sums over its parts); NaN for inactive classes."""
+        with np.errstate(invalid="ignore"):
+            return self._joint_log_likelihood(doc) - self._log_prior()
+
+    def _update_counts(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray,
+                       docs_delta: float) -> None:
+        """The one place where learn, unlearn, learn_many and merge change counts (``CountStore.update``).
+
+        A model that keeps sums derived from the counts (ComplementNB's normaliser) overrides it.
+        """
+        self.store.update(c, ids, token_delta, doc_delta, docs_delta)
 
     # -- parameters -------------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
@@ -236,12 +284,16 @@ class DiscreteNB:
         self._apply(label, lookup, weight, sign=-1.0)
         return self
 
-    def _present_features(self, x: Document) -> Lookup:
-        """The lookup of a document to learn: present features only, learned values."""
+    def _present_features(self, x: Document, allow_empty: bool = False) -> Lookup:
+        """The lookup of a document to learn: present features only, learned values.
+
+        An empty document is an error unless ``allow_empty`` (MixedNB: a record whose text
+        field is empty still teaches its other fields).
+        """
         tokens, values, ids = self._lookup(x)
         present = self._present(values)
         if not present.all() or not len(values):
-            if not present.any():
+            if not present.any() and not allow_empty:
                 raise InvalidInputError(
                     f"empty document: no feature with a value above the threshold in {describe(x)}")
             tokens = [t for t, keep in zip(tokens, present) if keep]
@@ -253,7 +305,7 @@ class DiscreteNB:
         store = self.store
         ids = lookup.ids
         if sign > 0:
-            if self.n_buckets is None and ids.min() < 0:
+            if self.n_buckets is None and len(ids) and ids.min() < 0:
                 ids = store.vocabulary.find_or_add(lookup.tokens, ids)
             c = store.add_class(label)
         else:
@@ -263,7 +315,7 @@ class DiscreteNB:
                     f"cannot unlearn feature(s) {[t for t, m in zip(lookup.tokens, missing) if m][:3]!r}: never learned")
             c = store.class_id(label)
         delta = sign * weight
-        store.update(c, ids, delta * lookup.values, delta, delta)
+        self._update_counts(c, ids, delta * lookup.values, delta, delta)
 
     def learn_many(self, X: Sequence[Document] | sp.spmatrix, y: Sequence[Label], w: Sequence[float] | None = None,
                    *, feature_names: Sequence[Hashable] | None = None) -> "DiscreteNB":
@@ -295,7 +347,7 @@ class DiscreteNB:
             columns = np.flatnonzero(docs)
             ids = self.store.vocabulary.find_or_add([names[j] for j in columns])
             c = self.store.add_class(label)
-            self.store.update(c, ids, tokens[columns], docs[columns], float(weights[mine].sum()))
+            self._update_counts(c, ids, tokens[columns], docs[columns], float(weights[mine].sum()))
         return self
 
     def unlearn_many(self, X: Sequence[Document], y: Sequence[Label], w: Sequence[float] | None = None) -> "DiscreteNB":
@@ -367,7 +419,7 @@ class DiscreteNB:
             mine = cols == oc
             ids = self.store.vocabulary.find_or_add(other.store.vocabulary.tokens(rows[mine]))
             c = self.store.add_class(label)
-            self.store.update(c, ids, tokens[mine], docs[mine], float(other_docs[oc]))
+            self._update_counts(c, ids, tokens[mine], docs[mine], float(other_docs[oc]))
         return self
 
     def _check_mergeable(self, other: "DiscreteNB") -> None:
@@ -399,30 +451,11 @@ class DiscreteNB:
         # Predictions need these on every call; they change only when counts do.
         cache = self._prior_cache
         if cache is None or cache[0] != self.store.version or cache[1] != self.alpha:
-            active = np.flatnonzero(self.store.class_docs > 0)
-            cache = self._prior_cache = (self.store.version, self.alpha, active, self._compute_log_prior())
+            store = self.store
+            active = np.flatnonzero(store.class_docs > 0)
+            log_prior = class_log_prior(store.class_docs * store.scale, store.labels, self.class_prior)
+            cache = self._prior_cache = (store.version, self.alpha, active, log_prior)
         return cache[2], cache[3]
-
-    def _compute_log_prior(self) -> np.ndarray:
-        """log P(c) = log(N_c + beta) - log(N + beta*K) over the K classes with documents."""
-        store = self.store
-        counts = store.class_docs * store.scale
-        active = counts > 0
-        if self.class_prior == "uniform":
-            weights = active.astype(float)
-        elif isinstance(self.class_prior, Mapping):
-            weights = np.array([self.class_prior.get(label, 0.0) for label in store.labels]) * active
-        elif self.class_prior == "laplace":
-            weights = (counts + 1.0) * active
-        else:
-            weights = counts
-        total = weights.sum()
-        if total > 0 and active.all():
-            return np.log(weights) - math.log(total)
-        log_prior = np.full(len(counts), -np.inf)
-        if total > 0:
-            log_prior[active] = np.log(weights[active]) - math.log(total)
-        return log_prior
 
     def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
         """log P(c | x) for every class; an empty dict when nothing has been learned."""
@@ -438,14 +471,11 @@ class DiscreteNB:
         if self.alpha == 0:
             with np.errstate(divide="ignore", invalid="ignore"):
                 jll = self._joint_log_likelihood(doc)[active]
-            if not (jll > -np.inf).any():
-                # Every class ruled out by some zero count: fall back to the prior.
-                jll = self._log_prior()[active]
         else:
             jll = self._joint_log_likelihood(doc)
             if len(active) < len(jll):
                 jll = jll[active]
-        return jll - logsumexp(jll) if normalise else jll
+        return log_posterior(jll, lambda: self._log_prior()[active], normalise)
 
     def predict_proba_one(self, x: Document) -> dict[Label, float]:
         """P(c | x) for every class, from log space; an empty dict when untrained."""

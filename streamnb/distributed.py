@@ -175,17 +175,24 @@ def _tokenized(documents: list, tokenizer: Any) -> list:
 
 # -- prediction ---------------------------------------------------------------------------
 def predict(model: Model, data: Data, *, text: str = "text", proba: bool = True, log: bool = False,
-            prediction: str = "prediction", prefix: str = "proba_") -> Data:
+            prediction: str = "prediction", prefix: str = "proba_", client: Any = None) -> Data:
     """Predictions for every document of a Dask collection, lazily, in input order.
 
     For a bag of documents: a bag of ``(label, {class: probability})`` pairs (just the
     labels when ``proba=False``). For a dataframe: a dataframe with the input's index and
     partitions, a ``prediction`` column, and one column per class named ``prefix + str(class)``
     (in ``model.classes`` order). ``log=True`` gives log-probabilities instead. The label is
-    the model's own ``predict_one``; the model is sent to each worker once, not per partition.
+    the model's own ``predict_one``.
+
+    The model is one object in the graph, sent to each worker once, not per partition.
+    With ``client`` (a distributed Client) it is scattered to the workers right away
+    instead of travelling inside the task graph (large models make large graphs).
     """
     tokenizer = model.get_params().get("tokenizer")
-    shared = dask.delayed(model, traverse=False)
+    if client is not None:
+        shared = client.scatter(model, broadcast=True)
+    else:
+        shared = dask.delayed(model, traverse=False)
     if isinstance(data, db.Bag):
         return data.map_partitions(_predict_bag_partition, shared, tokenizer, proba, log)
     if isinstance(data, dd.DataFrame):

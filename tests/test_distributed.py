@@ -273,6 +273,8 @@ def test_predict_dataframe_on_cluster_keeps_order_and_index(client, generated):
     data = dd.from_pandas(pd.DataFrame({"body": texts}, index=index), npartitions=7, sort=False)
     result = distributed.predict(model, data, text="body").compute(scheduler=client)
     assert list(result.index) == index
+    scattered = distributed.predict(model, data, text="body", client=client).compute(scheduler=client)
+    pd.testing.assert_frame_equal(scattered, result)
     assert list(result.columns) == ["prediction"] + [f"proba_{c}" for c in model.classes]
     assert sorted(model.classes) == ["ham", "late", "spam"]
     assert list(result["prediction"]) == [model.predict_one(t) for t in texts]
@@ -300,6 +302,8 @@ def test_predict_bag_keeps_order_with_integer_labels(client, generated):
     assert set(labels) <= {0, 1, 2} and len(set(labels)) > 1
     pairs = distributed.predict(model, bag).compute(scheduler=client)
     assert [label for label, _ in pairs] == labels
+    scattered = distributed.predict(model, bag, client=client)  # the model sent ahead as a future
+    assert scattered.compute(scheduler=client) == pairs
     for (_, proba), text in zip(pairs, texts):
         want = model.predict_proba_one(text)
         assert list(proba) == list(want)

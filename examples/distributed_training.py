@@ -73,9 +73,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         print(f"cluster: {client}")
         # Scattering puts the partitions in worker memory directly, instead of in the task graph.
+        # The futures must stay referenced until the computation is over: the cluster drops
+        # scattered data nobody holds.
         size = -(-len(train_records) // args.partitions)
         parts = [train_records[i:i + size] for i in range(0, len(train_records), size)]
-        bag = db.from_delayed(client.scatter(parts))
+        futures = client.scatter(parts)
+        bag = db.from_delayed(futures)
 
         start = time.perf_counter()
         model = distributed.train(template, bag, split_every=4, scheduler=client)

@@ -13,11 +13,15 @@ everywhere), on the whole SpamAssassin corpus:
 3. a LocalCluster of ``--workers`` processes, one thread each: scatter the partitions to
    the workers, train, bring the model back. Cluster start-up is reported apart.
 
-For the cluster, the task stream splits the time: partition tasks (tokenize + learn),
-merge tasks, transfers between workers; the rest of the wall time is scheduling, the
-scatter and the final model's trip back. Medians of ``--repeats`` runs after one warm-up
-run (fresh workers import numpy/scipy/streamnb on their first task). The machine's load
-average is printed: on a shared machine, other jobs compete for the same cores.
+For the cluster, the task stream splits the wall time: partition tasks (tokenize + learn),
+merge tasks, transfers between workers; the rest is scheduling, the scatter and the final
+model's trip back. Wall times depend on what else runs on the machine (its load average is
+printed), so CPU seconds are reported as well: ``time.process_time`` of this process, of
+the scheduler and of each worker process, before and after a run. Their sum against the
+single process's CPU seconds is the overhead of going distributed whatever the load, and
+the busiest worker's CPU seconds bound the wall time on idle cores. Medians of
+``--repeats`` runs after one warm-up run (fresh workers import numpy/scipy/streamnb on
+their first task).
 """
 
 from __future__ import annotations
@@ -57,8 +61,26 @@ def single_process(records, repeats: int) -> dict:
     texts, labels = [t for t, _ in records], [y for _, y in records]
     tokenize, features = median_time(lambda: [words(t) for t in texts], repeats)
     learn, model = median_time(lambda: MultinomialNB().learn_many(features, labels), repeats)
-    total, _ = median_time(lambda: MultinomialNB(tokenizer=words).learn_many(texts, labels), repeats)
-    return {"tokenize": tokenize, "learn": learn, "total": total, "model": model}
+    walls, cpus = [], []
+    for _ in range(repeats):  # end to end, as the cluster runs are measured
+        wall, cpu = time.perf_counter(), time.process_time()
+        MultinomialNB(tokenizer=words).learn_many(texts, labels)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return {"tokenize": tokenize, "learn": learn, "total": statistics.median(walls),
+            "cpu": statistics.median(cpus), "model": model}
+
+
+def cluster_cpu(client) -> dict[str, float]:
+    """process_time of this process, the scheduler (when it runs elsewhere) and every worker process.
+
+    A LocalCluster runs its scheduler inside this process: then "client" covers both.
+    """
+    times = {"client": time.process_time()}
+    if client.run_on_scheduler(os.getpid) != os.getpid():
+        times["scheduler"] = client.run_on_scheduler(time.process_time)
+    times.update(client.run(time.process_time))
+    return times
 
 
 def task_times(stream) -> dict[str, float]:
@@ -80,8 +102,9 @@ def cluster_runs(records, client, partitions: int, repeats: int) -> dict:
 
     size = -(-len(records) // partitions)
     parts = [records[i:i + size] for i in range(0, len(records), size)]
-    walls, scatters, breakdowns, model = [], [], [], None
+    walls, scatters, breakdowns, cpus, model = [], [], [], [], None
     for run in range(repeats + 1):
+        cpu_before = cluster_cpu(client)
         start = time.perf_counter()
         futures = client.scatter(parts)
         scattered = time.perf_counter()
@@ -90,13 +113,16 @@ def cluster_runs(records, client, partitions: int, repeats: int) -> dict:
                                       scheduler=client)
         end = time.perf_counter()
         del futures
+        cpu_after = cluster_cpu(client)
         if run:  # run 0 warms the workers up
+            cpus.append({k: cpu_after[k] - cpu_before[k] for k in cpu_before})
             walls.append(end - start)
             scatters.append(scattered - start)
             breakdowns.append(task_times(stream.data))
     keys = sorted({k for b in breakdowns for k in b})
     return {"wall": statistics.median(walls), "scatter": statistics.median(scatters),
-            "tasks": {k: statistics.median(b.get(k, 0.0) for b in breakdowns) for k in keys}, "model": model}
+            "tasks": {k: statistics.median(b.get(k, 0.0) for b in breakdowns) for k in keys},
+            "cpu": {k: statistics.median(c[k] for c in cpus) for k in cpus[0]}, "model": model}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -123,7 +149,8 @@ def main(argv: list[str] | None = None) -> None:
     size = len(pickle.dumps(reference))
     pickle_time, _ = median_time(lambda: pickle.loads(pickle.dumps(reference)), args.repeats)
     print(f"\nsingle process: {single['total']:.2f} s = {n / single['total']:,.0f} msg/s "
-          f"(tokenize {single['tokenize']:.2f} s, learn_many {single['learn']:.2f} s)")
+          f"(tokenize {single['tokenize']:.2f} s, learn_many {single['learn']:.2f} s); "
+          f"CPU {single['cpu']:.2f} s")
     print(f"final model: |V| = {reference.n_features:,}, pickled {size / 1e6:.1f} MB, "
           f"pickle round trip {pickle_time * 1000:.0f} ms")
 
@@ -155,6 +182,14 @@ def main(argv: list[str] | None = None) -> None:
             print(f"       task seconds: partitions {learn:.2f}, merges {merge:.2f}, transfers {transfer:.2f}; "
                   f"scatter {run['scatter']:.2f} s; wall not covered by worker tasks "
                   f"{max(run['wall'] - busy, 0.0):.2f} s")
+            cpu = run["cpu"]
+            workers = sorted((v for k, v in cpu.items() if k not in ("client", "scheduler")), reverse=True)
+            total = sum(cpu.values())
+            scheduler = f"scheduler {cpu['scheduler']:.2f}" if "scheduler" in cpu else "scheduler in the client"
+            print(f"       CPU seconds: client {cpu['client']:.2f}, {scheduler}, "
+                  f"workers {' + '.join(f'{w:.2f}' for w in workers)} = {total:.2f} in all "
+                  f"({total / single['cpu']:.2f}x the single process's {single['cpu']:.2f}); "
+                  f"on idle cores: >= {cpu['client'] + workers[0]:.2f} s wall")
     finally:
         client.close()
         cluster.close()

@@ -417,7 +417,12 @@ class DiscreteNB:
         other_docs = other.store.true_class_docs()
         for oc, label in enumerate(other.store.labels):
             mine = cols == oc
-            ids = self.store.vocabulary.find_or_add(other.store.vocabulary.tokens(rows[mine]))
+            if self.n_buckets is None:
+                ids = self.store.vocabulary.find_or_add(other.store.vocabulary.tokens(rows[mine]))
+            else:
+                # Same n_buckets (checked above): a bucket id means the same bucket in both
+                # models, while its name ("#417") would hash to another bucket.
+                ids = rows[mine]
             c = self.store.add_class(label)
             self._update_counts(c, ids, tokens[mine], docs[mine], float(other_docs[oc]))
         return self

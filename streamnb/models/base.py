@@ -243,7 +243,13 @@ class DiscreteNB:
             return last[3]
         features = self._features(x)
         tokens, values = self._read(features)
-        lookup = Lookup(tokens, values, self.store.vocabulary.find(tokens))
+        ids = self.store.vocabulary.find(tokens)
+        if self.n_buckets is not None and len(np.unique(ids)) < len(ids):
+            # Words sharing a bucket are one feature: their values add up.
+            ids, inverse = np.unique(ids, return_inverse=True)
+            values = np.bincount(inverse, weights=values)
+            tokens = self.store.vocabulary.tokens(ids)
+        lookup = Lookup(tokens, values, ids)
         self._last_lookup = (x, epoch, None if isinstance(x, (str, bytes)) else dict(features), lookup)
         return lookup
 
@@ -345,7 +351,10 @@ class DiscreteNB:
             tokens = np.asarray((row_weights @ learned[mine]).sum(axis=0)).ravel()
             docs = np.asarray((row_weights @ present[mine]).sum(axis=0)).ravel()
             columns = np.flatnonzero(docs)
-            ids = self.store.vocabulary.find_or_add([names[j] for j in columns])
+            if self.n_buckets is None:
+                ids = self.store.vocabulary.find_or_add([names[j] for j in columns])
+            else:
+                ids = np.asarray(names, dtype=np.int64)[columns]  # bucket ids (see _read_batch)
             c = self.store.add_class(label)
             self._update_counts(c, ids, tokens[columns], docs[columns], float(weights[mine].sum()))
         return self
@@ -389,6 +398,13 @@ class DiscreteNB:
         if len(weights) != len(labels):
             raise InvalidInputError(f"w has {len(weights)} weights but y has {len(labels)} labels")
         matrix.sum_duplicates()
+        if self.n_buckets is not None:
+            # Columns whose words share a bucket are one feature: fold them together, so a
+            # batch learns exactly what learn_one learns from each row.
+            buckets, inverse = np.unique(self.store.vocabulary.find(names), return_inverse=True)
+            fold = sp.csr_matrix((np.ones(len(names)), (np.arange(len(names)), inverse)),
+                                 shape=(len(names), len(buckets)))
+            matrix, names = (matrix @ fold).tocsr(), buckets.tolist()
         return (matrix, names), labels, weights
 
     def _documents_to_matrix(self, documents: list[Document]) -> tuple[sp.csr_matrix, list[Hashable]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
-import itertools
 import math
 import os
 import pickle

@@ -16,46 +16,28 @@ Usage::
 
     STREAMNB_SPAMASSASSIN=/path/to/spamassassin-public-corpus.tgz python examples/river_pipeline.py
     python examples/river_pipeline.py --corpus /path/to/corpus.tgz --limit 500   # a quick run
+
+The stream is in Date-header order (streamnb.datasets.load_spamassassin).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import random
 import sys
-import tarfile
 import time
 
 from river import evaluate, feature_extraction, metrics, naive_bayes
 
 from streamnb import river as streamnb_river
+from streamnb.datasets import load_spamassassin
 
-# Groups of the packaged corpus (package/data/<group>/<id>.<md5>.txt) and their labels.
-GROUP_LABELS = {"easy-ham-1": "ham", "easy-ham-2": "ham", "hard-ham-1": "ham", "spam-1": "spam", "spam-2": "spam"}
+def spamassassin_stream(corpus: str | None, limit: int | None = None) -> list[tuple[str, str]]:
+    """(raw message text, "ham"/"spam") in Date-header order, the way a filter meets its mail.
 
-
-def read_spamassassin_tgz(path: str, seed: int = 0) -> list[tuple[str, str]]:
-    """(raw message text, "ham"/"spam") for every message of the packaged .tgz, in a seeded shuffle.
-
-    A small stand-in until streamnb.datasets lands (its loader reads every layout of the
-    corpus). The archive lists groups one after the other, so the messages are shuffled with
-    a fixed seed: the stream then mixes ham and spam and is the same on every run.
+    Messages are decoded as latin-1, which maps every byte: nothing is dropped or altered.
     """
-    messages = []
-    with tarfile.open(path) as archive:
-        for member in archive:
-            parts = member.name.split("/")
-            if (member.isfile() and len(parts) == 4 and parts[:2] == ["package", "data"]
-                    and parts[2] in GROUP_LABELS and parts[3].endswith(".txt")):
-                raw = archive.extractfile(member).read()
-                # latin-1 maps every byte, so no message is dropped or altered for decoding.
-                messages.append((member.name, raw.decode("latin-1"), GROUP_LABELS[parts[2]]))
-    if not messages:
-        raise SystemExit(f"{path}: no message found under package/data/<group>/ (is it the SpamAssassin .tgz?)")
-    messages.sort()  # archive order is not guaranteed: start the shuffle from a fixed order
-    random.Random(seed).shuffle(messages)
-    return [(text, label) for _, text, label in messages]
+    messages = load_spamassassin(corpus)[:limit]
+    return [(m.raw.decode("latin-1"), m.label) for m in messages]
 
 
 def evaluate_pipeline(classifier, stream: list[tuple[str, str]]) -> tuple[float, float]:
@@ -69,14 +51,10 @@ def evaluate_pipeline(classifier, stream: list[tuple[str, str]]) -> tuple[float,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default=os.environ.get("STREAMNB_SPAMASSASSIN"),
-                        help="the SpamAssassin .tgz (default: $STREAMNB_SPAMASSASSIN)")
+    parser.add_argument("--corpus", help="the SpamAssassin corpus, folder or archive (default: $STREAMNB_SPAMASSASSIN)")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N messages of the stream")
     args = parser.parse_args(argv)
-    if not args.corpus:
-        parser.error("no corpus: set STREAMNB_SPAMASSASSIN or pass --corpus")
-
-    stream = read_spamassassin_tgz(args.corpus)[: args.limit]
+    stream = spamassassin_stream(args.corpus, args.limit)
     n_spam = sum(label == "spam" for _, label in stream)
     print(f"SpamAssassin stream: {len(stream)} messages ({len(stream) - n_spam} ham, {n_spam} spam), "
           "BagOfWords() | classifier, progressive validation")

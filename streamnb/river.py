@@ -38,10 +38,11 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
         f"streamnb.river needs the optional dependency {error.name!r} (river and pandas); "
         "install it with: pip install streamnb[river]") from error
 
-from . import models
+from . import mail, models, text
 from .errors import InvalidInputError, InvalidTypeError, describe
 
-__all__ = ["NaiveBayesClassifier", "MultinomialNB", "BernoulliNB", "TextTransformer"]
+__all__ = ["NaiveBayesClassifier", "MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB",
+           "TextTransformer", "Tokenizer", "EmailTokenizer", "OnlineTfidf"]
 
 
 # -- signatures ------------------------------------------------------------------------
@@ -306,6 +307,31 @@ class BernoulliNB(NaiveBayesClassifier):
         yield {"binarize": 0.5, "alpha": 2.0}
 
 
+class ComplementNB(NaiveBayesClassifier):
+    """streamnb's complement naive Bayes (Rennie et al. 2003) as a river classifier.
+
+    Parameters are those of ``streamnb.ComplementNB`` (alpha, norm, ...), except that
+    ``empty_documents`` defaults to ``"learn"``. With ``unseen="score"`` it scores unseen
+    words as river's ComplementNB does.
+    """
+
+    model_class = models.ComplementNB
+    positive_input = True
+    parameter_defaults = _RIVER_DEFAULTS
+
+
+class GaussianNB(NaiveBayesClassifier):
+    """streamnb's Gaussian naive Bayes (numeric features; missing features skipped) as a river classifier."""
+
+    model_class = models.GaussianNB
+
+
+class CategoricalNB(NaiveBayesClassifier):
+    """streamnb's categorical naive Bayes (categories discovered as they arrive) as a river classifier."""
+
+    model_class = models.CategoricalNB
+
+
 # -- transformers -----------------------------------------------------------------------
 
 class TextTransformer(river_base.MiniBatchTransformer):
@@ -406,3 +432,22 @@ class TextTransformer(river_base.MiniBatchTransformer):
                                shape=(len(indptr) - 1, len(columns)))
         names = pd.Index(list(columns), dtype=object, tupleize_cols=False)
         return pd.DataFrame.sparse.from_spmatrix(matrix, index=X.index, columns=names)
+
+
+class Tokenizer(TextTransformer):
+    """streamnb's fast word tokenizer as a river transformer: text -> {word: count}."""
+
+    transformer_class = text.Tokenizer
+
+
+class EmailTokenizer(TextTransformer):
+    """streamnb's email-aware tokenizer as a river transformer: raw message -> {token: count}."""
+
+    transformer_class = mail.EmailTokenizer
+
+
+class OnlineTfidf(TextTransformer):
+    """streamnb's online TF-IDF as a river transformer: {word: count} -> {word: weight}."""
+
+    transformer_class = text.OnlineTfidf
+    text_input = False

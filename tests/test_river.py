@@ -431,10 +431,10 @@ def test_multinomial_is_a_drop_in_replacement_for_river():
 def test_multinomial_drop_in_on_spamassassin():
     sys.path.insert(0, str(ROOT / "examples"))
     try:
-        from river_pipeline import read_spamassassin_tgz
+        from river_pipeline import spamassassin_stream
     finally:
         sys.path.remove(str(ROOT / "examples"))
-    stream = read_spamassassin_tgz(os.environ["STREAMNB_SPAMASSASSIN"])[:400]
+    stream = spamassassin_stream(None, limit=400)
     ours = feature_extraction.BagOfWords() | snr.MultinomialNB(unseen="score")
     theirs = feature_extraction.BagOfWords() | river_nb.MultinomialNB()
     for text, label in stream:
@@ -760,7 +760,7 @@ def text_records(n: int, seed: int):
     return [({"body": text}, label) for text, label in text_stream(n, seed=seed, vocabulary=300)]
 
 
-@pytest.mark.parametrize("adapter", [WordCounts, Tfidf])
+@pytest.mark.parametrize("adapter", [WordCounts, Tfidf, snr.Tokenizer, snr.EmailTokenizer])
 def test_transformer_adapter_river_checks(adapter, monkeypatch):
     """river's checks pass; its dataset checks run on a text stream.
 
@@ -822,6 +822,25 @@ def test_learning_transformer_is_updated_by_the_pipeline():
     assert records.transformer.n_documents == 2 and records.transform_one({"title": "x"}) == {}
     with pytest.raises(InvalidTypeError, match="mapping"):
         records.transform_one("cheap")
+
+
+def test_twcnb_as_a_river_pipeline():
+    """Tokenizer | OnlineTfidf | ComplementNB(norm=True): Rennie et al.'s TWCNB in river."""
+    from streamnb import ComplementNB, OnlineTfidf, Tokenizer
+
+    pipeline = snr.Tokenizer() | snr.OnlineTfidf() | snr.ComplementNB(norm=True, alpha=0.1)
+    tokenizer, tfidf = Tokenizer(), OnlineTfidf()
+    reference = ComplementNB(norm=True, alpha=0.1, empty_documents="learn")  # the adapter default
+    for text, label in text_stream(200, seed=21):
+        counts = tokenizer(text)
+        if reference.classes:
+            tfidf_view = tfidf.transform_one(counts)
+            got = pipeline.predict_proba_one(text)
+            assert_proba_close(got, reference.predict_proba_one(tfidf_view), 1e-12)
+        pipeline.learn_one(text, label)
+        tfidf.learn_one(counts)
+        reference.learn_one(tfidf.transform_one(counts), label)
+    assert pipeline["OnlineTfidf"].transformer.n_docs == 200
 
 
 # -- the example --------------------------------------------------------------------------

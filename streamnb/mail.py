@@ -85,7 +85,12 @@ DEFAULT_WORD_HEADERS = (
 # than what the sender sent. In the SpamAssassin corpus they differ between the ham and spam
 # folders for archival reasons (e.g. X-Keywords on 31% of spam and 1% of ham, Delivery-Date on
 # 28% vs 4%, X-MailScanner on 9% of ham only), so a model using them would learn the corpus,
-# not spam. A trailing "*" matches a prefix.
+# not spam. A trailing "*" matches a prefix. X-Authentication-Warning and X-MIME-Autoconverted
+# are notes written by the relays a message passes through, the collecting host among them
+# (143 corpus messages were converted "by dogma.slashnull.org", the collector's own relay), so
+# they are trace headers like Received and are ignored. Dropping them is a matter of
+# principle, not of score: on the Date-ordered stream (binary multinomial, alpha 0.01) the
+# (1-AUC)% went from 0.4718 to 0.4714 and no prediction changed at the default decision.
 DEFAULT_IGNORED_HEADERS = (
     "received",
     "return-path",
@@ -103,6 +108,8 @@ DEFAULT_IGNORED_HEADERS = (
     "x-spam-*",
     "x-mailscanner*",
     "x-virus-*",
+    "x-authentication-warning",
+    "x-mime-autoconverted",
 )
 
 # Charsets that are declared as ASCII but, in real mail, very often carry 8-bit text: treat

@@ -760,6 +760,7 @@ class EmailTfidf:
         self.body_mass = _check_mass("body_mass", body_mass)
         self.field_mass = _check_mass("field_mass", field_mass)
         self.tfidf = OnlineTfidf(tf="log1p", norm=None)
+        self.version = 0  # bumped by every learn/unlearn: weights computed earlier are stale
 
     def get_params(self) -> dict[str, Any]:
         """Settings as JSON-serialisable values; ``EmailTfidf(**w.get_params())`` is an empty twin."""
@@ -777,10 +778,12 @@ class EmailTfidf:
     def learn_one(self, features: Mapping[str, float]) -> None:
         """Count one message's features in the document frequencies."""
         self.tfidf.learn_one(features)
+        self.version += 1
 
     def unlearn_one(self, features: Mapping[str, float]) -> None:
         """Exact inverse of :meth:`learn_one`."""
         self.tfidf.unlearn_one(features)
+        self.version += 1
 
     def transform_one(self, features: Mapping[str, float]) -> dict[str, float]:
         """Weights of one message's features (see the class docstring); {} for no features."""
@@ -909,15 +912,15 @@ class EmailPipeline:
     def _transform(self, raw: bytes | str) -> tuple[dict[str, int], dict[str, float]]:
         """(features, weights) of a message, reusing the last message's work when possible."""
         last = self._last
-        n_docs = self.weights.n_docs
+        version = self.weights.version
         if last is not None and type(last[0]) is type(raw) and last[0] == raw:
-            if last[1] == n_docs:
+            if last[1] == version:
                 return last[2], last[3]
             features = last[2]
         else:
             features = self.tokenizer(raw)
         weights = self.weights.transform_one(features)
-        self._last = (raw, n_docs, features, weights)
+        self._last = (raw, version, features, weights)
         return features, weights
 
     @property

@@ -228,6 +228,17 @@ def test_a_message_is_tokenized_once_per_predict_then_learn():
     assert CountingTokenizer.calls == len(STREAM)
 
 
+def test_weights_changed_behind_the_pipeline_are_noticed():
+    pipeline = EmailPipeline()
+    for raw, label in STREAM[:3]:
+        pipeline.learn_one(raw, label)
+    before = pipeline.predict_log_proba_one(SPAM)
+    pipeline.weights.unlearn_one(pipeline.tokenizer(HAM))
+    pipeline.weights.learn_one(pipeline.tokenizer(SPAM))  # as many messages, other frequencies
+    fresh = pipeline.model.predict_log_proba_one(pipeline.weights.transform_one(pipeline.tokenizer(SPAM)))
+    assert pipeline.predict_log_proba_one(SPAM) == fresh != before
+
+
 def test_untrained_and_empty_messages():
     pipeline = EmailPipeline()
     assert pipeline.predict_proba_one(SPAM) == {} and pipeline.predict_one(SPAM) is None

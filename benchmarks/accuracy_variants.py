@@ -51,7 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from streamnb import BernoulliNB, MultinomialNB  # noqa: E402
 from streamnb.datasets import load_spamassassin  # noqa: E402
 from streamnb.evaluate import progressive_evaluate, roc_auc  # noqa: E402
-from streamnb.mail import EmailPipeline, EmailTfidf, EmailTokenizer, ParsedMessage, parse_message  # noqa: E402
+from streamnb.email_pipeline import EmailPipeline, EmailTfidf
+from streamnb.mail import EmailTokenizer, ParsedMessage, parse_message  # noqa: E402
 from streamnb.text import OnlineTfidf  # noqa: E402
 
 QUICK_MESSAGES = 1000

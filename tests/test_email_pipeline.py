@@ -10,7 +10,8 @@ import pytest
 
 from streamnb import MultinomialNB
 from streamnb.errors import InvalidInputError, InvalidParameterError, InvalidTypeError
-from streamnb.mail import EmailPipeline, EmailTfidf, EmailTokenizer
+from streamnb.email_pipeline import EmailPipeline, EmailTfidf
+from streamnb.mail import EmailTokenizer
 from streamnb.text import OnlineTfidf
 
 SPAM = b"""\

@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CORPUS ?= $(wildcard ../shared/data/spamassassin-public-corpus.tgz)
 export STREAMNB_SPAMASSASSIN ?= $(if $(CORPUS),$(abspath $(CORPUS)),)
 
-.PHONY: demo test bench bench-smoke clean
+.PHONY: demo test bench clean
 
 $(VENV)/.installed-%: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,8 +13,8 @@ $(VENV)/.installed-%: pyproject.toml
 	$(PY) -m pip install --quiet -e ".[$*]"
 	touch $@
 
-demo: $(VENV)/.installed-river,plots
-	$(PY) examples/stream_spamassassin.py
+demo: $(VENV)/.installed-plots
+	$(VENV)/bin/streamnb demo --out demo-output
 
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest -q

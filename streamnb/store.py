@@ -31,13 +31,17 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Union
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, describe
+from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, ModelFormatError, describe
 
 Label = Union[str, int, bool]
+
+# Below this global scale the stored counts (true / scale) are folded back (``rescale``):
+# 1e-200 leaves ~1e100 of headroom before stored counts could overflow a float64.
+MIN_SCALE = 1e-200
 
 # Residues smaller than this fraction of the amount subtracted are rounding noise from
 # fractional weights (0.1 + 0.2 - 0.2 != 0.1); they are snapped to an exact zero so that
@@ -320,13 +324,36 @@ class HashCells:
         return self.keys.nbytes + self.tokens.nbytes + self.docs.nbytes
 
 
+class Prepared(NamedTuple):
+    """A checked change of one class's counts (stored units), ready for ``CountStore.commit``."""
+
+    c: int
+    ids: np.ndarray
+    old_tokens: np.ndarray
+    old_docs: np.ndarray
+    new_tokens: np.ndarray
+    new_docs: np.ndarray
+    class_docs: float
+    class_tokens: float
+    class_cells: int
+    removes: bool  # some delta is negative: features may leave V
+
+
 class CountStore:
     """Vocabulary, classes and count tables of one naive Bayes model.
 
     ``update`` is the only way counts change (learn, unlearn, merge all call it) and it is
-    all-or-nothing: it checks that no count would go negative before touching anything.
+    all-or-nothing: ``prepare`` checks the change and computes the new counts without
+    touching anything (no count may go negative), then ``commit`` writes them.
     ``drop_features`` removes whole features (pruning), taking their counts out of the
-    class totals too.
+    class totals too. ``decay`` multiplies every count by a factor in O(1).
+
+    Besides the counts, the store keeps per class the number of nonzero cells (an exact
+    integer: a class whose last document is unlearned must have no cell left, and then
+    T_c is exactly 0), and per feature two document stamps on the ``n_learned`` clock:
+    ``born`` (when the feature last entered V) and ``last_seen`` (the last learned document
+    containing it), used by expiry and by unlearning documents some of whose features
+    have been pruned since.
     """
 
     def __init__(self, n_buckets: int | None = None, dense_max_classes: int = 32,
@@ -339,8 +366,13 @@ class CountStore:
         self._class_index: dict[Label, int] = {}
         self.class_docs = np.zeros(0)
         self.class_tokens = np.zeros(0)
+        self.class_cells = np.zeros(0, dtype=np.int64)
         self.alive = np.zeros(64, dtype=bool)
+        self.born = np.zeros(64, dtype=np.int64)
+        self.last_seen = np.zeros(64, dtype=np.int64)
         self.n_features = 0
+        # Documents learned so far: the clock of the feature stamps (the model advances it).
+        self.n_learned = 0
         self.cells: DenseCells | HashCells = DenseCells()
         self.scale = 1.0
         # Per class: {stored D_cf value: number of features with that value} over the
@@ -368,6 +400,7 @@ class CountStore:
         self._class_index[label] = c
         self.class_docs = np.append(self.class_docs, 0.0)
         self.class_tokens = np.append(self.class_tokens, 0.0)
+        self.class_cells = np.append(self.class_cells, 0)
         self.class_version.append(0)
         if self.doc_histogram is not None:
             self.doc_histogram.append({})
@@ -394,38 +427,70 @@ class CountStore:
         """Add true-count deltas to class c: cells of ``ids`` (distinct), and N_c.
 
         Negative deltas unlearn. Raises InvalidInputError, changing nothing, when a count
-        would become negative (unlearning what was never learned).
+        would become negative (unlearning what was never learned); see ``prepare``.
+        """
+        self.commit(self.prepare(c, ids, token_delta, doc_delta, docs_delta))
+
+    def prepare(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray,
+                docs_delta: float) -> Prepared:
+        """Check an update of class c and compute its new counts; changes no count.
+
+        Raises InvalidInputError when a count would become negative or overflow, or when
+        class c would be left with no documents but with feature counts (the documents
+        removed are not the ones that were learned as c).
         """
         scale = self.scale
         # Making room is not a change of state: it is safe even if we raise below.
         self.cells.reserve(self.vocabulary.capacity, self.n_classes)
-        self._grow_alive()
+        self._grow_rows()
         old_tokens, old_docs = self.cells.gather_class(ids, c)
         new_tokens = _settle(old_tokens, token_delta / scale)
         new_docs = _settle(old_docs, doc_delta / scale)
         new_class_docs = _settle(self.class_docs[c], docs_delta / scale)
         new_class_tokens = _settle(self.class_tokens[c], token_delta.sum() / scale)
+        label = self.labels[c]
+        if not (np.isfinite(new_tokens).all() and np.isfinite(new_docs).all()
+                and np.isfinite(new_class_docs) and np.isfinite(new_class_tokens)):
+            raise InvalidInputError(f"counts of class {label!r} would overflow: weight x value is too large")
         if (new_tokens < 0).any() or (new_docs < 0).any():
             bad = ids[(new_tokens < 0) | (new_docs < 0)][:3]
             raise InvalidInputError(
-                f"counts of feature(s) {self.vocabulary.tokens(bad)!r} in class {self.labels[c]!r} "
+                f"counts of feature(s) {self.vocabulary.tokens(bad)!r} in class {label!r} "
                 "would become negative: they were never learned with that much weight")
         if new_class_docs < 0:
             raise InvalidInputError(
-                f"class {self.labels[c]!r} has {self.class_docs[c] * scale:g} documents; cannot remove {-docs_delta:g}")
+                f"class {label!r} has {self.class_docs[c] * scale:g} documents; cannot remove {-docs_delta:g}")
+        was = (old_tokens != 0) | (old_docs != 0)
+        now = (new_tokens != 0) | (new_docs != 0)
+        cells = int(self.class_cells[c] + now.sum() - was.sum())
+        if cells == 0:
+            new_class_tokens = 0.0  # T_c is a sum over no cell: drop any rounding residue
+        elif new_class_docs == 0:
+            raise InvalidInputError(
+                f"class {label!r} would have no documents left but still {cells} feature count(s): "
+                f"the documents removed are not the ones that were learned as {label!r}")
+        removes = bool((token_delta < 0).any() or (doc_delta < 0).any() or docs_delta < 0)
+        return Prepared(c, ids, old_tokens, old_docs, new_tokens, new_docs, float(new_class_docs),
+                        max(float(new_class_tokens), 0.0), cells, removes)
 
-        self.cells.put_class(ids, c, new_tokens, new_docs)
-        self.class_docs[c] = new_class_docs
-        self.class_tokens[c] = max(new_class_tokens, 0.0)
+    def commit(self, change: Prepared) -> None:
+        """Write a change checked by ``prepare``; features born get stamp ``n_learned``."""
+        c, ids = change.c, change.ids
+        self.cells.put_class(ids, c, change.new_tokens, change.new_docs)
+        self.class_docs[c] = change.class_docs
+        self.class_tokens[c] = change.class_tokens
+        self.class_cells[c] = change.class_cells
         self.class_version[c] += 1
         if self.doc_histogram is not None:
-            _move_in_histogram(self.doc_histogram[c], old_docs, new_docs)
+            _move_in_histogram(self.doc_histogram[c], change.old_docs, change.new_docs)
 
-        born = ~self.alive[ids] & ((new_tokens != 0) | (new_docs != 0))
+        born = ~self.alive[ids] & ((change.new_tokens != 0) | (change.new_docs != 0))
         if born.any():
             self.alive[ids[born]] = True
             self.n_features += int(born.sum())
-        if (token_delta < 0).any() or (doc_delta < 0).any():
+            self.born[ids[born]] = self.n_learned
+        self.last_seen[ids[change.new_docs > change.old_docs]] = self.n_learned
+        if change.removes:
             self._bury(ids[self.alive[ids]])
 
     def _bury(self, ids: np.ndarray) -> None:
@@ -444,23 +509,30 @@ class CountStore:
         if not len(ids):
             return
         tokens, docs = self.cells.gather(ids, self.n_classes)
-        self.class_tokens = np.maximum(self.class_tokens - tokens.sum(axis=0), 0.0)
+        nonzero = (tokens != 0) | (docs != 0)
+        self.class_cells = self.class_cells - nonzero.sum(axis=0)
+        self.class_tokens = np.where(self.class_cells == 0, 0.0,
+                                     np.maximum(self.class_tokens - tokens.sum(axis=0), 0.0))
         if self.doc_histogram is not None:
             for c in range(self.n_classes):
                 _move_in_histogram(self.doc_histogram[c], docs[:, c], np.zeros(len(ids)))
-        for c in np.flatnonzero(tokens.any(axis=0) | docs.any(axis=0)):
+        for c in np.flatnonzero(nonzero.any(axis=0)):
             self.class_version[c] += 1
         self.cells.clear_rows(ids)
         self.alive[ids] = False
         self.n_features -= len(ids)
         self.vocabulary.remove(ids.tolist())
 
-    def _grow_alive(self) -> None:
+    def _grow_rows(self) -> None:
+        """Make the per-feature arrays (alive, stamps) cover every id handed out."""
         capacity = self.vocabulary.capacity
         if capacity > len(self.alive):
-            grown = np.zeros(max(capacity, 2 * len(self.alive)), dtype=bool)
-            grown[: len(self.alive)] = self.alive
-            self.alive = grown
+            size = max(capacity, 2 * len(self.alive))
+            for name in ("alive", "born", "last_seen"):
+                old = getattr(self, name)
+                grown = np.zeros(size, dtype=old.dtype)
+                grown[: len(old)] = old
+                setattr(self, name, grown)
 
     def nonzero(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every nonzero cell as true counts: (feature ids, class ids, tokens, docs)."""
@@ -476,24 +548,172 @@ class CountStore:
         """Ids of the features in V, ascending."""
         return np.flatnonzero(self.alive[: self.vocabulary.capacity])
 
+    # -- forgetting ------------------------------------------------------------------
+    def decay(self, factor: float) -> None:
+        """Multiply every count by ``factor`` (0 <= factor <= 1) in O(1).
+
+        Only the global scale changes (true = stored * scale). When it falls below
+        MIN_SCALE the scale is folded into the stored counts (``rescale``, O(cells)); with
+        factor gamma per document that happens once every log(MIN_SCALE)/log(gamma)
+        documents, so the amortised cost per document stays O(1).
+        """
+        if not 0.0 <= factor <= 1.0:
+            raise InvalidParameterError(f"decay factor must be in [0, 1], got {describe(factor)}")
+        self.scale *= factor
+        if self.scale < MIN_SCALE:
+            self.rescale()
+
     def rescale(self) -> None:
-        """Fold the global scale into the stored counts (O(cells); keeps floats in range)."""
+        """Fold the global scale into the stored counts (O(cells); keeps floats in range).
+
+        Counts that underflow to zero are gone: a feature left with no nonzero cell leaves
+        V, and a class whose N_c underflows loses its cells too.
+        """
         if self.scale == 1.0:
             return
         rows, cols, tokens, docs = self.nonzero()
         scale, self.scale = self.scale, 1.0
         self.class_docs = self.class_docs * scale
         self.class_tokens = self.class_tokens * scale
+        emptied = self.class_docs[cols] == 0
+        tokens[emptied], docs[emptied] = 0.0, 0.0
         for c in range(self.n_classes):
             mine = cols == c
             self.cells.put_class(rows[mine], c, tokens[mine], docs[mine])
             self.class_version[c] += 1
+        live = (tokens != 0) | (docs != 0)
+        self.class_cells = np.bincount(cols[live], minlength=self.n_classes).astype(np.int64)
+        self.class_tokens[self.class_cells == 0] = 0.0
         if self.doc_histogram is not None:
             self.doc_histogram = [_histogram(docs[cols == c]) for c in range(self.n_classes)]
+        self._bury(np.unique(rows[~live]))
 
+    # -- persistence -----------------------------------------------------------------
+    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, dict[str, np.ndarray]]:
+        """The whole state as (scalars, feature tokens, named arrays), for persistence.
+
+        Features are renumbered 0..|V|-1 in id order; cells refer to those positions and
+        hold stored values (true = stored * scale), so a restored store is bit-identical in
+        every count. With hashing the tokens are None and ``feature_bucket`` gives the ids.
+        """
+        ids = self.feature_ids()
+        position = np.full(self.vocabulary.capacity, -1, dtype=np.int64)
+        position[ids] = np.arange(len(ids))
+        rows, cols, tokens, docs = self.cells.nonzero(self.vocabulary.capacity, self.n_classes)
+        arrays = {
+            "class_docs": self.class_docs.astype(np.float64),
+            "class_tokens": self.class_tokens.astype(np.float64),
+            "cell_feature": position[rows].astype(np.int64),
+            "cell_class": np.asarray(cols, dtype=np.int64),
+            "cell_tokens": np.asarray(tokens, dtype=np.float64),
+            "cell_docs": np.asarray(docs, dtype=np.float64),
+            "feature_born": self.born[ids].astype(np.int64),
+            "feature_last_seen": self.last_seen[ids].astype(np.int64),
+        }
+        scalars = {"labels": list(self.labels), "scale": self.scale, "n_learned": self.n_learned}
+        if self.vocabulary.n_buckets is not None:
+            arrays["feature_bucket"] = ids.astype(np.int64)
+            return scalars, None, arrays
+        return scalars, self.vocabulary.tokens(ids), arrays
+
+    @classmethod
+    def restore(cls, scalars: dict[str, Any], tokens: list[Hashable] | None, arrays: dict[str, np.ndarray], *,
+                n_buckets: int | None, dense_max_classes: int, doc_histogram: bool) -> "CountStore":
+        """A store rebuilt from ``export``'s output, every value checked first.
+
+        Raises ModelFormatError naming the first inconsistency (wrong shape, non-finite or
+        negative count, index out of range, duplicate, a feature without counts ...).
+        """
+        store = cls(n_buckets=n_buckets, dense_max_classes=dense_max_classes, doc_histogram=doc_histogram)
+        labels, scale, n_learned = scalars["labels"], scalars["scale"], scalars["n_learned"]
+        _require(isinstance(labels, list), f"labels must be a list, got {describe(labels)}")
+        checked = []
+        for label in labels:
+            _require(isinstance(label, (str, int, bool)), f"class label {describe(label)} is not a str, int or bool")
+            checked.append(check_label(label))
+        _require(len(set(checked)) == len(checked), f"duplicate class labels in {checked!r}")
+        _require(isinstance(scale, float) and MIN_SCALE <= scale <= 1.0,
+                 f"scale must be a float in [{MIN_SCALE:g}, 1], got {describe(scale)}")
+        _require(isinstance(n_learned, int) and not isinstance(n_learned, bool) and n_learned >= 0,
+                 f"n_learned must be an int >= 0, got {describe(n_learned)}")
+        k = len(checked)
+        if n_buckets is None:
+            _require(isinstance(tokens, list), "the vocabulary tokens are missing")
+            n = len(tokens)
+            try:
+                distinct = len(set(tokens)) == n
+            except TypeError:
+                distinct = False
+            _require(distinct, "vocabulary tokens must be distinct and hashable")
+        else:
+            buckets = _array(arrays, "feature_bucket", np.int64, None)
+            n = len(buckets)
+            _require(((buckets >= 0) & (buckets < n_buckets)).all(), f"feature buckets must be in [0, {n_buckets})")
+            _require(len(np.unique(buckets)) == n, "feature buckets must be distinct")
+        class_docs = _counts(arrays, "class_docs", (k,))
+        class_tokens = _counts(arrays, "class_tokens", (k,))
+        feature = _array(arrays, "cell_feature", np.int64, None)
+        m = len(feature)
+        klass = _array(arrays, "cell_class", np.int64, (m,))
+        cell_tokens = _counts(arrays, "cell_tokens", (m,))
+        cell_docs = _counts(arrays, "cell_docs", (m,))
+        born = _array(arrays, "feature_born", np.int64, (n,))
+        last_seen = _array(arrays, "feature_last_seen", np.int64, (n,))
+        _require(((feature >= 0) & (feature < n)).all(), f"cell features must be in [0, {n})")
+        _require(((klass >= 0) & (klass < k)).all(), f"cell classes must be in [0, {k})")
+        _require(len(np.unique(feature * max(k, 1) + klass)) == m, "duplicate (feature, class) cells")
+        _require(((cell_tokens != 0) | (cell_docs != 0)).all(), "a stored cell has no count")
+        _require((np.bincount(feature, minlength=n) > 0).all(), "a vocabulary feature has no count")
+        for name, stamps in (("born", born), ("last_seen", last_seen)):
+            _require(((stamps >= 0) & (stamps <= n_learned)).all(), f"feature {name} stamps must be in [0, {n_learned}]")
+        class_cells = np.bincount(klass, minlength=k).astype(np.int64)
+        _require(not ((class_docs == 0) & (class_cells > 0)).any(), "a class with no documents has feature counts")
+        _require(not ((class_cells == 0) & (class_tokens != 0)).any(), "a class with no feature counts has T_c != 0")
+
+        for label in checked:
+            store.add_class(label)
+        ids = store.vocabulary.find_or_add(tokens) if n_buckets is None else buckets
+        store.cells.reserve(store.vocabulary.capacity, k)
+        store._grow_rows()
+        for c in range(k):
+            mine = klass == c
+            store.cells.put_class(ids[feature[mine]], c, cell_tokens[mine], cell_docs[mine])
+        store.class_docs, store.class_tokens, store.class_cells = class_docs.copy(), class_tokens.copy(), class_cells
+        store.alive[ids] = True
+        store.n_features = n
+        store.born[ids], store.last_seen[ids] = born, last_seen
+        store.scale, store.n_learned = scale, n_learned
+        if store.doc_histogram is not None:
+            store.doc_histogram = [_histogram(cell_docs[klass == c]) for c in range(k)]
+        return store
     def nbytes(self) -> int:
         """Bytes of the numpy arrays (the Python vocabulary dict is not counted here)."""
-        return self.cells.nbytes() + self.alive.nbytes + self.class_docs.nbytes + self.class_tokens.nbytes
+        return (self.cells.nbytes() + self.alive.nbytes + self.born.nbytes + self.last_seen.nbytes
+                + self.class_docs.nbytes + self.class_tokens.nbytes)
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ModelFormatError(message)
+
+
+def _array(arrays: dict[str, np.ndarray], name: str, dtype: type, shape: tuple[int, ...] | None) -> np.ndarray:
+    """arrays[name], checked to be 1-d of the given dtype (and shape)."""
+    _require(name in arrays, f"array {name!r} is missing")
+    array = arrays[name]
+    _require(isinstance(array, np.ndarray) and array.dtype == dtype and array.ndim == 1,
+             f"array {name!r} must be 1-d {np.dtype(dtype).name}, got {getattr(array, 'dtype', type(array))} "
+             f"of shape {getattr(array, 'shape', '?')}")
+    _require(shape is None or array.shape == shape, f"array {name!r} must have shape {shape}, got {array.shape}")
+    return array
+
+
+def _counts(arrays: dict[str, np.ndarray], name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A float64 count array: finite and >= 0."""
+    array = _array(arrays, name, np.float64, shape)
+    _require(bool(np.isfinite(array).all()), f"array {name!r} holds non-finite counts")
+    _require(bool((array >= 0).all()), f"array {name!r} holds negative counts")
+    return array
 
 
 def _settle(old, delta):

@@ -5,7 +5,9 @@ of those N documents. See DESIGN.md for the formulas and invariants.
 """
 
 from . import errors
+from .merging import merge
 from .models import BernoulliNB, MultinomialNB
+from .persist import load
 
-__all__ = ["MultinomialNB", "BernoulliNB", "errors"]
+__all__ = ["MultinomialNB", "BernoulliNB", "errors", "load", "merge"]
 __version__ = "0.1.0"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..persist import register_model
 from .base import DiscreteNB, Encoded, LogLinear
 
 
+@register_model
 class MultinomialNB(DiscreteNB):
     """Multinomial naive Bayes over a growing vocabulary.
 

@@ -42,6 +42,9 @@ Label = Union[str, int, bool]
 # Below this global scale the stored counts (true / scale) are folded back (``rescale``):
 # 1e-200 leaves ~1e100 of headroom before stored counts could overflow a float64.
 MIN_SCALE = 1e-200
+# Class totals may not grow past this (stored units): every cell is at most its class total
+# (T_cf <= T_c, D_cf <= N_c), so no count can reach float64 overflow (1.8e308).
+MAX_STORED = 1e300
 
 # Residues smaller than this fraction of the amount subtracted are rounding noise from
 # fractional weights (0.1 + 0.2 - 0.2 != 0.1); they are snapped to an exact zero so that
@@ -547,6 +550,22 @@ class CountStore:
     def feature_ids(self) -> np.ndarray:
         """Ids of the features in V, ascending."""
         return np.flatnonzero(self.alive[: self.vocabulary.capacity])
+
+    def check_room(self, c: int | None, token_sum: float, docs_sum: float, factor: float = 1.0) -> None:
+        """Refuse, before anything changes, an addition to class c (None: a new class) that
+        would overflow: its totals after ``decay(factor)`` and the addition must stay below
+        MAX_STORED. O(1); since cells never exceed their class totals, none can overflow."""
+        scale, kept = self.scale * factor, 1.0
+        if scale < MIN_SCALE:  # decay will fold the scale into the counts first
+            kept, scale = self.scale * factor, 1.0
+        old_tokens = 0.0 if c is None else float(self.class_tokens[c]) * kept
+        old_docs = 0.0 if c is None else float(self.class_docs[c]) * kept
+        with np.errstate(over="ignore"):
+            tokens, docs = old_tokens + token_sum / scale, old_docs + docs_sum / scale
+        if not (tokens < MAX_STORED and docs < MAX_STORED):
+            label = "a new class" if c is None else f"class {self.labels[c]!r}"
+            raise InvalidInputError(f"counts of {label} would overflow (weight x values too large: "
+                                    f"{token_sum:g} tokens, {docs_sum:g} documents)")
 
     # -- forgetting ------------------------------------------------------------------
     def decay(self, factor: float) -> None:

@@ -221,18 +221,22 @@ class DiscreteNB:
             exponent = exponent + seconds_ago / self.half_life_seconds
         return 2.0 ** -exponent
 
+    def _clock_after(self, n_docs: int, t: float | None) -> tuple[float, float | None]:
+        """(decay factor, latest timestamp) after n_docs more documents, the last at time t; pure."""
+        seconds, last_t = 0.0, self.last_t
+        if t is not None:
+            if last_t is None:
+                last_t = t
+            elif t > last_t:
+                seconds, last_t = t - last_t, t
+        return self._forgetting(n_docs, seconds), last_t
+
     def _advance_clock(self, n_docs: int, t: float | None) -> None:
         """Move the clocks on by n_docs documents and to time t (if later); all counts age.
 
         The ageing is one multiplication of the store's global scale (``CountStore.decay``).
         """
-        seconds = 0.0
-        if t is not None:
-            if self.last_t is None:
-                self.last_t = t
-            elif t > self.last_t:
-                seconds, self.last_t = t - self.last_t, t
-        factor = self._forgetting(n_docs, seconds)
+        factor, self.last_t = self._clock_after(n_docs, t)
         if factor != 1.0:
             self.store.decay(factor)
         self.store.n_learned += n_docs
@@ -351,7 +355,11 @@ class DiscreteNB:
                 return self  # known message, same label: skip even the tokenizer
         tokens, values = self._present_features(x)
         self._check_class_allowed(label)
-        self._check_learnable(values, weight)
+        factor, last_t = self._clock_after(1, when)
+        aged = weight * self._forgetting(0, 0.0 if when is None else last_t - when)  # an older timestamp
+        with np.errstate(over="ignore"):  # an overflow is refused by check_room
+            token_sum = aged * float(values.sum())
+        self.store.check_room(self.store.class_id(label), token_sum, aged, factor)
         if self._ledger is not None:
             fingerprint = fingerprint or features_fingerprint(tokens, values)
             entry = self._ledger.get(fingerprint)
@@ -360,7 +368,7 @@ class DiscreteNB:
                     return self
                 # The message moves to another class: first take out what it still weighs.
                 self._remove(self._removal(tokens, values, entry.label, entry.weight, entry.learned_at, entry.t))
-        self._learn(label, tokens, values, weight, when)
+        self._learn(label, tokens, values, aged, when)
         if self._ledger is not None:
             self._ledger.record(fingerprint, Entry(label, weight, self.store.n_learned, when))
         self._maybe_prune()
@@ -408,16 +416,11 @@ class DiscreteNB:
             values = values[present]
         return tokens, self._learned_values(values)
 
-    def _check_learnable(self, values: np.ndarray, weight: float) -> None:
-        """Refuse, before anything changes, a document whose stored counts would overflow."""
-        if not math.isfinite(weight / self.store.scale * float(values.sum())):
-            raise InvalidInputError(f"weight {weight!r} x feature values is too large to count")
-
     def _learn(self, label: Label, tokens: list[Hashable], values: np.ndarray, weight: float,
                when: float | None) -> None:
-        """Advance the clocks by one document, then add it (an old timestamp weighs less)."""
+        """Advance the clocks by one document (at time ``when``), then add it with ``weight``
+        (already reduced for an old timestamp). The caller has checked everything."""
         self._advance_clock(1, when)
-        weight *= self._forgetting(0, self._seconds_ago(when))
         if weight == 0.0:
             return  # so old that nothing of it is left
         store = self.store
@@ -480,8 +483,22 @@ class DiscreteNB:
             raise InvalidInputError(f"empty document at row {int(empty[0])}: no feature above the threshold")
         learned = matrix.multiply(present).tocsr()
         learned.data = self._learned_values(learned.data)
-        for row in range(len(labels)):
-            self._check_learnable(learned.data[learned.indptr[row]:learned.indptr[row + 1]], float(weights[row]))
+        store = self.store
+        n, n0 = len(labels), store.n_learned
+        factor, last_t = self._clock_after(n, None if times is None else float(times.max()))
+        ages = (n - 1 - np.arange(n)).astype(float)
+        aged = weights * self._forgetting(ages, 0.0 if times is None else last_t - times)
+        groups: dict[Label, list[int]] = {}
+        for row, label in enumerate(labels):
+            groups.setdefault(label, []).append(row)
+        sums = {}
+        for label, mine in groups.items():
+            row_weights = sp.diags(aged[mine])
+            with np.errstate(over="ignore"):  # an overflow is refused by check_room
+                sums[label] = (np.asarray((row_weights @ learned[mine]).sum(axis=0)).ravel(),
+                               np.asarray((row_weights @ present[mine]).sum(axis=0)).ravel(), float(aged[mine].sum()))
+                token_sum = float(sums[label][0].sum())
+            store.check_room(store.class_id(label), token_sum, sums[label][2], factor)
         if self._ledger is not None:
             for row, label in enumerate(labels):
                 document = X[row] if not sp.issparse(X) else dict(
@@ -490,24 +507,16 @@ class DiscreteNB:
                 self.learn_one(document, label, float(weights[row]), t=None if times is None else float(times[row]))
             return self
 
-        store = self.store
-        n, n0 = len(labels), store.n_learned
         self._advance_clock(n, None if times is None else float(times.max()))
-        ages = (n - 1 - np.arange(n)).astype(float)
-        weights = weights * self._forgetting(ages, 0.0 if times is None else self.last_t - times)
-        groups: dict[Label, list[int]] = {}
-        for row, label in enumerate(labels):
-            groups.setdefault(label, []).append(row)
         store.n_learned = n0 + 1  # features born in this batch get the stamp of its first row
         try:
-            for label, mine in groups.items():
-                row_weights = sp.diags(weights[mine])
-                tokens = np.asarray((row_weights @ learned[mine]).sum(axis=0)).ravel()
-                docs = np.asarray((row_weights @ present[mine]).sum(axis=0)).ravel()
+            for label, (tokens, docs, total) in sums.items():
+                if total == 0.0:
+                    continue  # rows so old that nothing of them is left
                 columns = np.flatnonzero(docs)
                 ids = store.vocabulary.find_or_add([names[j] for j in columns])
                 c = store.add_class(label)
-                self._update_counts(c, ids, tokens[columns], docs[columns], float(weights[mine].sum()))
+                self._update_counts(c, ids, tokens[columns], docs[columns], total)
         finally:
             store.n_learned = n0 + n
         # last_seen: the stamp of the last row holding each feature.
@@ -632,15 +641,14 @@ class DiscreteNB:
         other_entries = list(other._ledger.items()) if other._ledger is not None else []
 
         n0 = store.n_learned
-        own_seconds = their_seconds = 0.0
-        if self.half_life_seconds is not None and other_t is not None:
-            if self.last_t is None or other_t >= self.last_t:
-                own_seconds = 0.0 if self.last_t is None else other_t - self.last_t
-                self.last_t = other_t
-            else:
-                their_seconds = self.last_t - other_t
-        own_factor = self._forgetting(other_n, own_seconds)
-        their_factor = self._forgetting(0, their_seconds)
+        # Other's documents come after self's; in time, both sides age to the later clock.
+        own_factor, last_t = self._clock_after(other_n, other_t if self.half_life_seconds is not None else None)
+        their_factor = self._forgetting(0, 0.0 if other_t is None or last_t is None else last_t - other_t)
+        other_tokens = theirs.true_class_tokens()
+        for oc, label in enumerate(other_labels):
+            store.check_room(store.class_id(label), float(their_factor * other_tokens[oc]),
+                             float(their_factor * other_docs[oc]), own_factor)
+        self.last_t = last_t
         if own_factor != 1.0:
             store.decay(own_factor)
         store.n_learned = n0 + other_n

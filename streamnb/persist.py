@@ -25,11 +25,14 @@ A zip archive, every member stored uncompressed:
   before anything is parsed, and a file claiming another version is refused by name.
 
 What a DiscreteNB model stores (its ``_state`` / ``_from_state`` hooks): the constructor
-params, the class labels, the vocabulary tokens in id order (or hash-bucket ids), the
-global ``scale`` and clocks, and the arrays ``class_docs``, ``class_tokens`` (per class),
-``cell_feature``, ``cell_class``, ``cell_tokens``, ``cell_docs`` (the nonzero cells, stored
-units: true count = stored * scale), ``feature_born``, ``feature_last_seen`` and the
-``ledger_*`` arrays.
+params, the class labels, the vocabulary tokens, the global ``scale`` and the clocks, and
+the arrays ``class_docs``, ``class_tokens`` (per class, stored units: true count = stored *
+scale), ``cell_feature``, ``cell_class``, ``cell_tokens``, ``cell_docs`` (the nonzero
+cells), ``feature_id`` (the id of each token; hash buckets for hashed models), ``free_id``
+(ids free for reuse), ``feature_born``, ``feature_last_seen`` (document stamps) and the
+``ledger_fingerprint`` (16 bytes per entry), ``ledger_class``, ``ledger_weight``,
+``ledger_learned_at``, ``ledger_t`` arrays. Ids are kept, so a loaded model is the same
+model down to the ids its next new words get.
 
 Adding a model type: decorate the class with ``@register_model`` and give it
 ``_state(self) -> (state, arrays)`` (``state`` JSON-able after tagging, with its

@@ -129,6 +129,14 @@ class Vocabulary:
                 self._tokens[i] = None
                 self._free.append(int(i))
 
+    def restore(self, ids: np.ndarray, tokens: list[Hashable], free: np.ndarray) -> None:
+        """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse."""
+        self._tokens = [None] * (len(ids) + len(free))
+        for i, token in zip(ids.tolist(), tokens):
+            self._tokens[i] = token
+        self._index = dict(zip(tokens, ids.tolist()))
+        self._free = free.tolist()
+
     def token(self, feature_id: int) -> Hashable:
         """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``)."""
         if self.n_buckets is not None:
@@ -611,28 +619,28 @@ class CountStore:
     def export(self) -> tuple[dict[str, Any], list[Hashable] | None, dict[str, np.ndarray]]:
         """The whole state as (scalars, feature tokens, named arrays), for persistence.
 
-        Features are renumbered 0..|V|-1 in id order; cells refer to those positions and
-        hold stored values (true = stored * scale), so a restored store is bit-identical in
-        every count. With hashing the tokens are None and ``feature_bucket`` gives the ids.
+        Feature ids are kept as they are (``feature_id``, and the ids free for reuse in
+        ``free_id``), and cells hold stored values (true = stored * scale): a restored store
+        is the same store, down to the ids the next new words will get. With hashing the
+        tokens are None (the ids are the buckets).
         """
         ids = self.feature_ids()
-        position = np.full(self.vocabulary.capacity, -1, dtype=np.int64)
-        position[ids] = np.arange(len(ids))
         rows, cols, tokens, docs = self.cells.nonzero(self.vocabulary.capacity, self.n_classes)
         arrays = {
             "class_docs": self.class_docs.astype(np.float64),
             "class_tokens": self.class_tokens.astype(np.float64),
-            "cell_feature": position[rows].astype(np.int64),
+            "cell_feature": np.asarray(rows, dtype=np.int64),
             "cell_class": np.asarray(cols, dtype=np.int64),
             "cell_tokens": np.asarray(tokens, dtype=np.float64),
             "cell_docs": np.asarray(docs, dtype=np.float64),
+            "feature_id": ids.astype(np.int64),
             "feature_born": self.born[ids].astype(np.int64),
             "feature_last_seen": self.last_seen[ids].astype(np.int64),
         }
         scalars = {"labels": list(self.labels), "scale": self.scale, "n_learned": self.n_learned}
         if self.vocabulary.n_buckets is not None:
-            arrays["feature_bucket"] = ids.astype(np.int64)
             return scalars, None, arrays
+        arrays["free_id"] = np.array(self.vocabulary._free, dtype=np.int64)
         return scalars, self.vocabulary.tokens(ids), arrays
 
     @classmethod
@@ -641,7 +649,7 @@ class CountStore:
         """A store rebuilt from ``export``'s output, every value checked first.
 
         Raises ModelFormatError naming the first inconsistency (wrong shape, non-finite or
-        negative count, index out of range, duplicate, a feature without counts ...).
+        negative count, id out of range, duplicate, a feature without counts ...).
         """
         store = cls(n_buckets=n_buckets, dense_max_classes=dense_max_classes, doc_histogram=doc_histogram)
         labels, scale, n_learned = scalars["labels"], scalars["scale"], scalars["n_learned"]
@@ -656,19 +664,23 @@ class CountStore:
         _require(isinstance(n_learned, int) and not isinstance(n_learned, bool) and n_learned >= 0,
                  f"n_learned must be an int >= 0, got {describe(n_learned)}")
         k = len(checked)
+        ids = _array(arrays, "feature_id", np.int64, None)
+        n = len(ids)
+        _require(bool((ids >= 0).all() and (np.diff(ids) > 0).all()), "feature ids must be >= 0 and increasing")
         if n_buckets is None:
-            _require(isinstance(tokens, list), "the vocabulary tokens are missing")
-            n = len(tokens)
+            _require(isinstance(tokens, list) and len(tokens) == n, f"the vocabulary must list {n} tokens")
             try:
                 distinct = len(set(tokens)) == n
             except TypeError:
                 distinct = False
             _require(distinct, "vocabulary tokens must be distinct and hashable")
+            free = _array(arrays, "free_id", np.int64, None)
+            capacity = n + len(free)
+            _require(np.array_equal(np.sort(np.concatenate([ids, free])), np.arange(capacity)),
+                     "feature ids and free ids must together be 0, 1, ... without gaps or repeats")
         else:
-            buckets = _array(arrays, "feature_bucket", np.int64, None)
-            n = len(buckets)
-            _require(((buckets >= 0) & (buckets < n_buckets)).all(), f"feature buckets must be in [0, {n_buckets})")
-            _require(len(np.unique(buckets)) == n, "feature buckets must be distinct")
+            _require(tokens is None and "free_id" not in arrays, "a hashed model has no vocabulary")
+            _require(not n or ids[-1] < n_buckets, f"feature buckets must be in [0, {n_buckets})")
         class_docs = _counts(arrays, "class_docs", (k,))
         class_tokens = _counts(arrays, "class_tokens", (k,))
         feature = _array(arrays, "cell_feature", np.int64, None)
@@ -678,11 +690,13 @@ class CountStore:
         cell_docs = _counts(arrays, "cell_docs", (m,))
         born = _array(arrays, "feature_born", np.int64, (n,))
         last_seen = _array(arrays, "feature_last_seen", np.int64, (n,))
-        _require(((feature >= 0) & (feature < n)).all(), f"cell features must be in [0, {n})")
+        position = np.searchsorted(ids, feature)
+        _require(bool((position < n).all()) and np.array_equal(ids[np.minimum(position, max(n - 1, 0))], feature),
+                 "cell features must be listed feature ids")
         _require(((klass >= 0) & (klass < k)).all(), f"cell classes must be in [0, {k})")
-        _require(len(np.unique(feature * max(k, 1) + klass)) == m, "duplicate (feature, class) cells")
+        _require(len(np.unique(position * max(k, 1) + klass)) == m, "duplicate (feature, class) cells")
         _require(((cell_tokens != 0) | (cell_docs != 0)).all(), "a stored cell has no count")
-        _require((np.bincount(feature, minlength=n) > 0).all(), "a vocabulary feature has no count")
+        _require((np.bincount(position, minlength=n) > 0).all(), "a vocabulary feature has no count")
         for name, stamps in (("born", born), ("last_seen", last_seen)):
             _require(((stamps >= 0) & (stamps <= n_learned)).all(), f"feature {name} stamps must be in [0, {n_learned}]")
         class_cells = np.bincount(klass, minlength=k).astype(np.int64)
@@ -691,12 +705,13 @@ class CountStore:
 
         for label in checked:
             store.add_class(label)
-        ids = store.vocabulary.find_or_add(tokens) if n_buckets is None else buckets
+        if n_buckets is None:
+            store.vocabulary.restore(ids, tokens, free)
         store.cells.reserve(store.vocabulary.capacity, k)
         store._grow_rows()
         for c in range(k):
             mine = klass == c
-            store.cells.put_class(ids[feature[mine]], c, cell_tokens[mine], cell_docs[mine])
+            store.cells.put_class(feature[mine], c, cell_tokens[mine], cell_docs[mine])
         store.class_docs, store.class_tokens, store.class_cells = class_docs.copy(), class_tokens.copy(), class_cells
         store.alive[ids] = True
         store.n_features = n
@@ -705,6 +720,7 @@ class CountStore:
         if store.doc_histogram is not None:
             store.doc_histogram = [_histogram(cell_docs[klass == c]) for c in range(k)]
         return store
+
     def nbytes(self) -> int:
         """Bytes of the numpy arrays (the Python vocabulary dict is not counted here)."""
         return (self.cells.nbytes() + self.alive.nbytes + self.born.nbytes + self.last_seen.nbytes

@@ -298,7 +298,10 @@ class DiscreteNB:
                 raise InvalidTypeError(
                     f"got raw text {describe(x)} but the model has no tokenizer; pass tokenizer=... "
                     "or give a mapping feature -> count")
-            return self.tokenizer(x)
+            features = self.tokenizer(x)
+            if not isinstance(features, Mapping):
+                raise InvalidTypeError(f"the tokenizer must return a mapping feature -> count, got {describe(features)}")
+            return features
         if not isinstance(x, Mapping):
             raise InvalidTypeError(f"a document must be a mapping feature -> value or a str, got {describe(x)}")
         return x
@@ -781,6 +784,8 @@ class DiscreteNB:
     @classmethod
     def _from_state(cls, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> "DiscreteNB":
         """Rebuild a model from ``_state``'s output; ModelFormatError for anything inconsistent."""
+        keys = {"params", "labels", "scale", "n_learned", "features", "last_t", "pruned_at", "pass_at"}
+        _require(set(state) == keys, f"state keys {sorted(state)} differ from {sorted(keys)}")
         model = cls(**state["params"])
         store = CountStore.restore(state, state["features"], arrays, n_buckets=model.n_buckets,
                                    dense_max_classes=model.dense_max_classes,

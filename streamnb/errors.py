@@ -51,3 +51,7 @@ def describe(value: object, limit: int = 60) -> str:
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return f"{text} (type {type(value).__name__})"
+
+
+class CorpusIntegrityError(StreamNBError, ValueError):
+    """A downloaded or cached data file fails verification (checksum mismatch, not an archive)."""

@@ -9,7 +9,7 @@ model that forgets (half-lives) can subtract exactly the decayed weight the mess
 has.
 
 A fingerprint is a 16-byte BLAKE2b digest of the raw text when the message is given as
-text, or of its sorted (feature, value) pairs when given as a mapping. The ledger holds at
+text (str or bytes), or of its sorted (feature, value) pairs when given as a mapping. The ledger holds at
 most ``max_entries`` messages; the oldest learned is forgotten first (FIFO), after which
 the message is treated as unknown (learning it again counts it again).
 """
@@ -37,10 +37,10 @@ class Entry(NamedTuple):
     t: float | None  # its timestamp (models that forget in time), else None
 
 
-def text_fingerprint(text: str) -> bytes:
-    """Fingerprint of a raw message."""
-    return hashlib.blake2b(b"text\0" + text.encode("utf-8", "surrogatepass"),
-                           digest_size=FINGERPRINT_BYTES).digest()
+def text_fingerprint(text: str | bytes) -> bytes:
+    """Fingerprint of a raw message (text, or the bytes of a raw email)."""
+    data = b"bytes\0" + text if isinstance(text, bytes) else b"text\0" + text.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=FINGERPRINT_BYTES).digest()
 
 
 def features_fingerprint(tokens: Sequence[Hashable], values: np.ndarray) -> bytes:

@@ -81,6 +81,8 @@ class Vocabulary:
         self._index: dict[Hashable, int] = {}
         self._tokens: list[Hashable | None] = []
         self._free: list[int] = []
+        # Bumped whenever a token gains or loses its id, so cached lookups can be trusted.
+        self.epoch = 0
 
     @property
     def capacity(self) -> int:
@@ -94,14 +96,21 @@ class Vocabulary:
         get = self._index.get
         return np.array([get(t, -1) for t in tokens], dtype=np.int64)
 
-    def find_or_add(self, tokens: Sequence[Hashable]) -> np.ndarray:
-        """Ids of the tokens, giving new tokens new (or recycled) ids."""
+    def find_or_add(self, tokens: Sequence[Hashable], ids: np.ndarray | None = None) -> np.ndarray:
+        """Ids of the tokens, giving new tokens new (or recycled) ids.
+
+        ``ids`` may carry an earlier ``find`` of the same tokens; its -1 entries are
+        looked up again (another call may have added them since) and added if still new.
+        """
         if self.n_buckets is not None:
             return self._hash(tokens)
-        ids = self.find(tokens)
+        ids = self.find(tokens) if ids is None else ids.copy()
         if len(ids) and ids.min() < 0:
-            for position in np.flatnonzero(ids < 0):
-                ids[position] = self._add(tokens[position])
+            get = self._index.get
+            for position in np.flatnonzero(ids < 0).tolist():
+                token = tokens[position]
+                found = get(token)
+                ids[position] = self._add(token) if found is None else found
         return ids
 
     def _add(self, token: Hashable) -> int:
@@ -112,6 +121,7 @@ class Vocabulary:
             new_id = len(self._tokens)
             self._tokens.append(token)
         self._index[token] = new_id
+        self.epoch += 1
         return new_id
 
     def _hash(self, tokens: Sequence[Hashable]) -> np.ndarray:
@@ -128,6 +138,7 @@ class Vocabulary:
                 del self._index[token]
                 self._tokens[i] = None
                 self._free.append(int(i))
+                self.epoch += 1
 
     def restore(self, ids: np.ndarray, tokens: list[Hashable], free: np.ndarray) -> None:
         """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse."""
@@ -136,6 +147,7 @@ class Vocabulary:
             self._tokens[i] = token
         self._index = dict(zip(tokens, ids.tolist()))
         self._free = free.tolist()
+        self.epoch += 1
 
     def token(self, feature_id: int) -> Hashable:
         """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``)."""
@@ -173,15 +185,27 @@ class DenseCells:
             grown[: old.shape[0], : old.shape[1]] = old
             setattr(self, name, grown)
 
+    # ndarray.take along axis 0 is an order of magnitude faster than fancy indexing
+    # (self.tokens[ids]) for a few hundred random rows: this is the hot path of predict.
     def gather(self, ids: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.tokens[ids, :n_classes], self.docs[ids, :n_classes]
+        return self.tokens.take(ids, axis=0)[:, :n_classes], self.docs.take(ids, axis=0)[:, :n_classes]
 
     def gather_class(self, ids: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.tokens[ids, c], self.docs[ids, c]
+        return self.tokens.take(ids, axis=0)[:, c], self.docs.take(ids, axis=0)[:, c]
 
     def put_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray) -> None:
         self.tokens[ids, c] = tokens
         self.docs[ids, c] = docs
+
+    def add_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray | float) -> None:
+        self.tokens[ids, c] += tokens
+        self.docs[ids, c] += docs
+
+    def gather_tokens(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.tokens.take(ids, axis=0)[:, :n_classes]
+
+    def gather_docs(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.docs.take(ids, axis=0)[:, :n_classes]
 
     def clear_rows(self, ids: np.ndarray) -> None:
         self.tokens[ids] = 0.0
@@ -206,8 +230,8 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 class HashCells:
     """(feature, class) cells in an open-addressing hash table (linear probing).
 
-    Memory is proportional to the number of nonzero cells (24 bytes per slot, at most half
-    the slots used), not to |V| x K. Lookups are vectorised: every probe round is a few
+    Memory is proportional to the number of nonzero cells (24 bytes per slot, 35% to 70%
+    of the slots used), not to |V| x K. Lookups are vectorised: every probe round is a few
     numpy operations over the keys still unresolved.
     """
 
@@ -241,10 +265,14 @@ class HashCells:
             slots[pending] = (slots[pending] + 1) & mask
         return found
 
+    def _make_room(self, n_new: int) -> None:
+        """Rehash now if n_new more keys would fill the table over 70% (slots move!)."""
+        if 10 * (self.n_used + n_new) > 7 * len(self.keys):
+            self._rehash(self.n_used + n_new)
+
     def _insert(self, keys: np.ndarray) -> np.ndarray:
         """Slots for keys known to be absent (and distinct); returns their slots."""
-        if 2 * (self.n_used + len(keys)) > len(self.keys):
-            self._rehash(self.n_used + len(keys))
+        self._make_room(len(keys))
         mask = len(self.keys) - 1
         slots = self._home(keys)
         placed = np.full(len(keys), -1, dtype=np.int64)
@@ -265,8 +293,9 @@ class HashCells:
     def _rehash(self, needed: int) -> None:
         live = self.keys >= 0
         keys, tokens, docs = self.keys[live], self.tokens[live], self.docs[live]
+        # Rehashed tables start at most 35% full: linear probing stays short, memory tight.
         capacity = 1024
-        while capacity < 4 * max(needed, 1):
+        while 20 * needed > 7 * capacity:
             capacity *= 2
         self._allocate(capacity)
         slots = self._insert(keys)
@@ -293,6 +322,16 @@ class HashCells:
     def gather_class(self, ids: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
         return self._values(ids * _CLASS_STRIDE + c)
 
+    def gather_tokens(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.gather(ids, n_classes)[0]
+
+    def gather_docs(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
+        return self.gather(ids, n_classes)[1]
+
+    def add_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray | float) -> None:
+        old_tokens, old_docs = self.gather_class(ids, c)
+        self.put_class(ids, c, old_tokens + tokens, old_docs + docs)
+
     @classmethod
     def from_cells(cls, rows: np.ndarray, cols: np.ndarray, tokens: np.ndarray, docs: np.ndarray) -> "HashCells":
         """A table holding the given nonzero cells (used when a dense store outgrows K)."""
@@ -303,6 +342,7 @@ class HashCells:
 
     def put_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray) -> None:
         keys = ids * _CLASS_STRIDE + c
+        self._make_room(len(keys))  # before looking up slots: a rehash would move them
         slots = self._find(keys)
         nonzero = (tokens != 0) | (docs != 0)
         new = (slots < 0) & nonzero
@@ -336,7 +376,7 @@ class HashCells:
 
 
 class Prepared(NamedTuple):
-    """A checked change of one class's counts (stored units), ready for ``CountStore.commit``."""
+    """A checked removal from one class's counts (stored units), ready for ``CountStore.commit``."""
 
     c: int
     ids: np.ndarray
@@ -346,28 +386,25 @@ class Prepared(NamedTuple):
     new_docs: np.ndarray
     class_docs: float
     class_tokens: float
-    class_cells: int
-    removes: bool  # some delta is negative: features may leave V
 
 
 class CountStore:
     """Vocabulary, classes and count tables of one naive Bayes model.
 
     ``update`` is the only way counts change (learn, unlearn, merge all call it) and it is
-    all-or-nothing: ``prepare`` checks the change and computes the new counts without
-    touching anything (no count may go negative), then ``commit`` writes them.
-    ``drop_features`` removes whole features (pruning), taking their counts out of the
-    class totals too. ``decay`` multiplies every count by a factor in O(1).
+    all-or-nothing: a removal is first checked and computed by ``prepare`` without
+    touching anything (no count may go negative), then written by ``commit``; additions
+    cannot fail once ``check_room`` has accepted them. ``drop_features`` removes whole
+    features (pruning), taking their counts out of the class totals too. ``decay``
+    multiplies every count by a factor in O(1).
 
-    Besides the counts, the store keeps per class the number of nonzero cells (an exact
-    integer: a class whose last document is unlearned must have no cell left, and then
-    T_c is exactly 0), and per feature two document stamps on the ``n_learned`` clock:
-    ``born`` (when the feature last entered V) and ``last_seen`` (the last learned document
-    containing it), used by expiry and by unlearning documents some of whose features
-    have been pruned since.
+    Per feature the store also keeps two document stamps on the ``n_learned`` clock (the
+    model advances it): ``born``, when the feature last entered V, and ``last_seen``, the
+    last learned document containing it. Expiry uses the second; unlearning a document
+    some of whose features were pruned since uses the first.
     """
 
-    def __init__(self, n_buckets: int | None = None, dense_max_classes: int = 32,
+    def __init__(self, n_buckets: int | None = None, dense_max_classes: int = 4,
                  doc_histogram: bool = False) -> None:
         if not isinstance(dense_max_classes, int) or dense_max_classes < 1:
             raise InvalidParameterError(f"dense_max_classes must be a positive int, got {describe(dense_max_classes)}")
@@ -377,20 +414,19 @@ class CountStore:
         self._class_index: dict[Label, int] = {}
         self.class_docs = np.zeros(0)
         self.class_tokens = np.zeros(0)
-        self.class_cells = np.zeros(0, dtype=np.int64)
         self.alive = np.zeros(64, dtype=bool)
         self.born = np.zeros(64, dtype=np.int64)
         self.last_seen = np.zeros(64, dtype=np.int64)
         self.n_features = 0
-        # Documents learned so far: the clock of the feature stamps (the model advances it).
-        self.n_learned = 0
+        self.n_learned = 0  # documents learned so far: the clock of the feature stamps
         self.cells: DenseCells | HashCells = DenseCells()
         self.scale = 1.0
         # Per class: {stored D_cf value: number of features with that value} over the
         # features with D_cf > 0. Bernoulli's sum over absent words needs only this.
         self.doc_histogram: list[dict[float, int]] | None = [] if doc_histogram else None
-        # Bumped whenever a class's counts change, so models can cache per-class sums.
+        # Bumped whenever counts change (per class, and in all), so models can cache sums.
         self.class_version: list[int] = []
+        self.version = 0
 
     # -- classes ---------------------------------------------------------------------
     @property
@@ -411,10 +447,10 @@ class CountStore:
         self._class_index[label] = c
         self.class_docs = np.append(self.class_docs, 0.0)
         self.class_tokens = np.append(self.class_tokens, 0.0)
-        self.class_cells = np.append(self.class_cells, 0)
         self.class_version.append(0)
         if self.doc_histogram is not None:
             self.doc_histogram.append({})
+        self.version += 1
         if self.cells.kind == "dense" and self.n_classes > self.dense_max_classes:
             self.cells = HashCells.from_cells(*self.cells.nonzero(self.vocabulary.capacity, c))
         return c
@@ -433,36 +469,67 @@ class CountStore:
             return tokens * self.scale, docs * self.scale
         return tokens, docs
 
-    def update(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray,
+    def gather_tokens(self, ids: np.ndarray) -> np.ndarray:
+        """True token counts T_cf of the features ``ids``: an (n, K) array."""
+        tokens = self.cells.gather_tokens(ids, self.n_classes)
+        return tokens * self.scale if self.scale != 1.0 else tokens
+
+    def gather_docs(self, ids: np.ndarray) -> np.ndarray:
+        """True document counts D_cf of the features ``ids``: an (n, K) array."""
+        docs = self.cells.gather_docs(ids, self.n_classes)
+        return docs * self.scale if self.scale != 1.0 else docs
+
+    def update(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray | float,
                docs_delta: float) -> None:
         """Add true-count deltas to class c: cells of ``ids`` (distinct), and N_c.
 
-        Negative deltas unlearn. Raises InvalidInputError, changing nothing, when a count
-        would become negative (unlearning what was never learned); see ``prepare``.
+        All deltas of one call share the sign of ``docs_delta``: positive to learn (or
+        merge), negative to unlearn. Unlearning raises InvalidInputError, changing
+        nothing, when a count would become negative (it was never learned); see ``prepare``.
+        Features gaining counts are stamped ``last_seen = n_learned`` (``born`` too if new).
         """
-        self.commit(self.prepare(c, ids, token_delta, doc_delta, docs_delta))
-
-    def prepare(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray,
-                docs_delta: float) -> Prepared:
-        """Check an update of class c and compute its new counts; changes no count.
-
-        Raises InvalidInputError when a count would become negative or overflow, or when
-        class c would be left with no documents but with feature counts (the documents
-        removed are not the ones that were learned as c).
-        """
-        scale = self.scale
-        # Making room is not a change of state: it is safe even if we raise below.
+        if docs_delta < 0:
+            self.commit(self.prepare(c, ids, token_delta, doc_delta, docs_delta))
+            return
+        # Making room is not a change of state.
         self.cells.reserve(self.vocabulary.capacity, self.n_classes)
         self._grow_rows()
+        if self.scale != 1.0:
+            token_delta, doc_delta, docs_delta = (token_delta / self.scale, doc_delta / self.scale,
+                                                  docs_delta / self.scale)
+        if self.doc_histogram is not None:
+            old_docs = self.cells.gather_class(ids, c)[1]
+            _move_in_histogram(self.doc_histogram[c], old_docs, old_docs + doc_delta)
+        self.cells.add_class(ids, c, token_delta, doc_delta)
+        self.class_docs[c] += docs_delta
+        self.class_tokens[c] += token_delta.sum()
+        born = ~self.alive[ids]
+        if born.any():
+            self.alive[ids[born]] = True
+            self.n_features += int(born.sum())
+            self.born[ids[born]] = self.n_learned
+        self.last_seen[ids] = self.n_learned
+        self.class_version[c] += 1
+        self.version += 1
+
+    def prepare(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray | float,
+                docs_delta: float) -> Prepared:
+        """Check a removal (negative true-count deltas) from class c and compute the new
+        counts; changes no count.
+
+        Raises InvalidInputError when a count would become negative, or when class c would
+        be left with no documents but with feature counts (the documents removed are not
+        the ones that were learned as c). When no cell of c is left, T_c is exactly 0.
+        """
+        self.cells.reserve(self.vocabulary.capacity, self.n_classes)
+        self._grow_rows()
+        scale = self.scale
         old_tokens, old_docs = self.cells.gather_class(ids, c)
         new_tokens = _settle(old_tokens, token_delta / scale)
-        new_docs = _settle(old_docs, doc_delta / scale)
+        new_docs = _settle(old_docs, np.broadcast_to(np.asarray(doc_delta, dtype=float) / scale, old_docs.shape))
         new_class_docs = _settle(self.class_docs[c], docs_delta / scale)
         new_class_tokens = _settle(self.class_tokens[c], token_delta.sum() / scale)
         label = self.labels[c]
-        if not (np.isfinite(new_tokens).all() and np.isfinite(new_docs).all()
-                and np.isfinite(new_class_docs) and np.isfinite(new_class_tokens)):
-            raise InvalidInputError(f"counts of class {label!r} would overflow: weight x value is too large")
         if (new_tokens < 0).any() or (new_docs < 0).any():
             bad = ids[(new_tokens < 0) | (new_docs < 0)][:3]
             raise InvalidInputError(
@@ -471,38 +538,49 @@ class CountStore:
         if new_class_docs < 0:
             raise InvalidInputError(
                 f"class {label!r} has {self.class_docs[c] * scale:g} documents; cannot remove {-docs_delta:g}")
-        was = (old_tokens != 0) | (old_docs != 0)
-        now = (new_tokens != 0) | (new_docs != 0)
-        cells = int(self.class_cells[c] + now.sum() - was.sum())
-        if cells == 0:
+        if new_class_docs == 0:
+            # Rare (a class loses its last document), so counting its cells may cost O(cells).
+            was = (old_tokens != 0) | (old_docs != 0)
+            now = (new_tokens != 0) | (new_docs != 0)
+            left = self._count_class_cells(c) - int(was.sum()) + int(now.sum())
+            if left:
+                raise InvalidInputError(
+                    f"class {label!r} would have no documents left but still {left} feature count(s): "
+                    f"the documents removed are not the ones that were learned as {label!r}")
             new_class_tokens = 0.0  # T_c is a sum over no cell: drop any rounding residue
-        elif new_class_docs == 0:
-            raise InvalidInputError(
-                f"class {label!r} would have no documents left but still {cells} feature count(s): "
-                f"the documents removed are not the ones that were learned as {label!r}")
-        removes = bool((token_delta < 0).any() or (doc_delta < 0).any() or docs_delta < 0)
         return Prepared(c, ids, old_tokens, old_docs, new_tokens, new_docs, float(new_class_docs),
-                        max(float(new_class_tokens), 0.0), cells, removes)
+                        max(float(new_class_tokens), 0.0))
 
     def commit(self, change: Prepared) -> None:
-        """Write a change checked by ``prepare``; features born get stamp ``n_learned``."""
+        """Write a removal checked by ``prepare``; features left without counts leave V."""
         c, ids = change.c, change.ids
+        if self.doc_histogram is not None:
+            _move_in_histogram(self.doc_histogram[c], change.old_docs, change.new_docs)
         self.cells.put_class(ids, c, change.new_tokens, change.new_docs)
         self.class_docs[c] = change.class_docs
         self.class_tokens[c] = change.class_tokens
-        self.class_cells[c] = change.class_cells
         self.class_version[c] += 1
-        if self.doc_histogram is not None:
-            _move_in_histogram(self.doc_histogram[c], change.old_docs, change.new_docs)
+        self.version += 1
+        self._bury(ids[self.alive[ids]])
 
-        born = ~self.alive[ids] & ((change.new_tokens != 0) | (change.new_docs != 0))
-        if born.any():
-            self.alive[ids[born]] = True
-            self.n_features += int(born.sum())
-            self.born[ids[born]] = self.n_learned
-        self.last_seen[ids[change.new_docs > change.old_docs]] = self.n_learned
-        if change.removes:
-            self._bury(ids[self.alive[ids]])
+    def _count_class_cells(self, c: int) -> int:
+        return int((self.cells.nonzero(self.vocabulary.capacity, self.n_classes)[1] == c).sum())
+
+    def check_room(self, c: int | None, token_sum: float, docs_sum: float, factor: float = 1.0) -> None:
+        """Refuse, before anything changes, an addition to class c (None: a new class) that
+        would overflow: its totals after ``decay(factor)`` and the addition must stay below
+        MAX_STORED. O(1); since cells never exceed their class totals, none can overflow."""
+        scale, kept = self.scale * factor, 1.0
+        if scale < MIN_SCALE:  # decay will fold the scale into the counts first
+            kept, scale = self.scale * factor, 1.0
+        old_tokens = 0.0 if c is None else float(self.class_tokens[c]) * kept
+        old_docs = 0.0 if c is None else float(self.class_docs[c]) * kept
+        with np.errstate(over="ignore"):
+            tokens, docs = old_tokens + token_sum / scale, old_docs + docs_sum / scale
+        if not (tokens < MAX_STORED and docs < MAX_STORED):
+            label = "a new class" if c is None else f"class {self.labels[c]!r}"
+            raise InvalidInputError(f"counts of {label} would overflow (weight x values too large: "
+                                    f"{token_sum:g} tokens, {docs_sum:g} documents)")
 
     def _bury(self, ids: np.ndarray) -> None:
         """Remove from V the features among ``ids`` whose counts are all zero."""
@@ -514,22 +592,26 @@ class CountStore:
             self.vocabulary.remove(dead.tolist())
 
     def drop_features(self, ids: np.ndarray) -> None:
-        """Remove whole features: their cells, their share of T_c, and their vocabulary ids."""
+        """Remove whole features: their cells, their share of T_c, and their vocabulary ids.
+
+        O(cells): meant for pruning passes, which are rare. A class left with no cell gets
+        T_c = 0 exactly.
+        """
         ids = np.unique(np.asarray(ids, dtype=np.int64))
         ids = ids[self.alive[ids]]
         if not len(ids):
             return
         tokens, docs = self.cells.gather(ids, self.n_classes)
-        nonzero = (tokens != 0) | (docs != 0)
-        self.class_cells = self.class_cells - nonzero.sum(axis=0)
-        self.class_tokens = np.where(self.class_cells == 0, 0.0,
-                                     np.maximum(self.class_tokens - tokens.sum(axis=0), 0.0))
         if self.doc_histogram is not None:
             for c in range(self.n_classes):
                 _move_in_histogram(self.doc_histogram[c], docs[:, c], np.zeros(len(ids)))
-        for c in np.flatnonzero(nonzero.any(axis=0)):
+        for c in np.flatnonzero(tokens.any(axis=0) | docs.any(axis=0)):
             self.class_version[c] += 1
         self.cells.clear_rows(ids)
+        remaining = np.bincount(self.cells.nonzero(self.vocabulary.capacity, self.n_classes)[1],
+                                minlength=self.n_classes)
+        self.class_tokens = np.where(remaining == 0, 0.0, np.maximum(self.class_tokens - tokens.sum(axis=0), 0.0))
+        self.version += 1
         self.alive[ids] = False
         self.n_features -= len(ids)
         self.vocabulary.remove(ids.tolist())
@@ -559,22 +641,6 @@ class CountStore:
         """Ids of the features in V, ascending."""
         return np.flatnonzero(self.alive[: self.vocabulary.capacity])
 
-    def check_room(self, c: int | None, token_sum: float, docs_sum: float, factor: float = 1.0) -> None:
-        """Refuse, before anything changes, an addition to class c (None: a new class) that
-        would overflow: its totals after ``decay(factor)`` and the addition must stay below
-        MAX_STORED. O(1); since cells never exceed their class totals, none can overflow."""
-        scale, kept = self.scale * factor, 1.0
-        if scale < MIN_SCALE:  # decay will fold the scale into the counts first
-            kept, scale = self.scale * factor, 1.0
-        old_tokens = 0.0 if c is None else float(self.class_tokens[c]) * kept
-        old_docs = 0.0 if c is None else float(self.class_docs[c]) * kept
-        with np.errstate(over="ignore"):
-            tokens, docs = old_tokens + token_sum / scale, old_docs + docs_sum / scale
-        if not (tokens < MAX_STORED and docs < MAX_STORED):
-            label = "a new class" if c is None else f"class {self.labels[c]!r}"
-            raise InvalidInputError(f"counts of {label} would overflow (weight x values too large: "
-                                    f"{token_sum:g} tokens, {docs_sum:g} documents)")
-
     # -- forgetting ------------------------------------------------------------------
     def decay(self, factor: float) -> None:
         """Multiply every count by ``factor`` (0 <= factor <= 1) in O(1).
@@ -587,6 +653,7 @@ class CountStore:
         if not 0.0 <= factor <= 1.0:
             raise InvalidParameterError(f"decay factor must be in [0, 1], got {describe(factor)}")
         self.scale *= factor
+        self.version += 1
         if self.scale < MIN_SCALE:
             self.rescale()
 
@@ -600,6 +667,7 @@ class CountStore:
             return
         rows, cols, tokens, docs = self.nonzero()
         scale, self.scale = self.scale, 1.0
+        self.version += 1
         self.class_docs = self.class_docs * scale
         self.class_tokens = self.class_tokens * scale
         emptied = self.class_docs[cols] == 0
@@ -609,8 +677,7 @@ class CountStore:
             self.cells.put_class(rows[mine], c, tokens[mine], docs[mine])
             self.class_version[c] += 1
         live = (tokens != 0) | (docs != 0)
-        self.class_cells = np.bincount(cols[live], minlength=self.n_classes).astype(np.int64)
-        self.class_tokens[self.class_cells == 0] = 0.0
+        self.class_tokens[np.bincount(cols[live], minlength=self.n_classes) == 0] = 0.0
         if self.doc_histogram is not None:
             self.doc_histogram = [_histogram(docs[cols == c]) for c in range(self.n_classes)]
         self._bury(np.unique(rows[~live]))
@@ -699,7 +766,7 @@ class CountStore:
         _require((np.bincount(position, minlength=n) > 0).all(), "a vocabulary feature has no count")
         for name, stamps in (("born", born), ("last_seen", last_seen)):
             _require(((stamps >= 0) & (stamps <= n_learned)).all(), f"feature {name} stamps must be in [0, {n_learned}]")
-        class_cells = np.bincount(klass, minlength=k).astype(np.int64)
+        class_cells = np.bincount(klass, minlength=k)
         _require(not ((class_docs == 0) & (class_cells > 0)).any(), "a class with no documents has feature counts")
         _require(not ((class_cells == 0) & (class_tokens != 0)).any(), "a class with no feature counts has T_c != 0")
 
@@ -712,7 +779,7 @@ class CountStore:
         for c in range(k):
             mine = klass == c
             store.cells.put_class(feature[mine], c, cell_tokens[mine], cell_docs[mine])
-        store.class_docs, store.class_tokens, store.class_cells = class_docs.copy(), class_tokens.copy(), class_cells
+        store.class_docs, store.class_tokens = class_docs.copy(), class_tokens.copy()
         store.alive[ids] = True
         store.n_features = n
         store.born[ids], store.last_seen[ids] = born, last_seen
@@ -725,7 +792,6 @@ class CountStore:
         """Bytes of the numpy arrays (the Python vocabulary dict is not counted here)."""
         return (self.cells.nbytes() + self.alive.nbytes + self.born.nbytes + self.last_seen.nbytes
                 + self.class_docs.nbytes + self.class_tokens.nbytes)
-
 
 def _require(condition: bool, message: str) -> None:
     if not condition:

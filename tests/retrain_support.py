@@ -30,7 +30,6 @@ def snapshot(model) -> dict:
         "index": sorted((repr(k), v) for k, v in vocabulary._index.items()),
         "free": sorted(vocabulary._free),
         "histogram": None if store.doc_histogram is None else [sorted(h.items()) for h in store.doc_histogram],
-        "class_cells": store.class_cells.tolist(),
         "n_features": store.n_features,
         "alive": store.feature_ids().tolist(),
         "ledger": None if model._ledger is None else list(model._ledger.items()),

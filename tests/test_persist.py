@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from retrain_support import MODEL_TYPES, PROBES, counts, log_probas, npy, read_members, snapshot, write_members
+from tests.retrain_support import MODEL_TYPES, PROBES, counts, log_probas, npy, read_members, snapshot, write_members
 
 import streamnb
 from streamnb import BernoulliNB, MultinomialNB, persist

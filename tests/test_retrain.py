@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from retrain_support import (MODEL_TYPES, PROBES, assert_counts_close, assert_matches_sklearn,
+from tests.retrain_support import (MODEL_TYPES, PROBES, assert_counts_close, assert_matches_sklearn,
                              assert_predictions_close, counts, log_probas, snapshot)
 from sklearn.feature_selection import mutual_info_classif
 

@@ -27,7 +27,7 @@ from ..ledger import Entry, MessageLedger, features_fingerprint, text_fingerprin
 from ..pruning import lowest_first, mutual_information
 from ..store import CountStore, Label, check_label
 
-Document = Union[Mapping[Hashable, float], str]
+Document = Union[Mapping[Hashable, float], str, bytes]  # text needs a tokenizer
 Tokenizer = Callable[[str], Mapping[Hashable, float]]
 
 _NOTHING = np.zeros(0)
@@ -41,6 +41,14 @@ class Encoded(NamedTuple):
     ids: np.ndarray
     values: np.ndarray
     unseen_values: np.ndarray  # values of the words not in V (scored when unseen="score")
+
+
+class Lookup(NamedTuple):
+    """A validated document with the vocabulary ids of its tokens (-1: not in V)."""
+
+    tokens: list
+    values: np.ndarray
+    ids: np.ndarray
 
 
 class Removal(NamedTuple):
@@ -122,7 +130,7 @@ class DiscreteNB:
 
     def __init__(self, alpha: float = 1.0, *, class_prior: str | Mapping[Label, float] = "mle",
                  unseen: str = "ignore", tokenizer: Tokenizer | None = None, allow_zero_alpha: bool = False,
-                 n_buckets: int | None = None, dense_max_classes: int = 32,
+                 n_buckets: int | None = None, dense_max_classes: int = 4,
                  half_life: float | None = None, half_life_seconds: float | None = None,
                  max_features: int | None = None, min_count: float | None = None,
                  expire_after: int | None = None, ledger: int | None = None) -> None:
@@ -145,6 +153,8 @@ class DiscreteNB:
         self.ledger = _check_positive("ledger", ledger, integer=True)
         self.store = CountStore(n_buckets=n_buckets, dense_max_classes=dense_max_classes,
                                 doc_histogram=self._needs_doc_histogram)
+        self._last_lookup: tuple | None = None
+        self._prior_cache: tuple | None = None
         self._init_retraining()
 
     _needs_doc_histogram = False
@@ -231,12 +241,11 @@ class DiscreteNB:
                 seconds, last_t = t - last_t, t
         return self._forgetting(n_docs, seconds), last_t
 
-    def _advance_clock(self, n_docs: int, t: float | None) -> None:
-        """Move the clocks on by n_docs documents and to time t (if later); all counts age.
-
-        The ageing is one multiplication of the store's global scale (``CountStore.decay``).
-        """
-        factor, self.last_t = self._clock_after(n_docs, t)
+    def _advance_clock(self, n_docs: int, factor: float, last_t: float | None) -> None:
+        """Move the clocks on by n_docs documents, to time last_t, ageing every count by
+        ``factor`` (both from ``_clock_after``): one multiplication of the store's global
+        scale (``CountStore.decay``)."""
+        self.last_t = last_t
         if factor != 1.0:
             self.store.decay(factor)
         self.store.n_learned += n_docs
@@ -293,7 +302,7 @@ class DiscreteNB:
 
     # -- documents --------------------------------------------------------------------
     def _features(self, x: Document) -> Mapping[Hashable, float]:
-        if isinstance(x, str):
+        if isinstance(x, (str, bytes)):
             if self.tokenizer is None:
                 raise InvalidTypeError(
                     f"got raw text {describe(x)} but the model has no tokenizer; pass tokenizer=... "
@@ -303,7 +312,8 @@ class DiscreteNB:
                 raise InvalidTypeError(f"the tokenizer must return a mapping feature -> count, got {describe(features)}")
             return features
         if not isinstance(x, Mapping):
-            raise InvalidTypeError(f"a document must be a mapping feature -> value or a str, got {describe(x)}")
+            raise InvalidTypeError(
+                f"a document must be a mapping feature -> value, or str/bytes text, got {describe(x)}")
         return x
 
     def _read(self, x: Document) -> tuple[list[Hashable], np.ndarray]:
@@ -319,11 +329,33 @@ class DiscreteNB:
             tokens, values = _merge_collisions(self.store.vocabulary, tokens, values)
         return tokens, values
 
+    def _lookup(self, x: Document) -> Lookup:
+        """Validated tokens, values and vocabulary ids (-1: not in V) of a document.
+
+        Predicting and then learning the same document is the streaming pattern, so the
+        last lookup is remembered: raw text is tokenized once, and a mapping is validated
+        and looked up once. The memory is keyed on the text (or the mapping's identity and
+        contents, a C-speed dict comparison) and on the vocabulary's epoch.
+        """
+        epoch = self.store.vocabulary.epoch
+        last = self._last_lookup
+        if last is not None and last[1] == epoch and _same_document(x, last[0], last[2]):
+            return last[3]
+        features = self._features(x)
+        tokens, values = self._read(features)
+        lookup = Lookup(tokens, values, self.store.vocabulary.find(tokens))
+        self._last_lookup = (x, epoch, None if isinstance(x, (str, bytes)) else dict(features), lookup)
+        return lookup
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_last_lookup"] = None  # a cache, and it holds the caller's last document
+        return state
+
     def _encode(self, x: Document) -> Encoded:
         """A document as ids of features in V (for prediction: nothing is added)."""
-        tokens, values = self._read(x)
-        ids = self.store.vocabulary.find(tokens)
-        known = self.store.known(ids)
+        tokens, values, ids = self._lookup(x)
+        known = ids >= 0 if self.n_buckets is None else self.store.known(ids)
         if known.all():
             return Encoded(ids, values, _NOTHING)
         return Encoded(ids[known], values[known], values[~known])
@@ -351,15 +383,16 @@ class DiscreteNB:
         weight = _check_weight(w)
         when = self._check_time(t, default_now=True)
         fingerprint = None
-        if self._ledger is not None and isinstance(x, str):
+        if self._ledger is not None and isinstance(x, (str, bytes)):
             fingerprint = text_fingerprint(x)
             entry = self._ledger.get(fingerprint)
             if entry is not None and entry.label == label:
                 return self  # known message, same label: skip even the tokenizer
-        tokens, values = self._present_features(x)
+        lookup = self._present_features(x)
+        tokens, values = lookup.tokens, lookup.values
         self._check_class_allowed(label)
         factor, last_t = self._clock_after(1, when)
-        aged = weight * self._forgetting(0, 0.0 if when is None else last_t - when)  # an older timestamp
+        aged = weight if when == last_t else weight * self._forgetting(0, last_t - when)  # an older timestamp
         with np.errstate(over="ignore"):  # an overflow is refused by check_room
             token_sum = aged * float(values.sum())
         self.store.check_room(self.store.class_id(label), token_sum, aged, factor)
@@ -370,8 +403,9 @@ class DiscreteNB:
                 if entry.label == label:
                     return self
                 # The message moves to another class: first take out what it still weighs.
-                self._remove(self._removal(tokens, values, entry.label, entry.weight, entry.learned_at, entry.t))
-        self._learn(label, tokens, values, aged, when)
+                self._remove(self._removal(lookup, entry.label, entry.weight, entry.learned_at, entry.t))
+                lookup = lookup._replace(ids=self.store.vocabulary.find(tokens))  # ids may have been freed
+        self._learn(label, lookup, aged, factor, last_t)
         if self._ledger is not None:
             self._ledger.record(fingerprint, Entry(label, weight, self.store.n_learned, when))
         self._maybe_prune()
@@ -393,46 +427,48 @@ class DiscreteNB:
         weight = _check_weight(w)
         stamp = self._check_stamp(learned_at)
         when = self._check_time(t, default_now=False)
-        fingerprint = text_fingerprint(x) if self._ledger is not None and isinstance(x, str) else None
-        tokens, values = self._present_features(x)
+        fingerprint = text_fingerprint(x) if self._ledger is not None and isinstance(x, (str, bytes)) else None
+        lookup = self._present_features(x)
         entry = None
         if self._ledger is not None:
-            fingerprint = fingerprint or features_fingerprint(tokens, values)
+            fingerprint = fingerprint or features_fingerprint(lookup.tokens, lookup.values)
             entry = self._ledger.get(fingerprint)
             if entry is not None:
                 if entry.label != label:
                     raise InvalidInputError(f"this message was learned as {entry.label!r}, not as {label!r}")
                 weight, stamp, when = entry.weight, entry.learned_at, entry.t
-        self._remove(self._removal(tokens, values, label, weight, stamp, when))
+        self._remove(self._removal(lookup, label, weight, stamp, when))
         if entry is not None:
             self._ledger.forget(fingerprint)
         return self
 
-    def _present_features(self, x: Document) -> tuple[list[Hashable], np.ndarray]:
-        tokens, values = self._read(x)
+    def _present_features(self, x: Document) -> Lookup:
+        """The lookup of a document to learn: present features only, learned values."""
+        tokens, values, ids = self._lookup(x)
         present = self._present(values)
-        if not present.any():
-            raise InvalidInputError(
-                f"empty document: no feature with a value above the threshold in {describe(x)}")
-        if not present.all():
+        if not present.all() or not len(values):
+            if not present.any():
+                raise InvalidInputError(
+                    f"empty document: no feature with a value above the threshold in {describe(x)}")
             tokens = [t for t, keep in zip(tokens, present) if keep]
-            values = values[present]
-        return tokens, self._learned_values(values)
+            values, ids = values[present], ids[present]
+        return Lookup(tokens, self._learned_values(values), ids)
 
-    def _learn(self, label: Label, tokens: list[Hashable], values: np.ndarray, weight: float,
-               when: float | None) -> None:
-        """Advance the clocks by one document (at time ``when``), then add it with ``weight``
-        (already reduced for an old timestamp). The caller has checked everything."""
-        self._advance_clock(1, when)
+    def _learn(self, label: Label, lookup: Lookup, weight: float, factor: float, last_t: float | None) -> None:
+        """Advance the clocks by one document (``_clock_after``: factor, last_t), then add it
+        with ``weight`` (already reduced for an old timestamp). The caller has checked everything."""
+        self._advance_clock(1, factor, last_t)
         if weight == 0.0:
             return  # so old that nothing of it is left
         store = self.store
-        ids = store.vocabulary.find_or_add(tokens)
+        ids = lookup.ids
+        if self.n_buckets is None and len(ids) and ids.min() < 0:
+            ids = store.vocabulary.find_or_add(lookup.tokens, ids)
         c = store.add_class(label)
-        self._update_counts(c, ids, weight * values, np.full(len(ids), weight), weight)
+        self._update_counts(c, ids, weight * lookup.values, weight, weight)
 
-    def _removal(self, tokens: list[Hashable], values: np.ndarray, label: Label, weight: float,
-                 learned_at: int | None, t: float | None) -> Removal:
+    def _removal(self, lookup: Lookup, label: Label, weight: float, learned_at: int | None,
+                 t: float | None) -> Removal:
         """What unlearning a document takes out: its weight now (decayed by its age), from
         the features that still hold its counts. Raises for an unknown class or a feature
         never learned; changes nothing."""
@@ -441,8 +477,8 @@ class DiscreteNB:
         if c is None:
             raise UnknownClassError(f"cannot unlearn from class {label!r}: it was never learned")
         weight *= self._age_factor(learned_at, t)
-        ids = store.vocabulary.find(tokens)
-        known = store.known(ids)
+        tokens, values, ids = lookup
+        known = ids >= 0 if self.n_buckets is None else store.known(ids)
         if learned_at is not None and self._pruned_at >= learned_at:
             # Pruned since: a feature holds the document's counts only if it has been in V
             # without interruption since then (born no later than the document).
@@ -471,7 +507,7 @@ class DiscreteNB:
         one per row. With a ledger, rows go through learn_one one at a time (after the
         whole batch has been validated), so repeats and relabels behave as in learn_one.
         """
-        if not sp.issparse(X) and not isinstance(X, (str, Mapping)):
+        if not sp.issparse(X) and not isinstance(X, (str, bytes, Mapping)):
             X = list(X)  # read twice with a ledger; an iterator would be spent
         rows, labels, weights = self._read_batch(X, y, w, feature_names)
         times = self._check_times(t, len(labels))
@@ -510,7 +546,7 @@ class DiscreteNB:
                 self.learn_one(document, label, float(weights[row]), t=None if times is None else float(times[row]))
             return self
 
-        self._advance_clock(n, None if times is None else float(times.max()))
+        self._advance_clock(n, factor, last_t)
         store.n_learned = n0 + 1  # features born in this batch get the stamp of its first row
         try:
             for label, (tokens, docs, total) in sums.items():
@@ -552,11 +588,11 @@ class DiscreteNB:
         removals, forgotten = [], []
         for document, label, weight, stamp, when in zip(documents, labels, weights, stamps, times):
             fingerprint = None
-            if self._ledger is not None and isinstance(document, str):
+            if self._ledger is not None and isinstance(document, (str, bytes)):
                 fingerprint = text_fingerprint(document)
-            tokens, values = self._present_features(document)
+            lookup = self._present_features(document)
             if self._ledger is not None:
-                fingerprint = fingerprint or features_fingerprint(tokens, values)
+                fingerprint = fingerprint or features_fingerprint(lookup.tokens, lookup.values)
                 if fingerprint in forgotten:
                     raise InvalidInputError(f"document {describe(document)} appears twice; a ledger learns a message once")
                 entry = self._ledger.get(fingerprint)
@@ -565,7 +601,7 @@ class DiscreteNB:
                         raise InvalidInputError(f"this message was learned as {entry.label!r}, not as {label!r}")
                     weight, stamp, when = entry.weight, entry.learned_at, entry.t
                     forgotten.append(fingerprint)
-            removals.append(self._removal(tokens, values, label, weight, stamp, when))
+            removals.append(self._removal(lookup, label, weight, stamp, when))
         combined = _combine_per_class(removals)
         for removal in combined:
             self.store.prepare(*removal)  # check only: raises before anything changes
@@ -590,7 +626,7 @@ class DiscreteNB:
                 raise InvalidInputError("feature values must be finite; the matrix holds NaN or inf")
             self._check_values(matrix.data)
         else:
-            if isinstance(X, (str, Mapping)):
+            if isinstance(X, (str, bytes, Mapping)):
                 raise InvalidTypeError(f"learn_many takes a sequence of documents, got {describe(X)}")
             matrix, names = self._documents_to_matrix(list(X))
         if matrix.shape[0] != len(labels):
@@ -839,22 +875,41 @@ class DiscreteNB:
         return [store.labels[c] for c in np.flatnonzero(store.class_docs > 0)]
 
     def _active(self) -> np.ndarray:
-        return np.flatnonzero(self.store.class_docs > 0)
+        """Indices of the classes with documents (cached until counts change)."""
+        return self._class_state()[0]
 
     def _log_prior(self) -> np.ndarray:
-        """log P(c) for every class (inactive classes get -inf)."""
+        """log P(c) for every class (inactive classes get -inf); cached until counts change."""
+        return self._class_state()[1]
+
+    def _class_state(self) -> tuple[np.ndarray, np.ndarray]:
+        # Predictions need these on every call; they change only when counts do.
+        cache = self._prior_cache
+        if cache is None or cache[0] != self.store.version or cache[1] != self.alpha:
+            active = np.flatnonzero(self.store.class_docs > 0)
+            cache = self._prior_cache = (self.store.version, self.alpha, active, self._compute_log_prior())
+        return cache[2], cache[3]
+
+    def _compute_log_prior(self) -> np.ndarray:
+        """log P(c) = log(N_c + beta) - log(N + beta*K) over the K classes with documents."""
         store = self.store
-        counts = store.true_class_docs()
+        counts = store.class_docs * store.scale
         active = counts > 0
-        with np.errstate(divide="ignore"):
-            if self.class_prior == "uniform":
-                return np.where(active, -math.log(max(active.sum(), 1)), -np.inf)
-            if isinstance(self.class_prior, Mapping):
-                fixed = np.array([self.class_prior.get(label, 0.0) for label in store.labels], dtype=float)
-                fixed = np.where(active, fixed, 0.0)
-                return np.log(fixed) - math.log(fixed.sum())
-            beta = 1.0 if self.class_prior == "laplace" else 0.0
-            return np.where(active, np.log(counts + beta) - math.log(counts.sum() + beta * active.sum()), -np.inf)
+        if self.class_prior == "uniform":
+            weights = active.astype(float)
+        elif isinstance(self.class_prior, Mapping):
+            weights = np.array([self.class_prior.get(label, 0.0) for label in store.labels]) * active
+        elif self.class_prior == "laplace":
+            weights = (counts + 1.0) * active
+        else:
+            weights = counts
+        total = weights.sum()
+        if total > 0 and active.all():
+            return np.log(weights) - math.log(total)
+        log_prior = np.full(len(counts), -np.inf)
+        if total > 0:
+            log_prior[active] = np.log(weights[active]) - math.log(total)
+        return log_prior
 
     def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
         """log P(c | x) for every class; an empty dict when nothing has been learned."""
@@ -866,13 +921,18 @@ class DiscreteNB:
         labels = self.store.labels
         return {labels[c]: float(v) for c, v in zip(active, log_proba)}
 
-    def _log_posterior(self, doc: Encoded, active: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            jll = self._joint_log_likelihood(doc)[active]
-        if not (jll > -np.inf).any():
-            # alpha = 0 and every class ruled out by some zero count: fall back to the prior.
-            jll = self._log_prior()[active]
-        return jll - logsumexp(jll)
+    def _log_posterior(self, doc: Encoded, active: np.ndarray, normalise: bool = True) -> np.ndarray:
+        if self.alpha == 0:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                jll = self._joint_log_likelihood(doc)[active]
+            if not (jll > -np.inf).any():
+                # Every class ruled out by some zero count: fall back to the prior.
+                jll = self._log_prior()[active]
+        else:
+            jll = self._joint_log_likelihood(doc)
+            if len(active) < len(jll):
+                jll = jll[active]
+        return jll - logsumexp(jll) if normalise else jll
 
     def predict_proba_one(self, x: Document) -> dict[Label, float]:
         """P(c | x) for every class, from log space; an empty dict when untrained."""
@@ -884,8 +944,9 @@ class DiscreteNB:
         if not len(active):
             self._encode(x)
             return None
-        log_proba = self._log_posterior(self._encode(x), active)
-        return self.store.labels[active[int(np.argmax(log_proba))]]
+        # The argmax of the joint log-likelihood is the argmax of the posterior.
+        jll = self._log_posterior(self._encode(x), active, normalise=False)
+        return self.store.labels[active[int(np.argmax(jll))]]
 
     def predict_many(self, X: Iterable[Document]) -> list[Label | None]:
         return [self.predict_one(x) for x in X]
@@ -996,6 +1057,13 @@ def _merge_hashed_columns(vocabulary, matrix: sp.csr_matrix, names: list[Hashabl
     return merged, [names[i] for i in first]
 
 
+def _same_document(x: object, last: object, last_contents: dict | None) -> bool:
+    """Is x the document remembered: the same text, or the same unchanged mapping?"""
+    if isinstance(x, (str, bytes)):
+        return type(x) is type(last) and x == last
+    return x is last and x == last_contents
+
+
 def _check_positive(name: str, value: object, integer: bool) -> float | int | None:
     """None, or a finite number > 0 (an int >= 1 when ``integer``)."""
     if value is None:
@@ -1044,8 +1112,11 @@ def _check_class_prior(prior: object) -> str | dict[Label, float]:
 def _numeric_array(values: Iterable[object], n: int) -> np.ndarray:
     """Feature values as a float array; strings, None and other non-numbers are rejected."""
     listed = list(values)
-    array = np.array(listed) if n else np.zeros(0)
-    if array.dtype.kind in "biuf":
+    try:
+        array = np.array(listed) if n else np.zeros(0)
+    except (ValueError, TypeError):  # ragged sequences among the values
+        array = None
+    if array is not None and array.dtype.kind in "biuf" and array.ndim == 1:
         return array.astype(float, copy=False)
     for value in listed:
         if not isinstance(value, numbers.Real):

@@ -81,7 +81,7 @@ class BernoulliNB(DiscreteNB):
         class_docs = store.true_class_docs()
         jll = self._log_prior() + self._absent_log_sum()
         present = self._present(doc.values)
-        _, docs = store.gather(doc.ids[present])
+        docs = store.gather_docs(doc.ids[present])
         jll += (np.log(docs + alpha) - np.log(class_docs - docs + alpha)).sum(axis=0)
         if self.unseen == "score" and len(doc.unseen_values):
             # An unseen present word as a zero-count word: log p_cw with D_cw = 0 (it is not
@@ -95,7 +95,7 @@ class BernoulliNB(DiscreteNB):
         store = self.store
         ids = store.feature_ids()
         active = self._active()
-        _, docs = store.gather(ids)
+        docs = store.gather_docs(ids)
         docs = docs[:, active]
         class_docs = store.true_class_docs()[active]
         denominator = np.log(class_docs + 2 * self.alpha)

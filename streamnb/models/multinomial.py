@@ -29,8 +29,8 @@ class MultinomialNB(DiscreteNB):
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         store = self.store
         alpha = self.alpha
-        log_denominator = np.log(store.true_class_tokens() + alpha * store.n_features)
-        tokens, _ = store.gather(doc.ids)
+        log_denominator = np.log(store.class_tokens * store.scale + alpha * store.n_features)
+        tokens = store.gather_tokens(doc.ids)
         jll = self._log_prior() + doc.values @ np.log(tokens + alpha) - doc.values.sum() * log_denominator
         if self.unseen == "score" and len(doc.unseen_values):
             jll += doc.unseen_values.sum() * (np.log(alpha) - log_denominator)
@@ -41,7 +41,7 @@ class MultinomialNB(DiscreteNB):
         store = self.store
         ids = store.feature_ids()
         active = self._active()
-        tokens, _ = store.gather(ids)
+        tokens = store.gather_tokens(ids)
         with np.errstate(divide="ignore"):
             log_prob = (np.log(tokens[:, active] + self.alpha)
                         - np.log(store.true_class_tokens()[active] + self.alpha * store.n_features))

@@ -1,0 +1,35 @@
+"""Helpers shared by the tests: a full snapshot of a model's counts, and batch references."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def snapshot(model) -> dict:
+    """Everything a discrete model knows, keyed by token and label (ids may differ)."""
+    store = model.store
+    rows, cols, tokens, docs = store.nonzero()
+    cells = sorted(
+        (repr(store.vocabulary.token(int(r))), repr(store.labels[int(c)]), float(t), float(d))
+        for r, c, t, d in zip(rows, cols, tokens, docs))
+    return {
+        "labels": [repr(label) for label in store.labels],
+        "class_docs": store.true_class_docs().tolist(),
+        "class_tokens": store.true_class_tokens().tolist(),
+        "n_features": store.n_features,
+        "vocabulary": sorted(repr(store.vocabulary.token(int(i))) for i in store.feature_ids()),
+        "cells": cells,
+    }
+
+
+def batch_matrix(docs, vocabulary=None):
+    """Dense document-term matrix of mappings over a sorted vocabulary (words with a nonzero value)."""
+    if vocabulary is None:
+        vocabulary = sorted({w for d in docs for w, v in d.items() if v != 0})
+    index = {w: i for i, w in enumerate(vocabulary)}
+    matrix = np.zeros((len(docs), len(vocabulary)))
+    for row, doc in enumerate(docs):
+        for word, value in doc.items():
+            if word in index:
+                matrix[row, index[word]] = value
+    return matrix, vocabulary

@@ -34,7 +34,8 @@ cells), ``feature_id`` (the id of each token; hash buckets for hashed models), `
 ``ledger_learned_at``, ``ledger_t`` arrays. Ids are kept, so a loaded model is the same
 model down to the ids its next new words get.
 
-Adding a model type: decorate the class with ``@register_model`` and give it
+Adding a model type: decorate the class with ``@register_model`` (a subclass, e.g. an
+adapter, must be registered itself, under a name of its own) and give it
 ``_state(self) -> (state, arrays)`` (``state`` JSON-able after tagging, with its
 constructor kwargs in ``state["params"]``, the tokenizer object included; ``arrays`` named
 float64/int64/uint8 numpy arrays) and ``_from_state(cls, state, arrays)`` that checks what
@@ -66,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidTypeError, ModelFormatError, StreamNBError, describe
+from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
 
 FORMAT = "streamnb-model"
 VERSION = 1
@@ -80,10 +81,21 @@ _TOKENIZER_TYPES: dict[str, type] = {}
 _TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail")
 
 
-def register_model(cls: type) -> type:
-    """Class decorator: make a model type saveable and loadable under its class name."""
-    MODEL_TYPES[cls.__name__] = cls
-    return cls
+def register_model(cls: type | None = None, *, name: str | None = None):
+    """Class decorator: make a model type saveable and loadable under ``name`` (default:
+    the class name). ``@register_model`` or ``@register_model(name="river.MultinomialNB")``;
+    a name already taken by another class raises InvalidParameterError."""
+
+    def register(model_type: type) -> type:
+        key = name or model_type.__name__
+        taken = MODEL_TYPES.get(key)
+        if taken is not None and taken is not model_type:
+            raise InvalidParameterError(f"model type name {key!r} is already registered for {taken!r}")
+        MODEL_TYPES[key] = model_type
+        model_type._persist_name = key
+        return model_type
+
+    return register if cls is None else register(cls)
 
 
 def register_tokenizer(cls: type) -> type:
@@ -105,9 +117,15 @@ def tokenizer_types() -> dict[str, type]:
         except ImportError:
             continue
         for value in vars(module).values():
-            if isinstance(value, type) and value.__module__ == module_name and callable(getattr(value, "get_params", None)):
+            if (isinstance(value, type) and value.__module__ == module_name and _defines_call(value)
+                    and callable(getattr(value, "get_params", None))):
                 known.setdefault(_type_name(value), value)
     return known
+
+
+def _defines_call(cls: type) -> bool:
+    """Are instances callable (text -> features), as a tokenizer must be?"""
+    return any("__call__" in vars(base) for base in cls.__mro__[:-1])
 
 
 # -- tagged JSON values ---------------------------------------------------------------
@@ -197,9 +215,10 @@ def build_tokenizer(description: object) -> object:
 # -- saving ---------------------------------------------------------------------------
 def save(model: Any, path: str | os.PathLike) -> None:
     """Write ``model`` to ``path`` atomically in the format described above."""
-    name = type(model).__name__
-    if MODEL_TYPES.get(name) is not type(model):
-        raise InvalidTypeError(f"cannot save a {name}: not a registered model type ({sorted(MODEL_TYPES)})")
+    name = type(model).__dict__.get("_persist_name")
+    if name is None or MODEL_TYPES.get(name) is not type(model):
+        raise InvalidTypeError(f"cannot save a {type(model).__name__}: not a registered model type "
+                               f"(registered: {sorted(MODEL_TYPES)}; see streamnb.persist.register_model)")
     state, arrays = model._state()
     state = dict(state)
     params = dict(state["params"])

@@ -379,3 +379,38 @@ def test_a_pickle_is_never_unpickled(tmp_path, saved):
 def test_a_missing_file_is_a_file_not_found_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         streamnb.load(tmp_path / "nothing-here")
+
+
+def test_streamnb_tokenizers_round_trip_and_score_raw_email_the_same(tmp_path):
+    from streamnb import EmailTokenizer, Tokenizer
+
+    raw_spam = b"Subject: cheap pills\r\nFrom: a@spam.example\r\n\r\nBuy the cheap pills now http://x.example/a"
+    raw_ham = b"Subject: lunch\r\nFrom: bob@work.example\r\n\r\nMeeting at noon for the lunch"
+    for tokenizer in (Tokenizer(ngram_range=(1, 2), stop_words=["the"]), EmailTokenizer()):
+        spam, ham = raw_spam, raw_ham
+        if isinstance(tokenizer, Tokenizer):  # text, not raw email bytes
+            spam, ham = spam.decode(), ham.decode()
+        model = MultinomialNB(tokenizer=tokenizer, ledger=10).learn_one(spam, "spam").learn_one(ham, "ham")
+        model.save(tmp_path / "m")
+        loaded = streamnb.load(tmp_path / "m")
+        assert type(loaded.tokenizer) is type(tokenizer)
+        assert loaded.tokenizer.get_params() == tokenizer.get_params()
+        query = "Subject: pills\r\n\r\ncheap lunch at noon"
+        query = query if isinstance(tokenizer, Tokenizer) else query.encode()
+        assert loaded.predict_log_proba_one(query) == model.predict_log_proba_one(query)
+        before = snapshot(loaded)
+        loaded.learn_one(spam, "spam")  # the saved ledger still knows this message
+        assert snapshot(loaded) == before
+        twin = MultinomialNB(tokenizer=type(tokenizer)(**tokenizer.get_params()), ledger=10).learn_one(query, "ham")
+        assert streamnb.merge([model, twin]).class_counts == {"spam": 1.0, "ham": 2.0}  # equal settings merge
+
+
+def test_model_type_names_are_unique_and_subclasses_must_register():
+    class Adapter(MultinomialNB):
+        pass
+
+    with pytest.raises(InvalidTypeError, match="not a registered model type"):
+        persist.save(Adapter().learn_one({"a": 1}, "x"), "unused")
+    with pytest.raises(streamnb.errors.InvalidParameterError, match="already registered"):
+        persist.register_model(Adapter, name="MultinomialNB")
+    assert persist.MODEL_TYPES["MultinomialNB"] is MultinomialNB

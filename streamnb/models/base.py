@@ -233,6 +233,8 @@ class DiscreteNB:
 
     def _clock_after(self, n_docs: int, t: float | None) -> tuple[float, float | None]:
         """(decay factor, latest timestamp) after n_docs more documents, the last at time t; pure."""
+        if t is None and self.half_life is None:
+            return 1.0, self.last_t  # no forgetting (t is None unless half_life_seconds is set)
         seconds, last_t = 0.0, self.last_t
         if t is not None:
             if last_t is None:

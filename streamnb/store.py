@@ -453,6 +453,8 @@ class CountStore:
         self.version += 1
         if self.cells.kind == "dense" and self.n_classes > self.dense_max_classes:
             self.cells = HashCells.from_cells(*self.cells.nonzero(self.vocabulary.capacity, c))
+        # So that gather() returns K columns (zeros for the new class) before its first update.
+        self.cells.reserve(self.vocabulary.capacity, self.n_classes)
         return c
 
     def true_class_docs(self) -> np.ndarray:

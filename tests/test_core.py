@@ -417,3 +417,20 @@ def test_with_alpha_view_shares_counts():
     reference = trained(MultinomialNB, alpha=0.1)
     assert view.predict_log_proba_one(CHINA_TEST) == pytest.approx(reference.predict_log_proba_one(CHINA_TEST))
     assert model.predict_log_proba_one(CHINA_TEST) != pytest.approx(reference.predict_log_proba_one(CHINA_TEST))
+
+
+@pytest.mark.parametrize("model_class", [MultinomialNB, BernoulliNB])
+def test_hashing_collisions_within_a_document_add_up(model_class):
+    vocabulary = MultinomialNB(n_buckets=3).store.vocabulary
+    words = [f"w{i}" for i in range(40)]
+    buckets = vocabulary.find(words)
+    a, b = [w for w, bucket in zip(words, buckets) if bucket == buckets[0]][:2]  # same bucket
+    other = next(w for w, bucket in zip(words, buckets) if bucket != buckets[0])
+    one = model_class(n_buckets=3)
+    one.learn_one({a: 1, b: 2, other: 1}, "x")
+    assert one.n_features == 2
+    expected = {"x": 3.0} if model_class is MultinomialNB else {"x": 1.0}
+    assert one.feature_counts(a) == expected
+    many = model_class(n_buckets=3).learn_many([{a: 1, b: 2, other: 1}], ["x"])
+    assert snapshot(many) == snapshot(one)
+    assert one.predict_log_proba_one({a: 1, b: 1}) == many.predict_log_proba_one({a: 1, b: 1})

@@ -70,11 +70,59 @@ class LogLinear(NamedTuple):
     weights: np.ndarray  # (|V|, K)
 
 
+class Contributions(NamedTuple):
+    """One document's joint log-likelihood split by feature: jll_c = rest[c] + sum_i terms[i, c].
+
+    ``rest`` holds everything no single feature of the document owns: the class prior, and
+    for Bernoulli the sum over absent words; unseen words (when scored) go there too.
+    """
+
+    classes: list
+    features: list
+    terms: np.ndarray  # (n, K)
+    rest: np.ndarray  # (K,)
+
+
 def logsumexp(values: np.ndarray) -> float:
     top = values.max()
     if not np.isfinite(top):
         return float(top)
     return float(top + np.log(np.exp(values - top).sum()))
+
+
+def log_posterior(jll: np.ndarray, log_prior: Callable[[], np.ndarray], normalise: bool = True) -> np.ndarray:
+    """log P(c | x) = jll_c - logsumexp(jll) over the active classes (or jll itself).
+
+    When every class is ruled out (jll = -inf everywhere: alpha = 0 and each class has a
+    zero count for some word), the prediction falls back to the class prior alone.
+    """
+    if not (jll > -np.inf).any():
+        jll = log_prior()
+    return jll - logsumexp(jll) if normalise else jll
+
+
+def class_log_prior(counts: np.ndarray, labels: Sequence[Label], class_prior: str | Mapping[Label, float]) -> np.ndarray:
+    """log P(c) from the class counts N_c; classes with N_c = 0 are inactive and get -inf.
+
+    mle: log N_c - log N; laplace: log(N_c + 1) - log(N + K); uniform: -log K; a fixed
+    mapping: log p_c - log(sum of p over the active classes). K = number of active classes.
+    """
+    active = counts > 0
+    if class_prior == "uniform":
+        weights = active.astype(float)
+    elif isinstance(class_prior, Mapping):
+        weights = np.array([class_prior.get(label, 0.0) for label in labels]) * active
+    elif class_prior == "laplace":
+        weights = (counts + 1.0) * active
+    else:
+        weights = counts
+    total = weights.sum()
+    if total > 0 and active.all():
+        return np.log(weights) - math.log(total)
+    log_prior = np.full(len(counts), -np.inf)
+    if total > 0:
+        log_prior[active] = np.log(weights[active]) - math.log(total)
+    return log_prior
 
 
 class DiscreteNB:
@@ -183,6 +231,11 @@ class DiscreteNB:
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         """log P(c) + log P(x | c) for every class (array of length K)."""
         raise NotImplementedError  # pragma: no cover - every model overrides it
+
+    def _log_likelihood(self, doc: Encoded) -> np.ndarray:
+        """The score without the class prior (what MixedNB sums over its parts); NaN for inactive classes."""
+        with np.errstate(invalid="ignore"):
+            return self._joint_log_likelihood(doc) - self._log_prior()
 
     def _update_counts(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray,
                        docs_delta: float) -> None:
@@ -327,8 +380,6 @@ class DiscreteNB:
             bad = values[~np.isfinite(values)][0]
             raise InvalidInputError(f"feature values must be finite, got {bad!r}")
         self._check_values(values)
-        if self.store.vocabulary.n_buckets is not None and len(tokens) > 1:
-            tokens, values = _merge_collisions(self.store.vocabulary, tokens, values)
         return tokens, values
 
     def _lookup(self, x: Document) -> Lookup:
@@ -345,7 +396,13 @@ class DiscreteNB:
             return last[3]
         features = self._features(x)
         tokens, values = self._read(features)
-        lookup = Lookup(tokens, values, self.store.vocabulary.find(tokens))
+        ids = self.store.vocabulary.find(tokens)
+        if self.n_buckets is not None and len(np.unique(ids)) < len(ids):
+            # Words sharing a bucket are one feature: their values add up.
+            ids, inverse = np.unique(ids, return_inverse=True)
+            values = np.bincount(inverse, weights=values)
+            tokens = self.store.vocabulary.tokens(ids)
+        lookup = Lookup(tokens, values, ids)
         self._last_lookup = (x, epoch, None if isinstance(x, (str, bytes)) else dict(features), lookup)
         return lookup
 
@@ -444,12 +501,16 @@ class DiscreteNB:
             self._ledger.forget(fingerprint)
         return self
 
-    def _present_features(self, x: Document) -> Lookup:
-        """The lookup of a document to learn: present features only, learned values."""
+    def _present_features(self, x: Document, allow_empty: bool = False) -> Lookup:
+        """The lookup of a document to learn: present features only, learned values.
+
+        An empty document is an error unless ``allow_empty`` (MixedNB: a record whose text
+        field is empty still teaches its other fields).
+        """
         tokens, values, ids = self._lookup(x)
         present = self._present(values)
         if not present.all() or not len(values):
-            if not present.any():
+            if not present.any() and not allow_empty:
                 raise InvalidInputError(
                     f"empty document: no feature with a value above the threshold in {describe(x)}")
             tokens = [t for t, keep in zip(tokens, present) if keep]
@@ -493,6 +554,15 @@ class DiscreteNB:
             raise InvalidInputError(f"cannot unlearn feature(s) {missing!r}: never learned{hint}")
         delta = -weight
         return Removal(c, ids, delta * values, np.full(len(ids), delta), delta)
+
+    def _apply(self, label: Label, lookup: Lookup, weight: float, sign: float) -> None:
+        """One document's counts into (sign=+1) or out of (sign=-1) the store, for a model
+        that drives this one as its part (MixedNB's text part): no ledger, no pruning pass."""
+        if sign > 0:
+            factor, last_t = self._clock_after(1, None)
+            self._learn(label, lookup, weight, factor, last_t)
+        else:
+            self._remove(self._removal(lookup, label, weight, None, None))
 
     def _remove(self, removal: Removal) -> None:
         self._update_counts(removal.c, removal.ids, removal.token_delta, removal.doc_delta, removal.docs_delta)
@@ -541,11 +611,9 @@ class DiscreteNB:
                 token_sum = float(sums[label][0].sum())
             store.check_room(store.class_id(label), token_sum, sums[label][2], factor)
         if self._ledger is not None:
+            documents = X if not sp.issparse(X) else _sparse_rows(X, feature_names)
             for row, label in enumerate(labels):
-                document = X[row] if not sp.issparse(X) else dict(
-                    zip([names[j] for j in matrix.indices[matrix.indptr[row]:matrix.indptr[row + 1]]],
-                        matrix.data[matrix.indptr[row]:matrix.indptr[row + 1]].tolist()))
-                self.learn_one(document, label, float(weights[row]), t=None if times is None else float(times[row]))
+                self.learn_one(documents[row], label, float(weights[row]), t=None if times is None else float(times[row]))
             return self
 
         self._advance_clock(n, factor, last_t)
@@ -555,7 +623,10 @@ class DiscreteNB:
                 if total == 0.0:
                     continue  # rows so old that nothing of them is left
                 columns = np.flatnonzero(docs)
-                ids = store.vocabulary.find_or_add([names[j] for j in columns])
+                if self.n_buckets is None:
+                    ids = store.vocabulary.find_or_add([names[j] for j in columns])
+                else:
+                    ids = np.asarray(names, dtype=np.int64)[columns]  # bucket ids (see _read_batch)
                 c = store.add_class(label)
                 self._update_counts(c, ids, tokens[columns], docs[columns], total)
         finally:
@@ -564,7 +635,7 @@ class DiscreteNB:
         last_row = np.full(len(names), -1, dtype=np.int64)
         coo = present.tocoo()
         np.maximum.at(last_row, coo.col, coo.row)
-        ids = store.vocabulary.find(names)
+        ids = store.vocabulary.find(names) if self.n_buckets is None else np.asarray(names, dtype=np.int64)
         alive = store.known(ids)
         store.last_seen[ids[alive]] = n0 + 1 + last_row[alive]
         self._maybe_prune()
@@ -637,8 +708,13 @@ class DiscreteNB:
         if len(weights) != len(labels):
             raise InvalidInputError(f"w has {len(weights)} weights but y has {len(labels)} labels")
         matrix.sum_duplicates()
-        if self.store.vocabulary.n_buckets is not None:
-            matrix, names = _merge_hashed_columns(self.store.vocabulary, matrix, names)
+        if self.n_buckets is not None:
+            # Columns whose words share a bucket are one feature: fold them together, so a
+            # batch learns exactly what learn_one learns from each row.
+            buckets, inverse = np.unique(self.store.vocabulary.find(names), return_inverse=True)
+            fold = sp.csr_matrix((np.ones(len(names)), (np.arange(len(names)), inverse)),
+                                 shape=(len(names), len(buckets)))
+            matrix, names = (matrix @ fold).tocsr(), buckets.tolist()
         return (matrix, names), labels, weights
 
     def _documents_to_matrix(self, documents: list[Document]) -> tuple[sp.csr_matrix, list[Hashable]]:
@@ -696,6 +772,7 @@ class DiscreteNB:
         if their_factor > 0.0:
             mine = other_ids.copy() if tokens_of is None else store.vocabulary.find_or_add(tokens_of)
             new = ~store.known(mine)
+            seen_before = np.where(new, 0, store.last_seen[np.where(new, 0, mine)])
             to_mine = np.full(theirs.vocabulary.capacity, -1, dtype=np.int64)
             to_mine[other_ids] = mine
             for oc, label in enumerate(other_labels):
@@ -704,7 +781,7 @@ class DiscreteNB:
                 self._update_counts(c, to_mine[rows[sel]], their_factor * tokens[sel], their_factor * docs[sel],
                                     float(their_factor * other_docs[oc]))
             store.born[mine[new]] = other_born[new] + n0
-            store.last_seen[mine] = np.maximum(store.last_seen[mine], other_seen + n0)
+            store.last_seen[mine] = np.maximum(seen_before, other_seen + n0)
         if other_pruned:
             self._pruned_at = max(self._pruned_at, other_pruned + n0)
         if self._ledger is not None:
@@ -888,30 +965,11 @@ class DiscreteNB:
         # Predictions need these on every call; they change only when counts do.
         cache = self._prior_cache
         if cache is None or cache[0] != self.store.version or cache[1] != self.alpha:
-            active = np.flatnonzero(self.store.class_docs > 0)
-            cache = self._prior_cache = (self.store.version, self.alpha, active, self._compute_log_prior())
+            store = self.store
+            active = np.flatnonzero(store.class_docs > 0)
+            log_prior = class_log_prior(store.class_docs * store.scale, store.labels, self.class_prior)
+            cache = self._prior_cache = (store.version, self.alpha, active, log_prior)
         return cache[2], cache[3]
-
-    def _compute_log_prior(self) -> np.ndarray:
-        """log P(c) = log(N_c + beta) - log(N + beta*K) over the K classes with documents."""
-        store = self.store
-        counts = store.class_docs * store.scale
-        active = counts > 0
-        if self.class_prior == "uniform":
-            weights = active.astype(float)
-        elif isinstance(self.class_prior, Mapping):
-            weights = np.array([self.class_prior.get(label, 0.0) for label in store.labels]) * active
-        elif self.class_prior == "laplace":
-            weights = (counts + 1.0) * active
-        else:
-            weights = counts
-        total = weights.sum()
-        if total > 0 and active.all():
-            return np.log(weights) - math.log(total)
-        log_prior = np.full(len(counts), -np.inf)
-        if total > 0:
-            log_prior[active] = np.log(weights[active]) - math.log(total)
-        return log_prior
 
     def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
         """log P(c | x) for every class; an empty dict when nothing has been learned."""
@@ -927,14 +985,11 @@ class DiscreteNB:
         if self.alpha == 0:
             with np.errstate(divide="ignore", invalid="ignore"):
                 jll = self._joint_log_likelihood(doc)[active]
-            if not (jll > -np.inf).any():
-                # Every class ruled out by some zero count: fall back to the prior.
-                jll = self._log_prior()[active]
         else:
             jll = self._joint_log_likelihood(doc)
             if len(active) < len(jll):
                 jll = jll[active]
-        return jll - logsumexp(jll) if normalise else jll
+        return log_posterior(jll, lambda: self._log_prior()[active], normalise)
 
     def predict_proba_one(self, x: Document) -> dict[Label, float]:
         """P(c | x) for every class, from log space; an empty dict when untrained."""
@@ -1038,32 +1093,18 @@ def _combine_per_class(removals: list[Removal]) -> list[Removal]:
     return combined
 
 
-def _merge_collisions(vocabulary, tokens: list[Hashable], values: np.ndarray) -> tuple[list[Hashable], np.ndarray]:
-    """With hashing, tokens of one document that share a bucket become one feature (values summed)."""
-    ids = vocabulary.find(tokens)
-    distinct, first, position = np.unique(ids, return_index=True, return_inverse=True)
-    if len(distinct) == len(ids):
-        return tokens, values
-    return [tokens[i] for i in first], np.bincount(position, values, len(distinct))
-
-
-def _merge_hashed_columns(vocabulary, matrix: sp.csr_matrix, names: list[Hashable]) -> tuple[sp.csr_matrix, list]:
-    """With hashing, columns whose names share a bucket become one column (values summed)."""
-    ids = vocabulary.find(names)
-    distinct, first, position = np.unique(ids, return_index=True, return_inverse=True)
-    if len(distinct) == len(ids):
-        return matrix, names
-    projection = sp.csr_matrix((np.ones(len(ids)), (np.arange(len(ids)), position)), shape=(len(ids), len(distinct)))
-    merged = (matrix @ projection).tocsr()
-    merged.sum_duplicates()
-    return merged, [names[i] for i in first]
-
-
 def _same_document(x: object, last: object, last_contents: dict | None) -> bool:
     """Is x the document remembered: the same text, or the same unchanged mapping?"""
     if isinstance(x, (str, bytes)):
         return type(x) is type(last) and x == last
     return x is last and x == last_contents
+
+
+def _sparse_rows(X: sp.spmatrix, names: Sequence[Hashable]) -> list[dict]:
+    """The rows of a sparse matrix as documents {feature name: value}."""
+    matrix = sp.csr_matrix(X, dtype=float)
+    return [dict(zip([names[j] for j in matrix.indices[start:end]], matrix.data[start:end].tolist()))
+            for start, end in zip(matrix.indptr[:-1], matrix.indptr[1:])]
 
 
 def _check_positive(name: str, value: object, integer: bool) -> float | int | None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, describe
 from ..persist import register_model
-from .base import DiscreteNB, Encoded, LogLinear
+from .base import Contributions, DiscreteNB, Document, Encoded, LogLinear
 
 
 @register_model
@@ -89,6 +89,30 @@ class BernoulliNB(DiscreteNB):
             n_unseen = int(self._present(doc.unseen_values).sum())
             jll += n_unseen * (np.log(alpha) - np.log(class_docs + 2 * alpha))
         return jll
+
+    def contributions_one(self, x: Document) -> Contributions:
+        """The score of x split by present feature, over the active classes (what ``evidence`` reads).
+
+        terms[i, c] = log p_cw - log(1 - p_cw) for the known words w_i present in x (the change
+        from "absent" to "present"); rest[c] = log P(c) + sum over ALL w in V of log(1 - p_cw),
+        plus the unseen present words' terms with unseen="score".
+        rest + terms.sum(axis=0) is the joint log-likelihood ``predict_log_proba_one`` normalises.
+        """
+        doc = self._encode(x)
+        store = self.store
+        active = self._active()
+        alpha = self.alpha
+        class_docs = store.true_class_docs()
+        present = self._present(doc.values)
+        ids = doc.ids[present]
+        _, docs = store.gather(ids)
+        with np.errstate(divide="ignore"):
+            terms = np.log(docs + alpha) - np.log(class_docs - docs + alpha)
+            rest = self._log_prior() + self._absent_log_sum()
+            if self.unseen == "score" and len(doc.unseen_values):
+                n_unseen = int(self._present(doc.unseen_values).sum())
+                rest += n_unseen * (np.log(alpha) - np.log(class_docs + 2 * alpha))
+        return Contributions(self.classes, store.vocabulary.tokens(ids), terms[:, active], rest[active])
 
     def feature_log_prob(self) -> tuple[list, np.ndarray, np.ndarray]:
         """(features, log p_cw, log(1 - p_cw)) as (|V|, K) arrays over the active classes."""

@@ -1,0 +1,735 @@
+"""Spam decisions on top of a naive Bayes model: cutoffs, an unsure band, evidence.
+
+A model gives P(spam|x); a filter must say "ham", "spam" or, when the evidence is weak or
+mixed, "unsure" (a message for a person to look at). This module holds:
+
+- **decision rules**, each a score and two cutoffs: a message is ham when
+  score < ham_cutoff, spam when score >= spam_cutoff, unsure in between (equal cutoffs
+  give a plain threshold, never unsure):
+
+  - :class:`ArgmaxRule`: the model's own decision (spam when P(spam|x) > 1/2);
+  - :class:`PosteriorRule`: cutoffs on P(spam|x), calibrated when the filter has a calibrator;
+  - :class:`ChiSquareRule`: Gary Robinson's chi-square combining of per-word spam
+    probabilities, as SpamBayes uses it (see the class for the formulas).
+
+- :func:`evidence`: the words that pushed the model's log-odds most, with their signed
+  contributions (:func:`log_odds_terms` gives them all, plus the bias they add up with).
+
+- :class:`SpamFilter`: a model + a rule + an optional calibrator (:mod:`streamnb.calibrate`)
+  + a minimum number of learned messages per class before any verdict other than
+  "unsure". ``classify(x) -> Verdict`` and ``learn(x, label)``, one tokenization per message.
+
+- :func:`progressive_filter`: classify-then-learn over a stream, with a :class:`FilterReport`.
+
+Chi-square combining references: G. Robinson, "A statistical approach to the spam problem",
+Linux Journal 107 (2003); R. A. Fisher, Statistical Methods for Research Workers (1925),
+section 21.1 (combining independent tests); the SpamBayes project's defaults (strength
+0.45, background 0.5, minimum distance 0.1 from 0.5, 150 discriminators, cutoffs 0.20/0.90).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol
+
+import numpy as np
+from scipy.special import expit, gammaln
+
+from .errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
+from .evaluate import (CurvePoint, RunningMetrics, accuracy, expected_calibration_error, log_loss, roc_auc)
+from .progress import ProgressBar
+
+__all__ = [
+    "HAM", "UNSURE", "SPAM", "Evidence", "LogOddsTerms", "log_odds_terms", "evidence",
+    "chi2_sf_even", "fisher_combine", "robinson_probabilities", "ChiSquareResult", "chi_square_indicator",
+    "DecisionRule", "ArgmaxRule", "PosteriorRule", "ChiSquareRule", "Verdict", "SpamFilter",
+    "FilterReport", "progressive_filter",
+]
+
+HAM, UNSURE, SPAM = "ham", "unsure", "spam"
+Verdicts = Literal["ham", "unsure", "spam"]
+
+
+# --- evidence: the model's log-odds, word by word ------------------------------------------
+
+
+class Evidence(NamedTuple):
+    """One feature's push on a decision: weight > 0 toward spam, < 0 toward ham."""
+
+    feature: Hashable
+    weight: float
+
+
+class LogOddsTerms(NamedTuple):
+    """A document's log-odds log P(pos|x) - log P(neg|x) = bias + sum(weights), one weight per feature."""
+
+    features: list
+    weights: np.ndarray
+    bias: float
+
+    @property
+    def log_odds(self) -> float:
+        return float(self.bias + self.weights.sum())
+
+
+def _class_column(classes: list, label: Hashable) -> int:
+    if label not in classes:
+        raise UnknownClassError(f"class {label!r} has not been learned (classes: {classes}); "
+                                "log-odds need both classes")
+    return classes.index(label)
+
+
+def log_odds_terms(model: Any, x: Any, positive: Hashable = SPAM, negative: Hashable = HAM) -> LogOddsTerms:
+    """Split the model's log-odds of x into one term per known feature plus a bias.
+
+    With the model's ``contributions_one(x)`` (jll_c = rest_c + sum_i terms_ic; multinomial:
+    terms = x_w log P(w|c); Bernoulli: present words' log p_cw - log(1 - p_cw)):
+    weight_i = terms_i,pos - terms_i,neg and bias = rest_pos - rest_neg (class prior, and
+    for Bernoulli the absent words). Since log P(c|x) = jll_c - logsumexp(jll), the
+    normaliser cancels and bias + sum(weights) is log P(pos|x) - log P(neg|x) exactly
+    (up to rounding).
+
+    A model without ``contributions_one`` falls back to its ``log_linear()`` view: weight_i =
+    x_i (W_i,pos - W_i,neg) over the document's known features, and the bias is whatever
+    remains of the model's log-odds (so the sum is exact by construction).
+    """
+    contributions = getattr(model, "contributions_one", None)
+    if callable(contributions):
+        split = contributions(x)
+        pos, neg = _class_column(split.classes, positive), _class_column(split.classes, negative)
+        return LogOddsTerms(list(split.features), split.terms[:, pos] - split.terms[:, neg],
+                            float(split.rest[pos] - split.rest[neg]))
+    view = model.log_linear()
+    pos, neg = _class_column(view.classes, positive), _class_column(view.classes, negative)
+    doc = model._encode(x)
+    features = model.store.vocabulary.tokens(doc.ids)
+    row = {feature: i for i, feature in enumerate(view.features)}
+    rows = np.array([row[feature] for feature in features], dtype=np.int64)
+    weights = doc.values * (view.weights[rows, pos] - view.weights[rows, neg]) if len(rows) else np.zeros(0)
+    log_proba = model.predict_log_proba_one(x)
+    return LogOddsTerms(features, weights, float(log_proba[positive] - log_proba[negative] - weights.sum()))
+
+
+def evidence(model: Any, x: Any, k: int = 10, positive: Hashable = SPAM, negative: Hashable = HAM) -> list[Evidence]:
+    """The k features of x with the largest |contribution| to the log-odds, largest first.
+
+    Weights are those of :func:`log_odds_terms` (in nats; > 0 toward ``positive``);
+    features contributing exactly 0 are left out; ties keep the document's order.
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+        raise InvalidParameterError(f"k must be an int >= 0, got {describe(k)}")
+    terms = log_odds_terms(model, x, positive, negative)
+    order = np.argsort(-np.abs(terms.weights), kind="stable")
+    chosen = [i for i in order[:k] if terms.weights[i] != 0]
+    return [Evidence(terms.features[i], float(terms.weights[i])) for i in chosen]
+
+
+# --- chi-square combining --------------------------------------------------------------------
+
+
+def chi2_sf_even(statistic: float, dof: int) -> float:
+    """P(X >= statistic) for X ~ chi-square with an even number of degrees of freedom dof = 2n.
+
+    Exact closed form for even dof: with m = statistic / 2,
+    P = exp(-m) * sum_{i=0}^{n-1} m^i / i!  (the probability of at most n-1 events of a
+    Poisson(m) variable). Summed in log space, so it neither overflows nor underflows
+    early for the hundreds of terms a long message can give.
+
+    >>> round(chi2_sf_even(4.0, 4), 9)  # exp(-2) * (1 + 2)
+    0.40600585
+    """
+    if isinstance(dof, bool) or not isinstance(dof, numbers.Integral) or dof < 2 or dof % 2:
+        raise InvalidParameterError(f"dof must be an even int >= 2, got {describe(dof)}")
+    if not statistic >= 0:
+        raise InvalidInputError(f"a chi-square statistic must be >= 0, got {describe(statistic)}")
+    m = statistic / 2.0
+    if m == 0.0:
+        return 1.0
+    i = np.arange(dof // 2)
+    log_terms = i * math.log(m) - m - gammaln(i + 1.0)
+    top = log_terms.max()
+    return float(min(1.0, math.exp(top) * np.exp(log_terms - top).sum()))
+
+
+def fisher_combine(p_values: Iterable[float]) -> float:
+    """Fisher's combined p-value: P(chi2 with 2n dof >= -2 sum ln p_i); 1.0 for no p-values.
+
+    If the p_i were independent and uniform on (0, 1), -2 sum ln p_i would follow a
+    chi-square distribution with 2n degrees of freedom; a small result says they are
+    jointly too small to be chance.
+
+    >>> round(fisher_combine([0.9, 0.2, 0.21, 0.89, 0.2, 0.78]), 9)  # Robinson's first example
+    0.572203879
+    """
+    p = np.asarray(list(p_values), dtype=float)
+    if not len(p):
+        return 1.0
+    if not ((p > 0) & (p <= 1)).all():
+        raise InvalidInputError(f"p-values must be in (0, 1], got {p[~((p > 0) & (p <= 1))][0]!r}")
+    return chi2_sf_even(max(0.0, -2.0 * float(np.log(p).sum())), 2 * len(p))
+
+
+def robinson_probabilities(spam_docs: np.ndarray, ham_docs: np.ndarray, n_spam: float, n_ham: float,
+                           strength: float = 0.45, background: float = 0.5) -> np.ndarray:
+    """Robinson's degree of belief f(w) that a message containing word w is spam, per word.
+
+    With D_spam,w and D_ham,w the spam and ham messages containing w, and N_spam, N_ham
+    the messages of each class: b(w) = D_spam,w / N_spam, g(w) = D_ham,w / N_ham,
+    p(w) = b(w) / (b(w) + g(w)) (the class sizes cancel out), and, with n = D_spam,w + D_ham,w,
+
+        f(w) = (s * x + n * p(w)) / (s + n),
+
+    a background belief x (0.5: no opinion) worth s messages, which the word's own data
+    outweighs as n grows. A word never seen (n = 0) gets x; so does every word while a
+    class has no messages (no comparison possible).
+    """
+    spam_docs = np.asarray(spam_docs, dtype=float)
+    ham_docs = np.asarray(ham_docs, dtype=float)
+    if n_spam <= 0 or n_ham <= 0:
+        return np.full(spam_docs.shape, float(background))
+    b = spam_docs / n_spam
+    g = ham_docs / n_ham
+    seen = (b + g) > 0
+    p = np.divide(b, b + g, out=np.full(b.shape, float(background)), where=seen)
+    n = spam_docs + ham_docs
+    return (strength * background + n * p) / (strength + n)
+
+
+class ChiSquareResult(NamedTuple):
+    """Chi-square combining of one message: indicator I = (1 + H - S) / 2, its parts, the clues used."""
+
+    indicator: float
+    ham_p: float  # H: Fisher's combined p-value of the f(w) (near 0: many hammy words)
+    spam_p: float  # S: Fisher's combined p-value of the 1 - f(w) (near 0: many spammy words)
+    clues: list  # [(feature, f(w))] of the words used, most extreme first
+
+
+def chi_square_indicator(probabilities: Iterable[float]) -> tuple[float, float, float]:
+    """(I, H, S) of Robinson's chi-square combining for the given word probabilities f(w).
+
+    H = C^-1(-2 ln prod f(w), 2n) and S = C^-1(-2 ln prod (1 - f(w)), 2n), C^-1 the
+    chi-square survival function (Fisher's method on the f(w), and on the 1 - f(w));
+    I = (1 + H - S) / 2 is near 1 for spam, near 0 for ham, near 1/2 when the evidence is
+    weak or points both ways. No words: I = 1/2. (SpamBayes writes the same with
+    H' = 1 - S and S' = 1 - H: I = (S' - H' + 1) / 2.)
+    """
+    f = np.asarray(list(probabilities), dtype=float)
+    h = fisher_combine(f)
+    s = fisher_combine(1.0 - f)
+    return (1.0 + h - s) / 2.0, h, s
+
+
+# --- decision rules ----------------------------------------------------------------------------
+
+
+def _check_cutoffs(ham_cutoff: float, spam_cutoff: float) -> tuple[float, float]:
+    for name, value in (("ham_cutoff", ham_cutoff), ("spam_cutoff", spam_cutoff)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
+            raise InvalidParameterError(f"{name} must be a number in [0, 1], got {describe(value)}")
+    if ham_cutoff > spam_cutoff:
+        raise InvalidParameterError(f"ham_cutoff ({ham_cutoff!r}) must not exceed spam_cutoff ({spam_cutoff!r})")
+    return float(ham_cutoff), float(spam_cutoff)
+
+
+class DecisionRule(Protocol):
+    """What a SpamFilter needs from a rule: a score, a verdict for a score, an explanation."""
+
+    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
+              positive: Hashable, negative: Hashable) -> float: ...
+
+    def decide(self, score: float) -> Verdicts: ...
+
+    def explain(self, model: Any, features: Mapping, k: int, positive: Hashable,
+                negative: Hashable) -> list[Evidence]: ...
+
+
+class _Band:
+    """The unsure band: ham below ham_cutoff, spam at or above spam_cutoff, unsure between."""
+
+    ham_cutoff: float
+    spam_cutoff: float
+
+    def decide(self, score: float) -> Verdicts:
+        """'ham' if score < ham_cutoff, 'spam' if score >= spam_cutoff, else 'unsure'."""
+        if score >= self.spam_cutoff:
+            return SPAM
+        if score < self.ham_cutoff:
+            return HAM
+        return UNSURE
+
+    def explain(self, model: Any, features: Mapping, k: int, positive: Hashable,
+                negative: Hashable) -> list[Evidence]:
+        """The model's strongest log-odds contributions (:func:`evidence`)."""
+        return evidence(model, features, k, positive, negative)
+
+
+class ArgmaxRule(_Band):
+    """The model's own choice: spam when P(spam|x) > 1/2, else ham (a tie counts as ham).
+
+    The score is the model's posterior P(spam|x), never the calibrated one (calibration
+    is monotone but need not keep 1/2 in place).
+    """
+
+    ham_cutoff = 0.5
+    spam_cutoff = 0.5
+
+    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
+              positive: Hashable, negative: Hashable) -> float:
+        return float(expit(log_odds))
+
+    def decide(self, score: float) -> Verdicts:
+        return SPAM if score > 0.5 else HAM
+
+    def __repr__(self) -> str:
+        return "ArgmaxRule()"
+
+
+class PosteriorRule(_Band):
+    """Cutoffs on P(spam|x): the filter's probability (calibrated when it has a calibrator).
+
+    Uncalibrated naive Bayes posteriors are nearly always 0 or 1, so the unsure band
+    catches few messages; calibrated ones spread out and the band becomes meaningful.
+    ``PosteriorRule(t, t)`` is the plain threshold "spam iff P(spam|x) >= t".
+    """
+
+    def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
+        self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
+
+    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
+              positive: Hashable, negative: Hashable) -> float:
+        return probability
+
+    def __repr__(self) -> str:
+        return f"PosteriorRule(ham_cutoff={self.ham_cutoff!r}, spam_cutoff={self.spam_cutoff!r})"
+
+
+class ChiSquareRule(_Band):
+    """Robinson's chi-square combining (as in SpamBayes) with an unsure band on the indicator I.
+
+    For each distinct word of the message known to the model (value > 0), f(w) from the
+    per-class document frequencies (:func:`robinson_probabilities` with ``strength`` s and
+    ``background`` x). Words with |f(w) - 1/2| < ``min_strength`` are dropped as
+    uninformative; of the rest, the ``max_discriminators`` most extreme are combined into
+    I = (1 + H - S) / 2 (:func:`chi_square_indicator`). Unlike the naive Bayes product, I
+    does not saturate: a message with strong ham and strong spam words lands near 1/2,
+    in the unsure band. Explanations are the words used, weight ln(f / (1 - f)).
+    """
+
+    def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90, *, strength: float = 0.45,
+                 background: float = 0.5, min_strength: float = 0.1, max_discriminators: int = 150) -> None:
+        self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
+        if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not 0 < strength < math.inf:
+            raise InvalidParameterError(f"strength must be a finite number > 0, got {describe(strength)}")
+        if isinstance(background, bool) or not isinstance(background, numbers.Real) or not 0 < background < 1:
+            raise InvalidParameterError(f"background must be in (0, 1), got {describe(background)}")
+        if isinstance(min_strength, bool) or not isinstance(min_strength, numbers.Real) or not 0 <= min_strength < 0.5:
+            raise InvalidParameterError(f"min_strength must be in [0, 0.5), got {describe(min_strength)}")
+        if isinstance(max_discriminators, bool) or not isinstance(max_discriminators, numbers.Integral) \
+                or max_discriminators < 1:
+            raise InvalidParameterError(f"max_discriminators must be an int >= 1, got {describe(max_discriminators)}")
+        self.strength = float(strength)
+        self.background = float(background)
+        self.min_strength = float(min_strength)
+        self.max_discriminators = int(max_discriminators)
+
+    def combine(self, model: Any, features: Mapping, positive: Hashable = SPAM,
+                negative: Hashable = HAM) -> ChiSquareResult:
+        """Chi-square combining of one message against the model's document counts."""
+        store = model.store
+        doc = model._encode(features)
+        ids = doc.ids[doc.values > 0]
+        pos, neg = store.class_id(positive), store.class_id(negative)
+        if pos is None or neg is None or not len(ids):
+            return ChiSquareResult(0.5, 1.0, 1.0, [])
+        class_docs = store.true_class_docs()
+        _, docs = store.gather(ids)
+        f = robinson_probabilities(docs[:, pos], docs[:, neg], class_docs[pos], class_docs[neg],
+                                   self.strength, self.background)
+        distance = np.abs(f - 0.5)
+        order = np.argsort(-distance, kind="stable")
+        order = order[distance[order] >= self.min_strength][: self.max_discriminators]
+        chosen = f[order]
+        indicator, h, s = chi_square_indicator(chosen)
+        names = store.vocabulary.tokens(ids[order])
+        return ChiSquareResult(indicator, h, s, list(zip(names, chosen.tolist())))
+
+    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
+              positive: Hashable, negative: Hashable) -> float:
+        return self.combine(model, features, positive, negative).indicator
+
+    def explain(self, model: Any, features: Mapping, k: int, positive: Hashable,
+                negative: Hashable) -> list[Evidence]:
+        """The k most extreme words used, weight ln(f / (1 - f)) (> 0: spammy)."""
+        clues = self.combine(model, features, positive, negative).clues[:k]
+        return [Evidence(name, math.log(f / (1.0 - f))) for name, f in clues]
+
+    def __repr__(self) -> str:
+        return (f"ChiSquareRule(ham_cutoff={self.ham_cutoff!r}, spam_cutoff={self.spam_cutoff!r}, "
+                f"strength={self.strength!r}, background={self.background!r}, "
+                f"min_strength={self.min_strength!r}, max_discriminators={self.max_discriminators!r})")
+
+
+# --- the filter ----------------------------------------------------------------------------------
+
+
+class Verdict(NamedTuple):
+    """A filter's answer for one message.
+
+    label: "ham", "unsure" or "spam". score: what the rule compared with its cutoffs (the
+    chi-square indicator I, or P(spam|x)). probability: P(spam|x), calibrated when the
+    filter has a calibrator. evidence: the strongest reasons (see the rule's ``explain``).
+    log_odds: the model's log P(spam|x) - log P(ham|x); +-inf while the model knows a
+    single class, 0 while it knows none.
+    """
+
+    label: Verdicts
+    score: float
+    probability: float
+    evidence: list
+    log_odds: float
+
+
+class SpamFilter:
+    """A naive Bayes model, a decision rule and an optional calibrator, as one spam filter.
+
+    ``classify(x)`` tokenizes x once (a mapping is used as is; otherwise ``tokenizer``, or
+    the model's own tokenizer), asks the model for log P(spam|x) - log P(ham|x), turns it
+    into a probability (the calibrator's, else the model's posterior) and lets the rule
+    decide. Until the model has learned ``min_per_class`` messages of each class the
+    verdict is "unsure": a filter that has seen three spams has no business deciding.
+
+    ``learn(x, label)`` is prequential: the calibrator is updated with the log-odds the
+    model gave x *before* learning it (reused from ``classify`` when x is the message just
+    classified, so a message is tokenized and scored once), then the model learns x.
+    The calibrator neither answers nor learns until the model has learned both classes
+    (before that the log-odds are 0 or infinite: no comparison to calibrate).
+    """
+
+    def __init__(self, model: Any, rule: DecisionRule | None = None, calibrator: Any = None, *,
+                 min_per_class: float = 10, tokenizer: Callable[[Any], Mapping] | None = None,
+                 positive: Hashable = SPAM, negative: Hashable = HAM, evidence_k: int = 10) -> None:
+        for name in ("learn_one", "predict_log_proba_one"):
+            if not callable(getattr(model, name, None)):
+                raise InvalidParameterError(f"model {describe(model)} has no {name} method")
+        if not hasattr(model, "class_counts"):
+            raise InvalidParameterError(f"model {describe(model)} has no class_counts (documents per class)")
+        if calibrator is not None and not (callable(getattr(calibrator, "update", None))
+                                           and callable(getattr(calibrator, "transform", None))):
+            raise InvalidParameterError(f"calibrator {describe(calibrator)} needs update(score, outcome) and transform(score)")
+        if isinstance(min_per_class, bool) or not isinstance(min_per_class, numbers.Real) or not 0 <= min_per_class < math.inf:
+            raise InvalidParameterError(f"min_per_class must be a finite number >= 0, got {describe(min_per_class)}")
+        if tokenizer is not None and not callable(tokenizer):
+            raise InvalidParameterError(f"tokenizer must be callable (message -> mapping), got {describe(tokenizer)}")
+        if isinstance(evidence_k, bool) or not isinstance(evidence_k, numbers.Integral) or evidence_k < 0:
+            raise InvalidParameterError(f"evidence_k must be an int >= 0, got {describe(evidence_k)}")
+        if positive == negative:
+            raise InvalidParameterError(f"positive and negative must differ, both are {positive!r}")
+        self.model = model
+        self.rule: DecisionRule = ChiSquareRule() if rule is None else rule
+        self.calibrator = calibrator
+        self.min_per_class = float(min_per_class)
+        self.tokenizer = tokenizer
+        self.positive = positive
+        self.negative = negative
+        self.evidence_k = int(evidence_k)
+        self._last: tuple | None = None  # (x, copy of a mapping x, features, log-odds, class counts)
+
+    # -- pieces ---------------------------------------------------------------------------------
+    def features(self, x: Any) -> Mapping:
+        """x as a mapping feature -> count: x itself, or the tokenizer's output."""
+        if isinstance(x, Mapping):
+            return x
+        tokenizer = self.tokenizer if self.tokenizer is not None else getattr(self.model, "tokenizer", None)
+        if tokenizer is None:
+            raise InvalidTypeError(f"got {describe(x)} but neither the filter nor the model has a tokenizer; "
+                                   "pass tokenizer=... or give a mapping feature -> count")
+        features = tokenizer(x)
+        if not isinstance(features, Mapping):
+            raise InvalidTypeError(f"the tokenizer must return a mapping feature -> count, got {describe(features)}")
+        return features
+
+    def log_odds(self, features: Mapping) -> float:
+        """log P(pos|x) - log P(neg|x) under the model; +-inf with one class learned, 0 with none."""
+        log_proba = self.model.predict_log_proba_one(features)
+        has_pos, has_neg = self.positive in log_proba, self.negative in log_proba
+        if has_pos and has_neg:
+            return float(log_proba[self.positive] - log_proba[self.negative])
+        if has_pos:
+            return math.inf
+        if has_neg:
+            return -math.inf
+        return 0.0
+
+    def _calibrating(self, log_odds: float) -> bool:
+        """Whether the calibrator takes part: it has, and the model compared both classes."""
+        return self.calibrator is not None and math.isfinite(log_odds) and self._knows_both()
+
+    def probability(self, log_odds: float) -> float:
+        """P(spam|x) from the model's log-odds: the calibrator's, else sigmoid(log-odds).
+
+        The calibrator is used only for log-odds that compare both classes (the model has
+        learned both, the value is finite); otherwise the model's own posterior is returned.
+        """
+        if self._calibrating(log_odds):
+            return float(self.calibrator.transform(log_odds))
+        return float(expit(log_odds))
+
+    @property
+    def ready(self) -> bool:
+        """True once the model holds at least min_per_class (and some) messages of both classes."""
+        counts = self.model.class_counts
+        return all(0 < counts.get(label, 0.0) and counts.get(label, 0.0) >= self.min_per_class
+                   for label in (self.positive, self.negative))
+
+    def _knows_both(self) -> bool:
+        counts = self.model.class_counts
+        return counts.get(self.positive, 0.0) > 0 and counts.get(self.negative, 0.0) > 0
+
+    def _scored(self, x: Any) -> tuple[Mapping, float]:
+        """(features, log-odds) of x, reusing the last classify when x is that message.
+
+        The reuse needs the same object x (unchanged, when it is a mapping) and a model
+        whose class counts have not moved since (nothing learned behind the filter's back).
+        """
+        last = self._last
+        if (last is not None and last[0] is x and (last[1] is None or last[1] == x)
+                and last[4] == self.model.class_counts):
+            return last[2], last[3]
+        features = self.features(x)
+        return features, self.log_odds(features)
+
+    # -- the filter's API -----------------------------------------------------------------------
+    def classify(self, x: Any) -> Verdict:
+        """The verdict for one message, from the model as it stands (nothing is learned)."""
+        features = self.features(x)
+        z = self.log_odds(features)
+        self._last = (x, dict(x) if isinstance(x, Mapping) else None, features, z, self.model.class_counts)
+        probability = self.probability(z)
+        score = self.rule.score(self.model, features, z, probability, self.positive, self.negative)
+        label: Verdicts = self.rule.decide(score) if self.ready else UNSURE
+        explained = []
+        if self.evidence_k and self._knows_both():
+            explained = self.rule.explain(self.model, features, self.evidence_k, self.positive, self.negative)
+        return Verdict(label, float(score), probability, explained, z)
+
+    def learn(self, x: Any, label: Hashable) -> "SpamFilter":
+        """Learn one message of class label (positive or negative); see the class docstring."""
+        if label != self.positive and label != self.negative:
+            raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")
+        features, z = self._scored(x)
+        calibrating = self._calibrating(z)  # decided on the model that scored x
+        self.model.learn_one(features, label)
+        if calibrating:
+            self.calibrator.update(z, label == self.positive)
+        self._last = None
+        return self
+
+    def unlearn(self, x: Any, label: Hashable) -> "SpamFilter":
+        """Remove a message learned earlier from the model (e.g. a mislabelled one).
+
+        The calibrator keeps what it saw: it holds no per-message record to take back.
+        """
+        if label != self.positive and label != self.negative:
+            raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")
+        self.model.unlearn_one(self.features(x), label)
+        self._last = None
+        return self
+
+    def __repr__(self) -> str:
+        return (f"SpamFilter({self.model!r}, rule={self.rule!r}, calibrator={self.calibrator!r}, "
+                f"min_per_class={self.min_per_class:g})")
+
+
+# --- a filter on a stream --------------------------------------------------------------------------
+
+
+def _objects(values: list) -> np.ndarray:
+    """A 1-d object array of the values (labels stay Python objects, None included)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+def _finite_order(values: np.ndarray) -> np.ndarray:
+    """Log-odds with +-inf replaced by finite values beyond the others (same order, for AUC)."""
+    finite = values[np.isfinite(values)]
+    reach = (np.abs(finite).max() if len(finite) else 0.0) + 1.0
+    return np.clip(values, -reach, reach)
+
+
+@dataclass
+class FilterReport:
+    """Classify-then-learn results of a SpamFilter over a stream, message by message.
+
+    Per message: ``y_true``; ``verdicts`` ("ham"/"unsure"/"spam", the filter's); ``scores``
+    (the rule's); ``log_odds``, ``model_predictions`` (the model's argmax, as
+    ``predict_one``: None while untrained, the first-learned class on an exact tie) and
+    ``model_probability`` = P(spam|x) of the model; ``probability`` (calibrated when the
+    filter has a calibrator, else equal to model_probability). ``curve`` holds the running
+    metrics of the model's argmax (for :func:`streamnb.plots.learning_curve`).
+    """
+
+    positive: Hashable
+    negative: Hashable
+    y_true: np.ndarray = field(repr=False)
+    verdicts: np.ndarray = field(repr=False)
+    scores: np.ndarray = field(repr=False)
+    log_odds: np.ndarray = field(repr=False)
+    model_predictions: np.ndarray = field(repr=False)
+    model_probability: np.ndarray = field(repr=False)
+    probability: np.ndarray = field(repr=False)
+    curve: list[CurvePoint] = field(repr=False)
+    seconds: float = 0.0
+
+    @property
+    def n(self) -> int:
+        return len(self.y_true)
+
+    def _is_positive(self) -> np.ndarray:
+        return np.array([y == self.positive for y in self.y_true], dtype=bool)
+
+    # -- the model's own (argmax) decisions -----------------------------------------------------
+    @property
+    def model_accuracy(self) -> float:
+        return accuracy(list(self.y_true), list(self.model_predictions))
+
+    @property
+    def model_false_positive_rate(self) -> float:
+        """Negatives the model's argmax calls positive, over all negatives."""
+        truth = self._is_positive()
+        return float(np.mean(self.model_predictions[~truth] == self.positive)) if (~truth).any() else math.nan
+
+    @property
+    def model_false_negative_rate(self) -> float:
+        """Positives the model's argmax does not call positive, over all positives."""
+        truth = self._is_positive()
+        return float(np.mean(self.model_predictions[truth] != self.positive)) if truth.any() else math.nan
+
+    @property
+    def one_minus_auc_percent(self) -> float:
+        """(1 - ROC AUC) in percent, messages ranked by the model's log-odds.
+
+        Ranking by P(spam|x) instead (as ``progressive_evaluate`` does) ties every message
+        whose posterior has rounded to exactly 0 or 1, and loses part of the order.
+        """
+        return 100.0 * (1.0 - roc_auc(list(self.y_true), _finite_order(self.log_odds), self.positive))
+
+    @property
+    def ece_model(self) -> float:
+        """Expected calibration error (10 bins) of the model's P(spam|x)."""
+        return expected_calibration_error(list(self.y_true), self.model_probability, self.positive)
+
+    @property
+    def ece_calibrated(self) -> float:
+        """Expected calibration error (10 bins) of the filter's probability."""
+        return expected_calibration_error(list(self.y_true), self.probability, self.positive)
+
+    @property
+    def log_loss_model(self) -> float:
+        return log_loss(list(self.y_true), self.model_probability, self.positive)
+
+    @property
+    def log_loss_calibrated(self) -> float:
+        return log_loss(list(self.y_true), self.probability, self.positive)
+
+    # -- the filter's verdicts --------------------------------------------------------------------
+    @property
+    def unsure_rate(self) -> float:
+        """Share of messages with verdict "unsure"."""
+        return float(np.mean(self.verdicts == UNSURE))
+
+    @property
+    def decided_accuracy(self) -> float:
+        """Among messages with verdict ham or spam, the share whose verdict is right."""
+        decided = self.verdicts != UNSURE
+        if not decided.any():
+            return math.nan
+        right = (self.verdicts == SPAM) == self._is_positive()
+        return float(np.mean(right[decided]))
+
+    @property
+    def verdict_false_positive_rate(self) -> float:
+        """Negatives with verdict spam, over all negatives (unsure is not a false positive)."""
+        truth = self._is_positive()
+        return float(np.mean(self.verdicts[~truth] == SPAM)) if (~truth).any() else math.nan
+
+    @property
+    def verdict_false_negative_rate(self) -> float:
+        """Positives with verdict ham, over all positives (unsure is not a false negative)."""
+        truth = self._is_positive()
+        return float(np.mean(self.verdicts[truth] == HAM)) if truth.any() else math.nan
+
+    def unsure_rate_of(self, label: Hashable) -> float:
+        """Share of the messages of one true class with verdict unsure."""
+        mine = np.array([y == label for y in self.y_true], dtype=bool)
+        return float(np.mean(self.verdicts[mine] == UNSURE)) if mine.any() else math.nan
+
+    def summary(self) -> str:
+        """A few lines for people: the model's argmax, calibration, the filter's verdicts."""
+        return "\n".join([
+            f"{self.n} messages, {self.seconds:.1f} s",
+            f"model argmax: accuracy {self.model_accuracy:.4%}  FPR {self.model_false_positive_rate:.4%}  "
+            f"FNR {self.model_false_negative_rate:.4%}  (1-AUC)% {self.one_minus_auc_percent:.4f} (ranked by log-odds)",
+            f"calibration: ECE {self.ece_model:.4f} -> {self.ece_calibrated:.4f}  "
+            f"log loss {self.log_loss_model:.4f} -> {self.log_loss_calibrated:.4f}",
+            f"verdicts: unsure {self.unsure_rate:.2%} (ham {self.unsure_rate_of(self.negative):.2%}, "
+            f"spam {self.unsure_rate_of(self.positive):.2%})  accuracy among decided {self.decided_accuracy:.4%}  "
+            f"FPR {self.verdict_false_positive_rate:.4%}  FNR {self.verdict_false_negative_rate:.4%}",
+        ])
+
+
+def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Hashable]], *,
+                       progress: bool = False, total: int | None = None,
+                       curve: Literal["log"] | int | None = "log") -> FilterReport:
+    """Classify each (x, label) of the stream with the filter as it stands, then learn it.
+
+    Every message is learned (train-on-everything). Each message is tokenized once and
+    scored once: classify and learn share the features and the log-odds. The filter is
+    changed in place.
+    """
+    running = RunningMetrics(spam_filter.positive, curve)
+    y_true, verdicts, scores, log_odds, predictions, probability = [], [], [], [], [], []
+    if total is None and hasattr(stream, "__len__"):
+        total = len(stream)  # type: ignore[arg-type]
+    bar = ProgressBar(total, label="filter") if progress else None
+    start = time.perf_counter()
+    try:
+        for i, item in enumerate(stream):
+            try:
+                x, y = item
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(f"stream item {i} is {describe(item)}; expected an (x, label) pair") from exc
+            features = spam_filter.features(x)
+            verdict = spam_filter.classify(features)
+            z = verdict.log_odds
+            if z == 0:  # untrained, or an exact tie: the model's own rule decides
+                predicted = spam_filter.model.predict_one(features)
+            else:
+                predicted = spam_filter.positive if z > 0 else spam_filter.negative
+            spam_filter.learn(features, y)
+            running.update(y, predicted, float(expit(z)))
+            predictions.append(predicted)
+            y_true.append(y)
+            verdicts.append(verdict.label)
+            scores.append(verdict.score)
+            log_odds.append(z)
+            probability.append(verdict.probability)
+            if bar is not None:
+                bar(i + 1)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not y_true:
+        raise InvalidInputError("the stream yielded no (x, label) pairs; expected at least one")
+    running.checkpoint()
+    labels = _objects(y_true)
+    z_array = np.asarray(log_odds, dtype=float)
+    return FilterReport(
+        positive=spam_filter.positive, negative=spam_filter.negative, y_true=labels,
+        verdicts=np.asarray(verdicts, dtype=object), scores=np.asarray(scores, dtype=float),
+        log_odds=z_array, model_predictions=_objects(predictions), model_probability=expit(z_array), probability=np.asarray(probability, dtype=float),
+        curve=list(running.curve), seconds=time.perf_counter() - start)

@@ -1,0 +1,236 @@
+"""Categorical naive Bayes: each field takes one of a set of categories that grows as they appear."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+
+from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
+from ..store import Label, Vocabulary, _settle, check_label
+from .base import _check_alpha
+from .record import Record, RecordNB, grow_columns, grow_rows
+
+Category = str | int | bool
+UNSEEN_CATEGORY_CHOICES = ("ignore", "score", "error")
+
+
+class CategoricalNB(RecordNB):
+    """Categorical naive Bayes over fields whose categories are discovered as they arrive.
+
+    P(x_i = v | c) = (N_civ + alpha) / (N_ci + alpha * n_i), with N_civ the (weighted) records
+    of class c whose field i is v, N_ci = sum_v N_civ the records of class c that have field
+    i, and n_i = max(categories of field i seen so far, min_categories). n_i is the same for
+    every class, so a new category changes every class's denominator at once; a category
+    whose counts all return to zero (unlearning) is forgotten and n_i shrinks again. This
+    equals scikit-learn's CategoricalNB fitted on the same records with the categories
+    encoded 0 .. n_i - 1 (scikit-learn takes n_i from the largest code seen).
+
+    Missing data: a field absent from a record is neither learned nor scored. Categories
+    are str, int or bool values (use GaussianNB for measurements).
+
+    A category never seen for a known field, at prediction time (``unseen``):
+
+    - ``"ignore"`` (the default): the field is left out, as unseen words are;
+    - ``"score"``: scored as a zero-count category, one more than those seen:
+      log alpha - log(N_ci + alpha * max(seen + 1, min_categories));
+    - ``"error"``: InvalidInputError naming the field and the value.
+
+    A field never seen at all is ignored whatever ``unseen`` says. Categories are dict keys,
+    so ``True`` and ``1`` are the same category.
+
+    >>> model = CategoricalNB()
+    >>> _ = model.learn_one({"domain": "x.biz", "hour": 3}, "spam").learn_one({"domain": "work.org"}, "ham")
+    >>> model.n_categories("domain"), model.predict_one({"domain": "x.biz"})
+    (2, 'spam')
+    """
+
+    def __init__(self, alpha: float = 1.0, *, min_categories: int | Mapping[Hashable, int] | None = None,
+                 unseen: str = "ignore", class_prior: str | Mapping[Label, float] = "mle") -> None:
+        super().__init__(class_prior=class_prior)
+        self.alpha = _check_alpha(alpha, allow_zero=False)
+        self.min_categories = _check_min_categories(min_categories)
+        if unseen not in UNSEEN_CATEGORY_CHOICES:
+            raise InvalidParameterError(f"unseen must be one of {UNSEEN_CATEGORY_CHOICES}, got {describe(unseen)}")
+        self.unseen = unseen
+        self.features = Vocabulary()
+        self._index: list[dict[Category, int] | None] = []  # per feature id: category -> column
+        self._categories: list[list[Category]] = []  # per feature id: column -> category
+        self._counts: list[np.ndarray] = []  # per feature id: (classes, columns) N_civ
+        self._totals = np.zeros((0, 0))  # (classes, feature ids) N_ci
+
+    def get_params(self) -> dict:
+        return {**super().get_params(), "alpha": self.alpha, "min_categories": self.min_categories,
+                "unseen": self.unseen}
+
+    # -- records ----------------------------------------------------------------------
+    def _read(self, x: Record) -> list[tuple[Hashable, Category]]:
+        return [(name, _check_category(name, value)) for name, value in self._record(x).items()]
+
+    def _encode(self, x: Record) -> list[tuple[int, int]]:
+        """(feature id, column) of the record's known fields; column -1 for an unseen category."""
+        encoded = []
+        for name, value in self._read(x):
+            i = int(self.features.find([name])[0])
+            if i < 0:
+                continue
+            column = self._index[i].get(value, -1)
+            if column < 0:
+                if self.unseen == "ignore":
+                    continue
+                if self.unseen == "error":
+                    raise InvalidInputError(
+                        f"category {value!r} of feature {name!r} was never learned "
+                        f"(known: {self._categories[i][:10]!r}{' ...' if len(self._categories[i]) > 10 else ''})")
+            encoded.append((i, column))
+        return encoded
+
+    # -- learning ---------------------------------------------------------------------
+    def _grow_classes(self, n_classes: int) -> None:
+        self._totals = grow_rows(self._totals, n_classes)
+        self._counts = [grow_rows(counts, n_classes) for counts in self._counts]
+
+    def _feature_id(self, name: Hashable) -> int:
+        i = int(self.features.find_or_add([name])[0])
+        while len(self._index) <= i:
+            self._index.append(None)
+            self._categories.append([])
+            self._counts.append(np.zeros((self._totals.shape[0], 0)))
+        if self._index[i] is None:
+            self._index[i] = {}
+        self._totals = grow_columns(self._totals, i + 1)
+        return i
+
+    def _column(self, i: int, value: Category) -> int:
+        column = self._index[i].get(value)
+        if column is None:
+            column = len(self._categories[i])
+            self._index[i][value] = column
+            self._categories[i].append(value)
+            self._counts[i] = grow_columns(self._counts[i], column + 1)
+        return column
+
+    def _check_removable(self, read: list[tuple[Hashable, Category]], c: int, weight: float) -> None:
+        for name, value in read:
+            i = int(self.features.find([name])[0])
+            column = self._index[i].get(value, -1) if i >= 0 else -1
+            if column < 0:
+                raise InvalidInputError(f"cannot unlearn category {value!r} of feature {name!r}: never learned")
+            if _settle(self._counts[i][c, column], -weight) < 0:
+                raise InvalidInputError(
+                    f"category {value!r} of feature {name!r} has weight {self._counts[i][c, column]:g} in class "
+                    f"{self.labels[c]!r}; cannot remove {weight:g}")
+
+    def _add(self, read: list[tuple[Hashable, Category]], label: Label, c: int, weight: float) -> None:
+        for name, value in read:
+            i = self._feature_id(name) if weight > 0 else int(self.features.find([name])[0])
+            column = self._column(i, value)
+            self._counts[i][c, column] = _settle(self._counts[i][c, column], weight)
+            self._totals[c, i] = _settle(self._totals[c, i], weight)
+            if weight < 0 and not self._counts[i][:, column].any():
+                self._forget(i, column)
+
+    def _forget(self, i: int, column: int) -> None:
+        """Drop a category whose counts are all zero (the last column moves into its place)."""
+        categories, counts = self._categories[i], self._counts[i]
+        last = len(categories) - 1
+        del self._index[i][categories[column]]
+        if column != last:
+            categories[column] = categories[last]
+            self._index[i][categories[column]] = column
+            counts[:, column] = counts[:, last]
+        counts[:, last] = 0.0
+        categories.pop()
+        if not categories:
+            self._totals[:, i] = 0.0
+            self._index[i] = None
+            self.features.remove([i])
+
+    def _merge_counts(self, other: "CategoricalNB", class_map: np.ndarray) -> None:
+        for j, categories in enumerate(other._categories):
+            if not categories:
+                continue
+            i = self._feature_id(other.features.token(j))
+            columns = [self._column(i, value) for value in categories]
+            rows = len(class_map)
+            self._counts[i][np.ix_(class_map, columns)] += other._counts[j][:rows, : len(categories)]
+            self._totals[class_map, i] += other._totals[:rows, j]
+
+    # -- prediction -------------------------------------------------------------------
+    def n_categories(self, feature: Hashable) -> int:
+        """n_i = max(categories seen for the feature, min_categories); 0 for an unknown feature."""
+        i = int(self.features.find([feature])[0])
+        return 0 if i < 0 else self._n_categories(i)
+
+    def _n_categories(self, i: int, extra: int = 0) -> int:
+        minimum = self.min_categories
+        if isinstance(minimum, Mapping):
+            minimum = minimum.get(self.features.token(i), 0)
+        return max(len(self._categories[i]) + extra, minimum or 0)
+
+    def _log_likelihood(self, encoded: list[tuple[int, int]]) -> np.ndarray:
+        """sum over the record's known fields of log P(x_i | c)."""
+        n_classes = len(self.labels)
+        total = np.zeros(n_classes)
+        alpha = self.alpha
+        for i, column in encoded:
+            if column >= 0:
+                total += (np.log(self._counts[i][:n_classes, column] + alpha)
+                          - np.log(self._totals[:n_classes, i] + alpha * self._n_categories(i)))
+            else:  # unseen == "score"
+                total += math.log(alpha) - np.log(self._totals[:n_classes, i] + alpha * self._n_categories(i, extra=1))
+        return total
+
+    # -- introspection ----------------------------------------------------------------
+    @property
+    def n_features(self) -> int:
+        """Fields with at least one learned category."""
+        return len(self.features)
+
+    def categories(self, feature: Hashable) -> list[Category]:
+        """The categories of a field seen so far (in no particular order); [] for an unknown field."""
+        i = int(self.features.find([feature])[0])
+        return [] if i < 0 else list(self._categories[i])
+
+    def category_counts(self, feature: Hashable, label: Label) -> dict[Category, float]:
+        """N_civ for one field and class: category -> weight (zero counts left out)."""
+        label = check_label(label)
+        c = self._class_id(label)
+        if c is None or self.class_weights[c] <= 0:
+            raise UnknownClassError(f"class {label!r} was never learned (classes: {self.classes})")
+        i = int(self.features.find([feature])[0])
+        if i < 0:
+            return {}
+        return {value: float(self._counts[i][c, j]) for j, value in enumerate(self._categories[i])
+                if self._counts[i][c, j] != 0}
+
+    def __repr__(self) -> str:
+        return f"CategoricalNB(alpha={self.alpha!r}, classes={len(self.classes)}, features={self.n_features})"
+
+
+def _check_category(name: Hashable, value: object) -> Category:
+    """A category as a plain str/int/bool (numpy scalars converted), or InvalidTypeError."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (str, np.str_)):
+        return str(value)
+    raise InvalidTypeError(
+        f"category of feature {name!r} must be a str, int or bool, got {describe(value)} "
+        "(numeric measurements belong in GaussianNB)")
+
+
+def _check_min_categories(value: object) -> int | dict[Hashable, int] | None:
+    def one(v: object, what: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+            raise InvalidParameterError(f"{what} must be an int >= 0, got {describe(v)}")
+        return int(v)
+
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return {name: one(v, f"min_categories[{name!r}]") for name, v in value.items()}
+    return one(value, "min_categories")

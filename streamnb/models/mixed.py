@@ -1,0 +1,178 @@
+"""One naive Bayes classifier over records that mix text, numeric and categorical fields."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, describe
+from ..store import Label
+from .base import DiscreteNB
+from .categorical import CategoricalNB
+from .gaussian import GaussianNB
+from .multinomial import MultinomialNB
+from .record import Record, RecordNB
+
+KINDS = ("text", "numeric", "categorical")
+
+
+class _Read(NamedTuple):
+    text: tuple[list[Hashable], np.ndarray] | None  # present tokens and their learned values
+    numeric: Any
+    categorical: Any
+
+
+class MixedNB(RecordNB):
+    """Naive Bayes over records with a text field, numeric fields and categorical fields.
+
+    The parts are independent given the class, so under ONE class prior
+    log P(c | x) = log P(c) + L_text(c) + L_numeric(c) + L_categorical(c) - log Z,
+    where each L is its part's joint log-likelihood minus the part's own prior (for
+    ComplementNB, whose score carries no prior, its score). The shared prior is this
+    model's ``class_prior`` over the records it learned.
+
+    ``schema`` maps each field to ``"text"`` (at most one field), ``"numeric"`` or
+    ``"categorical"``. A record may leave any field out: a missing numeric or categorical
+    field is skipped, a missing text field is an empty document (which still counts for
+    BernoulliNB, where absent words are evidence). Fields not in the schema are an error.
+
+    >>> from streamnb.models.mixed import MixedNB
+    >>> model = MixedNB({"text": "text", "size": "numeric", "domain": "categorical"})
+    >>> _ = model.learn_one({"text": {"cheap": 2, "pills": 1}, "size": 900.0, "domain": "x.biz"}, "spam")
+    >>> _ = model.learn_one({"text": {"cheap": 1, "offer": 1}, "size": 1100.0, "domain": "y.biz"}, "spam")
+    >>> _ = model.learn_one({"text": {"agenda": 1, "meeting": 2}, "size": 5000.0, "domain": "work.org"}, "ham")
+    >>> _ = model.learn_one({"text": {"meeting": 1, "notes": 1}, "size": 7000.0, "domain": "work.org"}, "ham")
+    >>> model.predict_one({"text": {"cheap": 1}, "size": 1000.0, "domain": "x.biz"})
+    'spam'
+    """
+
+    def __init__(self, schema: Mapping[Hashable, str], *, text: DiscreteNB | None = None,
+                 numeric: GaussianNB | None = None, categorical: CategoricalNB | None = None,
+                 class_prior: str | Mapping[Label, float] = "mle") -> None:
+        super().__init__(class_prior=class_prior)
+        if not isinstance(schema, Mapping) or not schema:
+            raise InvalidParameterError(f"schema must be a non-empty mapping field -> kind, got {describe(schema)}")
+        for field, kind in schema.items():
+            if kind not in KINDS:
+                raise InvalidParameterError(
+                    f"schema kind of field {field!r} must be one of {KINDS}, got {describe(kind)}")
+        text_fields = [field for field, kind in schema.items() if kind == "text"]
+        if len(text_fields) > 1:
+            raise InvalidParameterError(f"at most one text field, got {text_fields!r}; join them in one text")
+        self.schema = dict(schema)
+        self.text_field = text_fields[0] if text_fields else None
+        self.numeric_fields = [field for field, kind in schema.items() if kind == "numeric"]
+        self.categorical_fields = [field for field, kind in schema.items() if kind == "categorical"]
+        self.text = _part(text, DiscreteNB, MultinomialNB, "text") if self.text_field is not None else None
+        self.numeric = _part(numeric, GaussianNB, GaussianNB, "numeric") if self.numeric_fields else None
+        self.categorical = (_part(categorical, CategoricalNB, CategoricalNB, "categorical")
+                            if self.categorical_fields else None)
+
+    def get_params(self) -> dict:
+        return {**super().get_params(), "schema": self.schema}
+
+    def _parts(self) -> list:
+        return [part for part in (self.text, self.numeric, self.categorical) if part is not None]
+
+    # -- records ----------------------------------------------------------------------
+    def _split(self, x: object) -> tuple[Any, dict, dict]:
+        """(text value or None, numeric sub-record, categorical sub-record)."""
+        record = self._record(x)
+        unknown = [field for field in record if field not in self.schema]
+        if unknown:
+            raise InvalidInputError(f"field(s) {unknown[:3]!r} are not in the schema (fields: {list(self.schema)})")
+        text = record.get(self.text_field) if self.text_field is not None else None
+        numeric = {f: record[f] for f in self.numeric_fields if f in record}
+        categorical = {f: record[f] for f in self.categorical_fields if f in record}
+        return text, numeric, categorical
+
+    def _read(self, x: Record) -> _Read:
+        text, numeric, categorical = self._split(x)
+        text_read = self.text._present_features({} if text is None else text, allow_empty=True) if self.text else None
+        return _Read(
+            text_read,
+            self.numeric._read(numeric) if self.numeric else None,
+            self.categorical._read(categorical) if self.categorical else None)
+
+    def _encode(self, x: Record) -> _Read:
+        text, numeric, categorical = self._split(x)
+        return _Read(self.text._encode({} if text is None else text) if self.text else None,
+                     self.numeric._encode(numeric) if self.numeric else None,
+                     self.categorical._encode(categorical) if self.categorical else None)
+
+    # -- learning ---------------------------------------------------------------------
+    def _grow_classes(self, n_classes: int) -> None:
+        """The parts add their classes when they learn."""
+
+    def _record_parts(self, read: _Read) -> list[tuple[RecordNB, Any]]:
+        return [(part, r) for part, r in ((self.numeric, read.numeric), (self.categorical, read.categorical))
+                if part is not None]
+
+    def _check_removable(self, read: _Read, c: int, weight: float) -> None:
+        for part, part_read in self._record_parts(read):
+            part._check_unlearn(part_read, self.labels[c], weight)
+
+    def _add(self, read: _Read, label: Label, c: int, weight: float) -> None:
+        # The text part goes first: unlearning it is the one step that checks as it goes
+        # (CountStore.update), and if it raises nothing else has changed yet.
+        if self.text is not None:
+            self.text._apply(label, read.text, abs(weight), sign=1.0 if weight > 0 else -1.0)
+        for part, part_read in self._record_parts(read):
+            part._commit(part_read, label, weight)
+
+    def _check_mergeable(self, other: "MixedNB") -> None:
+        super()._check_mergeable(other)
+        for mine, theirs in zip(self._parts(), other._parts()):
+            mine._check_mergeable(theirs)
+
+    def _merge_counts(self, other: "MixedNB", class_map: np.ndarray) -> None:
+        for mine, theirs in zip(self._parts(), other._parts()):
+            mine.merge(theirs)
+
+    # -- prediction -------------------------------------------------------------------
+    def _log_likelihood(self, encoded: _Read) -> np.ndarray:
+        """Sum over the parts of log P(x_part | c), each part's own prior taken out."""
+        total = np.zeros(len(self.labels))
+        for part, part_encoded in ((self.text, encoded.text), (self.numeric, encoded.numeric),
+                                   (self.categorical, encoded.categorical)):
+            if part is None:
+                continue
+            scores = part._log_likelihood(part_encoded)
+            total += scores[self._part_classes(part)]
+        return total
+
+    def _part_classes(self, part: DiscreteNB | RecordNB) -> np.ndarray:
+        """For each class of this model, its index in the part (the parts learn every record,
+        so they know every class; their order may differ after merges)."""
+        lookup = part.store.class_id if isinstance(part, DiscreteNB) else part._class_id
+        return np.array([lookup(label) for label in self.labels], dtype=np.int64)
+
+    def part_log_likelihoods(self, x: Record) -> dict[str, dict[Label, float]]:
+        """Each part's log P(x_part | c) without prior, per class: what predict sums."""
+        encoded = self._encode(x)
+        result = {}
+        for name, part, part_encoded in (("text", self.text, encoded.text), ("numeric", self.numeric, encoded.numeric),
+                                         ("categorical", self.categorical, encoded.categorical)):
+            if part is not None:
+                scores = part._log_likelihood(part_encoded)[self._part_classes(part)]
+                result[name] = {self.labels[c]: float(scores[c]) for c in self._active()}
+        return result
+
+    def __repr__(self) -> str:
+        return f"MixedNB(schema={self.schema!r}, classes={len(self.classes)})"
+
+
+def _part(given: Any, kind: type, default: type, name: str) -> Any:
+    """A part model: the one given (untrained, without a fixed prior), or a default one."""
+    if given is None:
+        return default()
+    if not isinstance(given, kind):
+        raise InvalidTypeError(f"the {name} part must be a {kind.__name__}, got {describe(given)}")
+    if given.classes:
+        raise InvalidParameterError(f"the {name} part must be untrained; it has classes {given.classes!r}")
+    if isinstance(given.class_prior, Mapping):
+        raise InvalidParameterError(
+            f"the {name} part must not have a fixed class_prior: MixedNB's class_prior is the one prior")
+    return given

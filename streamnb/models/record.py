@@ -1,0 +1,278 @@
+"""The shared base of the record models (Gaussian, categorical, mixed): classes, priors, prediction.
+
+A record is a mapping field -> value, e.g. ``{"size": 1234, "sender_domain": "x.com"}``. A
+field absent from a record is missing data: it is neither learned nor scored, so one
+record may carry any subset of the fields. The class prior and the posterior
+normalisation are the very functions the text models use (``class_log_prior`` and
+``log_posterior`` in ``base.py``); what a record model adds is its per-class tables and
+its log-likelihood.
+
+A subclass defines:
+
+- ``_read(x)``: validate a record for learning (pure: raises, changes nothing);
+- ``_check_removable(read, c, weight)``: raise if unlearning it would drive a count negative;
+- ``_add(read, label, c, weight)``: add (weight > 0) or remove (weight < 0) it, cannot fail;
+- ``_encode(x)``: validate a record for prediction (pure);
+- ``_log_likelihood(encoded)``: log P(x | c) for every class, without the prior;
+- ``_grow_classes(n)``, ``_merge_counts(other, class_map)`` and ``get_params()``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import IncompatibleModelsError, InvalidInputError, InvalidTypeError, UnknownClassError, describe
+from ..store import Label, _settle, check_label
+from .base import _check_class_prior, _check_weight, class_log_prior, log_posterior
+
+Record = Mapping[Hashable, Any]
+
+
+class RecordNB:
+    """Class bookkeeping, learning and prediction shared by the record models.
+
+    Parameters
+    ----------
+    class_prior:
+        ``"mle"`` (N_c / N, the default), ``"laplace"``, ``"uniform"`` or a fixed mapping
+        label -> prior, exactly as for the text models.
+    """
+
+    def __init__(self, *, class_prior: str | Mapping[Label, float] = "mle") -> None:
+        self.class_prior = _check_class_prior(class_prior)
+        self.labels: list[Label] = []
+        self._class_index: dict[Label, int] = {}
+        self.class_weights = np.zeros(0)  # N_c: sum of the weights of the records of class c
+
+    # -- what subclasses define -------------------------------------------------------
+    def _read(self, x: Record) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    def _check_removable(self, read: Any, c: int, weight: float) -> None:
+        raise NotImplementedError  # pragma: no cover
+
+    def _add(self, read: Any, label: Label, c: int, weight: float) -> None:
+        raise NotImplementedError  # pragma: no cover
+
+    def _encode(self, x: Record) -> Any:
+        raise NotImplementedError  # pragma: no cover
+
+    def _log_likelihood(self, encoded: Any) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover
+
+    def _grow_classes(self, n_classes: int) -> None:
+        raise NotImplementedError  # pragma: no cover
+
+    def _merge_counts(self, other: "RecordNB", class_map: np.ndarray) -> None:
+        raise NotImplementedError  # pragma: no cover
+
+    def get_params(self) -> dict[str, Any]:
+        return {"class_prior": self.class_prior}
+
+    # -- classes ----------------------------------------------------------------------
+    @property
+    def classes(self) -> list[Label]:
+        """Classes with at least one learned record, in the order they first appeared."""
+        return [self.labels[c] for c in self._active()]
+
+    @property
+    def class_counts(self) -> dict[Label, float]:
+        """N_c: records (sum of weights) per class."""
+        return {self.labels[c]: float(self.class_weights[c]) for c in self._active()}
+
+    def _active(self) -> np.ndarray:
+        return np.flatnonzero(self.class_weights > 0)
+
+    def _class_id(self, label: Label) -> int | None:
+        return self._class_index.get(label)
+
+    def _add_class(self, label: Label) -> int:
+        c = self._class_index.get(label)
+        if c is None:
+            c = len(self.labels)
+            self.labels.append(label)
+            self._class_index[label] = c
+            self.class_weights = np.append(self.class_weights, 0.0)
+            self._grow_classes(len(self.labels))
+        return c
+
+    def _log_prior(self) -> np.ndarray:
+        """log P(c) for every class (inactive classes get -inf)."""
+        return class_log_prior(self.class_weights, self.labels, self.class_prior)
+
+    def _check_class_allowed(self, label: Label) -> None:
+        if isinstance(self.class_prior, Mapping) and label not in self.class_prior:
+            raise UnknownClassError(
+                f"class {label!r} has no entry in the fixed class_prior (classes: {list(self.class_prior)})")
+
+    @staticmethod
+    def _record(x: object) -> Record:
+        if not isinstance(x, Mapping):
+            raise InvalidTypeError(f"a record must be a mapping field -> value, got {describe(x)}")
+        return x
+
+    # -- learning ---------------------------------------------------------------------
+    def learn_one(self, x: Record, y: Label, w: float = 1.0) -> "RecordNB":
+        """Add one record of class y with weight w."""
+        label = check_label(y)
+        weight = _check_weight(w)
+        read = self._read(x)
+        self._check_class_allowed(label)
+        self._commit(read, label, weight)
+        return self
+
+    def unlearn_one(self, x: Record, y: Label, w: float = 1.0) -> "RecordNB":
+        """Remove one record learned earlier as class y with weight w: the inverse of learn_one.
+
+        Raises (changing nothing) when the record cannot have been learned so.
+        """
+        label = check_label(y)
+        weight = _check_weight(w)
+        read = self._read(x)
+        self._check_unlearn(read, label, weight)
+        self._commit(read, label, -weight)
+        return self
+
+    def _check_unlearn(self, read: Any, label: Label, weight: float) -> None:
+        c = self._class_id(label)
+        if c is None or self.class_weights[c] <= 0:
+            raise UnknownClassError(f"cannot unlearn from class {label!r}: it was never learned")
+        if _settle(self.class_weights[c], -weight) < 0:
+            raise InvalidInputError(
+                f"class {label!r} has {self.class_weights[c]:g} records (by weight); cannot remove {weight:g}")
+        self._check_removable(read, c, weight)
+
+    def _commit(self, read: Any, label: Label, weight: float) -> None:
+        """Apply a validated record: weight > 0 learns it, weight < 0 unlearns it."""
+        c = self._add_class(label) if weight > 0 else self._class_id(label)
+        self._add(read, label, c, weight)
+        self.class_weights[c] = _settle(self.class_weights[c], weight)
+
+    def learn_many(self, X: Iterable[Record] | np.ndarray, y: Sequence[Label], w: Sequence[float] | None = None,
+                   *, feature_names: Sequence[Hashable] | None = None) -> "RecordNB":
+        """Learn many records (mappings, or the rows of a 2-D array named by feature_names).
+
+        Equals learn_one on each record in turn; everything is validated before anything is learned.
+        """
+        records = self._rows(X, feature_names)
+        labels = [check_label(label) for label in y]
+        weights = [1.0] * len(labels) if w is None else [_check_weight(v) for v in w]
+        if not len(records) == len(labels) == len(weights):
+            raise InvalidInputError(f"X, y and w differ in length: {len(records)}, {len(labels)}, {len(weights)}")
+        reads = [self._read(x) for x in records]
+        for label in dict.fromkeys(labels):
+            self._check_class_allowed(label)
+        for read, label, weight in zip(reads, labels, weights):
+            self._commit(read, label, weight)
+        return self
+
+    def unlearn_many(self, X: Iterable[Record] | np.ndarray, y: Sequence[Label], w: Sequence[float] | None = None,
+                     *, feature_names: Sequence[Hashable] | None = None) -> "RecordNB":
+        """Unlearn many records; all or nothing (a failure restores the model)."""
+        records = self._rows(X, feature_names)
+        labels = list(y)
+        weights = [1.0] * len(labels) if w is None else list(w)
+        if not len(records) == len(labels) == len(weights):
+            raise InvalidInputError(f"X, y and w differ in length: {len(records)}, {len(labels)}, {len(weights)}")
+        backup = copy.deepcopy(self.__dict__)
+        try:
+            for record, label, weight in zip(records, labels, weights):
+                self.unlearn_one(record, label, weight)
+        except Exception:
+            self.__dict__.clear()
+            self.__dict__.update(backup)
+            raise
+        return self
+
+    @staticmethod
+    def _rows(X: Iterable[Record] | np.ndarray, feature_names: Sequence[Hashable] | None) -> list[Record]:
+        if isinstance(X, np.ndarray):
+            if X.ndim != 2:
+                raise InvalidInputError(f"an array of records must be 2-D, got shape {X.shape}")
+            names = list(range(X.shape[1])) if feature_names is None else list(feature_names)
+            if len(names) != X.shape[1]:
+                raise InvalidInputError(f"the array has {X.shape[1]} columns but {len(names)} feature_names")
+            return [dict(zip(names, row.tolist())) for row in X]
+        if isinstance(X, (str, Mapping)):
+            raise InvalidTypeError(f"learn_many takes a sequence of records, got {describe(X)}")
+        return list(X)
+
+    # -- merging ----------------------------------------------------------------------
+    def merge(self, other: "RecordNB") -> "RecordNB":
+        """Add other's statistics to this model: the model trained on self's data then other's."""
+        self._check_mergeable(other)
+        class_map = np.array([self._add_class(label) for label in other.labels], dtype=np.int64)
+        self._merge_counts(other, class_map)
+        self.class_weights[class_map] += other.class_weights
+        return self
+
+    def _check_mergeable(self, other: "RecordNB") -> None:
+        if type(other) is not type(self):
+            raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
+        mine, theirs = self.get_params(), other.get_params()
+        for name in mine:
+            if mine[name] != theirs[name]:
+                raise IncompatibleModelsError(
+                    f"cannot merge models whose {name} differ: {mine[name]!r} vs {theirs[name]!r}")
+
+    # -- prediction -------------------------------------------------------------------
+    def predict_log_proba_one(self, x: Record) -> dict[Label, float]:
+        """log P(c | x) for every class; an empty dict when nothing has been learned."""
+        encoded = self._encode(x)
+        active = self._active()
+        if not len(active):
+            return {}
+        return {self.labels[c]: float(v) for c, v in zip(active, self._log_posterior(encoded, active))}
+
+    def _log_posterior(self, encoded: Any, active: np.ndarray) -> np.ndarray:
+        prior = self._log_prior()[active]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            jll = prior + self._log_likelihood(encoded)[active]
+        return log_posterior(jll, lambda: prior)
+
+    def predict_proba_one(self, x: Record) -> dict[Label, float]:
+        """P(c | x) for every class, from log space; an empty dict when untrained."""
+        return {label: math.exp(v) for label, v in self.predict_log_proba_one(x).items()}
+
+    def predict_one(self, x: Record) -> Label | None:
+        """The most probable class (first learned wins ties); None when untrained."""
+        encoded = self._encode(x)
+        active = self._active()
+        if not len(active):
+            return None
+        return self.labels[active[int(np.argmax(self._log_posterior(encoded, active)))]]
+
+    def predict_many(self, X: Iterable[Record]) -> list[Label | None]:
+        return [self.predict_one(x) for x in X]
+
+    def predict_proba_many(self, X: Iterable[Record]) -> list[dict[Label, float]]:
+        return [self.predict_proba_one(x) for x in X]
+
+    def predict_log_proba_many(self, X: Iterable[Record]) -> list[dict[Label, float]]:
+        return [self.predict_log_proba_one(x) for x in X]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(classes={len(self.classes)})"
+
+
+def grow_rows(array: np.ndarray, n_rows: int) -> np.ndarray:
+    """array with at least n_rows rows (zeros appended, capacity doubled)."""
+    if n_rows <= array.shape[0]:
+        return array
+    grown = np.zeros((max(n_rows, 2 * array.shape[0]),) + array.shape[1:], dtype=array.dtype)
+    grown[: array.shape[0]] = array
+    return grown
+
+
+def grow_columns(array: np.ndarray, n_columns: int) -> np.ndarray:
+    """array with at least n_columns columns (zeros appended, capacity doubled)."""
+    if n_columns <= array.shape[1]:
+        return array
+    grown = np.zeros((array.shape[0], max(n_columns, 2 * array.shape[1])), dtype=array.dtype)
+    grown[:, : array.shape[1]] = array
+    return grown

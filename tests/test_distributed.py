@@ -351,7 +351,7 @@ def test_bad_parameters():
     (["just text"], InvalidTypeError, r"partition 1: record 0: expected \(document, label\)"),
     ([("ab cd", "x", 1.0, "extra")], InvalidTypeError, "partition 1: record 0"),
     ([("ab cd", 1.5)], InvalidLabelError, "partition 1: .*1.5"),
-    ([(42, "x")], InvalidTypeError, "partition 1: .*mapping feature -> value or a str"),
+    ([(42, "x")], InvalidTypeError, "partition 1: .*mapping feature -> value, or str/bytes text"),
     ([("ab cd", "x", -1.0)], InvalidInputError, "partition 1: .*weight.*-1.0"),
     ([("ab cd", "x", "heavy")], InvalidInputError, "partition 1: .*weight.*heavy"),
     ([("", "x")], InvalidInputError, "partition 1: empty document at row 0"),

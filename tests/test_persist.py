@@ -414,3 +414,23 @@ def test_model_type_names_are_unique_and_subclasses_must_register():
     with pytest.raises(streamnb.errors.InvalidParameterError, match="already registered"):
         persist.register_model(Adapter, name="MultinomialNB")
     assert persist.MODEL_TYPES["MultinomialNB"] is MultinomialNB
+
+
+@pytest.mark.parametrize("norm", [False, True])
+def test_complement_nb_round_trips_too(tmp_path, norm):
+    from streamnb import ComplementNB
+
+    rng = np.random.default_rng(4)
+    model = ComplementNB(norm=norm, half_life=30.0)
+    for i in range(60):
+        model.learn_one({f"w{j}": int(rng.integers(1, 4)) for j in rng.choice(25, 4, replace=False)}, "abc"[i % 3])
+    model.save(tmp_path / "c")
+    loaded = streamnb.load(tmp_path / "c")
+    assert type(loaded) is ComplementNB and loaded.norm is norm
+    assert counts(loaded) == counts(model)
+    for a, b in zip(log_probas(loaded), log_probas(model)):  # the normaliser is re-derived: rounding only
+        assert a == pytest.approx(b, abs=1e-12)
+    loaded.learn_one({"w1": 2, "new": 1}, "a")
+    model.learn_one({"w1": 2, "new": 1}, "a")
+    for a, b in zip(log_probas(loaded), log_probas(model)):
+        assert a == pytest.approx(b, abs=1e-12)

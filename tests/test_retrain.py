@@ -572,3 +572,34 @@ def test_any_call_that_raises_leaves_the_model_unchanged(model_type, stream, opt
         else:
             # Only this unlearn can succeed: with hashing, 'never' may share a learned bucket.
             assert index == 13 and "n_buckets" in options
+
+
+@pytest.mark.parametrize("norm", [False, True])
+def test_complement_nb_prunes_and_forgets_consistently(norm):
+    from streamnb import ComplementNB
+
+    rng = np.random.default_rng(8)
+    stream = [({WORDS[j]: int(rng.integers(1, 4)) for j in rng.choice(13, 3, replace=False)}, "xyz"[i % 3], 1.0)
+              for i in range(80)]
+    model = ComplementNB(norm=norm, max_features=7)
+    dropped_after = learn_tracking_drops(model, stream)
+    reduced = reduced_documents([d for d, _, _ in stream], dropped_after)
+    reference = ComplementNB(norm=norm)
+    for doc, (_, label, _) in zip(reduced, stream):
+        if doc:
+            reference.learn_one(doc, label)
+        else:  # a document all of whose words were pruned still counts in N_c
+            reference.learn_one({"placeholder": 1}, label)
+            reference.store.drop_features(reference.store.vocabulary.find(["placeholder"]))
+    assert_counts_close(model, reference, rel=1e-12)
+    assert_predictions_close(model, reference, tol=1e-9)
+    decayed = train(ComplementNB(norm=norm, half_life=5.0), stream)
+    unlearned = train(ComplementNB(norm=norm, half_life=5.0), stream)
+    unlearned.unlearn_one(*stream[40], learned_at=41)
+    weighted = ComplementNB(norm=norm)
+    for i, (doc, label, _) in enumerate(stream):
+        if i != 40:
+            weighted.learn_one(doc, label, 2 ** (-(79 - i) / 5.0))
+    assert_predictions_close(unlearned, weighted, tol=1e-9)
+    weighted.learn_one(stream[40][0], stream[40][1], 2 ** (-39 / 5.0))
+    assert_predictions_close(decayed, weighted, tol=1e-9)

@@ -577,8 +577,8 @@ class CountStore:
             kept, scale = self.scale * factor, 1.0
         old_tokens = 0.0 if c is None else float(self.class_tokens[c]) * kept
         old_docs = 0.0 if c is None else float(self.class_docs[c]) * kept
-        with np.errstate(over="ignore"):
-            tokens, docs = old_tokens + token_sum / scale, old_docs + docs_sum / scale
+        # Python floats: an overflow gives inf, silently, and is refused just below.
+        tokens, docs = old_tokens + token_sum / scale, old_docs + docs_sum / scale
         if not (tokens < MAX_STORED and docs < MAX_STORED):
             label = "a new class" if c is None else f"class {self.labels[c]!r}"
             raise InvalidInputError(f"counts of {label} would overflow (weight x values too large: "

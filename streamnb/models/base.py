@@ -452,9 +452,8 @@ class DiscreteNB:
         self._check_class_allowed(label)
         factor, last_t = self._clock_after(1, when)
         aged = weight if when == last_t else weight * self._forgetting(0, last_t - when)  # an older timestamp
-        with np.errstate(over="ignore"):  # an overflow is refused by check_room
-            token_sum = aged * float(values.sum())
-        self.store.check_room(self.store.class_id(label), token_sum, aged, factor)
+        # (A sum overflowing to inf, which only absurd values can cause, is refused here.)
+        self.store.check_room(self.store.class_id(label), aged * float(values.sum()), aged, factor)
         if self._ledger is not None:
             fingerprint = fingerprint or features_fingerprint(tokens, values)
             entry = self._ledger.get(fingerprint)

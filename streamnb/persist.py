@@ -222,7 +222,9 @@ def save(model: Any, path: str | os.PathLike) -> None:
     state, arrays = model._state()
     state = dict(state)
     params = dict(state["params"])
-    tokenizer = describe_tokenizer(params.pop("tokenizer", None))
+    tokenizer = None
+    if "tokenizer" in params:  # saved beside the state; the param stays as a null placeholder
+        tokenizer, params["tokenizer"] = describe_tokenizer(params["tokenizer"]), None
     state["params"] = params
     metadata = {"format": FORMAT, "version": VERSION, "streamnb": _library_version(), "model": name,
                 "tokenizer": tokenizer, "state": encode_value(state), "arrays": {}}
@@ -322,7 +324,10 @@ def _unpack(data: bytes) -> Any:
     state = decode_value(metadata["state"])
     if not isinstance(state, dict) or not isinstance(state.get("params"), dict):
         raise ModelFormatError("the model state must be a mapping with params")
-    state["params"] = {**state["params"], "tokenizer": build_tokenizer(metadata["tokenizer"])}
+    if "tokenizer" in state["params"]:
+        state["params"] = {**state["params"], "tokenizer": build_tokenizer(metadata["tokenizer"])}
+    elif metadata["tokenizer"] is not None:
+        raise ModelFormatError(f"a {metadata['model']} has no tokenizer, but the file describes one")
     try:
         return cls._from_state(state, arrays)
     except ModelFormatError:
@@ -393,7 +398,7 @@ def _check_metadata(metadata: object) -> None:
     if not isinstance(arrays, dict):
         raise ModelFormatError("the arrays entry must be an object")
     for name, spec in arrays.items():
-        if not re.fullmatch(r"[a-z_]{1,64}", name):
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name):
             raise ModelFormatError(f"bad array name {name!r}")
         if not (isinstance(spec, dict) and set(spec) == {"dtype", "shape"} and spec["dtype"] in ARRAY_DTYPES
                 and isinstance(spec["shape"], list)

@@ -141,7 +141,23 @@ class Vocabulary:
                 self.epoch += 1
 
     def restore(self, ids: np.ndarray, tokens: list[Hashable], free: np.ndarray) -> None:
-        """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse."""
+        """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse.
+
+        ModelFormatError unless ids (increasing) and free ids together are 0, 1, ... without
+        gaps or repeats, and the tokens are distinct and hashable, one per id.
+        """
+        for name, array in (("feature ids", ids), ("free ids", free)):
+            _require(isinstance(array, np.ndarray) and array.dtype == np.int64 and array.ndim == 1,
+                     f"{name} must be a 1-d int64 array")
+        _require(bool((np.diff(ids) > 0).all()), "feature ids must be increasing")
+        _require(np.array_equal(np.sort(np.concatenate([ids, free])), np.arange(len(ids) + len(free))),
+                 "feature ids and free ids must together be 0, 1, ... without gaps or repeats")
+        _require(isinstance(tokens, list) and len(tokens) == len(ids), f"the vocabulary must list {len(ids)} tokens")
+        try:
+            distinct = len(set(tokens)) == len(tokens)
+        except TypeError:
+            distinct = False
+        _require(distinct, "vocabulary tokens must be distinct and hashable")
         self._tokens = [None] * (len(ids) + len(free))
         for i, token in zip(ids.tolist(), tokens):
             self._tokens[i] = token
@@ -737,16 +753,7 @@ class CountStore:
         n = len(ids)
         _require(bool((ids >= 0).all() and (np.diff(ids) > 0).all()), "feature ids must be >= 0 and increasing")
         if n_buckets is None:
-            _require(isinstance(tokens, list) and len(tokens) == n, f"the vocabulary must list {n} tokens")
-            try:
-                distinct = len(set(tokens)) == n
-            except TypeError:
-                distinct = False
-            _require(distinct, "vocabulary tokens must be distinct and hashable")
-            free = _array(arrays, "free_id", np.int64, None)
-            capacity = n + len(free)
-            _require(np.array_equal(np.sort(np.concatenate([ids, free])), np.arange(capacity)),
-                     "feature ids and free ids must together be 0, 1, ... without gaps or repeats")
+            store.vocabulary.restore(ids, tokens, _array(arrays, "free_id", np.int64, None))
         else:
             _require(tokens is None and "free_id" not in arrays, "a hashed model has no vocabulary")
             _require(not n or ids[-1] < n_buckets, f"feature buckets must be in [0, {n_buckets})")
@@ -774,8 +781,6 @@ class CountStore:
 
         for label in checked:
             store.add_class(label)
-        if n_buckets is None:
-            store.vocabulary.restore(ids, tokens, free)
         store.cells.reserve(store.vocabulary.capacity, k)
         store._grow_rows()
         for c in range(k):

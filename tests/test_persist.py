@@ -434,3 +434,49 @@ def test_complement_nb_round_trips_too(tmp_path, norm):
     model.learn_one({"w1": 2, "new": 1}, "a")
     for a, b in zip(log_probas(loaded), log_probas(model)):
         assert a == pytest.approx(b, abs=1e-12)
+
+
+records = st.dictionaries(st.sampled_from(["size", "hour", "links", ("a", 1)]),
+                          st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=4)
+GAUSSIAN_PROBES = [{"size": 10.0}, {"hour": -3.0, "links": 2.0}, {"size": 0.5, ("a", 1): 7.0}]
+
+
+@SETTINGS
+@given(st.lists(st.tuples(records, st.sampled_from(LABELS)), max_size=25), st.data())
+def test_gaussian_nb_round_trips_through_the_record_hook(tmp_path, stream, data):
+    from streamnb import GaussianNB
+
+    model = GaussianNB(var_smoothing=1e-6)
+    for record, label in stream:
+        model.learn_one(record, label)
+    for i in data.draw(st.lists(st.sampled_from(range(len(stream))), unique=True)) if stream else []:
+        model.unlearn_one(*stream[i])
+    model.save(tmp_path / "g")
+    loaded = streamnb.load(tmp_path / "g")
+    assert type(loaded) is GaussianNB and loaded.labels == model.labels
+    assert [loaded.predict_log_proba_one(x) for x in GAUSSIAN_PROBES] == \
+        [model.predict_log_proba_one(x) for x in GAUSSIAN_PROBES]
+    for record, label in stream[:3]:
+        loaded.learn_one(record, label)
+        model.learn_one(record, label)
+    assert [loaded.predict_log_proba_one(x) for x in GAUSSIAN_PROBES] == \
+        [model.predict_log_proba_one(x) for x in GAUSSIAN_PROBES]
+    assert loaded.features._index == model.features._index
+
+
+@pytest.mark.parametrize("name, change, words", [
+    ("n", lambda a: -a, "below 0"),
+    ("mean", lambda a: a * np.nan, "non-finite"),
+    ("pooled_n", lambda a: a * 0, "no learned value"),
+    ("m2", lambda a: a[:, :-1], "shape"),
+    ("class_weights", lambda a: np.append(a, 2.0), "shape"),
+])
+def test_tampered_gaussian_files_are_refused(tmp_path, name, change, words):
+    from streamnb import GaussianNB
+
+    model = GaussianNB().learn_one({"a": 1.0, "b": 2.0}, "x").learn_one({"a": 3.0}, "y")
+    path = tmp_path / "g"
+    model.save(path)
+    edit_array(path, name, change)
+    with pytest.raises(ModelFormatError, match=words):
+        streamnb.load(path)

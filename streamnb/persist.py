@@ -39,7 +39,11 @@ adapter, must be registered itself, under a name of its own) and give it
 ``_state(self) -> (state, arrays)`` (``state`` JSON-able after tagging, with its
 constructor kwargs in ``state["params"]``, the tokenizer object included; ``arrays`` named
 float64/int64/uint8 numpy arrays) and ``_from_state(cls, state, arrays)`` that checks what
-it reads and raises ModelFormatError. DiscreteNB subclasses inherit both.
+it reads and raises ModelFormatError. DiscreteNB subclasses (MultinomialNB, BernoulliNB,
+ComplementNB) inherit both; the record models (GaussianNB, CategoricalNB, MixedNB) inherit
+them from RecordNB, which saves the class bookkeeping and asks the model for its tables
+(``_table_state`` / ``_restore_tables``). MixedNB saves each part with the part's own hooks,
+its arrays prefixed by the part's kind (``text_``, ``numeric_``, ``categorical_``).
 
 Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.text`` and
 ``streamnb.mail`` are known, others can be added with ``register_tokenizer``. Anything

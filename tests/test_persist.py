@@ -480,3 +480,70 @@ def test_tampered_gaussian_files_are_refused(tmp_path, name, change, words):
     edit_array(path, name, change)
     with pytest.raises(ModelFormatError, match=words):
         streamnb.load(path)
+
+
+def test_categorical_and_mixed_models_round_trip(tmp_path):
+    from streamnb import CategoricalNB, ComplementNB, MixedNB, Tokenizer
+
+    rng = np.random.default_rng(6)
+    domains = ["x.biz", "work.org", "a.org", 7, True]
+    categorical = CategoricalNB(min_categories={"hour": 24}, unseen="score")
+    mixed = MixedNB({"text": "text", "size": "numeric", "domain": "categorical"},
+                    text=ComplementNB(norm=True, tokenizer=Tokenizer()))
+    rows = []
+    for i in range(40):
+        record = {"domain": domains[int(rng.integers(5))], "hour": int(rng.integers(24))}
+        label = "spam" if i % 3 else "ham"
+        categorical.learn_one(record, label)
+        row = {"text": " ".join(f"w{j}" for j in rng.integers(0, 12, 4)), "size": float(rng.normal(1000, 300)),
+               "domain": record["domain"]}
+        mixed.learn_one(row, label)
+        rows.append((record, row, label))
+    categorical.unlearn_one(rows[0][0], rows[0][2])
+    mixed.unlearn_one(rows[1][1], rows[1][2])
+    for model, probes in ((categorical, [{"domain": "x.biz", "hour": 3}, {"domain": "new", "hour": 30}]),
+                          (mixed, [{"text": "w1 w2 zz", "size": 900.0, "domain": 7}, {"size": 2000.0}])):
+        model.save(tmp_path / "m")
+        loaded = streamnb.load(tmp_path / "m")
+        assert type(loaded) is type(model) and loaded.labels == model.labels
+        for x in probes:
+            assert loaded.predict_log_proba_one(x) == pytest.approx(model.predict_log_proba_one(x), abs=1e-12)
+        record, row, label = rows[5]
+        for m in (loaded, model):
+            m.learn_one(record if m.__class__ is CategoricalNB else row, label)
+        for x in probes:
+            assert loaded.predict_log_proba_one(x) == pytest.approx(model.predict_log_proba_one(x), abs=1e-12)
+    assert streamnb.load(tmp_path / "m").text.tokenizer.get_params() == Tokenizer().get_params()
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda tables: tables["categories"][0].append(tables["categories"][0][0]), "distinct"),
+    (lambda tables: tables["categories"][0].append(1.5), "str/int/bool"),
+    (lambda tables: tables["features"].pop(), "tokens"),
+])
+def test_tampered_categorical_tables_are_refused(tmp_path, edit, words):
+    from streamnb import CategoricalNB
+
+    path = tmp_path / "c"
+    CategoricalNB().learn_one({"domain": "x.biz", "hour": 3}, "spam").learn_one({"domain": "y"}, "ham").save(path)
+    metadata, members = read_members(path)
+    state = persist.decode_value(metadata["state"])
+    edit(state["tables"])
+    metadata["state"] = persist.encode_value(state)
+    write_members(path, metadata, members)
+    with pytest.raises(ModelFormatError, match=words):
+        streamnb.load(path)
+
+
+def test_a_mixed_part_of_the_wrong_kind_is_refused(tmp_path):
+    from streamnb import MixedNB
+
+    path = tmp_path / "m"
+    MixedNB({"text": "text", "size": "numeric"}).learn_one({"text": {"a": 1}, "size": 2.0}, "x").save(path)
+    metadata, members = read_members(path)
+    state = persist.decode_value(metadata["state"])
+    state["tables"]["numeric"]["model"] = "MultinomialNB"
+    metadata["state"] = persist.encode_value(state)
+    write_members(path, metadata, members)
+    with pytest.raises(ModelFormatError, match="numeric part: 'MultinomialNB' is not a known GaussianNB type"):
+        streamnb.load(path)

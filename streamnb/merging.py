@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import TypeVar
 
@@ -26,8 +27,9 @@ def merge(models: Iterable[Model]) -> Model:
     models = list(models)
     if not models:
         raise InvalidInputError("merge needs at least one model, got none")
-    first = models[0]
-    merged = type(first)(**first.get_params())
-    for model in models:
+    for model in models[1:]:
+        models[0]._check_mergeable(model)  # refuse before copying anything
+    merged = copy.deepcopy(models[0])  # the first model's own layout, parts and settings
+    for model in models[1:]:
         merged.merge(model)
     return merged

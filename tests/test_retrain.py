@@ -603,3 +603,20 @@ def test_complement_nb_prunes_and_forgets_consistently(norm):
     assert_predictions_close(unlearned, weighted, tol=1e-9)
     weighted.learn_one(stream[40][0], stream[40][1], 2 ** (-39 / 5.0))
     assert_predictions_close(decayed, weighted, tol=1e-9)
+
+
+def test_functional_merge_keeps_the_first_models_own_parts():
+    from streamnb import ComplementNB, GaussianNB, MixedNB
+
+    def mixed():
+        return MixedNB({"text": "text", "size": "numeric"}, text=ComplementNB(norm=True))
+
+    a = mixed().learn_one({"text": {"a": 1}, "size": 1.0}, "x")
+    b = mixed().learn_one({"text": {"b": 2}, "size": 3.0}, "y")
+    whole = mixed().learn_one({"text": {"a": 1}, "size": 1.0}, "x").learn_one({"text": {"b": 2}, "size": 3.0}, "y")
+    merged = streamnb.merge([a, b])
+    assert type(merged.text) is ComplementNB and merged.class_counts == {"x": 1.0, "y": 1.0}
+    probe = {"text": {"a": 1, "b": 1}, "size": 2.0}
+    assert merged.predict_log_proba_one(probe) == pytest.approx(whole.predict_log_proba_one(probe), abs=1e-12)
+    with pytest.raises(IncompatibleModelsError, match="var_smoothing"):
+        streamnb.merge([GaussianNB(), GaussianNB(var_smoothing=0.1)])

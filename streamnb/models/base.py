@@ -157,6 +157,9 @@ class DiscreteNB:
         Forget old documents: a document learned ``a`` documents ago weighs
         gamma^a = 2 ** (-a / half_life). The model equals a batch model trained with those
         weights (smoothing included). O(1) per document: one global scale (CountStore.decay).
+        BernoulliNB's sum over absent words (and ComplementNB's norm) depend on every count,
+        so with forgetting their first prediction after a learn costs O(|V|): exact, but
+        not the O(document) of DESIGN.md's cost rule (predictions between learns are cached).
     half_life_seconds:
         Forget in time: a document with timestamp ``t`` weighs 2 ** (-(T - t) / half_life_seconds),
         T the latest timestamp learned. ``learn_one(..., t=...)`` gives timestamps (default:

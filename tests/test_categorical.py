@@ -186,7 +186,8 @@ def trained():
 
 
 @pytest.mark.parametrize("record, error, message", [
-    ({"colour": 1.5}, InvalidTypeError, "'colour'.*1.5"),
+    ({"colour": float("nan")}, InvalidInputError, "'colour'.*finite"),
+    ({"colour": float("inf")}, InvalidInputError, "'colour'.*finite"),
     ({"colour": None}, InvalidTypeError, "'colour'"),
     ({"colour": ["red"]}, InvalidTypeError, "'colour'"),
     ("red", InvalidTypeError, "mapping"),
@@ -234,3 +235,13 @@ def test_min_categories_per_field():
     model.learn_one({"hour": 5, "colour": "red"}, "b")
     jll = model._log_likelihood(model._encode({"hour": 3}))
     assert jll.tolist() == pytest.approx([math.log(2 / 25), math.log(1 / 25)], rel=1e-12)
+
+
+def test_float_categories_are_categories():
+    model = CategoricalNB(alpha=1.0)
+    model.learn_one({"rating": 0.5}, "a")
+    model.learn_one({"rating": 1.0}, "b")
+    model.learn_one({"rating": 1}, "b")  # the same category as 1.0
+    assert model.n_categories("rating") == 2
+    assert model.category_counts("rating", "b") == {1.0: 2.0}
+    assert model.predict_one({"rating": 0.5}) == "a"

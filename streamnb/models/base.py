@@ -33,6 +33,7 @@ Tokenizer = Callable[[str], Mapping[Hashable, float]]
 _NOTHING = np.zeros(0)
 PRIOR_CHOICES = ("mle", "laplace", "uniform")
 UNSEEN_CHOICES = ("ignore", "score")
+EMPTY_CHOICES = ("raise", "learn")
 
 
 class Encoded(NamedTuple):
@@ -147,6 +148,10 @@ class DiscreteNB:
     n_buckets:
         Hash features into this many ids instead of keeping a vocabulary (bounded memory;
         feature names are lost).
+    empty_documents:
+        A learned document with no present feature: ``"raise"`` (the default; usually a
+        tokenizer or input bug) or ``"learn"`` (it counts in N_c and adds no word counts, as
+        scikit-learn and river do; a stream should not stop on an empty message).
     dense_max_classes:
         Beyond this many classes the count table switches from dense |V| x K arrays to a
         hash table whose size follows the nonzero cells.
@@ -182,6 +187,7 @@ class DiscreteNB:
     def __init__(self, alpha: float = 1.0, *, class_prior: str | Mapping[Label, float] = "mle",
                  unseen: str = "ignore", tokenizer: Tokenizer | None = None, allow_zero_alpha: bool = False,
                  n_buckets: int | None = None, dense_max_classes: int = 4,
+                 empty_documents: str = "raise",
                  half_life: float | None = None, half_life_seconds: float | None = None,
                  max_features: int | None = None, min_count: float | None = None,
                  expire_after: int | None = None, ledger: int | None = None) -> None:
@@ -191,6 +197,10 @@ class DiscreteNB:
         if unseen not in UNSEEN_CHOICES:
             raise InvalidParameterError(f"unseen must be one of {UNSEEN_CHOICES}, got {describe(unseen)}")
         self.unseen = unseen
+        if empty_documents not in EMPTY_CHOICES:
+            raise InvalidParameterError(
+                f"empty_documents must be one of {EMPTY_CHOICES}, got {describe(empty_documents)}")
+        self.empty_documents = empty_documents
         if tokenizer is not None and not callable(tokenizer):
             raise InvalidParameterError(f"tokenizer must be callable (text -> mapping), got {describe(tokenizer)}")
         self.tokenizer = tokenizer
@@ -259,6 +269,7 @@ class DiscreteNB:
         return {"alpha": self.alpha, "class_prior": self.class_prior, "unseen": self.unseen,
                 "tokenizer": self.tokenizer, "allow_zero_alpha": self.allow_zero_alpha,
                 "n_buckets": self.n_buckets, "dense_max_classes": self.dense_max_classes,
+                "empty_documents": self.empty_documents,
                 "half_life": self.half_life, "half_life_seconds": self.half_life_seconds,
                 "max_features": self.max_features, "min_count": self.min_count,
                 "expire_after": self.expire_after, "ledger": self.ledger}
@@ -506,13 +517,13 @@ class DiscreteNB:
     def _present_features(self, x: Document, allow_empty: bool = False) -> Lookup:
         """The lookup of a document to learn: present features only, learned values.
 
-        An empty document is an error unless ``allow_empty`` (MixedNB: a record whose text
-        field is empty still teaches its other fields).
+        An empty document is an error unless ``empty_documents="learn"`` or ``allow_empty``
+        (MixedNB: a record whose text field is empty still teaches its other fields).
         """
         tokens, values, ids = self._lookup(x)
         present = self._present(values)
         if not present.all() or not len(values):
-            if not present.any() and not allow_empty:
+            if not present.any() and not allow_empty and self.empty_documents == "raise":
                 raise InvalidInputError(
                     f"empty document: no feature with a value above the threshold in {describe(x)}")
             tokens = [t for t, keep in zip(tokens, present) if keep]
@@ -592,7 +603,7 @@ class DiscreteNB:
         present.data = self._present(present.data).astype(float)
         present.eliminate_zeros()
         empty = np.flatnonzero(np.diff(present.indptr) == 0)
-        if len(empty):
+        if len(empty) and self.empty_documents == "raise":
             raise InvalidInputError(f"empty document at row {int(empty[0])}: no feature above the threshold")
         learned = matrix.multiply(present).tocsr()
         learned.data = self._learned_values(learned.data)

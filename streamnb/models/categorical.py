@@ -15,7 +15,7 @@ from ..store import Label, Vocabulary, _settle, check_label
 from .base import _check_alpha
 from .record import Record, RecordNB, grow_columns, grow_rows, table
 
-Category = str | int | bool
+Category = str | int | bool | float
 UNSEEN_CATEGORY_CHOICES = ("ignore", "score", "error")
 
 
@@ -251,16 +251,24 @@ class CategoricalNB(RecordNB):
 
 
 def _check_category(name: Hashable, value: object) -> Category:
-    """A category as a plain str/int/bool (numpy scalars converted), or InvalidTypeError."""
+    """A category as a plain str/int/bool/float (numpy scalars converted), or an error.
+
+    A finite float is a category like any other (a rating of 0.5, a coded 1.0); 1.0 and
+    1 are the same category, as they are the same dict key. NaN and inf are rejected: NaN
+    is not even equal to itself.
+    """
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (str, np.str_)):
         return str(value)
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise InvalidInputError(f"category of feature {name!r} must be finite, got {describe(value)}")
+        return float(value)
     raise InvalidTypeError(
-        f"category of feature {name!r} must be a str, int or bool, got {describe(value)} "
-        "(numeric measurements belong in GaussianNB)")
+        f"category of feature {name!r} must be a str, int, bool or float, got {describe(value)}")
 
 
 def _check_min_categories(value: object) -> int | dict[Hashable, int] | None:

@@ -486,13 +486,13 @@ def test_categorical_and_mixed_models_round_trip(tmp_path):
     from streamnb import CategoricalNB, ComplementNB, MixedNB, Tokenizer
 
     rng = np.random.default_rng(6)
-    domains = ["x.biz", "work.org", "a.org", 7, True]
+    domains = ["x.biz", "work.org", "a.org", 7, True, 2.5]
     categorical = CategoricalNB(min_categories={"hour": 24}, unseen="score")
     mixed = MixedNB({"text": "text", "size": "numeric", "domain": "categorical"},
                     text=ComplementNB(norm=True, tokenizer=Tokenizer()))
     rows = []
     for i in range(40):
-        record = {"domain": domains[int(rng.integers(5))], "hour": int(rng.integers(24))}
+        record = {"domain": domains[int(rng.integers(6))], "hour": int(rng.integers(24))}
         label = "spam" if i % 3 else "ham"
         categorical.learn_one(record, label)
         row = {"text": " ".join(f"w{j}" for j in rng.integers(0, 12, 4)), "size": float(rng.normal(1000, 300)),
@@ -518,7 +518,7 @@ def test_categorical_and_mixed_models_round_trip(tmp_path):
 
 @pytest.mark.parametrize("edit, words", [
     (lambda tables: tables["categories"][0].append(tables["categories"][0][0]), "distinct"),
-    (lambda tables: tables["categories"][0].append(1.5), "str/int/bool"),
+    (lambda tables: tables["categories"][0].append(None), "str/int/bool/finite float"),
     (lambda tables: tables["features"].pop(), "tokens"),
 ])
 def test_tampered_categorical_tables_are_refused(tmp_path, edit, words):

@@ -179,9 +179,9 @@ class CategoricalNB(RecordNB):
         ids, categories = arrays.get("feature_id"), tables["categories"]
         self.features.restore(ids, tables["features"], arrays.get("free_id"))
         if not (isinstance(categories, list) and len(categories) == len(ids) and all(
-                isinstance(c, list) and c and all(isinstance(v, (str, int, bool)) for v in c)
-                and len(set(c)) == len(c) for c in categories)):
-            raise ModelFormatError("each feature needs a list of distinct str/int/bool categories")
+                isinstance(c, list) and c and all(_is_category(v) for v in c) and len(set(c)) == len(c)
+                for c in categories)):
+            raise ModelFormatError("each feature needs a list of distinct str/int/bool/finite float categories")
         k, capacity = len(self.labels), self.features.capacity
         counts = table(arrays, "counts", (k, sum(len(c) for c in categories)))
         self._totals = grow_columns(self._totals, capacity)
@@ -248,6 +248,11 @@ class CategoricalNB(RecordNB):
 
     def __repr__(self) -> str:
         return f"CategoricalNB(alpha={self.alpha!r}, classes={len(self.classes)}, features={self.n_features})"
+
+
+def _is_category(value: object) -> bool:
+    """Is a loaded value a category as _check_category makes them (str, int, bool, finite float)?"""
+    return isinstance(value, (str, int, bool)) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _check_category(name: Hashable, value: object) -> Category:

@@ -37,7 +37,8 @@ model down to the ids its next new words get.
 Adding a model type: decorate the class with ``@register_model`` (a subclass, e.g. an
 adapter, must be registered itself, under a name of its own) and give it
 ``_state(self) -> (state, arrays)`` (``state`` JSON-able after tagging, with its
-constructor kwargs in ``state["params"]``, the tokenizer object included; ``arrays`` named
+constructor kwargs in ``state["params"]``, the tokenizer object included (it is written as
+the top-level ``tokenizer`` description, leaving a null placeholder); ``arrays`` named
 float64/int64/uint8 numpy arrays) and ``_from_state(cls, state, arrays)`` that checks what
 it reads and raises ModelFormatError. DiscreteNB subclasses (MultinomialNB, BernoulliNB,
 ComplementNB) inherit both; the record models (GaussianNB, CategoricalNB, MixedNB) inherit
@@ -325,7 +326,10 @@ def _unpack(data: bytes) -> Any:
     cls = MODEL_TYPES.get(metadata["model"])
     if cls is None:
         raise ModelFormatError(f"unknown model type {metadata['model']!r} (known: {sorted(MODEL_TYPES)})")
-    state = decode_value(metadata["state"])
+    try:
+        state = decode_value(metadata["state"])
+    except RecursionError:
+        raise ModelFormatError("the model state is nested too deeply") from None
     if not isinstance(state, dict) or not isinstance(state.get("params"), dict):
         raise ModelFormatError("the model state must be a mapping with params")
     if "tokenizer" in state["params"]:

@@ -547,3 +547,14 @@ def test_a_mixed_part_of_the_wrong_kind_is_refused(tmp_path):
     write_members(path, metadata, members)
     with pytest.raises(ModelFormatError, match="numeric part: 'MultinomialNB' is not a known GaussianNB type"):
         streamnb.load(path)
+
+
+def test_a_deeply_nested_state_is_refused(saved):
+    metadata, members = read_members(saved)
+    deep = ["x"]
+    for _ in range(900):
+        deep = [deep, 1]
+    metadata["state"]["$map"].append(["deep", deep])
+    write_members(saved, metadata, members)
+    with pytest.raises(ModelFormatError):
+        streamnb.load(saved)

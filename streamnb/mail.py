@@ -4,6 +4,8 @@
 headers, subject, the readable body text and the link targets. :class:`EmailTokenizer` turns
 that into a bag of features whose names say where each token came from (``subject:free``,
 ``from:example.com``, ``url:com``, ``content-type:text/html`` ...) plus unprefixed body words.
+:mod:`streamnb.email_pipeline` weighs those features field by field and pairs them with a
+model: the most accurate setting measured on the SpamAssassin stream.
 
 Robustness is the first rule: mail is hostile input. Nothing here raises on any ``bytes``;
 broken MIME, unknown charsets, bad base64 and truncated messages all degrade to "read what can
@@ -38,7 +40,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
-from streamnb.text import Tokenizer
+from streamnb.text import OnlineTfidf, Tokenizer
 
 __all__ = [
     "DEFAULT_ADDRESS_HEADERS",
@@ -85,7 +87,12 @@ DEFAULT_WORD_HEADERS = (
 # than what the sender sent. In the SpamAssassin corpus they differ between the ham and spam
 # folders for archival reasons (e.g. X-Keywords on 31% of spam and 1% of ham, Delivery-Date on
 # 28% vs 4%, X-MailScanner on 9% of ham only), so a model using them would learn the corpus,
-# not spam. A trailing "*" matches a prefix.
+# not spam. A trailing "*" matches a prefix. X-Authentication-Warning and X-MIME-Autoconverted
+# are notes written by the relays a message passes through, the collecting host among them
+# (143 corpus messages were converted "by dogma.slashnull.org", the collector's own relay), so
+# they are trace headers like Received and are ignored. Dropping them is a matter of
+# principle, not of score: on the Date-ordered stream (binary multinomial, alpha 0.01) the
+# (1-AUC)% went from 0.4718 to 0.4714 and no prediction changed at the default decision.
 DEFAULT_IGNORED_HEADERS = (
     "received",
     "return-path",
@@ -103,6 +110,8 @@ DEFAULT_IGNORED_HEADERS = (
     "x-spam-*",
     "x-mailscanner*",
     "x-virus-*",
+    "x-authentication-warning",
+    "x-mime-autoconverted",
 )
 
 # Charsets that are declared as ASCII but, in real mail, very often carry 8-bit text: treat
@@ -491,6 +500,7 @@ def parse_message(raw: bytes | str, *, max_bytes: int | None = DEFAULT_MAX_BYTES
 _HEADER_WORD = re.compile(r"\w+")
 _ADDRESS_DOMAIN = re.compile(r"@\s*([\w-]+(?:\.[\w-]+)*)")
 _MAX_HEADER_WORDS = 16  # per header value: bounds the cost of absurdly long header lines
+_MIME_PREFIXES = frozenset({"content-type", "charset", "encoding", "attachment", "mime"})
 
 
 def _check_names(name: str, value: object) -> tuple[str, ...]:
@@ -655,6 +665,28 @@ class EmailTokenizer:
         if self._binary:
             return dict.fromkeys(counts, 1)
         return counts
+
+    def field(self, feature: str) -> str:
+        """The part of the message a feature came from: ``"body"`` for unprefixed words, else
+        ``"subject"``, ``"url"``, ``"address"`` (the address headers), ``"header"`` (header
+        names), ``"mime"`` (part types, charsets, encodings, attachments, defects) or
+        ``"other"`` (the word headers, e.g. X-Mailer). Fields are what :class:`EmailTfidf`
+        normalises separately.
+
+        >>> t = EmailTokenizer()
+        >>> [t.field(f) for f in ("free", "subject:free", "from:example.com", "charset:utf-8", "x-mailer:mutt")]
+        ['body', 'subject', 'address', 'mime', 'other']
+        """
+        prefix, colon, _ = feature.partition(":")
+        if not colon:
+            return "body"
+        if prefix in ("subject", "url", "header"):
+            return prefix
+        if prefix in self._address:
+            return "address"
+        if prefix in _MIME_PREFIXES:
+            return "mime"
+        return "other"
 
     @staticmethod
     def _address_features(name: str, value: str) -> list[str]:

@@ -1,0 +1,456 @@
+"""The ``streamnb`` command: a naive Bayes spam filter for real mail.
+
+    streamnb train MODEL --spam SRC --ham SRC [--data FILE.jsonl]   build a model file
+    streamnb classify MODEL [SRC ...] [--tag]                       verdicts (stdin: one message)
+    streamnb learn MODEL --spam SRC | --ham SRC                     corrections, in place
+    streamnb unlearn MODEL --spam SRC | --ham SRC                   take messages back out
+    streamnb evaluate (--corpus PATH | --spam SRC --ham SRC)        progressive evaluation
+    streamnb inspect MODEL                                          classes, counts, |V|, top tokens
+    streamnb demo                                                   the SpamAssassin stream, end to end
+
+A source (SRC) is a Maildir, an mbox file, a folder of message files or one message file
+(see ``streamnb.sources``); ``--data`` takes JSONL/CSV files with text and label columns.
+The model file is streamnb's persistence format (``streamnb.persist``): written atomically,
+so a failed command leaves it as it was.
+
+Exit codes: ``classify`` of one message returns 0 for spam, 1 for ham, 2 for unsure (as
+bogofilter does); every command returns 3 on an error, with a one-line message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from . import __version__
+from .calibrate import IsotonicCalibrator
+from .datasets import load_spamassassin, parse_date
+from .decision import ArgmaxRule, ChiSquareRule, PosteriorRule, SpamFilter, Verdict, progressive_filter
+from .errors import StreamNBError
+from .evaluate import brier_score, precision_recall_f1
+from .mail import EmailTokenizer
+from .models import BernoulliNB, ComplementNB, MultinomialNB
+from .persist import load
+from .progress import ProgressBar
+from .sources import SourceError, is_labelled_file, looks_like_mail, read_labelled, read_mail
+from .text import Tokenizer
+
+EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
+EXIT_CODES = {"spam": EXIT_SPAM, "ham": EXIT_HAM, "unsure": EXIT_UNSURE}
+MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}
+TOKENIZERS = {"email": EmailTokenizer, "words": Tokenizer}
+# The filter's default model: multinomial NB over the email tokenizer. alpha = 0.01 had
+# the best accuracy and false-positive rate of the alphas measured on the SpamAssassin
+# stream (benchmarks/accuracy_variants.py; see the README).
+DEFAULT_MODEL, DEFAULT_ALPHA, DEFAULT_TOKENIZER = "multinomial", 0.01, "email"
+
+
+class CommandError(StreamNBError):
+    """A command cannot run as asked (a file exists, a model lacks the spam/ham classes ...)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error exits with code 3 (2 means "unsure" for classify)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+# -- building blocks ------------------------------------------------------------------------------
+
+def build_model(kind: str, alpha: float, tokenizer: str) -> Any:
+    return MODELS[kind](alpha=alpha, tokenizer=TOKENIZERS[tokenizer](), empty_documents="learn")
+
+
+def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
+    """(message, label) from --spam and --ham mail sources and --data JSONL/CSV files."""
+    for label in ("spam", "ham"):
+        for path in getattr(args, label) or []:
+            for message in read_mail(path):
+                yield message.raw, label
+    for path in args.data or []:
+        yield from read_labelled(path, args.text_column, args.label_column)
+
+
+def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """Messages sorted by their Date header (undated ones keep their place after the dated)."""
+    dated = [(parse_date(x) if isinstance(x, bytes) else None, i) for i, (x, _) in enumerate(items)]
+    order = sorted(range(len(items)), key=lambda i: (dated[i][0] is None, dated[i][0] or 0.0, i))
+    return [items[i] for i in order]
+
+
+def with_progress(items: list, label: str) -> Iterator:
+    bar = ProgressBar(len(items), label=label)
+    try:
+        for done, item in enumerate(items, start=1):
+            yield item
+            bar(done)
+    finally:
+        bar.close()
+
+
+def load_model(path: str) -> Any:
+    if not Path(path).exists():
+        raise CommandError(f"model file {path!r} does not exist (create one with 'streamnb train')")
+    return load(path)
+
+
+def spam_filter(model: Any, args: argparse.Namespace, calibrator: Any = None) -> SpamFilter:
+    classes = set(getattr(model, "classes", []))
+    if not {"spam", "ham"} <= classes:
+        raise CommandError(f"the model's classes are {sorted(map(str, classes))}; a spam filter needs 'spam' and 'ham'")
+    rules = {"chi2": ChiSquareRule, "posterior": PosteriorRule}
+    rule = ArgmaxRule() if args.rule == "argmax" else rules[args.rule](args.ham_cutoff, args.spam_cutoff)
+    return SpamFilter(model, rule, calibrator, min_per_class=args.min_per_class, evidence_k=args.evidence)
+
+
+def tag_message(raw: bytes, verdict: Verdict) -> bytes:
+    """The message with X-StreamNB-Status and X-StreamNB-Score headers; the body byte for byte.
+
+    Earlier X-StreamNB-* headers are replaced, so a message can be classified again.
+    """
+    newline = b"\r\n" if b"\r\n" in raw[:4096] else b"\n"
+    end = raw.find(newline + newline)
+    head, rest = (raw, b"") if end < 0 else (raw[: end + len(newline)], raw[end + len(newline):])
+    kept, skipping = [], False
+    for line in head.splitlines(keepends=True):
+        if line[:1] in (b" ", b"\t") and skipping:
+            continue  # continuation of a replaced header
+        skipping = line.lower().startswith((b"x-streamnb-status:", b"x-streamnb-score:"))
+        if not skipping:
+            kept.append(line)
+    if kept and not kept[-1].endswith(b"\n"):
+        kept[-1] += newline
+    added = (b"X-StreamNB-Status: " + verdict.label.encode() + newline
+             + b"X-StreamNB-Score: " + f"{verdict.score:.6f}".encode() + newline)
+    if end < 0:  # headers only, no body
+        return b"".join(kept) + added
+    return b"".join(kept) + added + rest
+
+
+# -- commands ---------------------------------------------------------------------------------------
+
+def cmd_train(args: argparse.Namespace) -> int:
+    target = Path(args.model)
+    if target.exists() and not args.force:
+        raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
+    items = list(labelled(args))
+    if not items:
+        raise CommandError("nothing to learn: give --spam, --ham or --data sources")
+    model = build_model(args.model_type, args.alpha, args.tokenizer)
+    for x, label in with_progress(items, "train"):
+        model.learn_one(x, label)
+    model.save(target)
+    print(f"trained {type(model).__name__} on {len(items)} messages {dict(model.class_counts)}; "
+          f"|V| = {model.n_features}; saved {target}")
+    return 0
+
+
+def _correct(args: argparse.Namespace, unlearn: bool) -> int:
+    model = load_model(args.model)
+    items = list(labelled(args))
+    if not items:
+        raise CommandError(f"nothing to {'unlearn' if unlearn else 'learn'}: give --spam, --ham or --data sources")
+    change = model.unlearn_many if unlearn else model.learn_many
+    change([x for x, _ in items], [label for _, label in items])  # all or nothing
+    model.save(args.model)
+    verb = "unlearned" if unlearn else "learned"
+    print(f"{verb} {len(items)} messages; classes now {dict(model.class_counts)}; saved {args.model}")
+    return 0
+
+
+def cmd_learn(args: argparse.Namespace) -> int:
+    return _correct(args, unlearn=False)
+
+
+def cmd_unlearn(args: argparse.Namespace) -> int:
+    return _correct(args, unlearn=True)
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    model = load_model(args.model)
+    spam = spam_filter(model, args)
+    if not args.sources:
+        raw = sys.stdin.buffer.read()
+        if not raw.strip():
+            raise SourceError("no message on standard input")
+        if not looks_like_mail(raw):
+            raise SourceError("standard input is not a mail message (it does not start with a header line)")
+        verdict = spam.classify(raw)
+        if args.tag:
+            sys.stdout.buffer.write(tag_message(raw, verdict))
+            sys.stdout.buffer.flush()
+        else:
+            print(f"{verdict.label}\t{verdict.score:.6f}")
+            for clue in verdict.evidence[: args.evidence]:
+                print(f"  {clue.feature}\t{clue.weight:+.3f}")
+        return EXIT_CODES[verdict.label]
+    messages = [m for source in args.sources for m in read_mail(source)]
+    for message in messages:
+        verdict = spam.classify(message.raw)
+        print(f"{message.origin}\t{verdict.label}\t{verdict.score:.6f}")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    if args.corpus is not None:
+        items = [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=args.order, seed=args.seed)]
+    else:
+        items = list(labelled(args))
+        if args.order == "date":
+            items = in_date_order(items)
+        elif args.order == "shuffle":
+            np.random.default_rng(args.seed).shuffle(items)
+    if not items:
+        raise CommandError("nothing to evaluate: give --corpus, or --spam/--ham/--data sources")
+    return run_evaluation(items, args)
+
+
+def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> int:
+    """Classify-then-learn every message, print the metrics, write what was asked for."""
+    model = build_model(args.model_type, args.alpha, args.tokenizer)
+    spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=args.min_per_class, evidence_k=0)
+    report = progressive_filter(spam, items, progress=True)
+    summary = report_fields(report, args)
+    print(metrics_table(summary))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    if args.plots:
+        for path in write_plots(report, Path(args.plots)):
+            print(f"wrote {path}")
+    if args.save:
+        model.save(args.save)
+        print(f"saved the model to {args.save}")
+    return 0
+
+
+def _rule(args: argparse.Namespace) -> Any:
+    if args.rule == "argmax":
+        return ArgmaxRule()
+    return {"chi2": ChiSquareRule, "posterior": PosteriorRule}[args.rule](args.ham_cutoff, args.spam_cutoff)
+
+
+def report_fields(report: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The JSON report: settings, the model's argmax metrics, calibration, the verdicts."""
+    truth = list(report.y_true)
+    predicted = [p if p is not None else "none" for p in report.model_predictions]
+    per_class = precision_recall_f1(truth, predicted, labels=["ham", "spam"])
+    return {
+        "messages": report.n,
+        "seconds": round(report.seconds, 3),
+        "model": {"type": args.model_type, "alpha": args.alpha, "tokenizer": args.tokenizer},
+        "rule": {"name": args.rule, "ham_cutoff": args.ham_cutoff, "spam_cutoff": args.spam_cutoff,
+                 "min_per_class": args.min_per_class},
+        "accuracy": report.model_accuracy,
+        "false_positive_rate": report.model_false_positive_rate,
+        "false_negative_rate": report.model_false_negative_rate,
+        "one_minus_auc_percent": report.one_minus_auc_percent,
+        "log_loss": report.log_loss_model,
+        "brier": brier_score(truth, report.model_probability),
+        "ece": report.ece_model,
+        "ece_calibrated": report.ece_calibrated,
+        "log_loss_calibrated": report.log_loss_calibrated,
+        "unsure_rate": report.unsure_rate,
+        "decided_accuracy": report.decided_accuracy,
+        "verdict_false_positive_rate": report.verdict_false_positive_rate,
+        "verdict_false_negative_rate": report.verdict_false_negative_rate,
+        "per_class": {str(label): {"precision": s.precision, "recall": s.recall, "f1": s.f1, "support": s.support}
+                      for label, s in per_class.items()},
+    }
+
+
+def metrics_table(fields: dict[str, Any]) -> str:
+    rows = [
+        ("messages", f"{fields['messages']}"),
+        ("accuracy (argmax)", f"{fields['accuracy']:.4%}"),
+        ("false positives (ham as spam)", f"{fields['false_positive_rate']:.4%}"),
+        ("false negatives (spam as ham)", f"{fields['false_negative_rate']:.4%}"),
+        ("(1-AUC)%", f"{fields['one_minus_auc_percent']:.4f}"),
+        ("log loss / Brier", f"{fields['log_loss']:.4f} / {fields['brier']:.4f}"),
+        ("ECE before -> after calibration", f"{fields['ece']:.4f} -> {fields['ece_calibrated']:.4f}"),
+        (f"unsure ({fields['rule']['name']}, {fields['rule']['ham_cutoff']}/{fields['rule']['spam_cutoff']})",
+         f"{fields['unsure_rate']:.2%}"),
+        ("accuracy among decided", f"{fields['decided_accuracy']:.4%}"),
+    ]
+    for label, scores in fields["per_class"].items():
+        rows.append((f"{label}: precision / recall / F1",
+                     f"{scores['precision']:.4f} / {scores['recall']:.4f} / {scores['f1']:.4f}"))
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def write_plots(report: Any, folder: Path) -> list[Path]:
+    from . import plots  # matplotlib is an optional extra
+
+    folder.mkdir(parents=True, exist_ok=True)
+    truth = list(report.y_true)
+    return [
+        plots.plot_learning_curve(report, folder / "learning_curve.png", title="Running accuracy and FPR"),
+        plots.plot_roc(truth, {"naive Bayes log-odds": report.log_odds}, folder / "roc.png", title="ROC"),
+        plots.plot_reliability(truth, {"naive Bayes P(spam|x)": report.model_probability,
+                                       "calibrated (isotonic, online)": report.probability},
+                               folder / "reliability.png", title="Reliability of P(spam)"),
+    ]
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    model = load_model(args.model)
+    print(f"{type(model).__name__}: {model!r}")
+    counts = getattr(model, "class_counts", {})
+    print("classes: " + ", ".join(f"{label!r}: {count:g} messages" for label, count in counts.items()))
+    if hasattr(model, "n_features"):
+        print(f"|V| = {model.n_features} features")
+    if hasattr(model, "log_linear") and len(counts) >= 2:
+        for label, features in discriminative_features(model, args.top).items():
+            print(f"top {args.top} tokens for {label!r} (log P(w|c) minus the mean over the other classes):")
+            for feature, weight in features:
+                print(f"  {feature}\t{weight:+.3f}")
+    return 0
+
+
+def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, float]]]:
+    """Per class, the k features whose weight most exceeds their mean weight in the other classes."""
+    view = model.log_linear()
+    weights = view.weights
+    top = {}
+    for c, label in enumerate(view.classes):
+        others = np.delete(weights, c, axis=1).mean(axis=1)
+        lift = weights[:, c] - others
+        order = np.argsort(-lift, kind="stable")[:k]
+        top[label] = [(view.features[i], float(lift[i])) for i in order]
+    return top
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Locate the corpus, stream it through the filter, show the metrics, save plots and model."""
+    messages = load_spamassassin(args.corpus, download=args.download)
+    out = Path(args.out)
+    print(f"SpamAssassin public corpus: {len(messages)} messages in Date order; "
+          f"{args.model_type} NB (alpha {args.alpha}) over the {args.tokenizer} tokenizer; "
+          "predict, then learn each message")
+    args.json = str(out / "report.json")
+    args.plots = str(out)
+    args.save = str(out / "model.snb")
+    return run_evaluation([(m.raw, m.label) for m in messages], args)
+
+
+# -- the parser ------------------------------------------------------------------------------------
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model-type", choices=sorted(MODELS), default=DEFAULT_MODEL, help="naive Bayes variant")
+    parser.add_argument("--alpha", type=_positive_float, default=DEFAULT_ALPHA, help="additive smoothing (> 0)")
+    parser.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default=DEFAULT_TOKENIZER,
+                        help="email: headers, subject, URLs, MIME and body words; words: plain words")
+
+
+def _sources(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spam", action="append", metavar="SRC", help="spam: Maildir, mbox, folder or file")
+    parser.add_argument("--ham", action="append", metavar="SRC", help="ham: Maildir, mbox, folder or file")
+    parser.add_argument("--data", action="append", metavar="FILE", help="JSONL or CSV with text and label columns")
+    parser.add_argument("--text-column", default="text")
+    parser.add_argument("--label-column", default="label")
+
+
+def _decision_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rule", choices=("chi2", "posterior", "argmax"), default="chi2",
+                        help="chi2: Robinson/Fisher combining (default); posterior: P(spam|x); argmax")
+    parser.add_argument("--ham-cutoff", type=_probability, default=0.20, help="below: ham (default 0.20)")
+    parser.add_argument("--spam-cutoff", type=_probability, default=0.90, help="from here: spam (default 0.90)")
+    parser.add_argument("--min-per-class", type=float, default=10,
+                        help="unsure until the model has learned this many spam and ham (default 10)")
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="streamnb", description="Streaming naive Bayes spam filtering for real mail.")
+    parser.add_argument("--version", action="version", version=f"streamnb {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    train = commands.add_parser("train", help="build a model file from labelled mail")
+    train.add_argument("model", help="model file to write")
+    _sources(train)
+    _model_options(train)
+    train.add_argument("--force", action="store_true", help="replace an existing model file")
+    train.set_defaults(run=cmd_train)
+
+    classify = commands.add_parser("classify", help="verdicts: one message on stdin, or many from sources")
+    classify.add_argument("model")
+    classify.add_argument("sources", nargs="*", metavar="SRC", help="Maildir, mbox, folder or files (default: stdin)")
+    classify.add_argument("--tag", action="store_true",
+                          help="write the message back with X-StreamNB-Status and X-StreamNB-Score headers")
+    classify.add_argument("--evidence", type=int, default=0, metavar="K", help="print the K strongest clues")
+    _decision_options(classify)
+    classify.set_defaults(run=cmd_classify)
+
+    for name, run, what in (("learn", cmd_learn, "add labelled messages (corrections) to a model file"),
+                            ("unlearn", cmd_unlearn, "remove messages learned earlier from a model file")):
+        command = commands.add_parser(name, help=what)
+        command.add_argument("model")
+        _sources(command)
+        command.set_defaults(run=run)
+
+    evaluate = commands.add_parser("evaluate", help="progressive evaluation: classify, then learn, each message")
+    evaluate.add_argument("--corpus", help="the SpamAssassin corpus (folder or archive) instead of --spam/--ham")
+    _sources(evaluate)
+    _model_options(evaluate)
+    _decision_options(evaluate)
+    evaluate.add_argument("--order", choices=("date", "file", "shuffle"), default="date")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of --order shuffle")
+    evaluate.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
+    evaluate.add_argument("--plots", metavar="DIR", help="write learning curve, ROC and reliability PNGs")
+    evaluate.add_argument("--save", metavar="MODEL", help="save the model learned along the way")
+    evaluate.set_defaults(run=cmd_evaluate)
+
+    inspect = commands.add_parser("inspect", help="classes, counts, |V| and top tokens of a model file")
+    inspect.add_argument("model")
+    inspect.add_argument("--top", type=int, default=15)
+    inspect.set_defaults(run=cmd_inspect)
+
+    demo = commands.add_parser("demo", help="stream the SpamAssassin corpus through the filter")
+    demo.add_argument("--corpus", help="corpus folder or archive (default: $STREAMNB_SPAMASSASSIN)")
+    demo.add_argument("--download", action="store_true", help="download the official archives if not found")
+    demo.add_argument("--out", default="demo-output", help="folder for report.json, plots and model (default: ./demo-output)")
+    _model_options(demo)
+    _decision_options(demo)
+    demo.set_defaults(run=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (StreamNBError, OSError) as error:
+        message = " ".join(str(error).split())  # one line, whatever the error said
+        print(f"streamnb {args.command}: error: {message}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"streamnb {args.command}: interrupted; nothing was saved", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

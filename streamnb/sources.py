@@ -1,0 +1,150 @@
+"""Where messages come from: Maildir folders, mbox files, folders of files, single files, JSONL and CSV.
+
+``read_mail(path)`` yields every raw message under a path, whatever the layout:
+
+- a Maildir (a folder with ``cur/`` or ``new/``): the files of ``new/`` then ``cur/``;
+- an mbox file (its first line starts with ``From ``): each message, without the
+  ``From `` separator line, in file order;
+- a folder of files: every file below it (sorted, hidden files skipped), each one message;
+- any other file: one message.
+
+``read_labelled(path)`` yields (text, label) pairs from a JSONL file (one JSON object a
+line) or a CSV file with a header row; the column names are parameters.
+
+Errors (a missing path, an empty mailbox, a file that is not mail, a missing column) raise
+:class:`SourceError` with a message naming the path and the problem.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import mailbox
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from .errors import InvalidInputError
+
+# A header field: a name of printable ASCII without ':' and spaces, then ':' (RFC 5322 2.2).
+_FIELD = re.compile(rb"^[!-9;-~]+:")
+_LABELLED_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv"}
+
+
+class SourceError(InvalidInputError):
+    """A message source cannot be read: missing, empty, not mail, or a missing column."""
+
+
+class RawMessage(NamedTuple):
+    """One message as bytes, with where it came from (a path, or path#number in an mbox)."""
+
+    origin: str
+    raw: bytes
+
+
+def looks_like_mail(raw: bytes) -> bool:
+    """Does the text start like an RFC 822 message (an mbox line, then a header field)?"""
+    lines = raw.lstrip(b"\r\n").split(b"\n", 2)
+    first = lines[0]
+    if first.startswith(b"From ") and len(lines) > 1:
+        first = lines[1]
+    return bool(_FIELD.match(first))
+
+
+def is_labelled_file(path: str | Path) -> bool:
+    """True for the JSONL/CSV files that ``read_labelled`` reads (by file suffix)."""
+    return Path(path).suffix.lower() in _LABELLED_SUFFIXES
+
+
+def read_mail(path: str | Path) -> Iterator[RawMessage]:
+    """Every raw message under path (see the module docstring for the layouts)."""
+    source = Path(path).expanduser()
+    if not source.exists():
+        raise SourceError(f"{str(source)!r}: no such file or folder")
+    found = 0
+    if source.is_dir():
+        if (source / "cur").is_dir() or (source / "new").is_dir():
+            files = [f for sub in ("new", "cur") if (source / sub).is_dir() for f in _files(source / sub)]
+        else:
+            files = _files(source)
+        for file in files:
+            raw = _read_bytes(file)
+            if looks_like_mail(raw):
+                found += 1
+                yield RawMessage(str(file), raw)
+        if not found:
+            raise SourceError(f"{str(source)!r}: no mail message found in this folder")
+        return
+    raw = _read_bytes(source)
+    if raw.startswith(b"From "):
+        box = mailbox.mbox(str(source), create=False)
+        try:
+            for number, key in enumerate(box.iterkeys()):
+                found += 1
+                yield RawMessage(f"{source}#{number}", box.get_bytes(key))
+        finally:
+            box.close()
+        if not found:
+            raise SourceError(f"{str(source)!r}: the mailbox holds no message")
+        return
+    if not raw.strip():
+        raise SourceError(f"{str(source)!r}: the file is empty, not a mail message")
+    if not looks_like_mail(raw):
+        raise SourceError(f"{str(source)!r}: not a mail message (it does not start with a header line)")
+    yield RawMessage(str(source), raw)
+
+
+def read_labelled(path: str | Path, text_column: str = "text", label_column: str = "label") -> Iterator[tuple[str, str]]:
+    """(text, label) pairs from a JSONL or CSV file with the given columns."""
+    source = Path(path).expanduser()
+    if not source.is_file():
+        raise SourceError(f"{str(source)!r}: no such file")
+    kind = _LABELLED_SUFFIXES.get(source.suffix.lower())
+    if kind is None:
+        raise SourceError(f"{str(source)!r}: expected a .jsonl or .csv file")
+    rows = _jsonl_rows(source) if kind == "jsonl" else _csv_rows(source)
+    found = 0
+    for number, row in rows:
+        missing = [c for c in (text_column, label_column) if c not in row]
+        if missing:
+            raise SourceError(f"{str(source)!r} row {number}: no column {missing[0]!r} "
+                              f"(columns: {sorted(row)})")
+        text, label = row[text_column], row[label_column]
+        if not isinstance(text, str):
+            raise SourceError(f"{str(source)!r} row {number}: column {text_column!r} is not text: {text!r:.40}")
+        found += 1
+        yield text, label
+    if not found:
+        raise SourceError(f"{str(source)!r}: no rows")
+
+
+def _jsonl_rows(source: Path) -> Iterator[tuple[int, dict]]:
+    with source.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise SourceError(f"{str(source)!r} line {number}: not JSON ({error.msg})") from None
+            if not isinstance(row, dict):
+                raise SourceError(f"{str(source)!r} line {number}: expected a JSON object, got {type(row).__name__}")
+            yield number, row
+
+
+def _csv_rows(source: Path) -> Iterator[tuple[int, dict]]:
+    with source.open(encoding="utf-8", newline="") as handle:
+        for number, row in enumerate(csv.DictReader(handle), start=2):
+            yield number, row
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise SourceError(f"{str(path)!r}: cannot read ({error.strerror})") from None

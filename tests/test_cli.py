@@ -1,0 +1,252 @@
+"""The streamnb command, run for real in a subprocess on mail written here (issue 7)."""
+
+from __future__ import annotations
+
+import email
+import json
+import mailbox
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import streamnb
+from tests.state import snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SPAM_WORDS = ["cheap", "pills", "viagra", "discount", "offer", "winner", "prize", "casino", "loan", "free"]
+HAM_WORDS = ["meeting", "agenda", "project", "report", "lunch", "review", "draft", "schedule", "notes", "team"]
+
+
+def message(i: int, words: list[str], sender: str, subject: str, newline: str = "\n") -> bytes:
+    body = " ".join(words[(i + k) % len(words)] for k in range(8))
+    lines = [f"From: {sender}", "To: me@example.org", f"Subject: {subject} {i}",
+             f"Date: Mon, {1 + i % 28:02d} Sep 2002 10:00:00 +0000", "Message-ID: <%d@x>" % i, "",
+             body, f"second line {i} of the body", ""]
+    return newline.join(lines).encode()
+
+
+def spam(i: int) -> bytes:
+    return message(i, SPAM_WORDS, "deals@offers.example.com", "Cheap pills")
+
+
+def ham(i: int) -> bytes:
+    return message(i, HAM_WORDS, "alice@work.example.org", "Project meeting")
+
+
+def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "streamnb", *args], input=stdin, capture_output=True,
+                          env=env, cwd=cwd, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def mail(tmp_path_factory) -> dict[str, Path]:
+    """A Maildir of ham, an mbox of spam, a folder of single files, and a trained model."""
+    root = tmp_path_factory.mktemp("mail")
+    maildir = mailbox.Maildir(root / "ham_maildir", create=True)
+    for i in range(12):
+        maildir.add(ham(i))
+    box = mailbox.mbox(root / "spam.mbox", create=True)
+    for i in range(12):
+        box.add(spam(i))
+    box.flush()
+    box.close()
+    folder = root / "more"
+    folder.mkdir()
+    (folder / "s1.eml").write_bytes(spam(50))
+    (folder / "h1.eml").write_bytes(ham(50))
+    model = root / "model.snb"
+    result = run("train", str(model), "--spam", str(root / "spam.mbox"), "--ham", str(root / "ham_maildir"))
+    assert result.returncode == 0, result.stderr
+    return {"root": root, "maildir": root / "ham_maildir", "mbox": root / "spam.mbox", "folder": folder,
+            "model": model}
+
+
+def test_train_reads_maildir_and_mbox(mail):
+    model = streamnb.load(mail["model"])
+    assert model.class_counts == {"spam": 12.0, "ham": 12.0}
+    assert isinstance(model.tokenizer, streamnb.EmailTokenizer)
+
+
+def test_classify_one_message_exit_codes(mail):
+    spam_result = run("classify", str(mail["model"]), stdin=spam(99))
+    assert spam_result.returncode == 0, spam_result.stderr
+    assert spam_result.stdout.decode().split("\t")[0] == "spam"
+    ham_result = run("classify", str(mail["model"]), stdin=ham(99))
+    assert ham_result.returncode == 1
+    assert ham_result.stdout.decode().startswith("ham\t")
+    # a message with no clue either way: unsure
+    neutral = b"From: x@y.example\nSubject: hello\n\nzzz qqq\n"
+    unsure = run("classify", str(mail["model"]), stdin=neutral)
+    assert unsure.returncode == 2 and unsure.stdout.decode().startswith("unsure")
+
+
+def test_min_per_class_keeps_a_young_filter_unsure(mail, tmp_path):
+    young = tmp_path / "young.snb"
+    assert run("train", str(young), "--spam", str(mail["folder"] / "s1.eml"),
+               "--ham", str(mail["folder"] / "h1.eml")).returncode == 0
+    result = run("classify", str(young), stdin=spam(3))
+    assert result.returncode == 2
+    assert run("classify", str(young), "--min-per-class", "1", stdin=spam(3)).returncode == 0
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_tag_adds_headers_and_keeps_the_body_byte_for_byte(mail, newline):
+    raw = message(7, SPAM_WORDS, "deals@offers.example.com", "Cheap pills", newline=newline)
+    raw += f"trailing  spaces   {newline}=E9 binary \xe9{newline}".encode("latin-1")
+    result = run("classify", str(mail["model"]), "--tag", stdin=raw)
+    assert result.returncode == 0
+    tagged = result.stdout
+    parsed = email.message_from_bytes(tagged)
+    assert parsed["X-StreamNB-Status"] == "spam"
+    assert 0.9 <= float(parsed["X-StreamNB-Score"]) <= 1.0
+    assert parsed["Subject"] == "Cheap pills 7"
+    sep = newline.encode() * 2
+    assert tagged.split(sep, 1)[1] == raw.split(sep, 1)[1]
+    # classifying a tagged message again replaces the tags
+    again = run("classify", str(mail["model"]), "--tag", stdin=tagged).stdout
+    assert again.count(b"X-StreamNB-Status:") == 1
+
+
+def test_classify_many_messages_one_line_each(mail):
+    result = run("classify", str(mail["model"]), str(mail["folder"]), str(mail["mbox"]))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert len(lines) == 2 + 12
+    verdicts = {Path(line.split("\t")[0]).name: line.split("\t")[1] for line in lines[:2]}
+    assert verdicts == {"h1.eml": "ham", "s1.eml": "spam"}
+    assert all(line.split("\t")[1] == "spam" for line in lines[2:])
+
+
+def test_learn_then_unlearn_restores_the_model(mail, tmp_path):
+    model_file = tmp_path / "model.snb"
+    model_file.write_bytes(mail["model"].read_bytes())
+    before = snapshot(streamnb.load(model_file))
+    learned = run("learn", str(model_file), "--spam", str(mail["folder"] / "h1.eml"))  # a misfiled ham
+    assert learned.returncode == 0, learned.stderr
+    assert streamnb.load(model_file).class_counts["spam"] == 13.0
+    unlearned = run("unlearn", str(model_file), "--spam", str(mail["folder"] / "h1.eml"))
+    assert unlearned.returncode == 0, unlearned.stderr
+    assert snapshot(streamnb.load(model_file)) == before
+
+
+def test_evaluate_writes_a_json_report(mail, tmp_path):
+    report_file = tmp_path / "report.json"
+    result = run("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]),
+                 "--min-per-class", "2", "--json", str(report_file))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(report_file.read_text())
+    assert report["messages"] == 24
+    for key in ("accuracy", "false_positive_rate", "false_negative_rate", "one_minus_auc_percent",
+                "ece", "ece_calibrated", "unsure_rate", "log_loss", "brier", "per_class"):
+        assert key in report
+    assert 0.5 <= report["accuracy"] <= 1.0
+    assert set(report["per_class"]) == {"ham", "spam"}
+    assert "accuracy (argmax)" in result.stdout.decode()
+
+
+def test_inspect(mail):
+    result = run("inspect", str(mail["model"]), "--top", "3")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    assert "'spam': 12 messages" in out and "'ham': 12 messages" in out
+    assert "top 3 tokens for 'spam'" in out
+
+
+def test_train_from_jsonl_and_csv(tmp_path):
+    rows = [{"text": " ".join(SPAM_WORDS[i:i + 4]), "label": "spam"} for i in range(5)]
+    rows += [{"text": " ".join(HAM_WORDS[i:i + 4]), "label": "ham"} for i in range(5)]
+    jsonl = tmp_path / "data.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in rows))
+    csv_file = tmp_path / "data.csv"
+    csv_file.write_text("text,label\n" + "\n".join(f"{r['text']},{r['label']}" for r in rows))
+    for data in (jsonl, csv_file):
+        model_file = tmp_path / f"{data.suffix[1:]}.snb"
+        result = run("train", str(model_file), "--data", str(data), "--tokenizer", "words")
+        assert result.returncode == 0, result.stderr
+        assert streamnb.load(model_file).class_counts == {"spam": 5.0, "ham": 5.0}
+
+
+# -- bad input: one line on stderr, exit code 3, the model file untouched -------------------------
+
+def assert_error(result: subprocess.CompletedProcess, *needles: str) -> None:
+    assert result.returncode == 3, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+@pytest.fixture
+def model_copy(mail, tmp_path) -> Path:
+    target = tmp_path / "model.snb"
+    target.write_bytes(mail["model"].read_bytes())
+    return target
+
+
+def test_unreadable_path(model_copy):
+    before = model_copy.read_bytes()
+    assert_error(run("learn", str(model_copy), "--spam", "/no/such/folder"), "/no/such/folder", "no such file")
+    assert model_copy.read_bytes() == before
+
+
+def test_empty_mailbox(model_copy, tmp_path):
+    empty = tmp_path / "empty.mbox"
+    empty.write_bytes(b"")
+    before = model_copy.read_bytes()
+    assert_error(run("learn", str(model_copy), "--ham", str(empty)), "empty.mbox", "empty")
+    folder = tmp_path / "empty_maildir"
+    mailbox.Maildir(folder, create=True)
+    assert_error(run("learn", str(model_copy), "--ham", str(folder)), "no mail message")
+    assert model_copy.read_bytes() == before
+
+
+def test_non_mail_file(model_copy, tmp_path):
+    picture = tmp_path / "picture.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    before = model_copy.read_bytes()
+    assert_error(run("learn", str(model_copy), "--spam", str(picture)), "picture.png", "not a mail message")
+    assert_error(run("classify", str(model_copy), stdin=picture.read_bytes()), "not a mail message")
+    assert model_copy.read_bytes() == before
+
+
+def test_corrupt_model_file(tmp_path):
+    broken = tmp_path / "broken.snb"
+    broken.write_bytes(b"PK\x03\x04 this is not a model")
+    before = broken.read_bytes()
+    assert_error(run("classify", str(broken), stdin=spam(1)), "broken.snb")
+    assert_error(run("learn", str(broken), "--spam", "/dev/null"))
+    assert broken.read_bytes() == before
+    assert_error(run("inspect", str(tmp_path / "missing.snb")), "does not exist")
+
+
+def test_missing_label_column(model_copy, tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"text": "cheap pills", "category": "spam"}) + "\n")
+    before = model_copy.read_bytes()
+    assert_error(run("learn", str(model_copy), "--data", str(data)), "'label'", "category")
+    assert model_copy.read_bytes() == before
+
+
+def test_unlearning_what_was_never_learned(model_copy):
+    before = model_copy.read_bytes()
+    never = model_copy.parent / "never.eml"
+    never.write_bytes(b"From: a@b.example\nSubject: unheard of\n\nxylophone quasar\n")
+    assert_error(run("unlearn", str(model_copy), "--spam", str(never)), "never learned")
+    assert model_copy.read_bytes() == before
+
+
+def test_train_refuses_to_overwrite(mail):
+    before = mail["model"].read_bytes()
+    assert_error(run("train", str(mail["model"]), "--spam", str(mail["mbox"])), "exists")
+    assert mail["model"].read_bytes() == before
+
+
+def test_usage_errors_exit_3():
+    result = run("classify")
+    assert result.returncode == 3
+    assert "error" in result.stderr.decode()

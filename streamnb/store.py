@@ -31,13 +31,20 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Union
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, describe
+from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, ModelFormatError, describe
 
 Label = Union[str, int, bool]
+
+# Below this global scale the stored counts (true / scale) are folded back (``rescale``):
+# 1e-200 leaves ~1e100 of headroom before stored counts could overflow a float64.
+MIN_SCALE = 1e-200
+# Class totals may not grow past this (stored units): every cell is at most its class total
+# (T_cf <= T_c, D_cf <= N_c), so no count can reach float64 overflow (1.8e308).
+MAX_STORED = 1e300
 
 # Residues smaller than this fraction of the amount subtracted are rounding noise from
 # fractional weights (0.1 + 0.2 - 0.2 != 0.1); they are snapped to an exact zero so that
@@ -132,6 +139,31 @@ class Vocabulary:
                 self._tokens[i] = None
                 self._free.append(int(i))
                 self.epoch += 1
+
+    def restore(self, ids: np.ndarray, tokens: list[Hashable], free: np.ndarray) -> None:
+        """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse.
+
+        ModelFormatError unless ids (increasing) and free ids together are 0, 1, ... without
+        gaps or repeats, and the tokens are distinct and hashable, one per id.
+        """
+        for name, array in (("feature ids", ids), ("free ids", free)):
+            _require(isinstance(array, np.ndarray) and array.dtype == np.int64 and array.ndim == 1,
+                     f"{name} must be a 1-d int64 array")
+        _require(bool((np.diff(ids) > 0).all()), "feature ids must be increasing")
+        _require(np.array_equal(np.sort(np.concatenate([ids, free])), np.arange(len(ids) + len(free))),
+                 "feature ids and free ids must together be 0, 1, ... without gaps or repeats")
+        _require(isinstance(tokens, list) and len(tokens) == len(ids), f"the vocabulary must list {len(ids)} tokens")
+        try:
+            distinct = len(set(tokens)) == len(tokens)
+        except TypeError:
+            distinct = False
+        _require(distinct, "vocabulary tokens must be distinct and hashable")
+        self._tokens = [None] * (len(ids) + len(free))
+        for i, token in zip(ids.tolist(), tokens):
+            self._tokens[i] = token
+        self._index = dict(zip(tokens, ids.tolist()))
+        self._free = free.tolist()
+        self.epoch += 1
 
     def token(self, feature_id: int) -> Hashable:
         """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``)."""
@@ -359,13 +391,33 @@ class HashCells:
         return self.keys.nbytes + self.tokens.nbytes + self.docs.nbytes
 
 
+class Prepared(NamedTuple):
+    """A checked removal from one class's counts (stored units), ready for ``CountStore.commit``."""
+
+    c: int
+    ids: np.ndarray
+    old_tokens: np.ndarray
+    old_docs: np.ndarray
+    new_tokens: np.ndarray
+    new_docs: np.ndarray
+    class_docs: float
+    class_tokens: float
+
+
 class CountStore:
     """Vocabulary, classes and count tables of one naive Bayes model.
 
     ``update`` is the only way counts change (learn, unlearn, merge all call it) and it is
-    all-or-nothing: it checks that no count would go negative before touching anything.
-    ``drop_features`` removes whole features (pruning), taking their counts out of the
-    class totals too.
+    all-or-nothing: a removal is first checked and computed by ``prepare`` without
+    touching anything (no count may go negative), then written by ``commit``; additions
+    cannot fail once ``check_room`` has accepted them. ``drop_features`` removes whole
+    features (pruning), taking their counts out of the class totals too. ``decay``
+    multiplies every count by a factor in O(1).
+
+    Per feature the store also keeps two document stamps on the ``n_learned`` clock (the
+    model advances it): ``born``, when the feature last entered V, and ``last_seen``, the
+    last learned document containing it. Expiry uses the second; unlearning a document
+    some of whose features were pruned since uses the first.
     """
 
     def __init__(self, n_buckets: int | None = None, dense_max_classes: int = 4,
@@ -379,7 +431,10 @@ class CountStore:
         self.class_docs = np.zeros(0)
         self.class_tokens = np.zeros(0)
         self.alive = np.zeros(64, dtype=bool)
+        self.born = np.zeros(64, dtype=np.int64)
+        self.last_seen = np.zeros(64, dtype=np.int64)
         self.n_features = 0
+        self.n_learned = 0  # documents learned so far: the clock of the feature stamps
         self.cells: DenseCells | HashCells = DenseCells()
         self.scale = 1.0
         # Per class: {stored D_cf value: number of features with that value} over the
@@ -448,22 +503,18 @@ class CountStore:
 
         All deltas of one call share the sign of ``docs_delta``: positive to learn (or
         merge), negative to unlearn. Unlearning raises InvalidInputError, changing
-        nothing, when a count would become negative (it was never learned).
+        nothing, when a count would become negative (it was never learned); see ``prepare``.
+        Features gaining counts are stamped ``last_seen = n_learned`` (``born`` too if new).
         """
-        # Making room is not a change of state: it is safe even if we raise below.
+        if docs_delta < 0:
+            self.commit(self.prepare(c, ids, token_delta, doc_delta, docs_delta))
+            return
+        # Making room is not a change of state.
         self.cells.reserve(self.vocabulary.capacity, self.n_classes)
-        self._grow_alive()
+        self._grow_rows()
         if self.scale != 1.0:
             token_delta, doc_delta, docs_delta = (token_delta / self.scale, doc_delta / self.scale,
                                                   docs_delta / self.scale)
-        if docs_delta >= 0:
-            self._add(c, ids, token_delta, doc_delta, docs_delta)
-        else:
-            self._remove(c, ids, token_delta, doc_delta, docs_delta)
-        self.class_version[c] += 1
-        self.version += 1
-
-    def _add(self, c, ids, token_delta, doc_delta, docs_delta) -> None:
         if self.doc_histogram is not None:
             old_docs = self.cells.gather_class(ids, c)[1]
             _move_in_histogram(self.doc_histogram[c], old_docs, old_docs + doc_delta)
@@ -474,28 +525,80 @@ class CountStore:
         if born.any():
             self.alive[ids[born]] = True
             self.n_features += int(born.sum())
+            self.born[ids[born]] = self.n_learned
+        self.last_seen[ids] = self.n_learned
+        self.class_version[c] += 1
+        self.version += 1
 
-    def _remove(self, c, ids, token_delta, doc_delta, docs_delta) -> None:
+    def prepare(self, c: int, ids: np.ndarray, token_delta: np.ndarray, doc_delta: np.ndarray | float,
+                docs_delta: float) -> Prepared:
+        """Check a removal (negative true-count deltas) from class c and compute the new
+        counts; changes no count.
+
+        Raises InvalidInputError when a count would become negative, or when class c would
+        be left with no documents but with feature counts (the documents removed are not
+        the ones that were learned as c). When no cell of c is left, T_c is exactly 0.
+        """
+        self.cells.reserve(self.vocabulary.capacity, self.n_classes)
+        self._grow_rows()
+        scale = self.scale
         old_tokens, old_docs = self.cells.gather_class(ids, c)
-        new_tokens = _settle(old_tokens, token_delta)
-        new_docs = _settle(old_docs, np.broadcast_to(doc_delta, old_docs.shape))
-        new_class_docs = _settle(self.class_docs[c], docs_delta)
-        new_class_tokens = _settle(self.class_tokens[c], token_delta.sum())
+        new_tokens = _settle(old_tokens, token_delta / scale)
+        new_docs = _settle(old_docs, np.broadcast_to(np.asarray(doc_delta, dtype=float) / scale, old_docs.shape))
+        new_class_docs = _settle(self.class_docs[c], docs_delta / scale)
+        new_class_tokens = _settle(self.class_tokens[c], token_delta.sum() / scale)
+        label = self.labels[c]
         if (new_tokens < 0).any() or (new_docs < 0).any():
             bad = ids[(new_tokens < 0) | (new_docs < 0)][:3]
             raise InvalidInputError(
-                f"counts of feature(s) {self.vocabulary.tokens(bad)!r} in class {self.labels[c]!r} "
+                f"counts of feature(s) {self.vocabulary.tokens(bad)!r} in class {label!r} "
                 "would become negative: they were never learned with that much weight")
         if new_class_docs < 0:
             raise InvalidInputError(
-                f"class {self.labels[c]!r} has {self.class_docs[c] * self.scale:g} documents; "
-                f"cannot remove {-docs_delta * self.scale:g}")
+                f"class {label!r} has {self.class_docs[c] * scale:g} documents; cannot remove {-docs_delta:g}")
+        if new_class_docs == 0:
+            # Rare (a class loses its last document), so counting its cells may cost O(cells).
+            was = (old_tokens != 0) | (old_docs != 0)
+            now = (new_tokens != 0) | (new_docs != 0)
+            left = self._count_class_cells(c) - int(was.sum()) + int(now.sum())
+            if left:
+                raise InvalidInputError(
+                    f"class {label!r} would have no documents left but still {left} feature count(s): "
+                    f"the documents removed are not the ones that were learned as {label!r}")
+            new_class_tokens = 0.0  # T_c is a sum over no cell: drop any rounding residue
+        return Prepared(c, ids, old_tokens, old_docs, new_tokens, new_docs, float(new_class_docs),
+                        max(float(new_class_tokens), 0.0))
+
+    def commit(self, change: Prepared) -> None:
+        """Write a removal checked by ``prepare``; features left without counts leave V."""
+        c, ids = change.c, change.ids
         if self.doc_histogram is not None:
-            _move_in_histogram(self.doc_histogram[c], old_docs, new_docs)
-        self.cells.put_class(ids, c, new_tokens, new_docs)
-        self.class_docs[c] = new_class_docs
-        self.class_tokens[c] = max(new_class_tokens, 0.0)
+            _move_in_histogram(self.doc_histogram[c], change.old_docs, change.new_docs)
+        self.cells.put_class(ids, c, change.new_tokens, change.new_docs)
+        self.class_docs[c] = change.class_docs
+        self.class_tokens[c] = change.class_tokens
+        self.class_version[c] += 1
+        self.version += 1
         self._bury(ids[self.alive[ids]])
+
+    def _count_class_cells(self, c: int) -> int:
+        return int((self.cells.nonzero(self.vocabulary.capacity, self.n_classes)[1] == c).sum())
+
+    def check_room(self, c: int | None, token_sum: float, docs_sum: float, factor: float = 1.0) -> None:
+        """Refuse, before anything changes, an addition to class c (None: a new class) that
+        would overflow: its totals after ``decay(factor)`` and the addition must stay below
+        MAX_STORED. O(1); since cells never exceed their class totals, none can overflow."""
+        scale, kept = self.scale * factor, 1.0
+        if scale < MIN_SCALE:  # decay will fold the scale into the counts first
+            kept, scale = self.scale * factor, 1.0
+        old_tokens = 0.0 if c is None else float(self.class_tokens[c]) * kept
+        old_docs = 0.0 if c is None else float(self.class_docs[c]) * kept
+        # Python floats: an overflow gives inf, silently, and is refused just below.
+        tokens, docs = old_tokens + token_sum / scale, old_docs + docs_sum / scale
+        if not (tokens < MAX_STORED and docs < MAX_STORED):
+            label = "a new class" if c is None else f"class {self.labels[c]!r}"
+            raise InvalidInputError(f"counts of {label} would overflow (weight x values too large: "
+                                    f"{token_sum:g} tokens, {docs_sum:g} documents)")
 
     def _bury(self, ids: np.ndarray) -> None:
         """Remove from V the features among ``ids`` whose counts are all zero."""
@@ -507,30 +610,40 @@ class CountStore:
             self.vocabulary.remove(dead.tolist())
 
     def drop_features(self, ids: np.ndarray) -> None:
-        """Remove whole features: their cells, their share of T_c, and their vocabulary ids."""
+        """Remove whole features: their cells, their share of T_c, and their vocabulary ids.
+
+        O(cells): meant for pruning passes, which are rare. A class left with no cell gets
+        T_c = 0 exactly.
+        """
         ids = np.unique(np.asarray(ids, dtype=np.int64))
         ids = ids[self.alive[ids]]
         if not len(ids):
             return
         tokens, docs = self.cells.gather(ids, self.n_classes)
-        self.class_tokens = np.maximum(self.class_tokens - tokens.sum(axis=0), 0.0)
         if self.doc_histogram is not None:
             for c in range(self.n_classes):
                 _move_in_histogram(self.doc_histogram[c], docs[:, c], np.zeros(len(ids)))
         for c in np.flatnonzero(tokens.any(axis=0) | docs.any(axis=0)):
             self.class_version[c] += 1
         self.cells.clear_rows(ids)
+        remaining = np.bincount(self.cells.nonzero(self.vocabulary.capacity, self.n_classes)[1],
+                                minlength=self.n_classes)
+        self.class_tokens = np.where(remaining == 0, 0.0, np.maximum(self.class_tokens - tokens.sum(axis=0), 0.0))
         self.version += 1
         self.alive[ids] = False
         self.n_features -= len(ids)
         self.vocabulary.remove(ids.tolist())
 
-    def _grow_alive(self) -> None:
+    def _grow_rows(self) -> None:
+        """Make the per-feature arrays (alive, stamps) cover every id handed out."""
         capacity = self.vocabulary.capacity
         if capacity > len(self.alive):
-            grown = np.zeros(max(capacity, 2 * len(self.alive)), dtype=bool)
-            grown[: len(self.alive)] = self.alive
-            self.alive = grown
+            size = max(capacity, 2 * len(self.alive))
+            for name in ("alive", "born", "last_seen"):
+                old = getattr(self, name)
+                grown = np.zeros(size, dtype=old.dtype)
+                grown[: len(old)] = old
+                setattr(self, name, grown)
 
     def nonzero(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every nonzero cell as true counts: (feature ids, class ids, tokens, docs)."""
@@ -546,8 +659,28 @@ class CountStore:
         """Ids of the features in V, ascending."""
         return np.flatnonzero(self.alive[: self.vocabulary.capacity])
 
+    # -- forgetting ------------------------------------------------------------------
+    def decay(self, factor: float) -> None:
+        """Multiply every count by ``factor`` (0 <= factor <= 1) in O(1).
+
+        Only the global scale changes (true = stored * scale). When it falls below
+        MIN_SCALE the scale is folded into the stored counts (``rescale``, O(cells)); with
+        factor gamma per document that happens once every log(MIN_SCALE)/log(gamma)
+        documents, so the amortised cost per document stays O(1).
+        """
+        if not 0.0 <= factor <= 1.0:
+            raise InvalidParameterError(f"decay factor must be in [0, 1], got {describe(factor)}")
+        self.scale *= factor
+        self.version += 1
+        if self.scale < MIN_SCALE:
+            self.rescale()
+
     def rescale(self) -> None:
-        """Fold the global scale into the stored counts (O(cells); keeps floats in range)."""
+        """Fold the global scale into the stored counts (O(cells); keeps floats in range).
+
+        Counts that underflow to zero are gone: a feature left with no nonzero cell leaves
+        V, and a class whose N_c underflows loses its cells too.
+        """
         if self.scale == 1.0:
             return
         rows, cols, tokens, docs = self.nonzero()
@@ -555,16 +688,140 @@ class CountStore:
         self.version += 1
         self.class_docs = self.class_docs * scale
         self.class_tokens = self.class_tokens * scale
+        emptied = self.class_docs[cols] == 0
+        tokens[emptied], docs[emptied] = 0.0, 0.0
         for c in range(self.n_classes):
             mine = cols == c
             self.cells.put_class(rows[mine], c, tokens[mine], docs[mine])
             self.class_version[c] += 1
+        live = (tokens != 0) | (docs != 0)
+        self.class_tokens[np.bincount(cols[live], minlength=self.n_classes) == 0] = 0.0
         if self.doc_histogram is not None:
             self.doc_histogram = [_histogram(docs[cols == c]) for c in range(self.n_classes)]
+        self._bury(np.unique(rows[~live]))
+
+    # -- persistence -----------------------------------------------------------------
+    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, dict[str, np.ndarray]]:
+        """The whole state as (scalars, feature tokens, named arrays), for persistence.
+
+        Feature ids are kept as they are (``feature_id``, and the ids free for reuse in
+        ``free_id``), and cells hold stored values (true = stored * scale): a restored store
+        is the same store, down to the ids the next new words will get. With hashing the
+        tokens are None (the ids are the buckets).
+        """
+        ids = self.feature_ids()
+        rows, cols, tokens, docs = self.cells.nonzero(self.vocabulary.capacity, self.n_classes)
+        arrays = {
+            "class_docs": self.class_docs.astype(np.float64),
+            "class_tokens": self.class_tokens.astype(np.float64),
+            "cell_feature": np.asarray(rows, dtype=np.int64),
+            "cell_class": np.asarray(cols, dtype=np.int64),
+            "cell_tokens": np.asarray(tokens, dtype=np.float64),
+            "cell_docs": np.asarray(docs, dtype=np.float64),
+            "feature_id": ids.astype(np.int64),
+            "feature_born": self.born[ids].astype(np.int64),
+            "feature_last_seen": self.last_seen[ids].astype(np.int64),
+        }
+        scalars = {"labels": list(self.labels), "scale": self.scale, "n_learned": self.n_learned}
+        if self.vocabulary.n_buckets is not None:
+            return scalars, None, arrays
+        arrays["free_id"] = np.array(self.vocabulary._free, dtype=np.int64)
+        return scalars, self.vocabulary.tokens(ids), arrays
+
+    @classmethod
+    def restore(cls, scalars: dict[str, Any], tokens: list[Hashable] | None, arrays: dict[str, np.ndarray], *,
+                n_buckets: int | None, dense_max_classes: int, doc_histogram: bool) -> "CountStore":
+        """A store rebuilt from ``export``'s output, every value checked first.
+
+        Raises ModelFormatError naming the first inconsistency (wrong shape, non-finite or
+        negative count, id out of range, duplicate, a feature without counts ...).
+        """
+        store = cls(n_buckets=n_buckets, dense_max_classes=dense_max_classes, doc_histogram=doc_histogram)
+        labels, scale, n_learned = scalars["labels"], scalars["scale"], scalars["n_learned"]
+        _require(isinstance(labels, list), f"labels must be a list, got {describe(labels)}")
+        checked = []
+        for label in labels:
+            _require(isinstance(label, (str, int, bool)), f"class label {describe(label)} is not a str, int or bool")
+            checked.append(check_label(label))
+        _require(len(set(checked)) == len(checked), f"duplicate class labels in {checked!r}")
+        _require(isinstance(scale, float) and MIN_SCALE <= scale <= 1.0,
+                 f"scale must be a float in [{MIN_SCALE:g}, 1], got {describe(scale)}")
+        _require(isinstance(n_learned, int) and not isinstance(n_learned, bool) and n_learned >= 0,
+                 f"n_learned must be an int >= 0, got {describe(n_learned)}")
+        k = len(checked)
+        ids = _array(arrays, "feature_id", np.int64, None)
+        n = len(ids)
+        _require(bool((ids >= 0).all() and (np.diff(ids) > 0).all()), "feature ids must be >= 0 and increasing")
+        if n_buckets is None:
+            store.vocabulary.restore(ids, tokens, _array(arrays, "free_id", np.int64, None))
+        else:
+            _require(tokens is None and "free_id" not in arrays, "a hashed model has no vocabulary")
+            _require(not n or ids[-1] < n_buckets, f"feature buckets must be in [0, {n_buckets})")
+        class_docs = _counts(arrays, "class_docs", (k,))
+        class_tokens = _counts(arrays, "class_tokens", (k,))
+        feature = _array(arrays, "cell_feature", np.int64, None)
+        m = len(feature)
+        klass = _array(arrays, "cell_class", np.int64, (m,))
+        cell_tokens = _counts(arrays, "cell_tokens", (m,))
+        cell_docs = _counts(arrays, "cell_docs", (m,))
+        born = _array(arrays, "feature_born", np.int64, (n,))
+        last_seen = _array(arrays, "feature_last_seen", np.int64, (n,))
+        position = np.searchsorted(ids, feature)
+        _require(bool((position < n).all()) and np.array_equal(ids[np.minimum(position, max(n - 1, 0))], feature),
+                 "cell features must be listed feature ids")
+        _require(((klass >= 0) & (klass < k)).all(), f"cell classes must be in [0, {k})")
+        _require(len(np.unique(position * max(k, 1) + klass)) == m, "duplicate (feature, class) cells")
+        _require(((cell_tokens != 0) | (cell_docs != 0)).all(), "a stored cell has no count")
+        _require((np.bincount(position, minlength=n) > 0).all(), "a vocabulary feature has no count")
+        for name, stamps in (("born", born), ("last_seen", last_seen)):
+            _require(((stamps >= 0) & (stamps <= n_learned)).all(), f"feature {name} stamps must be in [0, {n_learned}]")
+        class_cells = np.bincount(klass, minlength=k)
+        _require(not ((class_docs == 0) & (class_cells > 0)).any(), "a class with no documents has feature counts")
+        _require(not ((class_cells == 0) & (class_tokens != 0)).any(), "a class with no feature counts has T_c != 0")
+
+        for label in checked:
+            store.add_class(label)
+        store.cells.reserve(store.vocabulary.capacity, k)
+        store._grow_rows()
+        for c in range(k):
+            mine = klass == c
+            store.cells.put_class(feature[mine], c, cell_tokens[mine], cell_docs[mine])
+        store.class_docs, store.class_tokens = class_docs.copy(), class_tokens.copy()
+        store.alive[ids] = True
+        store.n_features = n
+        store.born[ids], store.last_seen[ids] = born, last_seen
+        store.scale, store.n_learned = scale, n_learned
+        if store.doc_histogram is not None:
+            store.doc_histogram = [_histogram(cell_docs[klass == c]) for c in range(k)]
+        return store
 
     def nbytes(self) -> int:
         """Bytes of the numpy arrays (the Python vocabulary dict is not counted here)."""
-        return self.cells.nbytes() + self.alive.nbytes + self.class_docs.nbytes + self.class_tokens.nbytes
+        return (self.cells.nbytes() + self.alive.nbytes + self.born.nbytes + self.last_seen.nbytes
+                + self.class_docs.nbytes + self.class_tokens.nbytes)
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ModelFormatError(message)
+
+
+def _array(arrays: dict[str, np.ndarray], name: str, dtype: type, shape: tuple[int, ...] | None) -> np.ndarray:
+    """arrays[name], checked to be 1-d of the given dtype (and shape)."""
+    _require(name in arrays, f"array {name!r} is missing")
+    array = arrays[name]
+    _require(isinstance(array, np.ndarray) and array.dtype == dtype and array.ndim == 1,
+             f"array {name!r} must be 1-d {np.dtype(dtype).name}, got {getattr(array, 'dtype', type(array))} "
+             f"of shape {getattr(array, 'shape', '?')}")
+    _require(shape is None or array.shape == shape, f"array {name!r} must have shape {shape}, got {array.shape}")
+    return array
+
+
+def _counts(arrays: dict[str, np.ndarray], name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A float64 count array: finite and >= 0."""
+    array = _array(arrays, name, np.float64, shape)
+    _require(bool(np.isfinite(array).all()), f"array {name!r} holds non-finite counts")
+    _require(bool((array >= 0).all()), f"array {name!r} holds negative counts")
+    return array
 
 
 def _settle(old, delta):

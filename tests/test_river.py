@@ -156,7 +156,9 @@ def test_adapter_signature_is_the_model_signature():
     """Each adapter takes its model's parameters by name (following BernoulliNB's **kwargs)."""
     multinomial = inspect.signature(snr.MultinomialNB).parameters
     assert list(multinomial) == ["alpha", "class_prior", "unseen", "tokenizer", "allow_zero_alpha",
-                                 "n_buckets", "dense_max_classes", "empty_documents"]
+                                 "n_buckets", "dense_max_classes", "empty_documents",
+                                 "half_life", "half_life_seconds", "max_features", "min_count",
+                                 "expire_after", "ledger"]
     bernoulli = inspect.signature(snr.BernoulliNB).parameters
     assert list(bernoulli)[:2] == ["alpha", "binarize"]
     assert set(bernoulli) == set(multinomial) | {"binarize"}
@@ -172,7 +174,8 @@ def test_parameters_are_stored_as_given_and_cloned():
     assert model._get_params() == {
         "alpha": 0.25, "binarize": 1.0, "class_prior": {"spam": 0.3, "ham": 0.7}, "unseen": "score",
         "tokenizer": None, "allow_zero_alpha": False, "n_buckets": None, "dense_max_classes": 4,
-        "empty_documents": "learn"}
+        "empty_documents": "learn", "half_life": None, "half_life_seconds": None, "max_features": None,
+        "min_count": None, "expire_after": None, "ledger": None}
     assert model.model.get_params()["binarize"] == 1.0 and model.model.alpha == 0.25
     model.learn_one({"cheap": 2}, "spam")
     clone = model.clone({"alpha": 2.0})

@@ -12,14 +12,19 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import os
+import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Union
 
 import numpy as np
 import scipy.sparse as sp
 
+from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError,
-                      UnknownClassError, describe)
+                      ModelFormatError, UnknownClassError, describe)
+from ..ledger import Entry, MessageLedger, features_fingerprint, text_fingerprint
+from ..pruning import lowest_first, mutual_information
 from ..store import CountStore, Label, check_label
 
 Document = Union[Mapping[Hashable, float], str, bytes]  # text needs a tokenizer
@@ -45,6 +50,16 @@ class Lookup(NamedTuple):
     tokens: list
     values: np.ndarray
     ids: np.ndarray
+
+
+class Removal(NamedTuple):
+    """The counts one unlearned document takes out of class c (true units, negative)."""
+
+    c: int
+    ids: np.ndarray
+    token_delta: np.ndarray
+    doc_delta: np.ndarray
+    docs_delta: float
 
 
 class LogLinear(NamedTuple):
@@ -140,12 +155,42 @@ class DiscreteNB:
     dense_max_classes:
         Beyond this many classes the count table switches from dense |V| x K arrays to a
         hash table whose size follows the nonzero cells.
+
+    Retraining in place (see ``learn_one``, ``unlearn_one``, ``merge``, ``prune``):
+
+    half_life:
+        Forget old documents: a document learned ``a`` documents ago weighs
+        gamma^a = 2 ** (-a / half_life). The model equals a batch model trained with those
+        weights (smoothing included). O(1) per document: one global scale (CountStore.decay).
+        BernoulliNB's sum over absent words (and ComplementNB's norm) depend on every count,
+        so with forgetting their first prediction after a learn costs O(|V|): exact, but
+        not the O(document) of DESIGN.md's cost rule (predictions between learns are cached).
+    half_life_seconds:
+        Forget in time: a document with timestamp ``t`` weighs 2 ** (-(T - t) / half_life_seconds),
+        T the latest timestamp learned. ``learn_one(..., t=...)`` gives timestamps (default:
+        the current time). Both half-lives may be combined (the weights multiply).
+    max_features:
+        Cap on |V|. When a document takes |V| past the cap, a pruning pass drops the
+        features with the lowest total count down to 90% of the cap (batches keep the
+        amortised cost O(1) per document).
+    min_count:
+        In every pruning pass, drop the features whose total (decayed) count is below this.
+    expire_after:
+        Drop features not seen in the last ``expire_after`` learned documents (token
+        expiry); a pass runs every ``expire_after // 10`` documents.
+    ledger:
+        Remember the fingerprints of the last ``ledger`` learned messages (see
+        ``streamnb.ledger``): learning a message again is a no-op, learning it under
+        another label moves it, and unlearning it needs no ``learned_at``/``t``.
     """
 
     def __init__(self, alpha: float = 1.0, *, class_prior: str | Mapping[Label, float] = "mle",
                  unseen: str = "ignore", tokenizer: Tokenizer | None = None, allow_zero_alpha: bool = False,
                  n_buckets: int | None = None, dense_max_classes: int = 4,
-                 empty_documents: str = "raise") -> None:
+                 empty_documents: str = "raise",
+                 half_life: float | None = None, half_life_seconds: float | None = None,
+                 max_features: int | None = None, min_count: float | None = None,
+                 expire_after: int | None = None, ledger: int | None = None) -> None:
         self.alpha = _check_alpha(alpha, allow_zero_alpha)
         self.allow_zero_alpha = bool(allow_zero_alpha)
         self.class_prior = _check_class_prior(class_prior)
@@ -161,12 +206,26 @@ class DiscreteNB:
         self.tokenizer = tokenizer
         self.n_buckets = n_buckets
         self.dense_max_classes = dense_max_classes
+        self.half_life = _check_positive("half_life", half_life, integer=False)
+        self.half_life_seconds = _check_positive("half_life_seconds", half_life_seconds, integer=False)
+        self.max_features = _check_positive("max_features", max_features, integer=True)
+        self.min_count = _check_positive("min_count", min_count, integer=False)
+        self.expire_after = _check_positive("expire_after", expire_after, integer=True)
+        self.ledger = _check_positive("ledger", ledger, integer=True)
         self.store = CountStore(n_buckets=n_buckets, dense_max_classes=dense_max_classes,
                                 doc_histogram=self._needs_doc_histogram)
         self._last_lookup: tuple | None = None
         self._prior_cache: tuple | None = None
+        self._init_retraining()
 
     _needs_doc_histogram = False
+
+    def _init_retraining(self) -> None:
+        """Clocks and bookkeeping of forgetting, pruning and the ledger (empty model)."""
+        self.last_t: float | None = None  # latest timestamp learned (half_life_seconds)
+        self._pruned_at = 0  # n_learned when features were last dropped
+        self._pass_at = 0  # n_learned at the last pruning pass
+        self._ledger = MessageLedger(self.ledger) if self.ledger is not None else None
 
     # -- what subclasses define -------------------------------------------------------
     def _present(self, values: np.ndarray) -> np.ndarray:
@@ -199,13 +258,21 @@ class DiscreteNB:
         """
         self.store.update(c, ids, token_delta, doc_delta, docs_delta)
 
+    def _drop_features(self, ids: np.ndarray) -> None:
+        """The one place where pruning removes whole features (``CountStore.drop_features``)."""
+        self.store.drop_features(ids)
+        self._pruned_at = self.store.n_learned
+
     # -- parameters -------------------------------------------------------------------
     def get_params(self) -> dict[str, Any]:
         """Constructor arguments (the tokenizer object itself, not a description of it)."""
         return {"alpha": self.alpha, "class_prior": self.class_prior, "unseen": self.unseen,
                 "tokenizer": self.tokenizer, "allow_zero_alpha": self.allow_zero_alpha,
                 "n_buckets": self.n_buckets, "dense_max_classes": self.dense_max_classes,
-                "empty_documents": self.empty_documents}
+                "empty_documents": self.empty_documents,
+                "half_life": self.half_life, "half_life_seconds": self.half_life_seconds,
+                "max_features": self.max_features, "min_count": self.min_count,
+                "expire_after": self.expire_after, "ledger": self.ledger}
 
     def with_alpha(self, alpha: float) -> "DiscreteNB":
         """A read-only view of this model with another alpha, sharing the counts.
@@ -216,6 +283,92 @@ class DiscreteNB:
         view.alpha = _check_alpha(alpha, self.allow_zero_alpha)
         return view
 
+    # -- forgetting -------------------------------------------------------------------
+    def _forgetting(self, docs_ago: float | np.ndarray, seconds_ago: float | np.ndarray) -> float | np.ndarray:
+        """Weight left of one unit learned docs_ago documents and seconds_ago seconds ago.
+
+        gamma^age = 2 ** -(docs_ago / half_life + seconds_ago / half_life_seconds); a
+        half-life that is not set counts as infinite. The one forgetting formula: learning,
+        unlearning, learn_many and merge all weigh documents with it.
+        """
+        exponent = 0.0
+        if self.half_life is not None:
+            exponent = exponent + docs_ago / self.half_life
+        if self.half_life_seconds is not None:
+            exponent = exponent + seconds_ago / self.half_life_seconds
+        return 2.0 ** -exponent
+
+    def _clock_after(self, n_docs: int, t: float | None) -> tuple[float, float | None]:
+        """(decay factor, latest timestamp) after n_docs more documents, the last at time t; pure."""
+        if t is None and self.half_life is None:
+            return 1.0, self.last_t  # no forgetting (t is None unless half_life_seconds is set)
+        seconds, last_t = 0.0, self.last_t
+        if t is not None:
+            if last_t is None:
+                last_t = t
+            elif t > last_t:
+                seconds, last_t = t - last_t, t
+        return self._forgetting(n_docs, seconds), last_t
+
+    def _advance_clock(self, n_docs: int, factor: float, last_t: float | None) -> None:
+        """Move the clocks on by n_docs documents, to time last_t, ageing every count by
+        ``factor`` (both from ``_clock_after``): one multiplication of the store's global
+        scale (``CountStore.decay``)."""
+        self.last_t = last_t
+        if factor != 1.0:
+            self.store.decay(factor)
+        self.store.n_learned += n_docs
+
+    def _seconds_ago(self, t: float | None) -> float:
+        return 0.0 if t is None or self.last_t is None else self.last_t - t
+
+    def _age_factor(self, learned_at: int | None, t: float | None) -> float:
+        """gamma^age of a document learned at stamp ``learned_at`` and time ``t`` (1 without forgetting)."""
+        docs_ago = seconds_ago = 0.0
+        if self.half_life is not None:
+            if learned_at is None:
+                raise InvalidInputError(
+                    "this model forgets (half_life is set), so unlearning needs the document's age: pass "
+                    "learned_at=<model.n_learned right after it was learned>, or build the model with ledger=...")
+            docs_ago = self.store.n_learned - learned_at
+        if self.half_life_seconds is not None:
+            if t is None:
+                raise InvalidInputError(
+                    "this model forgets in time (half_life_seconds is set), so unlearning needs the timestamp "
+                    "the document was learned with: pass t=..., or build the model with ledger=...")
+            seconds_ago = self._seconds_ago(t)
+        return self._forgetting(docs_ago, seconds_ago)
+
+    def _check_time(self, t: object, default_now: bool) -> float | None:
+        """A validated timestamp for half_life_seconds (None when the model does not forget in time)."""
+        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t)):
+            raise InvalidInputError(f"timestamp t must be a finite number of seconds, got {describe(t)}")
+        if self.half_life_seconds is None:
+            return None
+        if t is None:
+            return time.time() if default_now else None
+        return float(t)
+
+    def _check_times(self, t: object, n: int) -> np.ndarray | None:
+        """Timestamps of a batch: one for all rows or one per row (None without half_life_seconds)."""
+        if t is None or isinstance(t, numbers.Real):
+            when = self._check_time(t, default_now=True)
+            return None if when is None else np.full(n, when)
+        times = [self._check_time(v, default_now=True) for v in t]
+        if len(times) != n:
+            raise InvalidInputError(f"t has {len(times)} timestamps but there are {n} documents")
+        return None if self.half_life_seconds is None else np.array(times, dtype=float)
+
+    def _check_stamp(self, learned_at: object) -> int | None:
+        if learned_at is None:
+            return None
+        if isinstance(learned_at, bool) or not isinstance(learned_at, numbers.Integral) \
+                or not 1 <= learned_at <= self.store.n_learned:
+            raise InvalidInputError(
+                f"learned_at must be a document stamp in [1, {self.store.n_learned}] (model.n_learned right "
+                f"after the document was learned), got {describe(learned_at)}")
+        return int(learned_at)
+
     # -- documents --------------------------------------------------------------------
     def _features(self, x: Document) -> Mapping[Hashable, float]:
         if isinstance(x, (str, bytes)):
@@ -223,7 +376,10 @@ class DiscreteNB:
                 raise InvalidTypeError(
                     f"got raw text {describe(x)} but the model has no tokenizer; pass tokenizer=... "
                     "or give a mapping feature -> count")
-            return self.tokenizer(x)
+            features = self.tokenizer(x)
+            if not isinstance(features, Mapping):
+                raise InvalidTypeError(f"the tokenizer must return a mapping feature -> count, got {describe(features)}")
+            return features
         if not isinstance(x, Mapping):
             raise InvalidTypeError(
                 f"a document must be a mapping feature -> value, or str/bytes text, got {describe(x)}")
@@ -278,27 +434,84 @@ class DiscreteNB:
         return Encoded(ids[known], values[known], values[~known])
 
     # -- learning ---------------------------------------------------------------------
-    def learn_one(self, x: Document, y: Label, w: float = 1.0) -> "DiscreteNB":
-        """Add one document of class y with weight w to the counts."""
+    @property
+    def n_learned(self) -> int:
+        """Documents learned so far (merged ones included): the clock of ``half_life``.
+
+        A document's stamp is the value of n_learned right after it was learned; unlearning
+        from a model that forgets needs it (``learned_at=``) unless a ledger remembers it.
+        Unlearning does not turn the clock back: ages count every document learned since.
+        """
+        return self.store.n_learned
+
+    def learn_one(self, x: Document, y: Label, w: float = 1.0, *, t: float | None = None) -> "DiscreteNB":
+        """Add one document of class y with weight w to the counts.
+
+        ``t`` is the document's timestamp in seconds, used with ``half_life_seconds``
+        (default: now; an older timestamp than the latest learned makes it weigh less).
+        With a ledger, a message already learned as y is skipped, and one learned under
+        another label is unlearned from that label first.
+        """
         label = check_label(y)
         weight = _check_weight(w)
+        when = self._check_time(t, default_now=True)
+        fingerprint = None
+        if self._ledger is not None and isinstance(x, (str, bytes)):
+            fingerprint = text_fingerprint(x)
+            entry = self._ledger.get(fingerprint)
+            if entry is not None and entry.label == label:
+                return self  # known message, same label: skip even the tokenizer
         lookup = self._present_features(x)
+        tokens, values = lookup.tokens, lookup.values
         self._check_class_allowed(label)
-        self._apply(label, lookup, weight, sign=1.0)
+        factor, last_t = self._clock_after(1, when)
+        aged = weight if when == last_t else weight * self._forgetting(0, last_t - when)  # an older timestamp
+        # (A sum overflowing to inf, which only absurd values can cause, is refused here.)
+        self.store.check_room(self.store.class_id(label), aged * float(values.sum()), aged, factor)
+        if self._ledger is not None:
+            fingerprint = fingerprint or features_fingerprint(tokens, values)
+            entry = self._ledger.get(fingerprint)
+            if entry is not None:
+                if entry.label == label:
+                    return self
+                # The message moves to another class: first take out what it still weighs.
+                self._remove(self._removal(lookup, entry.label, entry.weight, entry.learned_at, entry.t))
+                lookup = lookup._replace(ids=self.store.vocabulary.find(tokens))  # ids may have been freed
+        self._learn(label, lookup, aged, factor, last_t)
+        if self._ledger is not None:
+            self._ledger.record(fingerprint, Entry(label, weight, self.store.n_learned, when))
+        self._maybe_prune()
         return self
 
-    def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "DiscreteNB":
+    def unlearn_one(self, x: Document, y: Label, w: float = 1.0, *, learned_at: int | None = None,
+                    t: float | None = None) -> "DiscreteNB":
         """Remove one document learned earlier as class y: the exact inverse of learn_one.
 
         Raises UnknownClassError / InvalidInputError (changing nothing) when the document
         was not learned: unknown class, unknown words, or counts that would go negative.
+        A model that forgets must know the document's age: ``learned_at`` (its stamp, see
+        ``n_learned``) with ``half_life``, ``t`` (its timestamp) with ``half_life_seconds``;
+        a ledger that holds the message supplies both (and its weight). Features pruned
+        since the document was learned hold none of its counts any more and are skipped
+        (this needs ``learned_at``; without it a missing feature is an error).
         """
         label = check_label(y)
         weight = _check_weight(w)
+        stamp = self._check_stamp(learned_at)
+        when = self._check_time(t, default_now=False)
+        fingerprint = text_fingerprint(x) if self._ledger is not None and isinstance(x, (str, bytes)) else None
         lookup = self._present_features(x)
-        if self.store.class_id(label) is None:
-            raise UnknownClassError(f"cannot unlearn from class {label!r}: it was never learned")
-        self._apply(label, lookup, weight, sign=-1.0)
+        entry = None
+        if self._ledger is not None:
+            fingerprint = fingerprint or features_fingerprint(lookup.tokens, lookup.values)
+            entry = self._ledger.get(fingerprint)
+            if entry is not None:
+                if entry.label != label:
+                    raise InvalidInputError(f"this message was learned as {entry.label!r}, not as {label!r}")
+                weight, stamp, when = entry.weight, entry.learned_at, entry.t
+        self._remove(self._removal(lookup, label, weight, stamp, when))
+        if entry is not None:
+            self._ledger.forget(fingerprint)
         return self
 
     def _present_features(self, x: Document, allow_empty: bool = False) -> Lookup:
@@ -317,32 +530,72 @@ class DiscreteNB:
             values, ids = values[present], ids[present]
         return Lookup(tokens, self._learned_values(values), ids)
 
-    def _apply(self, label: Label, lookup: Lookup, weight: float, sign: float) -> None:
-        """One document's counts into (sign=+1) or out of (sign=-1) the store."""
+    def _learn(self, label: Label, lookup: Lookup, weight: float, factor: float, last_t: float | None) -> None:
+        """Advance the clocks by one document (``_clock_after``: factor, last_t), then add it
+        with ``weight`` (already reduced for an old timestamp). The caller has checked everything."""
+        self._advance_clock(1, factor, last_t)
+        if weight == 0.0:
+            return  # so old that nothing of it is left
         store = self.store
         ids = lookup.ids
+        if self.n_buckets is None and len(ids) and ids.min() < 0:
+            ids = store.vocabulary.find_or_add(lookup.tokens, ids)
+        c = store.add_class(label)
+        self._update_counts(c, ids, weight * lookup.values, weight, weight)
+
+    def _removal(self, lookup: Lookup, label: Label, weight: float, learned_at: int | None,
+                 t: float | None) -> Removal:
+        """What unlearning a document takes out: its weight now (decayed by its age), from
+        the features that still hold its counts. Raises for an unknown class or a feature
+        never learned; changes nothing."""
+        store = self.store
+        c = store.class_id(label)
+        if c is None:
+            raise UnknownClassError(f"cannot unlearn from class {label!r}: it was never learned")
+        weight *= self._age_factor(learned_at, t)
+        tokens, values, ids = lookup
+        known = ids >= 0 if self.n_buckets is None else store.known(ids)
+        if learned_at is not None and self._pruned_at >= learned_at:
+            # Pruned since: a feature holds the document's counts only if it has been in V
+            # without interruption since then (born no later than the document).
+            keep = known.copy()
+            keep[known] = store.born[ids[known]] <= learned_at
+            ids, values = ids[keep], values[keep]
+        elif not known.all():
+            missing = [token for token, inside in zip(tokens, known) if not inside][:3]
+            hint = " (or pruned since: pass learned_at= or use a ledger)" if self._pruned_at else ""
+            raise InvalidInputError(f"cannot unlearn feature(s) {missing!r}: never learned{hint}")
+        delta = -weight
+        return Removal(c, ids, delta * values, np.full(len(ids), delta), delta)
+
+    def _apply(self, label: Label, lookup: Lookup, weight: float, sign: float) -> None:
+        """One document's counts into (sign=+1) or out of (sign=-1) the store, for a model
+        that drives this one as its part (MixedNB's text part): no ledger, no pruning pass."""
         if sign > 0:
-            if self.n_buckets is None and len(ids) and ids.min() < 0:
-                ids = store.vocabulary.find_or_add(lookup.tokens, ids)
-            c = store.add_class(label)
+            factor, last_t = self._clock_after(1, None)
+            self._learn(label, lookup, weight, factor, last_t)
         else:
-            missing = ids < 0 if self.n_buckets is None else ~store.known(ids)
-            if missing.any():
-                raise InvalidInputError(
-                    f"cannot unlearn feature(s) {[t for t, m in zip(lookup.tokens, missing) if m][:3]!r}: never learned")
-            c = store.class_id(label)
-        delta = sign * weight
-        self._update_counts(c, ids, delta * lookup.values, delta, delta)
+            self._remove(self._removal(lookup, label, weight, None, None))
+
+    def _remove(self, removal: Removal) -> None:
+        self._update_counts(removal.c, removal.ids, removal.token_delta, removal.doc_delta, removal.docs_delta)
 
     def learn_many(self, X: Sequence[Document] | sp.spmatrix, y: Sequence[Label], w: Sequence[float] | None = None,
-                   *, feature_names: Sequence[Hashable] | None = None) -> "DiscreteNB":
+                   *, feature_names: Sequence[Hashable] | None = None,
+                   t: float | Sequence[float] | None = None) -> "DiscreteNB":
         """Learn many documents: a list of documents, or a scipy.sparse matrix + feature_names.
 
         The result equals learn_one on each row in turn (counts add up), but documents of
         the same class are summed first and enter the store in one update per class.
-        Everything is validated before anything is learned.
+        Everything is validated before anything is learned. With forgetting, row i is
+        n-1-i documents older than the last row; ``t`` is one timestamp for the batch or
+        one per row. With a ledger, rows go through learn_one one at a time (after the
+        whole batch has been validated), so repeats and relabels behave as in learn_one.
         """
+        if not sp.issparse(X) and not isinstance(X, (str, bytes, Mapping)):
+            X = list(X)  # read twice with a ledger; an iterator would be spent
         rows, labels, weights = self._read_batch(X, y, w, feature_names)
+        times = self._check_times(t, len(labels))
         for label in dict.fromkeys(labels):
             self._check_class_allowed(label)
         matrix, names = rows
@@ -354,35 +607,94 @@ class DiscreteNB:
             raise InvalidInputError(f"empty document at row {int(empty[0])}: no feature above the threshold")
         learned = matrix.multiply(present).tocsr()
         learned.data = self._learned_values(learned.data)
+        store = self.store
+        n, n0 = len(labels), store.n_learned
+        factor, last_t = self._clock_after(n, None if times is None else float(times.max()))
+        ages = (n - 1 - np.arange(n)).astype(float)
+        aged = weights * self._forgetting(ages, 0.0 if times is None else last_t - times)
         groups: dict[Label, list[int]] = {}
         for row, label in enumerate(labels):
             groups.setdefault(label, []).append(row)
+        sums = {}
         for label, mine in groups.items():
-            row_weights = sp.diags(weights[mine])
-            tokens = np.asarray((row_weights @ learned[mine]).sum(axis=0)).ravel()
-            docs = np.asarray((row_weights @ present[mine]).sum(axis=0)).ravel()
-            columns = np.flatnonzero(docs)
-            if self.n_buckets is None:
-                ids = self.store.vocabulary.find_or_add([names[j] for j in columns])
-            else:
-                ids = np.asarray(names, dtype=np.int64)[columns]  # bucket ids (see _read_batch)
-            c = self.store.add_class(label)
-            self._update_counts(c, ids, tokens[columns], docs[columns], float(weights[mine].sum()))
+            row_weights = sp.diags(aged[mine])
+            with np.errstate(over="ignore"):  # an overflow is refused by check_room
+                sums[label] = (np.asarray((row_weights @ learned[mine]).sum(axis=0)).ravel(),
+                               np.asarray((row_weights @ present[mine]).sum(axis=0)).ravel(), float(aged[mine].sum()))
+                token_sum = float(sums[label][0].sum())
+            store.check_room(store.class_id(label), token_sum, sums[label][2], factor)
+        if self._ledger is not None:
+            documents = X if not sp.issparse(X) else _sparse_rows(X, feature_names)
+            for row, label in enumerate(labels):
+                self.learn_one(documents[row], label, float(weights[row]), t=None if times is None else float(times[row]))
+            return self
+
+        self._advance_clock(n, factor, last_t)
+        store.n_learned = n0 + 1  # features born in this batch get the stamp of its first row
+        try:
+            for label, (tokens, docs, total) in sums.items():
+                if total == 0.0:
+                    continue  # rows so old that nothing of them is left
+                columns = np.flatnonzero(docs)
+                if self.n_buckets is None:
+                    ids = store.vocabulary.find_or_add([names[j] for j in columns])
+                else:
+                    ids = np.asarray(names, dtype=np.int64)[columns]  # bucket ids (see _read_batch)
+                c = store.add_class(label)
+                self._update_counts(c, ids, tokens[columns], docs[columns], total)
+        finally:
+            store.n_learned = n0 + n
+        # last_seen: the stamp of the last row holding each feature.
+        last_row = np.full(len(names), -1, dtype=np.int64)
+        coo = present.tocoo()
+        np.maximum.at(last_row, coo.col, coo.row)
+        ids = store.vocabulary.find(names) if self.n_buckets is None else np.asarray(names, dtype=np.int64)
+        alive = store.known(ids)
+        store.last_seen[ids[alive]] = n0 + 1 + last_row[alive]
+        self._maybe_prune()
         return self
 
-    def unlearn_many(self, X: Sequence[Document], y: Sequence[Label], w: Sequence[float] | None = None) -> "DiscreteNB":
-        """Unlearn many documents; all or nothing (a failure restores the model)."""
-        documents, labels = list(X), list(y)
-        weights = [1.0] * len(documents) if w is None else list(w)
-        if not len(documents) == len(labels) == len(weights):
-            raise InvalidInputError(f"X, y and w differ in length: {len(documents)}, {len(labels)}, {len(weights)}")
-        backup = copy.deepcopy(self.store)
-        try:
-            for document, label, weight in zip(documents, labels, weights):
-                self.unlearn_one(document, label, weight)
-        except Exception:
-            self.store = backup
-            raise
+    def unlearn_many(self, X: Sequence[Document], y: Sequence[Label], w: Sequence[float] | None = None, *,
+                     learned_at: Sequence[int] | None = None, t: Sequence[float] | None = None) -> "DiscreteNB":
+        """Unlearn many documents, all or nothing: everything is checked before any count changes.
+
+        The documents' counts are summed per class and each class is checked against the
+        store (``CountStore.prepare``) before the first one is applied. Since unlearning
+        only subtracts, the batch fails exactly when some document in turn would.
+        ``learned_at`` and ``t`` give each document's age, as in unlearn_one.
+        """
+        documents, labels = list(X), [check_label(label) for label in y]
+        n = len(documents)
+        weights = [1.0] * n if w is None else [_check_weight(v) for v in w]
+        stamps = [None] * n if learned_at is None else [self._check_stamp(s) for s in learned_at]
+        times = [None] * n if t is None else [self._check_time(v, default_now=False) for v in t]
+        if not n == len(labels) == len(weights) == len(stamps) == len(times):
+            raise InvalidInputError(f"X, y, w, learned_at and t differ in length: {n}, {len(labels)}, "
+                                    f"{len(weights)}, {len(stamps)}, {len(times)}")
+        removals, forgotten = [], []
+        for document, label, weight, stamp, when in zip(documents, labels, weights, stamps, times):
+            fingerprint = None
+            if self._ledger is not None and isinstance(document, (str, bytes)):
+                fingerprint = text_fingerprint(document)
+            lookup = self._present_features(document)
+            if self._ledger is not None:
+                fingerprint = fingerprint or features_fingerprint(lookup.tokens, lookup.values)
+                if fingerprint in forgotten:
+                    raise InvalidInputError(f"document {describe(document)} appears twice; a ledger learns a message once")
+                entry = self._ledger.get(fingerprint)
+                if entry is not None:
+                    if entry.label != label:
+                        raise InvalidInputError(f"this message was learned as {entry.label!r}, not as {label!r}")
+                    weight, stamp, when = entry.weight, entry.learned_at, entry.t
+                    forgotten.append(fingerprint)
+            removals.append(self._removal(lookup, label, weight, stamp, when))
+        combined = _combine_per_class(removals)
+        for removal in combined:
+            self.store.prepare(*removal)  # check only: raises before anything changes
+        for removal in combined:
+            self._remove(removal)
+        for fingerprint in forgotten:
+            self._ledger.forget(fingerprint)
         return self
 
     def _read_batch(self, X, y, w, feature_names):
@@ -438,20 +750,57 @@ class DiscreteNB:
 
     # -- merging ----------------------------------------------------------------------
     def merge(self, other: "DiscreteNB") -> "DiscreteNB":
-        """Add other's counts to this model: the model trained on self's data then other's."""
+        """Add other's counts to this model: the model trained on self's data then other's.
+
+        With ``half_life`` self's counts first age by other's n_learned documents; with
+        ``half_life_seconds`` both sides move to the later of the two clocks. Other's
+        feature stamps and ledger entries follow self's. Raises IncompatibleModelsError
+        (changing nothing) for another model type, other parameters or tokenizer settings,
+        or a message both ledgers hold. A pruning pass may follow (``max_features`` ...).
+        """
         self._check_mergeable(other)
-        rows, cols, tokens, docs = other.store.nonzero()
-        other_docs = other.store.true_class_docs()
-        for oc, label in enumerate(other.store.labels):
-            mine = cols == oc
-            if self.n_buckets is None:
-                ids = self.store.vocabulary.find_or_add(other.store.vocabulary.tokens(rows[mine]))
-            else:
-                # Same n_buckets (checked above): a bucket id means the same bucket in both
-                # models, while its name ("#417") would hash to another bucket.
-                ids = rows[mine]
-            c = self.store.add_class(label)
-            self._update_counts(c, ids, tokens[mine], docs[mine], float(other_docs[oc]))
+        store, theirs = self.store, other.store
+        # Read everything of other first: other may be self.
+        other_ids = theirs.feature_ids()
+        tokens_of = None if store.vocabulary.n_buckets is not None else theirs.vocabulary.tokens(other_ids)
+        rows, cols, tokens, docs = theirs.nonzero()
+        other_docs = theirs.true_class_docs()
+        other_labels = list(theirs.labels)
+        other_born, other_seen = theirs.born[other_ids], theirs.last_seen[other_ids]
+        other_n, other_t, other_pruned = theirs.n_learned, other.last_t, other._pruned_at
+        other_entries = list(other._ledger.items()) if other._ledger is not None else []
+
+        n0 = store.n_learned
+        # Other's documents come after self's; in time, both sides age to the later clock.
+        own_factor, last_t = self._clock_after(other_n, other_t if self.half_life_seconds is not None else None)
+        their_factor = self._forgetting(0, 0.0 if other_t is None or last_t is None else last_t - other_t)
+        other_tokens = theirs.true_class_tokens()
+        for oc, label in enumerate(other_labels):
+            store.check_room(store.class_id(label), float(their_factor * other_tokens[oc]),
+                             float(their_factor * other_docs[oc]), own_factor)
+        self.last_t = last_t
+        if own_factor != 1.0:
+            store.decay(own_factor)
+        store.n_learned = n0 + other_n
+        if their_factor > 0.0:
+            mine = other_ids.copy() if tokens_of is None else store.vocabulary.find_or_add(tokens_of)
+            new = ~store.known(mine)
+            seen_before = np.where(new, 0, store.last_seen[np.where(new, 0, mine)])
+            to_mine = np.full(theirs.vocabulary.capacity, -1, dtype=np.int64)
+            to_mine[other_ids] = mine
+            for oc, label in enumerate(other_labels):
+                sel = cols == oc
+                c = store.add_class(label)
+                self._update_counts(c, to_mine[rows[sel]], their_factor * tokens[sel], their_factor * docs[sel],
+                                    float(their_factor * other_docs[oc]))
+            store.born[mine[new]] = other_born[new] + n0
+            store.last_seen[mine] = np.maximum(seen_before, other_seen + n0)
+        if other_pruned:
+            self._pruned_at = max(self._pruned_at, other_pruned + n0)
+        if self._ledger is not None:
+            for fingerprint, entry in other_entries:
+                self._ledger.record(fingerprint, entry._replace(learned_at=entry.learned_at + n0))
+        self._maybe_prune()
         return self
 
     def _check_mergeable(self, other: "DiscreteNB") -> None:
@@ -460,9 +809,155 @@ class DiscreteNB:
                 f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
         mine, theirs = self.get_params(), other.get_params()
         for name in mine:
-            if mine[name] != theirs[name]:
-                raise IncompatibleModelsError(
-                    f"cannot merge models whose {name} differ: {mine[name]!r} vs {theirs[name]!r}")
+            if name in STORAGE_PARAMS:
+                continue
+            a, b = mine[name], theirs.get(name)
+            if name == "tokenizer":
+                a, b = _tokenizer_signature(a), _tokenizer_signature(b)
+            if a != b:
+                raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
+        if self._ledger is not None and other._ledger is not None:
+            for fingerprint, _ in other._ledger.items():
+                if fingerprint in self._ledger:
+                    raise IncompatibleModelsError(
+                        f"both models learned the same message (fingerprint {fingerprint.hex()}): "
+                        "merging would count it twice")
+
+    # -- bounded memory ---------------------------------------------------------------
+    def prune(self) -> int:
+        """Apply the pruning policies now; returns the number of features dropped.
+
+        In order: features not seen in the last ``expire_after`` documents, features whose
+        total count sum_c T_cw is below ``min_count``, then, if |V| is still above
+        ``max_features``, the lowest totals (ties: least recently seen first) down to 90%
+        of the cap. O(|V| log |V|); the automatic passes run rarely enough that the cost
+        per learned document stays amortised O(1) (see ``max_features``, ``expire_after``).
+        """
+        store = self.store
+        self._pass_at = store.n_learned
+        ids = store.feature_ids()
+        if not len(ids):
+            return 0
+        tokens, _ = store.gather(ids)
+        totals = tokens.sum(axis=1)
+        last_seen = store.last_seen[ids]
+        drop = np.zeros(len(ids), dtype=bool)
+        if self.expire_after is not None:
+            drop |= store.n_learned - last_seen >= self.expire_after
+        if self.min_count is not None:
+            drop |= totals < self.min_count
+        if self.max_features is not None:
+            left = np.flatnonzero(~drop)
+            if len(left) > self.max_features:
+                order = lowest_first(totals[left], last_seen[left], ids[left])
+                drop[left[order[: len(left) - (9 * self.max_features) // 10]]] = True
+        if drop.any():
+            self._drop_features(ids[drop])
+        return int(drop.sum())
+
+    def _maybe_prune(self) -> None:
+        """Run a pruning pass when the cap is exceeded or the expiry pass is due."""
+        store = self.store
+        if self.max_features is not None and store.n_features > self.max_features:
+            self.prune()
+        elif self.expire_after is not None and store.n_learned - self._pass_at >= max(1, self.expire_after // 10):
+            self.prune()
+
+    def mutual_information(self) -> dict[Hashable, float]:
+        """I(presence of w; class) in nats for every feature in V (see ``pruning.mutual_information``)."""
+        store = self.store
+        ids = store.feature_ids()
+        _, docs = store.gather(ids)
+        scores = mutual_information(docs, store.true_class_docs())
+        return dict(zip(store.vocabulary.tokens(ids), scores.tolist()))
+
+    def select_features(self, k: int) -> "DiscreteNB":
+        """Keep the k features with the highest mutual information with the class; drop the rest.
+
+        Ties go to the lower id. The result equals a batch model trained on the same
+        documents over the reduced vocabulary.
+        """
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise InvalidParameterError(f"k must be an int >= 0, got {describe(k)}")
+        store = self.store
+        ids = store.feature_ids()
+        if len(ids) > k:
+            _, docs = store.gather(ids)
+            scores = mutual_information(docs, store.true_class_docs())
+            order = np.lexsort((ids, -scores))
+            self._drop_features(ids[order[k:]])
+        return self
+
+    # -- persistence ------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to ``path`` atomically (format: ``streamnb.persist``); read it with ``streamnb.load``."""
+        persist.save(self, path)
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The persistence hook: the model as plain values (params, labels ...) and named arrays."""
+        scalars, tokens, arrays = self.store.export()
+        state = {"params": self.get_params(), **scalars, "features": tokens, "last_t": self.last_t,
+                 "pruned_at": self._pruned_at, "pass_at": self._pass_at}
+        if self._ledger is not None:
+            entries = [entry for _, entry in self._ledger.items()]
+            index = {label: c for c, label in enumerate(self.store.labels)}
+            arrays["ledger_fingerprint"] = np.frombuffer(
+                b"".join(fingerprint for fingerprint, _ in self._ledger.items()), dtype=np.uint8).copy()
+            arrays["ledger_class"] = np.array([index[e.label] for e in entries], dtype=np.int64)
+            arrays["ledger_weight"] = np.array([e.weight for e in entries], dtype=np.float64)
+            arrays["ledger_learned_at"] = np.array([e.learned_at for e in entries], dtype=np.int64)
+            arrays["ledger_t"] = np.array([0.0 if e.t is None else e.t for e in entries], dtype=np.float64)
+        return state, arrays
+
+    @classmethod
+    def _from_state(cls, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> "DiscreteNB":
+        """Rebuild a model from ``_state``'s output; ModelFormatError for anything inconsistent."""
+        keys = {"params", "labels", "scale", "n_learned", "features", "last_t", "pruned_at", "pass_at"}
+        _require(set(state) == keys, f"state keys {sorted(state)} differ from {sorted(keys)}")
+        model = cls(**state["params"])
+        store = CountStore.restore(state, state["features"], arrays, n_buckets=model.n_buckets,
+                                   dense_max_classes=model.dense_max_classes,
+                                   doc_histogram=model._needs_doc_histogram)
+        model.store = store
+        n = store.n_learned
+        last_t = state["last_t"]
+        if last_t is not None:
+            _require(isinstance(last_t, (int, float)) and not isinstance(last_t, bool) and math.isfinite(last_t),
+                     f"last_t must be a finite number or null, got {describe(last_t)}")
+            last_t = float(last_t)
+        model.last_t = last_t
+        for name in ("pruned_at", "pass_at"):
+            value = state[name]
+            _require(isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= n,
+                     f"{name} must be an int in [0, {n}], got {describe(value)}")
+        model._pruned_at, model._pass_at = state["pruned_at"], state["pass_at"]
+        ledger_names = {"ledger_fingerprint", "ledger_class", "ledger_weight", "ledger_learned_at", "ledger_t"}
+        present = ledger_names & set(arrays)
+        if model._ledger is None:
+            _require(not present, "ledger arrays in a model without a ledger")
+            return model
+        _require(present == ledger_names, f"ledger arrays missing: {sorted(ledger_names - present)}")
+        classes = arrays["ledger_class"]
+        m = len(classes)
+        fingerprints = arrays["ledger_fingerprint"]
+        _require(fingerprints.dtype == np.uint8 and fingerprints.shape == (16 * m,),
+                 f"ledger_fingerprint must be {16 * m} bytes")
+        for name, dtype in (("ledger_class", np.int64), ("ledger_weight", np.float64),
+                            ("ledger_learned_at", np.int64), ("ledger_t", np.float64)):
+            _require(arrays[name].dtype == dtype and arrays[name].shape == (m,),
+                     f"array {name!r} must be {np.dtype(dtype).name} of shape ({m},)")
+        weights, stamps, times = arrays["ledger_weight"], arrays["ledger_learned_at"], arrays["ledger_t"]
+        _require(m <= model.ledger, f"{m} ledger entries exceed the bound {model.ledger}")
+        _require(((classes >= 0) & (classes < store.n_classes)).all(), "ledger classes out of range")
+        _require(bool(np.isfinite(weights).all() and (weights > 0).all()), "ledger weights must be finite and > 0")
+        _require(((stamps >= 1) & (stamps <= n)).all(), f"ledger stamps must be in [1, {n}]")
+        _require(bool(np.isfinite(times).all()), "ledger timestamps must be finite")
+        keys = [fingerprints[16 * i:16 * (i + 1)].tobytes() for i in range(m)]
+        _require(len(set(keys)) == m, "duplicate ledger fingerprints")
+        timed = model.half_life_seconds is not None
+        for key, c, weight, stamp, when in zip(keys, classes.tolist(), weights.tolist(), stamps.tolist(), times.tolist()):
+            model._ledger.record(key, Entry(store.labels[c], weight, stamp, when if timed else None))
+        return model
 
     # -- prediction -------------------------------------------------------------------
     @property
@@ -577,11 +1072,65 @@ class DiscreteNB:
                 f"features={self.n_features})")
 
 
+# Parameters that only choose a storage layout: models differing in them still merge.
+STORAGE_PARAMS = ("dense_max_classes",)
+
+
+def _tokenizer_signature(tokenizer: object) -> object:
+    """What makes two tokenizers the same: type and get_params() when it has them, else identity."""
+    get_params = getattr(tokenizer, "get_params", None)
+    if tokenizer is None or not callable(get_params):
+        return tokenizer
+    return (f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}", get_params())
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ModelFormatError(message)
+
+
+def _combine_per_class(removals: list[Removal]) -> list[Removal]:
+    """Sum the removals of many documents into one per class (ids made distinct)."""
+    by_class: dict[int, list[Removal]] = {}
+    for removal in removals:
+        by_class.setdefault(removal.c, []).append(removal)
+    combined = []
+    for c, mine in by_class.items():
+        ids = np.concatenate([r.ids for r in mine])
+        distinct, position = np.unique(ids, return_inverse=True)
+        combined.append(Removal(
+            c, distinct,
+            np.bincount(position, np.concatenate([r.token_delta for r in mine]), len(distinct)),
+            np.bincount(position, np.concatenate([r.doc_delta for r in mine]), len(distinct)),
+            float(sum(r.docs_delta for r in mine))))
+    return combined
+
+
 def _same_document(x: object, last: object, last_contents: dict | None) -> bool:
     """Is x the document remembered: the same text, or the same unchanged mapping?"""
     if isinstance(x, (str, bytes)):
         return type(x) is type(last) and x == last
     return x is last and x == last_contents
+
+
+def _sparse_rows(X: sp.spmatrix, names: Sequence[Hashable]) -> list[dict]:
+    """The rows of a sparse matrix as documents {feature name: value}."""
+    matrix = sp.csr_matrix(X, dtype=float)
+    return [dict(zip([names[j] for j in matrix.indices[start:end]], matrix.data[start:end].tolist()))
+            for start, end in zip(matrix.indptr[:-1], matrix.indptr[1:])]
+
+
+def _check_positive(name: str, value: object, integer: bool) -> float | int | None:
+    """None, or a finite number > 0 (an int >= 1 when ``integer``)."""
+    if value is None:
+        return None
+    if integer:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise InvalidParameterError(f"{name} must be an int >= 1 or None, got {describe(value)}")
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise InvalidParameterError(f"{name} must be a finite number > 0 or None, got {describe(value)}")
+    return float(value)
 
 
 def _check_alpha(alpha: object, allow_zero: bool) -> float:

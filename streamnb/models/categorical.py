@@ -8,15 +8,18 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
+from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
+                      describe)
+from ..persist import register_model
 from ..store import Label, Vocabulary, _settle, check_label
 from .base import _check_alpha
-from .record import Record, RecordNB, grow_columns, grow_rows
+from .record import Record, RecordNB, grow_columns, grow_rows, table
 
 Category = str | int | bool | float
 UNSEEN_CATEGORY_CHOICES = ("ignore", "score", "error")
 
 
+@register_model
 class CategoricalNB(RecordNB):
     """Categorical naive Bayes over fields whose categories are discovered as they arrive.
 
@@ -158,6 +161,43 @@ class CategoricalNB(RecordNB):
             self._counts[i][np.ix_(class_map, columns)] += other._counts[j][:rows, : len(categories)]
             self._totals[class_map, i] += other._totals[:rows, j]
 
+    # -- persistence ------------------------------------------------------------------
+    def _table_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The features (ids kept), their categories in column order, N_civ side by side, N_ci."""
+        ids = np.array(sorted(self.features._index.values()), dtype=np.int64)
+        k = len(self.labels)
+        categories = [list(self._categories[i]) for i in ids]
+        blocks = [self._counts[i][:k, : len(c)] for i, c in zip(ids.tolist(), categories)]
+        arrays = {"feature_id": ids, "free_id": np.array(self.features._free, dtype=np.int64),
+                  "counts": np.concatenate(blocks, axis=1) if blocks else np.zeros((k, 0)),
+                  "totals": self._totals[:k, ids].astype(np.float64)}
+        return {"features": self.features.tokens(ids), "categories": categories}, arrays
+
+    def _restore_tables(self, tables: dict, arrays: dict[str, np.ndarray]) -> None:
+        if not (isinstance(tables, dict) and set(tables) == {"features", "categories"}):
+            raise ModelFormatError("CategoricalNB tables must hold the features and their categories")
+        ids, categories = arrays.get("feature_id"), tables["categories"]
+        self.features.restore(ids, tables["features"], arrays.get("free_id"))
+        if not (isinstance(categories, list) and len(categories) == len(ids) and all(
+                isinstance(c, list) and c and all(_is_category(v) for v in c) and len(set(c)) == len(c)
+                for c in categories)):
+            raise ModelFormatError("each feature needs a list of distinct str/int/bool/finite float categories")
+        k, capacity = len(self.labels), self.features.capacity
+        counts = table(arrays, "counts", (k, sum(len(c) for c in categories)))
+        self._totals = grow_columns(self._totals, capacity)
+        self._totals[:k, ids] = table(arrays, "totals", (k, len(ids)))
+        rows = self._totals.shape[0]
+        self._index = [None] * capacity
+        self._categories = [[] for _ in range(capacity)]
+        self._counts = [np.zeros((rows, 0)) for _ in range(capacity)]
+        start = 0
+        for i, values in zip(ids.tolist(), categories):
+            self._index[i] = {value: j for j, value in enumerate(values)}
+            self._categories[i] = list(values)
+            self._counts[i] = np.zeros((rows, len(values)))
+            self._counts[i][:k] = counts[:, start:start + len(values)]
+            start += len(values)
+
     # -- prediction -------------------------------------------------------------------
     def n_categories(self, feature: Hashable) -> int:
         """n_i = max(categories seen for the feature, min_categories); 0 for an unknown feature."""
@@ -208,6 +248,11 @@ class CategoricalNB(RecordNB):
 
     def __repr__(self) -> str:
         return f"CategoricalNB(alpha={self.alpha!r}, classes={len(self.classes)}, features={self.n_features})"
+
+
+def _is_category(value: object) -> bool:
+    """Is a loaded value a category as _check_category makes them (str, int, bool, finite float)?"""
+    return isinstance(value, (str, int, bool)) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _check_category(name: Hashable, value: object) -> Category:

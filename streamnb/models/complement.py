@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidParameterError, describe
+from ..persist import register_model
 from ..store import CountStore
 from .base import DiscreteNB, Encoded, LogLinear
 
@@ -30,6 +31,7 @@ class _Normaliser:
     updates: int = 0  # incremental updates since the last exact derivation
 
 
+@register_model
 class ComplementNB(DiscreteNB):
     """Complement naive Bayes over a growing vocabulary, as scikit-learn's ComplementNB.
 

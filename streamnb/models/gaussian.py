@@ -8,9 +8,11 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
+from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
+                      describe)
+from ..persist import register_model
 from ..store import Label, Vocabulary, _settle, check_label
-from .record import Record, RecordNB, grow_columns, grow_rows
+from .record import Record, RecordNB, grow_columns, grow_rows, table
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -35,6 +37,7 @@ def combine(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
     return n, mean, m2
 
 
+@register_model
 class GaussianNB(RecordNB):
     """Gaussian naive Bayes over numeric fields, learned one record at a time.
 
@@ -171,6 +174,33 @@ class GaussianNB(RecordNB):
             self._pooled_n[ids], self._pooled_mean[ids], self._pooled_m2[ids],
             other._pooled_n[other_ids], other._pooled_mean[other_ids], other._pooled_m2[other_ids])
         self._version += 1
+
+    # -- persistence ------------------------------------------------------------------
+    def _table_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The features (ids kept) and the per-class and pooled moments of the learned ones."""
+        ids = np.array(sorted(self.features._index.values()), dtype=np.int64)
+        k = len(self.labels)
+        arrays = {"feature_id": ids, "free_id": np.array(self.features._free, dtype=np.int64),
+                  "n": self._n[:k, ids], "mean": self._mean[:k, ids], "m2": self._m2[:k, ids],
+                  "pooled_n": self._pooled_n[ids], "pooled_mean": self._pooled_mean[ids],
+                  "pooled_m2": self._pooled_m2[ids]}
+        return {"features": self.features.tokens(ids)}, {name: a.astype(np.float64) if a.dtype.kind == "f" else a
+                                                         for name, a in arrays.items()}
+
+    def _restore_tables(self, tables: dict, arrays: dict[str, np.ndarray]) -> None:
+        if not (isinstance(tables, dict) and set(tables) == {"features"}):
+            raise ModelFormatError("GaussianNB tables must hold the features")
+        ids = arrays.get("feature_id")
+        self.features.restore(ids, tables["features"], arrays.get("free_id"))
+        self._reserve_features()
+        k, f = len(self.labels), len(ids)
+        n = table(arrays, "n", (k, f))
+        if not (table(arrays, "pooled_n", (f,)) > 0).all():
+            raise ModelFormatError("a saved feature has no learned value")
+        self._n[:k, ids], self._m2[:k, ids] = n, table(arrays, "m2", (k, f))
+        self._mean[:k, ids] = table(arrays, "mean", (k, f), minimum=-math.inf)
+        self._pooled_n[ids], self._pooled_m2[ids] = arrays["pooled_n"], table(arrays, "pooled_m2", (f,))
+        self._pooled_mean[ids] = table(arrays, "pooled_mean", (f,), minimum=-math.inf)
 
     # -- prediction -------------------------------------------------------------------
     @property

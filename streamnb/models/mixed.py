@@ -7,7 +7,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, describe
+from .. import persist
+from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, describe
 from ..store import Label
 from .base import DiscreteNB
 from .categorical import CategoricalNB
@@ -24,6 +25,7 @@ class _Read(NamedTuple):
     categorical: Any
 
 
+@persist.register_model
 class MixedNB(RecordNB):
     """Naive Bayes over records with a text field, numeric fields and categorical fields.
 
@@ -130,6 +132,45 @@ class MixedNB(RecordNB):
     def _merge_counts(self, other: "MixedNB", class_map: np.ndarray) -> None:
         for mine, theirs in zip(self._parts(), other._parts()):
             mine.merge(theirs)
+
+    # -- persistence ------------------------------------------------------------------
+    def _table_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """Each part's own state (its registered type name, its arrays prefixed by its kind)."""
+        tables, arrays = {}, {}
+        for kind in KINDS:
+            part = getattr(self, kind)
+            if part is None:
+                continue
+            name = type(part).__dict__.get("_persist_name")
+            if name is None:
+                raise InvalidTypeError(f"cannot save the {kind} part {type(part).__name__}: not a registered model type")
+            state, part_arrays = part._state()
+            params = dict(state["params"])
+            if "tokenizer" in params:
+                params["tokenizer"] = persist.describe_tokenizer(params["tokenizer"])
+            tables[kind] = {"model": name, "state": {**state, "params": params}}
+            arrays.update({f"{kind}_{key}": value for key, value in part_arrays.items()})
+        return tables, arrays
+
+    def _restore_tables(self, tables: dict, arrays: dict[str, np.ndarray]) -> None:
+        kinds = [kind for kind in KINDS if getattr(self, kind) is not None]
+        if not (isinstance(tables, dict) and sorted(tables) == sorted(kinds)):
+            raise ModelFormatError(f"MixedNB parts {sorted(tables) if isinstance(tables, dict) else tables!r} "
+                                   f"do not match the schema's {kinds}")
+        for kind in kinds:
+            info = tables[kind]
+            cls = persist.MODEL_TYPES.get(info.get("model")) if isinstance(info, dict) else None
+            expected = {"text": DiscreteNB, "numeric": GaussianNB, "categorical": CategoricalNB}[kind]
+            if cls is None or not issubclass(cls, expected) or not isinstance(info.get("state"), dict):
+                raise ModelFormatError(f"MixedNB {kind} part: {info.get('model') if isinstance(info, dict) else info!r} "
+                                       f"is not a known {expected.__name__} type")
+            state = info["state"]
+            params = state.get("params")
+            if isinstance(params, dict) and "tokenizer" in params:
+                state = {**state, "params": {**params, "tokenizer": persist.build_tokenizer(params["tokenizer"])}}
+            prefix = f"{kind}_"
+            setattr(self, kind, cls._from_state(state, {key[len(prefix):]: value for key, value in arrays.items()
+                                                        if key.startswith(prefix)}))
 
     # -- prediction -------------------------------------------------------------------
     def _log_likelihood(self, encoded: _Read) -> np.ndarray:

@@ -8,10 +8,12 @@ from collections.abc import Hashable
 import numpy as np
 
 from ..errors import InvalidParameterError, UnknownClassError, describe
+from ..persist import register_model
 from ..store import Label, check_label
 from .base import Contributions, DiscreteNB, Document, Encoded, LogLinear
 
 
+@register_model
 class MultinomialNB(DiscreteNB):
     """Multinomial naive Bayes over a growing vocabulary.
 

@@ -14,7 +14,9 @@ A subclass defines:
 - ``_add(read, label, c, weight)``: add (weight > 0) or remove (weight < 0) it, cannot fail;
 - ``_encode(x)``: validate a record for prediction (pure);
 - ``_log_likelihood(encoded)``: log P(x | c) for every class, without the prior;
-- ``_grow_classes(n)``, ``_merge_counts(other, class_map)`` and ``get_params()``.
+- ``_grow_classes(n)``, ``_merge_counts(other, class_map)`` and ``get_params()``;
+- to be saved (``streamnb.persist``): ``@register_model``, ``_table_state()`` and
+  ``_restore_tables(tables, arrays)``; the class bookkeeping is saved here.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import IncompatibleModelsError, InvalidInputError, InvalidTypeError, UnknownClassError, describe
+from .. import persist
+from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeError, ModelFormatError,
+                      UnknownClassError, describe)
 from ..store import Label, _settle, check_label
 from .base import _check_class_prior, _check_weight, class_log_prior, log_posterior
 
@@ -239,6 +243,39 @@ class RecordNB:
         """P(c | x) for every class, from log space; an empty dict when untrained."""
         return {label: math.exp(v) for label, v in self.predict_log_proba_one(x).items()}
 
+    # -- persistence ------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the model to ``path`` atomically (format: ``streamnb.persist``); read it with ``streamnb.load``."""
+        persist.save(self, path)
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The persistence hook: params, labels and N_c here, the per-class tables from the subclass."""
+        tables, arrays = self._table_state()
+        return ({"params": self.get_params(), "labels": list(self.labels), "tables": tables},
+                {"class_weights": self.class_weights[: len(self.labels)].astype(np.float64), **arrays})
+
+    @classmethod
+    def _from_state(cls, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> "RecordNB":
+        """Rebuild a model from ``_state``'s output; ModelFormatError for anything inconsistent."""
+        if set(state) != {"params", "labels", "tables"}:
+            raise ModelFormatError(f"state keys {sorted(state)} differ from ['labels', 'params', 'tables']")
+        model = cls(**state["params"])
+        labels = state["labels"]
+        if not (isinstance(labels, list) and all(isinstance(label, (str, int, bool)) for label in labels)
+                and len(set(labels)) == len(labels)):
+            raise ModelFormatError(f"labels must be distinct str, int or bool values, got {describe(labels)}")
+        for label in labels:
+            model._add_class(check_label(label))
+        model.class_weights = table(arrays, "class_weights", (len(labels),)).copy()
+        model._restore_tables(state["tables"], arrays)
+        return model
+
+    def _table_state(self) -> tuple[Any, dict[str, np.ndarray]]:
+        raise NotImplementedError  # pragma: no cover - each saveable model defines it
+
+    def _restore_tables(self, tables: Any, arrays: dict[str, np.ndarray]) -> None:
+        raise NotImplementedError  # pragma: no cover - each saveable model defines it
+
     def predict_one(self, x: Record) -> Label | None:
         """The most probable class (first learned wins ties); None when untrained."""
         encoded = self._encode(x)
@@ -276,3 +313,14 @@ def grow_columns(array: np.ndarray, n_columns: int) -> np.ndarray:
     grown = np.zeros((array.shape[0], max(n_columns, 2 * array.shape[1])), dtype=array.dtype)
     grown[:, : array.shape[1]] = array
     return grown
+
+
+def table(arrays: dict[str, np.ndarray], name: str, shape: tuple[int, ...], minimum: float = 0.0) -> np.ndarray:
+    """A saved float64 array of the given shape, finite and >= minimum (ModelFormatError otherwise)."""
+    array = arrays.get(name)
+    if not isinstance(array, np.ndarray) or array.dtype != np.float64 or array.shape != shape:
+        raise ModelFormatError(f"array {name!r} must be float64 of shape {shape}, got "
+                               f"{getattr(array, 'dtype', None)} {getattr(array, 'shape', None)}")
+    if not np.isfinite(array).all() or (array < minimum).any():
+        raise ModelFormatError(f"array {name!r} holds non-finite values or values below {minimum:g}")
+    return array

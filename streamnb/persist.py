@@ -1,0 +1,414 @@
+"""Saving and loading models: a versioned, checksummed file that never holds a pickle.
+
+A model file may come from elsewhere, so reading one must never run code: the file holds
+only numbers (``.npy`` arrays read with ``allow_pickle=False``) and JSON, and every value
+is checked before a model is built from it.
+
+Format, version 1
+-----------------
+A zip archive, every member stored uncompressed:
+
+- ``metadata.json`` (UTF-8, ASCII-escaped JSON object)::
+
+      {"format": "streamnb-model", "version": 1, "streamnb": "<library version>",
+       "model": "<model type, e.g. MultinomialNB>",
+       "tokenizer": null | {"type": "<module.Class>", "params": <its get_params()>},
+       "arrays": {"<name>": {"dtype": "<f8" | "<i8" | "|u1", "shape": [n, ...]}, ...},
+       "state": <the model's state: params, class labels, vocabulary tokens, clocks ...>}
+
+  Values that JSON cannot tell apart are tagged: a tuple is ``{"$tuple": [...]}``, a
+  mapping is ``{"$map": [[key, value], ...]}`` (keys keep their types), so class labels
+  stay str, int or bool exactly and n-gram tokens stay tuples.
+- ``arrays/<name>.npy`` for each array named in the metadata (counts, stamps, ledger).
+- the archive comment: ``streamnb-model v1 sha256:<64 hex digits>``, the SHA-256 of every
+  byte of the file before the digits. Any flipped bit, truncation or edit is detected
+  before anything is parsed, and a file claiming another version is refused by name.
+
+What a DiscreteNB model stores (its ``_state`` / ``_from_state`` hooks): the constructor
+params, the class labels, the vocabulary tokens, the global ``scale`` and the clocks, and
+the arrays ``class_docs``, ``class_tokens`` (per class, stored units: true count = stored *
+scale), ``cell_feature``, ``cell_class``, ``cell_tokens``, ``cell_docs`` (the nonzero
+cells), ``feature_id`` (the id of each token; hash buckets for hashed models), ``free_id``
+(ids free for reuse), ``feature_born``, ``feature_last_seen`` (document stamps) and the
+``ledger_fingerprint`` (16 bytes per entry), ``ledger_class``, ``ledger_weight``,
+``ledger_learned_at``, ``ledger_t`` arrays. Ids are kept, so a loaded model is the same
+model down to the ids its next new words get.
+
+Adding a model type: decorate the class with ``@register_model`` (a subclass, e.g. an
+adapter, must be registered itself, under a name of its own) and give it
+``_state(self) -> (state, arrays)`` (``state`` JSON-able after tagging, with its
+constructor kwargs in ``state["params"]``, the tokenizer object included (it is written as
+the top-level ``tokenizer`` description, leaving a null placeholder); ``arrays`` named
+float64/int64/uint8 numpy arrays) and ``_from_state(cls, state, arrays)`` that checks what
+it reads and raises ModelFormatError. DiscreteNB subclasses (MultinomialNB, BernoulliNB,
+ComplementNB) inherit both; the record models (GaussianNB, CategoricalNB, MixedNB) inherit
+them from RecordNB, which saves the class bookkeeping and asks the model for its tables
+(``_table_state`` / ``_restore_tables``). MixedNB saves each part with the part's own hooks,
+its arrays prefixed by the part's kind (``text_``, ``numeric_``, ``categorical_``).
+
+Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.text`` and
+``streamnb.mail`` are known, others can be added with ``register_tokenizer``. Anything
+else (a lambda, a function) cannot be saved and ``save`` says so before writing.
+
+Writes are atomic: the file is written to a temporary file in the same folder, flushed and
+fsync'ed, renamed over the target with ``os.replace`` and the folder is fsync'ed, so after
+a crash the path holds the old file or the new one, never a mix. (A crash may leave a
+``.<name>.*.tmp`` file behind.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import io
+import json
+import math
+import os
+import re
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
+
+FORMAT = "streamnb-model"
+VERSION = 1
+METADATA = "metadata.json"
+ARRAY_DTYPES = ("<f8", "<i8", "|u1")
+_TRAILER = re.compile(rb"streamnb-model v(\d{1,9}) sha256:([0-9a-f]{64})\Z")
+_TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
+
+MODEL_TYPES: dict[str, type] = {}
+_TOKENIZER_TYPES: dict[str, type] = {}
+_TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail")
+
+
+def register_model(cls: type | None = None, *, name: str | None = None):
+    """Class decorator: make a model type saveable and loadable under ``name`` (default:
+    the class name). ``@register_model`` or ``@register_model(name="river.MultinomialNB")``;
+    a name already taken by another class raises InvalidParameterError."""
+
+    def register(model_type: type) -> type:
+        key = name or model_type.__name__
+        taken = MODEL_TYPES.get(key)
+        if taken is not None and taken is not model_type:
+            raise InvalidParameterError(f"model type name {key!r} is already registered for {taken!r}")
+        MODEL_TYPES[key] = model_type
+        model_type._persist_name = key
+        return model_type
+
+    return register if cls is None else register(cls)
+
+
+def register_tokenizer(cls: type) -> type:
+    """Class decorator: make a tokenizer type (with ``get_params()``) saveable."""
+    _TOKENIZER_TYPES[_type_name(cls)] = cls
+    return cls
+
+
+def _type_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def tokenizer_types() -> dict[str, type]:
+    """Known tokenizer types by name: the registered ones and those of streamnb.text/mail."""
+    known = dict(_TOKENIZER_TYPES)
+    for module_name in _TOKENIZER_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for value in vars(module).values():
+            if (isinstance(value, type) and value.__module__ == module_name and _defines_call(value)
+                    and callable(getattr(value, "get_params", None))):
+                known.setdefault(_type_name(value), value)
+    return known
+
+
+def _defines_call(cls: type) -> bool:
+    """Are instances callable (text -> features), as a tokenizer must be?"""
+    return any("__call__" in vars(base) for base in cls.__mro__[:-1])
+
+
+# -- tagged JSON values ---------------------------------------------------------------
+def encode_value(value: Any) -> Any:
+    """A Python value as JSON, tagging tuples and mappings; InvalidTypeError for others."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise InvalidTypeError(f"cannot save the non-finite number {value!r}")
+        return float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, list):
+        if all(type(v) is str for v in value):
+            return value  # fast path: a vocabulary of str tokens
+        return [encode_value(v) for v in value]
+    if isinstance(value, tuple):
+        return {"$tuple": [encode_value(v) for v in value]}
+    if isinstance(value, Mapping):
+        return {"$map": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
+    raise InvalidTypeError(f"cannot save a value of type {type(value).__name__}: {describe(value)}")
+
+
+def decode_value(value: Any) -> Any:
+    """Inverse of encode_value; ModelFormatError for a malformed tag."""
+    if isinstance(value, list):
+        if all(type(v) is str for v in value):
+            return value
+        return [decode_value(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"$tuple"} and isinstance(value["$tuple"], list):
+            return tuple(decode_value(v) for v in value["$tuple"])
+        if set(value) == {"$map"} and isinstance(value["$map"], list):
+            pairs = value["$map"]
+            if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+                raise ModelFormatError("a $map entry is not a [key, value] pair")
+            try:
+                return {decode_value(k): decode_value(v) for k, v in pairs}
+            except TypeError as exc:
+                raise ModelFormatError(f"a $map key is not hashable: {exc}") from None
+        raise ModelFormatError(f"unknown tagged value with keys {sorted(value)[:5]!r}")
+    return value
+
+
+# -- tokenizers -----------------------------------------------------------------------
+def describe_tokenizer(tokenizer: object) -> dict[str, Any] | None:
+    """{"type", "params"} for a saveable tokenizer; InvalidTypeError, naming it, for any other."""
+    if tokenizer is None:
+        return None
+    cls = type(tokenizer)
+    name = _type_name(cls)
+    known = tokenizer_types()
+    if known.get(name) is not cls or not callable(getattr(tokenizer, "get_params", None)):
+        raise InvalidTypeError(
+            f"cannot save tokenizer {describe(tokenizer)}: only tokenizer classes with get_params() from "
+            f"{', '.join(_TOKENIZER_MODULES)} or registered with streamnb.persist.register_tokenizer can be "
+            f"saved (known: {sorted(known) or 'none'})")
+    params = encode_value(tokenizer.get_params())
+    rebuilt = cls(**decode_value(params))
+    if encode_value(rebuilt.get_params()) != params:
+        raise InvalidTypeError(f"cannot save tokenizer {describe(tokenizer)}: {name}(**get_params()) "
+                               "does not rebuild it with the same settings")
+    return {"type": name, "params": params}
+
+
+def build_tokenizer(description: object) -> object:
+    """The tokenizer a description stands for; ModelFormatError for an unknown type."""
+    if description is None:
+        return None
+    if not (isinstance(description, dict) and set(description) == {"type", "params"}):
+        raise ModelFormatError(f"tokenizer must be null or {{type, params}}, got {describe(description)}")
+    cls = tokenizer_types().get(description["type"])
+    if cls is None:
+        raise ModelFormatError(f"unknown tokenizer type {description['type']!r}")
+    params = decode_value(description["params"])
+    if not isinstance(params, dict):
+        raise ModelFormatError(f"tokenizer params must be a mapping, got {describe(params)}")
+    try:
+        return cls(**params)
+    except (StreamNBError, TypeError, ValueError) as exc:
+        raise ModelFormatError(f"tokenizer {description['type']} rejects its saved params: {exc}") from None
+
+
+# -- saving ---------------------------------------------------------------------------
+def save(model: Any, path: str | os.PathLike) -> None:
+    """Write ``model`` to ``path`` atomically in the format described above."""
+    name = type(model).__dict__.get("_persist_name")
+    if name is None or MODEL_TYPES.get(name) is not type(model):
+        raise InvalidTypeError(f"cannot save a {type(model).__name__}: not a registered model type "
+                               f"(registered: {sorted(MODEL_TYPES)}; see streamnb.persist.register_model)")
+    state, arrays = model._state()
+    state = dict(state)
+    params = dict(state["params"])
+    tokenizer = None
+    if "tokenizer" in params:  # saved beside the state; the param stays as a null placeholder
+        tokenizer, params["tokenizer"] = describe_tokenizer(params["tokenizer"]), None
+    state["params"] = params
+    metadata = {"format": FORMAT, "version": VERSION, "streamnb": _library_version(), "model": name,
+                "tokenizer": tokenizer, "state": encode_value(state), "arrays": {}}
+    members = {}
+    for array_name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[array_name])
+        if array.dtype.str not in ARRAY_DTYPES:
+            raise InvalidTypeError(f"array {array_name!r} has dtype {array.dtype.str}; allowed: {ARRAY_DTYPES}")
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, array, allow_pickle=False)
+        members[f"arrays/{array_name}.npy"] = buffer.getvalue()
+        metadata["arrays"][array_name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+    text = json.dumps(metadata, ensure_ascii=True, allow_nan=False, sort_keys=True, separators=(",", ":"))
+    _write_atomically(os.fspath(path), _pack(text.encode("ascii"), members))
+
+
+def _pack(metadata: bytes, members: dict[str, bytes]) -> bytes:
+    """The file bytes: the zip archive, its comment ending in the SHA-256 of all bytes before."""
+    buffer = io.BytesIO()
+    prefix = f"{FORMAT} v{VERSION} sha256:".encode("ascii")
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr(_member(METADATA), metadata)
+        for name, data in members.items():
+            archive.writestr(_member(name), data)
+        archive.comment = prefix + b"0" * 64
+    data = bytearray(buffer.getvalue())
+    data[-64:] = hashlib.sha256(bytes(data[:-64])).hexdigest().encode("ascii")
+    return bytes(data)
+
+
+def _member(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # reproducible bytes
+    info.compress_type = zipfile.ZIP_STORED
+    return info
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    """Temp file in the same folder, fsync, os.replace, fsync the folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+    directory = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def _library_version() -> str:
+    from . import __version__
+    return __version__
+
+
+# -- loading --------------------------------------------------------------------------
+def load(path: str | os.PathLike) -> Any:
+    """Read a model saved by ``save``. ModelFormatError for anything but an intact file of
+    a known version: truncated, corrupted, tampered, wrong shapes, non-finite or negative
+    counts, pickled objects. Nothing in the file is ever executed."""
+    path = os.fspath(path)
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        return _unpack(data)
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{path}: {exc}") from None
+
+
+def _unpack(data: bytes) -> Any:
+    match = _TRAILER.search(data[-_TRAILER_MAX:])
+    if match is None:
+        raise ModelFormatError("not a streamnb model file, or truncated (no checksum trailer at the end)")
+    version = int(match.group(1))
+    if version != VERSION:
+        raise ModelFormatError(f"format version {version} is not supported (this streamnb reads version {VERSION})")
+    if hashlib.sha256(data[:-64]).hexdigest().encode("ascii") != match.group(2):
+        raise ModelFormatError("checksum mismatch: the file is corrupted or was modified")
+    try:
+        metadata, arrays = _read_archive(data)
+    except ModelFormatError:
+        raise
+    except Exception as exc:  # a malformed archive can fail in many ways inside zipfile/numpy
+        raise ModelFormatError(f"unreadable archive: {type(exc).__name__}: {exc}") from None
+    cls = MODEL_TYPES.get(metadata["model"])
+    if cls is None:
+        raise ModelFormatError(f"unknown model type {metadata['model']!r} (known: {sorted(MODEL_TYPES)})")
+    try:
+        state = decode_value(metadata["state"])
+    except RecursionError:
+        raise ModelFormatError("the model state is nested too deeply") from None
+    if not isinstance(state, dict) or not isinstance(state.get("params"), dict):
+        raise ModelFormatError("the model state must be a mapping with params")
+    if "tokenizer" in state["params"]:
+        state["params"] = {**state["params"], "tokenizer": build_tokenizer(metadata["tokenizer"])}
+    elif metadata["tokenizer"] is not None:
+        raise ModelFormatError(f"a {metadata['model']} has no tokenizer, but the file describes one")
+    try:
+        return cls._from_state(state, arrays)
+    except ModelFormatError:
+        raise
+    except (StreamNBError, KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ModelFormatError(f"invalid {metadata['model']} state: {type(exc).__name__}: {exc}") from None
+
+
+def _read_archive(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Metadata and arrays of an archive whose checksum has been verified; all checked."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+        names = [info.filename for info in infos]
+        if len(set(names)) != len(names):
+            raise ModelFormatError("duplicate archive members")
+        if any(info.compress_type != zipfile.ZIP_STORED for info in infos):
+            raise ModelFormatError("compressed archive members are not part of the format")
+        if METADATA not in names:
+            raise ModelFormatError(f"no {METADATA} member")
+        metadata = json.loads(archive.read(METADATA).decode("ascii"), parse_constant=_reject_constant)
+        _check_metadata(metadata)
+        expected = {METADATA} | {f"arrays/{name}.npy" for name in metadata["arrays"]}
+        if set(names) != expected:
+            raise ModelFormatError(f"archive members {sorted(set(names) ^ expected)} do not match the metadata")
+        arrays = {}
+        for name, spec in metadata["arrays"].items():
+            raw = archive.read(f"arrays/{name}.npy")
+            stream = io.BytesIO(raw)
+            version = np.lib.format.read_magic(stream)
+            shape, fortran, dtype = _header(stream, version)
+            if dtype.str != spec["dtype"] or list(shape) != spec["shape"] or fortran:
+                raise ModelFormatError(f"array {name!r} is {dtype.str} {list(shape)}, the metadata says "
+                                       f"{spec['dtype']} {spec['shape']}")
+            stream.seek(0)
+            array = np.lib.format.read_array(stream, allow_pickle=False)
+            if stream.tell() != len(raw):
+                raise ModelFormatError(f"array {name!r} has trailing bytes")
+            arrays[name] = array
+    return metadata, arrays
+
+
+def _header(stream: io.BytesIO, version: tuple[int, int]) -> tuple[tuple[int, ...], bool, np.dtype]:
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(stream)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(stream)
+    raise ModelFormatError(f"unsupported .npy version {version}")
+
+
+def _reject_constant(name: str) -> None:
+    raise ModelFormatError(f"non-finite number {name} in the metadata")
+
+
+def _check_metadata(metadata: object) -> None:
+    if not isinstance(metadata, dict):
+        raise ModelFormatError("the metadata is not a JSON object")
+    keys = {"format", "version", "streamnb", "model", "tokenizer", "state", "arrays"}
+    if set(metadata) != keys:
+        raise ModelFormatError(f"metadata keys {sorted(metadata)} differ from {sorted(keys)}")
+    if metadata["format"] != FORMAT:
+        raise ModelFormatError(f"format {metadata['format']!r} is not {FORMAT!r}")
+    if metadata["version"] != VERSION or isinstance(metadata["version"], bool):
+        raise ModelFormatError(f"format version {metadata['version']!r} is not supported "
+                               f"(this streamnb reads version {VERSION})")
+    if not isinstance(metadata["model"], str):
+        raise ModelFormatError(f"model type must be a string, got {describe(metadata['model'])}")
+    arrays = metadata["arrays"]
+    if not isinstance(arrays, dict):
+        raise ModelFormatError("the arrays entry must be an object")
+    for name, spec in arrays.items():
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name):
+            raise ModelFormatError(f"bad array name {name!r}")
+        if not (isinstance(spec, dict) and set(spec) == {"dtype", "shape"} and spec["dtype"] in ARRAY_DTYPES
+                and isinstance(spec["shape"], list)
+                and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in spec["shape"])):
+            raise ModelFormatError(f"array {name!r}: bad spec {describe(spec)} (dtypes allowed: {ARRAY_DTYPES})")

@@ -1,0 +1,43 @@
+"""Which features to drop to keep a model small: the scores behind the pruning policies.
+
+The models apply them (``DiscreteNB.prune`` and ``select_features``); dropping goes
+through ``CountStore.drop_features``, which takes the features' counts out of the class
+totals too, so a pruned model equals a batch model whose vocabulary never had them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def mutual_information(docs: np.ndarray, class_docs: np.ndarray) -> np.ndarray:
+    """I(presence of w; class) in nats for each feature, from document counts.
+
+    docs is (|F|, K) with D_cw, class_docs is (K,) with N_c, N = sum_c N_c. With
+    P(1, c) = D_cw / N, P(0, c) = (N_c - D_cw) / N, P(c) = N_c / N, P(1) = D_w / N:
+    I = sum_{e in {0,1}} sum_c P(e, c) log(P(e, c) / (P(e) P(c))), where 0 log 0 = 0.
+    """
+    docs = np.asarray(docs, dtype=float)
+    total = float(class_docs.sum())
+    if total <= 0 or not docs.size:
+        return np.zeros(docs.shape[0])
+    p_class = class_docs / total
+    present = docs / total
+    absent = np.maximum(class_docs[None, :] - docs, 0.0) / total  # rounding may leave -1e-17
+    p_present = present.sum(axis=1, keepdims=True)
+    p_absent = np.maximum(1.0 - p_present, 0.0)
+    return _plogp_ratio(present, p_present * p_class).sum(axis=1) + _plogp_ratio(absent, p_absent * p_class).sum(axis=1)
+
+
+def _plogp_ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """p log(p / q), with 0 where p = 0."""
+    positive = p > 0
+    out = np.zeros_like(p)
+    out[positive] = p[positive] * np.log(p[positive] / q[positive])
+    return out
+
+
+def lowest_first(totals: np.ndarray, last_seen: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Order of the features for a size cap: lowest total count first, then the least
+    recently seen, then the lowest id (a deterministic order)."""
+    return np.lexsort((ids, last_seen, totals))

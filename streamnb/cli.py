@@ -23,7 +23,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -39,7 +39,7 @@ from .mail import EmailTokenizer
 from .models import BernoulliNB, ComplementNB, MultinomialNB
 from .persist import load
 from .progress import ProgressBar
-from .sources import SourceError, is_labelled_file, looks_like_mail, read_labelled, read_mail
+from .sources import SourceError, looks_like_mail, read_labelled, read_mail
 from .text import Tokenizer
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3

@@ -443,14 +443,19 @@ class RunningMetrics:
         return _ratio(self.correct, self.n)
 
     @property
+    def counts(self) -> BinaryCounts:
+        """The confusion counts so far."""
+        return BinaryCounts(self.tp, self.fp, self.tn, self.fn)
+
+    @property
     def false_positive_rate(self) -> float:
         """FP / (FP + TN) so far."""
-        return _ratio(self.fp, self.fp + self.tn)
+        return self.counts.false_positive_rate
 
     @property
     def false_negative_rate(self) -> float:
         """FN / (FN + TP) so far."""
-        return _ratio(self.fn, self.fn + self.tp)
+        return self.counts.false_negative_rate
 
     @property
     def log_loss(self) -> float:

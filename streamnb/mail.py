@@ -32,7 +32,6 @@ import email.policy
 import email.utils
 import html
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -40,7 +39,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
-from streamnb.text import OnlineTfidf, Tokenizer
+from streamnb.text import Tokenizer
 
 __all__ = [
     "DEFAULT_ADDRESS_HEADERS",

@@ -38,7 +38,8 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
         f"streamnb.river needs the optional dependency {error.name!r} (river and pandas); "
         "install it with: pip install streamnb[river]") from error
 
-from . import mail, models, text
+from . import mail, models
+from . import text as text_features
 from .errors import InvalidInputError, InvalidTypeError, describe
 
 __all__ = ["NaiveBayesClassifier", "MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB",
@@ -437,7 +438,7 @@ class TextTransformer(river_base.MiniBatchTransformer):
 class Tokenizer(TextTransformer):
     """streamnb's fast word tokenizer as a river transformer: text -> {word: count}."""
 
-    transformer_class = text.Tokenizer
+    transformer_class = text_features.Tokenizer
 
 
 class EmailTokenizer(TextTransformer):
@@ -449,5 +450,5 @@ class EmailTokenizer(TextTransformer):
 class OnlineTfidf(TextTransformer):
     """streamnb's online TF-IDF as a river transformer: {word: count} -> {word: weight}."""
 
-    transformer_class = text.OnlineTfidf
+    transformer_class = text_features.OnlineTfidf
     text_input = False

@@ -52,11 +52,6 @@ def looks_like_mail(raw: bytes) -> bool:
     return bool(_FIELD.match(first))
 
 
-def is_labelled_file(path: str | Path) -> bool:
-    """True for the JSONL/CSV files that ``read_labelled`` reads (by file suffix)."""
-    return Path(path).suffix.lower() in _LABELLED_SUFFIXES
-
-
 def read_mail(path: str | Path) -> Iterator[RawMessage]:
     """Every raw message under path (see the module docstring for the layouts)."""
     source = Path(path).expanduser()

@@ -126,7 +126,20 @@ def class_log_prior(counts: np.ndarray, labels: Sequence[Label], class_prior: st
     return log_prior
 
 
-class DiscreteNB:
+class ManyPredictions:
+    """The *_many prediction methods of every model: the *_one method on each item, in order."""
+
+    def predict_many(self, X: Iterable[Any]) -> list[Label | None]:
+        return [self.predict_one(x) for x in X]
+
+    def predict_proba_many(self, X: Iterable[Any]) -> list[dict[Label, float]]:
+        return [self.predict_proba_one(x) for x in X]
+
+    def predict_log_proba_many(self, X: Iterable[Any]) -> list[dict[Label, float]]:
+        return [self.predict_log_proba_one(x) for x in X]
+
+
+class DiscreteNB(ManyPredictions):
     """Shared machinery of the count-based naive Bayes models.
 
     Parameters
@@ -1017,15 +1030,6 @@ class DiscreteNB:
         # The argmax of the joint log-likelihood is the argmax of the posterior.
         jll = self._log_posterior(self._encode(x), active, normalise=False)
         return self.store.labels[active[int(np.argmax(jll))]]
-
-    def predict_many(self, X: Iterable[Document]) -> list[Label | None]:
-        return [self.predict_one(x) for x in X]
-
-    def predict_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
-        return [self.predict_proba_one(x) for x in X]
-
-    def predict_log_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
-        return [self.predict_log_proba_one(x) for x in X]
 
     # -- introspection ----------------------------------------------------------------
     @property

@@ -32,12 +32,12 @@ from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeError, ModelFormatError,
                       UnknownClassError, describe)
 from ..store import Label, _settle, check_label
-from .base import _check_class_prior, _check_weight, class_log_prior, log_posterior
+from .base import ManyPredictions, _check_class_prior, _check_weight, class_log_prior, log_posterior
 
 Record = Mapping[Hashable, Any]
 
 
-class RecordNB:
+class RecordNB(ManyPredictions):
     """Class bookkeeping, learning and prediction shared by the record models.
 
     Parameters
@@ -283,15 +283,6 @@ class RecordNB:
         if not len(active):
             return None
         return self.labels[active[int(np.argmax(self._log_posterior(encoded, active)))]]
-
-    def predict_many(self, X: Iterable[Record]) -> list[Label | None]:
-        return [self.predict_one(x) for x in X]
-
-    def predict_proba_many(self, X: Iterable[Record]) -> list[dict[Label, float]]:
-        return [self.predict_proba_one(x) for x in X]
-
-    def predict_log_proba_many(self, X: Iterable[Record]) -> list[dict[Label, float]]:
-        return [self.predict_log_proba_one(x) for x in X]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(classes={len(self.classes)})"

@@ -9,6 +9,8 @@ into probabilities with log-sum-exp. Each subclass supplies the formula:
 
 from __future__ import annotations
 
+import abc
+
 import copy
 import math
 import numbers
@@ -139,7 +141,7 @@ class ManyPredictions:
         return [self.predict_log_proba_one(x) for x in X]
 
 
-class DiscreteNB(ManyPredictions):
+class DiscreteNB(ManyPredictions, abc.ABC):
     """Shared machinery of the count-based naive Bayes models.
 
     Parameters
@@ -254,9 +256,9 @@ class DiscreteNB(ManyPredictions):
         if (values < 0).any():
             raise InvalidInputError(f"feature counts must be >= 0, got {values[values < 0][0]!r}")
 
+    @abc.abstractmethod
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         """log P(c) + log P(x | c) for every class (array of length K)."""
-        raise NotImplementedError  # pragma: no cover - every model overrides it
 
     def _log_likelihood(self, doc: Encoded) -> np.ndarray:
         """The score without the class prior (what MixedNB sums over its parts); NaN for inactive classes."""
@@ -1058,9 +1060,9 @@ class DiscreteNB(ManyPredictions):
         row = self.store.gather(ids)[which][0]
         return {self.store.labels[c]: float(row[c]) for c in self._active()}
 
+    @abc.abstractmethod
     def log_linear(self) -> LogLinear:
         """The per-class bias and per-feature weights this model is equivalent to."""
-        raise NotImplementedError  # pragma: no cover - every model overrides it
 
     def top_features(self, k: int = 10) -> dict[Label, list[tuple[Hashable, float]]]:
         """The k features with the largest weight per class, in the log-linear view."""

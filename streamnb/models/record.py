@@ -21,6 +21,8 @@ A subclass defines:
 
 from __future__ import annotations
 
+import abc
+
 import copy
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -37,7 +39,7 @@ from .base import ManyPredictions, _check_class_prior, _check_weight, class_log_
 Record = Mapping[Hashable, Any]
 
 
-class RecordNB(ManyPredictions):
+class RecordNB(ManyPredictions, abc.ABC):
     """Class bookkeeping, learning and prediction shared by the record models.
 
     Parameters
@@ -54,26 +56,33 @@ class RecordNB(ManyPredictions):
         self.class_weights = np.zeros(0)  # N_c: sum of the weights of the records of class c
 
     # -- what subclasses define -------------------------------------------------------
+    @abc.abstractmethod
     def _read(self, x: Record) -> Any:
-        raise NotImplementedError  # pragma: no cover
+        """Defined by each model."""
 
+    @abc.abstractmethod
     def _check_removable(self, read: Any, c: int, weight: float) -> None:
-        raise NotImplementedError  # pragma: no cover
+        """Defined by each model."""
 
+    @abc.abstractmethod
     def _add(self, read: Any, label: Label, c: int, weight: float) -> None:
-        raise NotImplementedError  # pragma: no cover
+        """Defined by each model."""
 
+    @abc.abstractmethod
     def _encode(self, x: Record) -> Any:
-        raise NotImplementedError  # pragma: no cover
+        """Defined by each model."""
 
+    @abc.abstractmethod
     def _log_likelihood(self, encoded: Any) -> np.ndarray:
-        raise NotImplementedError  # pragma: no cover
+        """Defined by each model."""
 
+    @abc.abstractmethod
     def _grow_classes(self, n_classes: int) -> None:
-        raise NotImplementedError  # pragma: no cover
+        """Defined by each model."""
 
+    @abc.abstractmethod
     def _merge_counts(self, other: "RecordNB", class_map: np.ndarray) -> None:
-        raise NotImplementedError  # pragma: no cover
+        """Defined by each model."""
 
     def get_params(self) -> dict[str, Any]:
         return {"class_prior": self.class_prior}
@@ -270,11 +279,13 @@ class RecordNB(ManyPredictions):
         model._restore_tables(state["tables"], arrays)
         return model
 
+    @abc.abstractmethod
     def _table_state(self) -> tuple[Any, dict[str, np.ndarray]]:
-        raise NotImplementedError  # pragma: no cover - each saveable model defines it
+        """Defined by each model."""
 
+    @abc.abstractmethod
     def _restore_tables(self, tables: Any, arrays: dict[str, np.ndarray]) -> None:
-        raise NotImplementedError  # pragma: no cover - each saveable model defines it
+        """Defined by each model."""
 
     def predict_one(self, x: Record) -> Label | None:
         """The most probable class (first learned wins ties); None when untrained."""

@@ -30,6 +30,7 @@ classes). The store switches from dense to hashed automatically when K passes
 from __future__ import annotations
 
 import zlib
+from itertools import repeat
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple, Union
 
@@ -93,8 +94,8 @@ class Vocabulary:
         """Ids of the tokens, -1 for tokens not in the vocabulary (nothing is added)."""
         if self.n_buckets is not None:
             return self._hash(tokens)
-        get = self._index.get
-        return np.array([get(t, -1) for t in tokens], dtype=np.int64)
+        # map() keeps the per-token loop in C; this lookup is the hot spot of every call.
+        return np.fromiter(map(self._index.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
 
     def find_or_add(self, tokens: Sequence[Hashable], ids: np.ndarray | None = None) -> np.ndarray:
         """Ids of the tokens, giving new tokens new (or recycled) ids.
@@ -106,23 +107,30 @@ class Vocabulary:
             return self._hash(tokens)
         ids = self.find(tokens) if ids is None else ids.copy()
         if len(ids) and ids.min() < 0:
-            get = self._index.get
-            for position in np.flatnonzero(ids < 0).tolist():
-                token = tokens[position]
-                found = get(token)
-                ids[position] = self._add(token) if found is None else found
+            missing = np.flatnonzero(ids < 0)
+            again = self.find([tokens[i] for i in missing.tolist()])
+            ids[missing] = again
+            new = missing[again < 0]
+            if len(new):
+                new_tokens = [tokens[i] for i in new.tolist()]
+                distinct = list(dict.fromkeys(new_tokens))  # a token may be asked for twice
+                assigned = dict(zip(distinct, self._add(distinct)))
+                ids[new] = [assigned[t] for t in new_tokens]
         return ids
 
-    def _add(self, token: Hashable) -> int:
-        if self._free:
-            new_id = self._free.pop()
-            self._tokens[new_id] = token
-        else:
-            new_id = len(self._tokens)
-            self._tokens.append(token)
-        self._index[token] = new_id
+    def _add(self, tokens: list[Hashable]) -> list[int]:
+        """New ids for new, distinct tokens: freed ids first, then fresh ones."""
+        n_reused = min(len(tokens), len(self._free))
+        reused = self._free[len(self._free) - n_reused:]
+        del self._free[len(self._free) - n_reused:]
+        for i, token in zip(reused, tokens):
+            self._tokens[i] = token
+        start = len(self._tokens)
+        new_ids = reused + list(range(start, start + len(tokens) - n_reused))
+        self._tokens.extend(tokens[n_reused:])
+        self._index.update(zip(tokens, new_ids))
         self.epoch += 1
-        return new_id
+        return new_ids
 
     def _hash(self, tokens: Sequence[Hashable]) -> np.ndarray:
         crc32, n = zlib.crc32, self.n_buckets

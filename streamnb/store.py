@@ -254,7 +254,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 class HashCells:
     """(feature, class) cells in an open-addressing hash table (linear probing).
 
-    Memory is proportional to the number of nonzero cells (24 bytes per slot, 35% to 70%
+    Memory is proportional to the number of nonzero cells (24 bytes per slot, 50% to 70%
     of the slots used), not to |V| x K. Lookups are vectorised: every probe round is a few
     numpy operations over the keys still unresolved.
     """
@@ -317,9 +317,10 @@ class HashCells:
     def _rehash(self, needed: int) -> None:
         live = self.keys >= 0
         keys, tokens, docs = self.keys[live], self.tokens[live], self.docs[live]
-        # Rehashed tables start at most 35% full: linear probing stays short, memory tight.
+        # Rehashed tables start at most half full and grow again at 70%: linear probing
+        # stays short and on average about 60% of the slots hold a cell.
         capacity = 1024
-        while 20 * needed > 7 * capacity:
+        while 2 * needed > capacity:
             capacity *= 2
         self._allocate(capacity)
         slots = self._insert(keys)

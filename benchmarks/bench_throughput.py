@@ -35,7 +35,7 @@ from .contenders import (MODELS, TOKENIZERS, RiverTokenizeOnce, SklearnHashingNB
 NAME = "throughput"
 TITLE = "Throughput: prequential predict + learn"
 DEFAULT = True
-PREFIX, QUICK_PREFIX = 400, 40
+PREFIX, QUICK_PREFIX = 300, 40
 FULL_VOCABULARY_QUERIES, QUICK_FULL_VOCABULARY_QUERIES = 5, 2
 
 

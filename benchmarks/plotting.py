@@ -38,6 +38,16 @@ def _figure(width: float, height: float):
     return Figure(figsize=(width, height), layout="constrained")
 
 
+def _plain_log_axis(ax) -> None:
+    """A log x axis labelled 1, 2, 5, 10, 20, 50 ... in plain numbers (no 2 x 10^0)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.10g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def bar_chart(groups: dict[str, list[tuple[str, dict[str, Any], str]]], path: Path, *, xlabel: str, title: str,
               log: bool = False) -> Path:
     """One panel per group; each item (label, summary with median/min/max, library) is a bar."""
@@ -57,7 +67,7 @@ def bar_chart(groups: dict[str, list[tuple[str, dict[str, Any], str]]], path: Pa
             ax.annotate(f"{value:,.3g}" if value < 1000 else f"{value:,.0f}", (value, y), xytext=(4, 0),
                         textcoords="offset points", va="center", fontsize=7)
         if log and medians and min(medians) > 0:  # a zero (e.g. a perfect score) cannot sit on a log axis
-            ax.set_xscale("log")
+            _plain_log_axis(ax)
         ax.set_title(group, fontsize=10, loc="left")
         ax.grid(axis="x", alpha=0.3, which="both")
         ax.margins(x=0.12)
@@ -69,7 +79,7 @@ def bar_chart(groups: dict[str, list[tuple[str, dict[str, Any], str]]], path: Pa
 
 def loglog_panels(panels: list[dict[str, Any]], path: Path, *, title: str, columns: int = 2) -> Path:
     """Panels of log-log lines. A panel: {"title", "xlabel", "ylabel", "series": [{"label", "library",
-    "x": [...], "y": [...], "low": [...]?, "high": [...]?}], "note": str?}."""
+    "x": [...], "y": [...], "low": [...]?, "high": [...]?}]}."""
     rows = -(-len(panels) // columns)
     figure = _figure(5.2 * columns, 3.9 * rows)
     axes = figure.subplots(rows, columns, squeeze=False).ravel()
@@ -88,8 +98,6 @@ def loglog_panels(panels: list[dict[str, Any]], path: Path, *, title: str, colum
         ax.set_ylabel(panel["ylabel"])
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
-        if panel.get("note"):
-            ax.text(0.01, 0.01, panel["note"], transform=ax.transAxes, fontsize=7, va="bottom", color="#444444")
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     figure.suptitle(title, fontsize=11)

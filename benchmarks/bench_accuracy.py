@@ -36,6 +36,7 @@ from .contenders import (MODELS, TOKENIZERS, RiverTokenizeOnce, TfidfModel, rive
 NAME = "accuracy"
 TITLE = "Accuracy"
 DEFAULT = True
+REPEATED = False  # deterministic: measured once whatever --repeats says
 POSITIVE = "spam"
 
 
@@ -133,7 +134,8 @@ def split_rows(corpus, log) -> dict[str, dict[str, Any]]:
         for x, y in zip(corpus.texts[:cut], train_y):
             learner.learn_one(x, y)
         predicted, scores = _scores([learner.predict_proba_one(x) for x in corpus.texts[cut:]])
-        rows[name] = _row(library, name.split(" + ")[1], "BagOfWords", metrics(test_y, predicted, scores))
+        model = name.split(" + ")[1]
+        rows[name] = _row(library, model, "BagOfWords", metrics(test_y, predicted, scores))
     log(f"  80/20 split: {len(rows)} models")
     return rows
 
@@ -157,8 +159,8 @@ def _table(rows: dict[str, dict[str, Any]]) -> list[str]:
     for name, r in rows.items():
         auc = r["one_minus_auc_percent"]
         auc_text = "n/a" if auc is None else f"{auc:.3f}"
-        lines.append(f"| {common.cell(name)} | {r['messages']:,} | {100 * r['accuracy']:.2f} | {100 * r['fpr']:.2f} | {100 * r['fnr']:.2f} | "
-                     f"{auc_text} |")
+        lines.append(f"| {common.cell(name)} | {r['messages']:,} | {100 * r['accuracy']:.2f} | {100 * r['fpr']:.2f} | "
+                     f"{100 * r['fnr']:.2f} | {auc_text} |")
     return lines
 
 

@@ -24,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +93,7 @@ def child(library: str, model: str, corpus: str | None, limit: int | None, trace
         out["n_features"] = len(trained.feature_counts)
     if trace:
         del trained
-        gc.collect()
-        tracemalloc.start()
-        again = train()
-        gc.collect()
-        out["tracemalloc_bytes"] = tracemalloc.get_traced_memory()[0]
-        tracemalloc.stop()
-        del again
+        out["tracemalloc_bytes"], _ = common.traced_bytes(train)
     return out
 
 

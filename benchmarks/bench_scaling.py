@@ -3,8 +3,8 @@
 Each point is a model that learned, one document at a time: "cover" documents holding every
 word of the vocabulary once (so |V| is exact) and 2,000 documents of 200 tokens drawn from a
 Zipf law over the vocabulary, labels spread over the K classes. The same query documents
-(200 tokens, Zipf over the 1,000 most frequent words, so known at every size; 100 with --quick) are then
-predicted and learned (each model as many of the 200 queries as fit in 0.3 CPU seconds,
+(200 tokens, Zipf over the 1,000 most frequent words, so known at every size; 100 with
+--quick) are then predicted and learned (each model as many of the 200 queries as fit in 0.3 CPU seconds,
 at least 3); a figure is CPU microseconds per call (time.process_time), median of the
 rounds with min and max, models taking turns within a round.
 
@@ -126,11 +126,15 @@ def measure_point(names: list[str], stream, queries, repeats: int) -> dict[str, 
 def sweep(axis: str, sizes: list[int], ctx: common.Context) -> dict[str, Any]:
     """One sweep over |V| (axis "vocabulary", K = 2) or over K (axis "classes", |V| = 10^4)."""
     rng = np.random.default_rng(1)
-    queries = zipf_documents(ctx.pick(QUERY_RANKS, QUICK_QUERY_RANKS), ctx.pick(QUERIES, QUICK_QUERIES), DOC_TOKENS, rng)
+    queries = zipf_documents(ctx.pick(QUERY_RANKS, QUICK_QUERY_RANKS), ctx.pick(QUERIES, QUICK_QUERIES), DOC_TOKENS,
+                             rng)
     series: dict[str, dict[str, Any]] = {name: {"library": library, "points": [], "stopped": None}
                                          for name, (library, _) in SERIES.items()}
     for size in sizes:
-        n_vocab, n_classes = (size, 2) if axis == "vocabulary" else (ctx.pick(K_SWEEP_VOCAB, QUICK_K_SWEEP_VOCAB), size)
+        if axis == "vocabulary":
+            n_vocab, n_classes = size, 2
+        else:
+            n_vocab, n_classes = ctx.pick(K_SWEEP_VOCAB, QUICK_K_SWEEP_VOCAB), size
         names = [name for name in SERIES if series[name]["stopped"] is None]
         stream = training_stream(n_vocab, n_classes, ctx.pick(ZIPF_DOCS, QUICK_ZIPF_DOCS), seed=size)
         point = measure_point(names, stream, queries, ctx.repeats)
@@ -168,7 +172,8 @@ def run(ctx: common.Context) -> dict[str, Any]:
     ratios = {}
     for name in SERIES:
         if SERIES[name][0] == "streamnb" or name == "river MNB":
-            ratios[name] = {action: cost_ratio(vocabulary, name, action, 10**6, 10**4) for action in ("predict", "learn")}
+            ratios[name] = {action: cost_ratio(vocabulary, name, action, 10**6, 10**4)
+                            for action in ("predict", "learn")}
     return {"clock": common.CPU, "doc_tokens": DOC_TOKENS, "zipf_docs": ctx.pick(ZIPF_DOCS, QUICK_ZIPF_DOCS),
             "slow_limit_s": SLOW_LIMIT, "vocabulary": vocabulary, "classes": classes,
             "ratio_1e6_vs_1e4": ratios}

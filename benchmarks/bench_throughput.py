@@ -94,7 +94,8 @@ def key(input_: str, span: str, name: str) -> str:
 
 # (ratio id, numerator row, denominator row, what it says)
 RATIOS = [
-    ("mnb_text_vs_river", key("text", "full", "streamnb MNB + Tokenizer"), key("text", "full", "river BagOfWords | MNB"),
+    ("mnb_text_vs_river", key("text", "full", "streamnb MNB + Tokenizer"),
+     key("text", "full", "river BagOfWords | MNB"),
      "MNB from raw text, whole stream: streamnb (Tokenizer) / river pipeline"),
     ("mnb_text_vs_river_tokenize_once", key("text", "full", "streamnb MNB + Tokenizer"),
      key("text", "full", "river BagOfWords once + MNB"),
@@ -103,10 +104,10 @@ RATIOS = [
      key("text", "full", "river BagOfWords | MNB"), "MNB, streamnb with EmailTokenizer / river pipeline"),
     ("mnb_dicts_vs_river", key("dicts", "full", "streamnb MNB"), key("dicts", "full", "river MNB"),
      "MNB on pre-tokenized dicts, whole stream"),
-    ("bnb_text_vs_river", key("text", "prefix", "streamnb BNB + Tokenizer"), key("text", "prefix", "river BagOfWords | BNB"),
-     "BNB from raw text, prefix"),
-    ("cnb_text_vs_river", key("text", "prefix", "streamnb CNB + Tokenizer"), key("text", "prefix", "river BagOfWords | CNB"),
-     "CNB from raw text, prefix"),
+    ("bnb_text_vs_river", key("text", "prefix", "streamnb BNB + Tokenizer"),
+     key("text", "prefix", "river BagOfWords | BNB"), "BNB from raw text, prefix"),
+    ("cnb_text_vs_river", key("text", "prefix", "streamnb CNB + Tokenizer"),
+     key("text", "prefix", "river BagOfWords | CNB"), "CNB from raw text, prefix"),
     ("bnb_dicts_vs_river", key("dicts", "prefix", "streamnb BNB"), key("dicts", "prefix", "river BNB"),
      "BNB on pre-tokenized dicts, prefix"),
     ("cnb_dicts_vs_river", key("dicts", "prefix", "streamnb CNB"), key("dicts", "prefix", "river CNB"),
@@ -138,7 +139,8 @@ def full_vocabulary_predict(corpus, repeats: int, n_queries: int, log: Callable[
     vocabulary = models["streamnb BNB"].n_features
     out: dict[str, Any] = {"queries": len(queries), "n_features_streamnb": vocabulary,
                            "seconds_per_predict": {name: common.summary(v, common.CPU) for name, v in runs.items()}}
-    out["ratios"] = {model: common.ratio(runs[f"river {model}"], runs[f"streamnb {model}"]) for model in ("BNB", "CNB")}
+    out["ratios"] = {model: common.ratio(runs[f"river {model}"], runs[f"streamnb {model}"])
+                     for model in ("BNB", "CNB")}
     return out
 
 
@@ -198,8 +200,9 @@ def markdown(data: dict[str, Any]) -> list[str]:
         "|---|---|---:|---:|---:|",
     ]
     for r in rows.values():
-        lines.append(f"| {common.cell(r['name'])} | {'raw text' if r['input'] == 'text' else 'token dicts'} | {r['messages']:,} | "
-                     f"{_fmt_rate(r['msg_per_s'])} | {r['second_half_msg_per_s']['median']:,.0f} |")
+        source = "raw text" if r["input"] == "text" else "token dicts"
+        lines.append(f"| {common.cell(r['name'])} | {source} | {r['messages']:,} | {_fmt_rate(r['msg_per_s'])} | "
+                     f"{r['second_half_msg_per_s']['median']:,.0f} |")
     lines += ["", "| ratio (streamnb / other) | span | median | min | max | second half of the span |",
               "|---|---|---:|---:|---:|---:|"]
     for r in ratios.values():

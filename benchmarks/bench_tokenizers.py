@@ -65,7 +65,8 @@ def markdown(data: dict[str, Any]) -> list[str]:
              "| tokenizer | MB/s (min-max) | vs river |", "|---|---:|---:|"]
     for name, row in data["rows"].items():
         r = row["mb_per_s"]
-        lines.append(f"| {common.cell(name)} | {r['median']:.1f} ({r['min']:.1f}-{r['max']:.1f}) | {row['vs_river']['median']:.2f}x |")
+        lines.append(f"| {common.cell(name)} | {r['median']:.1f} ({r['min']:.1f}-{r['max']:.1f}) | "
+                     f"{row['vs_river']['median']:.2f}x |")
     return lines
 
 

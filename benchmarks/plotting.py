@@ -80,6 +80,8 @@ def bar_chart(groups: dict[str, list[tuple[str, dict[str, Any], str]]], path: Pa
 def loglog_panels(panels: list[dict[str, Any]], path: Path, *, title: str, columns: int = 2) -> Path:
     """Panels of log-log lines. A panel: {"title", "xlabel", "ylabel", "series": [{"label", "library",
     "x": [...], "y": [...], "low": [...]?, "high": [...]?}]}."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
     rows = -(-len(panels) // columns)
     figure = _figure(5.2 * columns, 3.9 * rows)
     axes = figure.subplots(rows, columns, squeeze=False).ravel()
@@ -93,6 +95,11 @@ def loglog_panels(panels: list[dict[str, Any]], path: Path, *, title: str, colum
                 ax.fill_between(series["x"], series["low"], series["high"], color=colour, alpha=0.15)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        plain = FuncFormatter(lambda value, _: f"{value:,.10g}")
+        ax.yaxis.set_major_formatter(plain)
+        low, high = ax.get_ylim()
+        # label the 2, 3 ... 9 ticks only when the axis holds less than a decade (else no label at all)
+        ax.yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())
         ax.set_title(panel["title"], fontsize=10)
         ax.set_xlabel(panel["xlabel"])
         ax.set_ylabel(panel["ylabel"])

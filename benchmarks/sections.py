@@ -2,7 +2,8 @@
 
 A section is a module ``benchmarks/bench_<name>.py`` with:
 
-- ``NAME`` (used by ``--only``), ``TITLE``, ``DEFAULT`` (run without ``--only``?);
+- ``NAME`` (used by ``--only``), ``TITLE``, ``DEFAULT`` (run without ``--only``?), and
+  optionally ``REPEATED = False`` for a deterministic section measured once;
 - ``run(ctx: common.Context) -> dict``: measure, return JSON-serialisable data;
 - ``markdown(data) -> list[str]``: its part of RESULTS.md;
 - optionally ``targets(data) -> list[dict]`` (``{"id", "what", "value", "op", "threshold",

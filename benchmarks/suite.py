@@ -113,10 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         ctx.log(f"\n== {name}: {module.TITLE}")
         started, clock = common.stamp(), time.perf_counter()
         data = module.run(ctx)
+        corpus = ctx.loaded_corpus
         results["sections"][name] = {
-            "run": {"started": started, "finished": common.stamp(), "wall_seconds": round(time.perf_counter() - clock, 1),
-                    "repeats": repeats, "quick": args.quick,
-                    "corpus": ctx.loaded_corpus.name if ctx.loaded_corpus is not None else None},
+            "run": {"started": started, "finished": common.stamp(),
+                    "wall_seconds": round(time.perf_counter() - clock, 1),
+                    "repeats": repeats if getattr(module, "REPEATED", True) else 1, "quick": args.quick,
+                    "corpus": corpus.name if corpus is not None else None},
             "data": data,
         }
         if ctx.loaded_corpus is not None:

@@ -94,7 +94,7 @@ def cluster_runs(records, client, partitions: int, repeats: int) -> dict[str, An
     for run in range(repeats + 1):
         cpu_before = cluster_cpu(client)
         start = time.perf_counter()
-        futures = client.scatter(parts)
+        futures = client.scatter(parts, hash=False)  # fresh keys: the last run's may still be releasing
         scattered = time.perf_counter()
         with get_task_stream(client) as stream:
             model = distributed.train(MultinomialNB(tokenizer=Tokenizer()), db.from_delayed(futures), split_every=4,

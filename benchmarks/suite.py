@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     results["sections"] = {name: results["sections"][name] for name in SECTIONS if name in results["sections"]}
     results["targets"] = report.evaluate_targets(results)
     write_json(results, path)
-    print("\nTargets:")
+    print("\nTargets:" if results["targets"] else "\nTargets: none in these sections")
     for target in results["targets"]:
         print("  " + report.target_line(target))
     if results["corpus"] and results["corpus"]["name"] == "synthetic":

@@ -79,13 +79,19 @@ class Corpus:
         return int(round(len(self.messages) * train_fraction))
 
 
+def corpus_name(path: str | None = None) -> str:
+    """Which corpus :func:`load_corpus` would read for ``path``: "spamassassin" or "synthetic"."""
+    location = path or os.environ.get(SPAMASSASSIN_ENV)
+    return SYNTHETIC if not location or location == SYNTHETIC else "spamassassin"
+
+
 def load_corpus(path: str | None = None, limit: int | None = None) -> Corpus:
     """The SpamAssassin stream from ``path`` or $STREAMNB_SPAMASSASSIN, else the synthetic one.
 
     ``limit`` keeps the first messages in Date order (the --quick slice).
     """
     location = path or os.environ.get(SPAMASSASSIN_ENV)
-    if not location or location == SYNTHETIC:
+    if corpus_name(path) == SYNTHETIC:
         return Corpus(SYNTHETIC, "generated (benchmarks.data.synthetic_messages, seed 0)",
                       synthetic_messages(limit or SYNTHETIC_MESSAGES))
     messages = load_spamassassin(location, order="date")

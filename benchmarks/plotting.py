@@ -63,8 +63,8 @@ def bar_chart(groups: dict[str, list[tuple[str, dict[str, Any], str]]], path: Pa
         positions = list(range(len(items)))[::-1]
         ax.barh(positions, medians, xerr=[low, high], color=colours, capsize=2, error_kw={"elinewidth": 0.8})
         ax.set_yticks(positions, labels, fontsize=8)
-        for y, value in zip(positions, medians):
-            ax.annotate(f"{value:,.3g}" if value < 1000 else f"{value:,.0f}", (value, y), xytext=(4, 0),
+        for y, value, above in zip(positions, medians, high):  # the label goes past the max whisker
+            ax.annotate(f"{value:,.3g}" if value < 1000 else f"{value:,.0f}", (value + above, y), xytext=(4, 0),
                         textcoords="offset points", va="center", fontsize=7)
         if log and medians and min(medians) > 0:  # a zero (e.g. a perfect score) cannot sit on a log axis
             _plain_log_axis(ax)
@@ -104,7 +104,7 @@ def loglog_panels(panels: list[dict[str, Any]], path: Path, *, title: str, colum
         ax.set_xlabel(panel["xlabel"])
         ax.set_ylabel(panel["ylabel"])
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, framealpha=0.6)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     figure.suptitle(title, fontsize=11)

@@ -13,8 +13,9 @@ The corpus is ``--corpus PATH`` or $STREAMNB_SPAMASSASSIN; without either (or wi
 
 Output goes to ``--out`` (default: ``benchmarks/`` for a full run, ``benchmarks/_cache/quick/``
 for ``--quick``, so a smoke run never overwrites the committed results). With ``--only``
-the other sections already in that folder's results.json are kept, each section carrying
-its own start/end time and load average. A full run into ``benchmarks/`` also rewrites the
+the other sections already in that folder's results.json are kept (when they were measured
+in the same mode on the same corpus), each section carrying its own start/end time and
+load average. A full run into ``benchmarks/`` also rewrites the
 README's performance section (``python -m benchmarks.report`` does the same from
 results.json alone).
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from . import common, report
+from .data import corpus_name
 from .sections import SECTIONS, default_sections
 
 SCHEMA = 1
@@ -48,8 +50,8 @@ def parse_sections(text: str | None, skip: str | None) -> list[str]:
     return [name for name in SECTIONS if name in names and name not in skipped]
 
 
-def previous_results(path: Path, quick: bool) -> dict[str, Any] | None:
-    """The results already in ``path``, if they can be merged with a run of this kind."""
+def previous_results(path: Path, quick: bool, corpus: str) -> dict[str, Any] | None:
+    """The results already in ``path``, if they can be merged with this run (same schema, mode and corpus)."""
     if not path.exists():
         return None
     try:
@@ -57,6 +59,8 @@ def previous_results(path: Path, quick: bool) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     if old.get("schema") != SCHEMA or old.get("suite", {}).get("quick") != quick:
+        return None
+    if (old.get("corpus") or {}).get("name", corpus) != corpus:
         return None
     return old
 
@@ -94,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = common.Context(quick=args.quick, repeats=repeats, corpus_path=args.corpus, out_dir=out_dir,
                          verbose=not args.quiet)
 
-    old = previous_results(path, args.quick) if args.only else None
+    old = previous_results(path, args.quick, corpus_name(args.corpus)) if args.only else None
     results: dict[str, Any] = {
         "schema": SCHEMA,
         "suite": {"command": "python -m benchmarks " + shlex.join(argv), "quick": args.quick, "repeats": repeats,

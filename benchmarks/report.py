@@ -101,8 +101,8 @@ def setting(results: dict[str, Any]) -> str:
     libraries = ", ".join(f"{name} {versions[name]}" for name in ("streamnb", "river", "scikit-learn", "numpy")
                           if versions.get(name))
     quick = " QUICK SMOKE RUN (small sizes, 1 round): not figures to quote." if suite["quick"] else ""
-    return (f"Measured {suite['started']['time'][:10]} on {machine['cpu']} ({machine['cores']} cores, shared with "
-            f"other jobs: load average {start[0]} at the start, {end[0]} at the end), Python {machine['python']}, "
+    return (f"Measured {suite['started']['time'][:10]} on {machine['cpu']} ({machine['cores']} cores, a machine shared "
+            f"with other jobs; load average {start[0]} at the start, {end[0]} at the end), Python {machine['python']}, "
             f"{libraries}; on {data}. Times are CPU seconds of the process (time.process_time) unless marked wall; "
             f"each figure is the median of {suite['repeats']} round(s), the contenders taking turns within a round, "
             f"with min and max; ratios are taken within each round.{quick}")

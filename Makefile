@@ -22,5 +22,8 @@ test: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(PY) -m benchmarks
 
+bench-smoke: $(VENV)/.installed-dev
+	$(PY) -m benchmarks --quick
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

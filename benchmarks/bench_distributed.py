@@ -1,74 +1,62 @@
-"""Distributed training benchmark (issue 9): Dask cluster vs single-process learn_many.
-
-Run:  python -m benchmarks.bench_distributed [--corpus PATH] [--workers 2] [--repeats 3]
-                                               [--partitions 2,8,32]
-(the corpus path defaults to $STREAMNB_SPAMASSASSIN; see streamnb.datasets).
+"""Distributed training (Dask) against single-process learn_many; not run by default (``--only distributed``).
 
 Every figure is end to end from raw text in this process to a trained model in this
-process, tokenization included (lowercased words of 2+ word characters, the same function
-everywhere), on the whole SpamAssassin corpus:
+process, tokenization included (streamnb's Tokenizer everywhere), on the whole stream:
 
-1. single process: tokenize every message, then one learn_many;
-2. Dask's threaded scheduler (distributed.train, scheduler="threads");
-3. a LocalCluster of ``--workers`` processes, one thread each: scatter the partitions to
-   the workers, train, bring the model back. Cluster start-up is reported apart.
+1. single process: ``MultinomialNB(tokenizer=Tokenizer()).learn_many(texts, labels)``;
+2. Dask's threaded scheduler (``distributed.train``, ``scheduler="threads"``, 8 partitions);
+3. a LocalCluster of 2 worker processes, one thread each: scatter the partitions to the
+   workers, train, bring the model back. Cluster start-up is reported apart.
 
 For the cluster, the task stream splits the wall time: partition tasks (tokenize + learn),
 merge tasks, transfers between workers; the rest is scheduling, the scatter and the final
-model's trip back. Wall times depend on what else runs on the machine (its load average is
-printed), so CPU seconds are reported as well: ``time.process_time`` of this process, of
-the scheduler and of each worker process, before and after a run. Their sum against the
-single process's CPU seconds is the overhead of going distributed whatever the load, and
-the busiest worker's CPU seconds bound the wall time on idle cores. Medians of
-``--repeats`` runs after one warm-up run (fresh workers import numpy/scipy/streamnb on
-their first task).
+model's trip back. Wall times depend on the machine's load, so CPU seconds are reported as
+well: ``time.process_time`` of this process, of the scheduler and of each worker process,
+before and after a run. Their sum against the single process's CPU seconds is the overhead
+of going distributed whatever the load. Medians of the rounds after one warm-up run
+(fresh workers import numpy/scipy/streamnb on their first task).
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import pickle
-import re
-import statistics
 import time
 import warnings
-from collections import Counter
+from typing import Any
 
-from streamnb import MultinomialNB
-from streamnb.datasets import load_spamassassin
+from streamnb import MultinomialNB, Tokenizer
 
-WORD = re.compile(r"\b\w\w+\b")
+from . import common
+
+NAME = "distributed"
+TITLE = "Distributed training (Dask)"
+DEFAULT = False
+WORKERS = 2
+PARTITIONS, QUICK_PARTITIONS = (2, 8, 32), (2,)
 
 
-def words(text: str) -> dict[str, int]:
-    """Lowercased words of 2+ word characters."""
-    return dict(Counter(WORD.findall(text.lower())))
+def wall_and_cpu(function) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds of this process, result) of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = function()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
 
 
-def median_time(function, repeats: int) -> tuple[float, object]:
-    """(median wall seconds, last result) of ``repeats`` calls."""
-    times, result = [], None
+def single_process(texts, labels, repeats: int) -> dict[str, Any]:
+    tokenizer = Tokenizer()
+    walls, cpus, tokenize, learn, model = [], [], [], [], None
     for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
-def single_process(records, repeats: int) -> dict:
-    texts, labels = [t for t, _ in records], [y for _, y in records]
-    tokenize, features = median_time(lambda: [words(t) for t in texts], repeats)
-    learn, model = median_time(lambda: MultinomialNB().learn_many(features, labels), repeats)
-    walls, cpus = [], []
-    for _ in range(repeats):  # end to end, as the cluster runs are measured
-        wall, cpu = time.perf_counter(), time.process_time()
-        MultinomialNB(tokenizer=words).learn_many(texts, labels)
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return {"tokenize": tokenize, "learn": learn, "total": statistics.median(walls),
-            "cpu": statistics.median(cpus), "model": model}
+        wall, _, features = wall_and_cpu(lambda: [tokenizer(t) for t in texts])
+        tokenize.append(wall)
+        wall, _, model = wall_and_cpu(lambda: MultinomialNB().learn_many(features, labels))
+        learn.append(wall)
+        wall, cpu, _ = wall_and_cpu(lambda: MultinomialNB(tokenizer=tokenizer).learn_many(texts, labels))
+        walls.append(wall)
+        cpus.append(cpu)
+    return {"tokenize": common.summary(tokenize, common.WALL), "learn_many": common.summary(learn, common.WALL),
+            "total": common.summary(walls, common.WALL), "cpu": common.summary(cpus, common.CPU), "model": model}
 
 
 def cluster_cpu(client) -> dict[str, float]:
@@ -94,7 +82,7 @@ def task_times(stream) -> dict[str, float]:
     return spent
 
 
-def cluster_runs(records, client, partitions: int, repeats: int) -> dict:
+def cluster_runs(records, client, partitions: int, repeats: int) -> dict[str, Any]:
     import dask.bag as db
     from distributed import get_task_stream
 
@@ -106,10 +94,10 @@ def cluster_runs(records, client, partitions: int, repeats: int) -> dict:
     for run in range(repeats + 1):
         cpu_before = cluster_cpu(client)
         start = time.perf_counter()
-        futures = client.scatter(parts)
+        futures = client.scatter(parts, hash=False)  # fresh keys: the last run's may still be releasing
         scattered = time.perf_counter()
         with get_task_stream(client) as stream:
-            model = distributed.train(MultinomialNB(tokenizer=words), db.from_delayed(futures), split_every=4,
+            model = distributed.train(MultinomialNB(tokenizer=Tokenizer()), db.from_delayed(futures), split_every=4,
                                       scheduler=client)
         end = time.perf_counter()
         del futures
@@ -120,81 +108,77 @@ def cluster_runs(records, client, partitions: int, repeats: int) -> dict:
             scatters.append(scattered - start)
             breakdowns.append(task_times(stream.data))
     keys = sorted({k for b in breakdowns for k in b})
-    return {"wall": statistics.median(walls), "scatter": statistics.median(scatters),
-            "tasks": {k: statistics.median(b.get(k, 0.0) for b in breakdowns) for k in keys},
-            "cpu": {k: statistics.median(c[k] for c in cpus) for k in cpus[0]}, "model": model}
+    tasks = {k: common.summary([b.get(k, 0.0) for b in breakdowns], common.WALL)["median"] for k in keys}
+    cpu = {k: common.summary([c[k] for c in cpus], common.CPU)["median"] for k in cpus[0]}
+    return {"wall": common.summary(walls, common.WALL), "scatter": common.summary(scatters, common.WALL)["median"],
+            "tasks": tasks, "cpu": cpu, "model": model}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", help="corpus folder or archive (default: $STREAMNB_SPAMASSASSIN)")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--partitions", default="2,8,32", help="comma-separated partition counts")
-    args = parser.parse_args(argv)
+def run(ctx: common.Context) -> dict[str, Any]:
     import dask.bag as db
     from distributed import Client, LocalCluster
 
     from streamnb import distributed
 
     warnings.filterwarnings("ignore", message="Sending large graph")
-    records = [(m.raw.decode("latin-1"), m.label) for m in load_spamassassin(args.corpus)]
-    n = len(records)
-    megabytes = sum(len(t) for t, _ in records) / 1e6
-    print(f"corpus: {n} messages, {megabytes:.1f} MB of text; cores: {os.cpu_count()}; "
-          f"load average at start: {os.getloadavg()[0]:.2f}")
+    corpus = ctx.corpus()
+    texts, labels = corpus.texts, corpus.labels
+    records = list(zip(texts, labels))
+    single = single_process(texts, labels, ctx.repeats)
+    reference = single.pop("model")
+    pickled = len(pickle.dumps(reference))
+    ctx.log(f"  single process: {single['total']['median']:.2f} s wall, CPU {single['cpu']['median']:.2f} s")
 
-    single = single_process(records, args.repeats)
-    reference = single["model"]
-    size = len(pickle.dumps(reference))
-    pickle_time, _ = median_time(lambda: pickle.loads(pickle.dumps(reference)), args.repeats)
-    print(f"\nsingle process: {single['total']:.2f} s = {n / single['total']:,.0f} msg/s "
-          f"(tokenize {single['tokenize']:.2f} s, learn_many {single['learn']:.2f} s); "
-          f"CPU {single['cpu']:.2f} s")
-    print(f"final model: |V| = {reference.n_features:,}, pickled {size / 1e6:.1f} MB, "
-          f"pickle round trip {pickle_time * 1000:.0f} ms")
-
-    threaded, model = median_time(
-        lambda: distributed.train(MultinomialNB(tokenizer=words), db.from_sequence(records, npartitions=8),
-                                  scheduler="threads"), args.repeats)
-    assert model.class_counts == reference.class_counts and model.n_features == reference.n_features
-    print(f"threaded scheduler, 8 partitions: {threaded:.2f} s = {n / threaded:,.0f} msg/s "
-          f"({single['total'] / threaded:.2f}x single process; tokenizing holds the GIL)")
-
+    threaded = []
+    for _ in range(ctx.repeats):
+        wall, _, model = wall_and_cpu(lambda: distributed.train(
+            MultinomialNB(tokenizer=Tokenizer()), db.from_sequence(records, npartitions=8), scheduler="threads"))
+        threaded.append(wall)
+        assert model.class_counts == reference.class_counts and model.n_features == reference.n_features
     start = time.perf_counter()
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    cluster = LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR)
     client = Client(cluster, set_as_default=False)
-    print(f"\nLocalCluster, {args.workers} worker processes x 1 thread: start-up {time.perf_counter() - start:.2f} s "
-          "(not counted below)")
+    startup = time.perf_counter() - start
+    runs = {}
     try:
-        for partitions in [int(p) for p in args.partitions.split(",")]:
-            run = cluster_runs(records, client, partitions, args.repeats)
-            model = run["model"]
+        for partitions in ctx.pick(PARTITIONS, QUICK_PARTITIONS):
+            result = cluster_runs(records, client, partitions, ctx.repeats)
+            model = result.pop("model")
             assert model.class_counts == reference.class_counts and model.n_features == reference.n_features
-            tasks = run["tasks"]
-            learn = tasks.get("_learn_partition:compute", 0.0)
-            merge = tasks.get("_merge_models:compute", 0.0)
-            transfer = sum(v for k, v in tasks.items() if k.endswith(":transfer"))
-            busy = (learn + merge + transfer) / args.workers
-            print(f"  {partitions:3d} partitions: {run['wall']:.2f} s = {n / run['wall']:,.0f} msg/s "
-                  f"({single['total'] / run['wall']:.2f}x single process)")
-            print(f"       task seconds: partitions {learn:.2f}, merges {merge:.2f}, transfers {transfer:.2f}; "
-                  f"scatter {run['scatter']:.2f} s; wall not covered by worker tasks "
-                  f"{max(run['wall'] - busy, 0.0):.2f} s")
-            cpu = run["cpu"]
-            workers = sorted((v for k, v in cpu.items() if k not in ("client", "scheduler")), reverse=True)
-            total = sum(cpu.values())
-            scheduler = f"scheduler {cpu['scheduler']:.2f}" if "scheduler" in cpu else "scheduler in the client"
-            print(f"       CPU seconds: client {cpu['client']:.2f}, {scheduler}, "
-                  f"workers {' + '.join(f'{w:.2f}' for w in workers)} = {total:.2f} in all "
-                  f"({total / single['cpu']:.2f}x the single process's {single['cpu']:.2f}); "
-                  f"on idle cores: >= {cpu['client'] + workers[0]:.2f} s wall")
+            runs[str(partitions)] = result
+            ctx.log(f"  cluster, {partitions} partitions: {result['wall']['median']:.2f} s wall")
     finally:
         client.close()
         cluster.close()
-    print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
+    return {"messages": len(texts), "workers": WORKERS, "n_features": reference.n_features, "pickled_bytes": pickled,
+            "single_process": single, "threaded_8_partitions": common.summary(threaded, common.WALL),
+            "cluster_startup_s": startup, "cluster": runs}
+
+
+def markdown(data: dict[str, Any]) -> list[str]:
+    single = data["single_process"]
+    total = single["total"]["median"]
+    lines = [f"{data['messages']:,} messages from raw text to a trained model in this process (wall seconds, "
+             f"median of the rounds; CPU seconds summed over the processes). Final model |V| = "
+             f"{data['n_features']:,}, pickled {data['pickled_bytes'] / 1e6:.1f} MB.", "",
+             "| run | wall s | vs single process | CPU s (all processes) |", "|---|---:|---:|---:|",
+             f"| single process (tokenize {single['tokenize']['median']:.2f} s + learn_many "
+             f"{single['learn_many']['median']:.2f} s) | {total:.2f} | 1 | {single['cpu']['median']:.2f} |",
+             f"| Dask threads, 8 partitions | {data['threaded_8_partitions']['median']:.2f} | "
+             f"{total / data['threaded_8_partitions']['median']:.2f}x | - |"]
+    for partitions, run in data["cluster"].items():
+        wall = run["wall"]["median"]
+        lines.append(f"| LocalCluster {data['workers']} workers, {partitions} partitions | {wall:.2f} | "
+                     f"{total / wall:.2f}x | {sum(run['cpu'].values()):.2f} |")
+    lines += ["", f"Cluster start-up (not counted above): {data['cluster_startup_s']:.2f} s. On 2 cores a cluster "
+              "does not beat one process: the corpus is shipped, and partition models are pickled and merged."]
+    return lines
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from .suite import main
+
+    raise SystemExit(main(["--only", NAME, *sys.argv[1:]]))

@@ -1,133 +1,87 @@
-"""Tokenizer throughput on the SpamAssassin public corpus, against river and scikit-learn.
+"""Tokenizer throughput on the stream: streamnb's Tokenizer and EmailTokenizer against river and scikit-learn.
 
-Usage:
-    python benchmarks/bench_tokenizers.py [CORPUS] [--quick] [--repeat 3] [--decode latin-1]
-
-CORPUS is the corpus archive (.tgz/.tar.*, e.g. spamassassin-public-corpus.tgz) or a folder of
-raw messages; without it the environment variable STREAMNB_SPAMASSASSIN is used.
-
-Every tokenizer runs in the same process on the same messages: the text tokenizers get the
-raw bytes decoded once up front (Latin-1 by default: one character per byte, nothing lost;
-``--decode utf-8`` decodes with errors="replace"), EmailTokenizer gets the raw bytes. MB/s is
-raw message megabytes (10^6 bytes) per CPU second of tokenizing, from the median time of
-``--repeat`` rounds (each round runs every tokenizer once, interleaved);
-ratios are against river's BagOfWords. ``--quick`` uses the first 300 messages (smoke run).
+Every tokenizer sees the same messages: the text tokenizers get the raw bytes decoded once
+as Latin-1 (one character per byte, nothing lost), EmailTokenizer gets the raw bytes (it
+parses MIME, decodes bodies and headers, and adds header, URL and MIME features, so it
+does more work). MB/s is raw message megabytes (10^6 bytes) per CPU second
+(time.process_time) of tokenizing, median of the rounds with min and max; the tokenizers
+take turns within each round; ratios are against river's BagOfWords, round by round.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
-import sys
-import tarfile
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from typing import Any
 
-# Run from a checkout without installing: make `import streamnb` find the sibling package.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from streamnb import EmailTokenizer, Tokenizer
 
-from streamnb.mail import EmailTokenizer  # noqa: E402
-from streamnb.text import Tokenizer  # noqa: E402
+from . import common
 
-QUICK_MESSAGES = 300
-
-
-def read_corpus(path: Path) -> list[bytes]:
-    """Raw messages of the corpus, sorted by member name (deterministic order)."""
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.name != "cmds" and not p.name.startswith("."))
-        txt = [p for p in files if p.suffix == ".txt"]
-        return [p.read_bytes() for p in (txt or files)]
-    messages: list[tuple[str, bytes]] = []
-    with tarfile.open(path) as archive:
-        for member in archive:
-            if member.isfile() and member.name.endswith(".txt") and "/data/" in f"/{member.name}":
-                handle = archive.extractfile(member)
-                if handle is not None:
-                    messages.append((member.name, handle.read()))
-    messages.sort()
-    return [data for _, data in messages]
+NAME = "tokenizers"
+TITLE = "Tokenizers"
+DEFAULT = True
+RIVER = "river BagOfWords().transform_one"
 
 
-def one_pass(function: Callable[[object], object], items: Sequence[object]) -> float:
-    """CPU seconds of this process to apply ``function`` to every item once.
-
-    CPU time rather than wall time: on a shared machine other processes' load then does not
-    count against whichever tokenizer happened to be running.
-    """
-    start = time.process_time()
-    for item in items:
-        function(item)
-    return time.process_time() - start
+def one_pass(function: Callable[[Any], Any], items: Sequence[Any]) -> float:
+    """CPU seconds to apply ``function`` to every item once."""
+    return common.cpu_seconds(lambda: [function(item) for item in items])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("corpus", nargs="?", help="corpus archive or folder (default: $STREAMNB_SPAMASSASSIN)")
-    parser.add_argument("--quick", action="store_true", help=f"only the first {QUICK_MESSAGES} messages")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per tokenizer; the median is reported")
-    parser.add_argument("--decode", choices=("latin-1", "utf-8"), default="latin-1", help="bytes -> text for text tokenizers")
-    args = parser.parse_args(argv)
+def run(ctx: common.Context) -> dict[str, Any]:
+    from river.feature_extraction import BagOfWords
+    from sklearn.feature_extraction.text import CountVectorizer
 
-    location = args.corpus or os.environ.get("STREAMNB_SPAMASSASSIN")
-    if not location:
-        parser.error("give the corpus path as an argument or set STREAMNB_SPAMASSASSIN")
-    path = Path(location)
-    if not path.exists():
-        parser.error(f"corpus not found: {path}")
-
-    raw = read_corpus(path)
-    if args.quick:
-        raw = raw[:QUICK_MESSAGES]
-    if not raw:
-        parser.error(f"no messages found in {path}")
-    texts = [data.decode(args.decode, "replace") for data in raw]
+    corpus = ctx.corpus()
+    texts, raw = corpus.texts, corpus.raw
     megabytes = sum(map(len, raw)) / 1e6
+    analyzer = CountVectorizer().build_analyzer()
+    contenders: dict[str, tuple[str, Callable[[Any], Any], Sequence[Any]]] = {
+        "streamnb Tokenizer()": ("streamnb", Tokenizer(), texts),
+        "streamnb EmailTokenizer() [raw bytes]": ("streamnb", EmailTokenizer(), raw),
+        RIVER: ("river", BagOfWords().transform_one, texts),
+        "scikit-learn CountVectorizer analyzer [token list]": ("scikit-learn", analyzer, texts),
+        "scikit-learn analyzer + Counter [bag of words]": ("scikit-learn", lambda text: Counter(analyzer(text)), texts),
+    }
+    runs = common.rounds({name: (lambda f=function, xs=items: one_pass(f, xs))
+                          for name, (_, function, items) in contenders.items()}, ctx.repeats, ctx.log)
+    tokenizer = Tokenizer()
+    same = sum(tokenizer(text) == Counter(analyzer(text)) for text in texts)
+    rows = {}
+    for name, (library, _, _) in contenders.items():
+        seconds = common.summary(runs[name], common.CPU)
+        rows[name] = {"library": library, "seconds": seconds, "mb_per_s": common.rate(seconds, megabytes),
+                      "vs_river": common.ratio(runs[RIVER], runs[name])}
+    ctx.log(f"  Tokenizer() vs river BagOfWords: {rows['streamnb Tokenizer()']['vs_river']['median']:.2f}x")
+    return {"messages": len(texts), "megabytes": megabytes, "clock": common.CPU, "rows": rows,
+            "same_as_sklearn_analyzer": same}
 
-    contenders: list[tuple[str, Callable[[object], object], Sequence[object]]] = [
-        ("streamnb Tokenizer()", Tokenizer(), texts),
-        ("streamnb EmailTokenizer() [raw bytes]", EmailTokenizer(), raw),
-    ]
-    river_name = "river BagOfWords().transform_one"
-    try:
-        from river.feature_extraction import BagOfWords
 
-        contenders.append((river_name, BagOfWords().transform_one, texts))
-    except ImportError:
-        print("river not installed: no river row and no ratios", file=sys.stderr)
-    try:
-        from sklearn.feature_extraction.text import CountVectorizer
+def markdown(data: dict[str, Any]) -> list[str]:
+    lines = [f"{data['messages']:,} messages, {data['megabytes']:.1f} MB of raw mail; MB per CPU second, median of "
+             "the rounds (min-max). streamnb's Tokenizer gives exactly scikit-learn's analyzer counts on "
+             f"{data['same_as_sklearn_analyzer']:,} of the {data['messages']:,} messages.", "",
+             "| tokenizer | MB/s (min-max) | vs river |", "|---|---:|---:|"]
+    for name, row in data["rows"].items():
+        r = row["mb_per_s"]
+        lines.append(f"| {common.cell(name)} | {r['median']:.1f} ({r['min']:.1f}-{r['max']:.1f}) | "
+                     f"{row['vs_river']['median']:.2f}x |")
+    return lines
 
-        analyzer = CountVectorizer().build_analyzer()
-        contenders.append(("sklearn CountVectorizer analyzer [list]", analyzer, texts))
-        contenders.append(("sklearn analyzer + Counter [bag]", lambda text: Counter(analyzer(text)), texts))
-    except ImportError:
-        analyzer = None
-        print("scikit-learn not installed: no scikit-learn rows", file=sys.stderr)
 
-    print(f"corpus: {path}")
-    print(f"{len(raw)} messages, {megabytes:.2f} MB raw, text decoded as {args.decode}; median of {args.repeat} runs")
-    if analyzer is not None:
-        tokenizer = Tokenizer()
-        same = sum(tokenizer(text) == Counter(analyzer(text)) for text in texts)
-        print(f"streamnb Tokenizer() == sklearn analyzer counts on {same}/{len(texts)} messages")
+def plots(data: dict[str, Any], out_dir) -> list[str]:
+    from .plotting import bar_chart
 
-    # Rounds interleave the contenders, so load changes on the machine hit all of them alike.
-    seconds: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
-    for _ in range(args.repeat):
-        for name, function, items in contenders:
-            seconds[name].append(one_pass(function, items))
-    rates = {name: megabytes / statistics.median(times) for name, times in seconds.items()}
-    river_rate = rates.get(river_name)
-    print(f"{'tokenizer':40s} {'MB/s':>8s} {'vs river':>9s}")
-    for name, rate in rates.items():
-        ratio = f"{rate / river_rate:8.2f}x" if river_rate else "        -"
-        print(f"{name:40s} {rate:8.1f} {ratio}")
-    return 0
+    items = [(name, row["mb_per_s"], row["library"]) for name, row in data["rows"].items()]
+    path = bar_chart({"": items}, out_dir / "tokenizers.png", xlabel="MB of raw mail per CPU second",
+                     title=f"Tokenizer throughput ({data['messages']:,} messages, {data['megabytes']:.1f} MB)")
+    return [path.name]
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+
+    from .suite import main
+
+    raise SystemExit(main(["--only", NAME, *sys.argv[1:]]))

@@ -1,0 +1,5 @@
+"""``python -m benchmarks``: see benchmarks.suite."""
+
+from .suite import main
+
+raise SystemExit(main())

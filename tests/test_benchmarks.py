@@ -1,0 +1,193 @@
+"""The benchmark suite: its --quick smoke run on a generated corpus, results.json's schema, the README section.
+
+The smoke run happens in a subprocess without STREAMNB_SPAMASSASSIN, so it uses the
+synthetic fallback corpus and never touches the committed results. Timings are not
+tested (they are the suite's output, not a property of the code); the structure is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+for _module in ("river", "sklearn", "matplotlib", "pandas"):
+    pytest.importorskip(_module)
+
+from benchmarks import report  # noqa: E402
+from benchmarks.data import SYNTHETIC, load_corpus, synthetic_messages  # noqa: E402
+from benchmarks.sections import SECTIONS, default_sections  # noqa: E402
+from benchmarks.suite import SCHEMA, parse_sections  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "benchmarks" / "results.json"
+PNG = b"\x89PNG\r\n\x1a\n"
+TARGET_IDS = {"mnb_vs_river", "bnb_vs_river", "cnb_vs_river", "mnb_vs_sklearn", "batch_vs_sklearn",
+              "predict_cost_vs_vocabulary", "memory_vs_river"}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """(output folder, results, stdout) of ``python -m benchmarks --quick`` on the synthetic corpus."""
+    out = tmp_path_factory.mktemp("bench")
+    env = {k: v for k, v in os.environ.items() if k != "STREAMNB_SPAMASSASSIN"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--quiet", "--out", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out, json.loads((out / "results.json").read_text()), done.stdout
+
+
+def summaries(node, path="results"):
+    """Every timed summary ({"median", "min", "max", ...}) in the results, with where it is."""
+    if isinstance(node, dict):
+        if "median" in node:
+            yield path, node
+        for key, value in node.items():
+            yield from summaries(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from summaries(value, f"{path}[{i}]")
+
+
+def check_schema(results, quick: bool) -> None:
+    assert results["schema"] == SCHEMA
+    assert set(results) == {"schema", "suite", "machine", "versions", "corpus", "sections", "targets"}
+    suite = results["suite"]
+    assert suite["quick"] is quick and suite["repeats"] >= 1
+    assert suite["command"].startswith("python -m benchmarks")
+    for moment in (suite["started"], suite["finished"]):
+        assert set(moment) == {"time", "load_average"}
+    machine = results["machine"]
+    assert {"cpu", "cores", "python", "os", "threads"} <= set(machine)
+    assert machine["cores"] >= 1
+    assert {"streamnb", "river", "scikit-learn", "numpy"} <= set(results["versions"])
+    assert all(results["versions"][name] for name in ("streamnb", "river", "scikit-learn", "numpy"))
+    corpus = results["corpus"]
+    assert corpus["messages"] == corpus["spam"] + corpus["ham"] > 0
+    assert set(default_sections()) <= set(results["sections"])
+    for name, section in results["sections"].items():
+        assert name in SECTIONS
+        assert {"run", "data"} == set(section)
+        assert section["run"]["repeats"] >= 1 and section["run"]["quick"] is quick
+    for where, stat in summaries(results["sections"]):
+        assert stat["min"] <= stat["median"] <= stat["max"], where
+        if "runs" in stat:
+            assert len(stat["runs"]) == results["sections"][where.split(".")[1]]["run"]["repeats"], where
+        if "clock" in stat and stat["clock"] is not None:
+            assert stat["clock"] in ("cpu", "wall"), where
+    targets = results["targets"]
+    assert {t["id"] for t in targets} == TARGET_IDS
+    for t in targets:
+        assert t["status"] in ("PASS", "MISS", "n/a")
+        if t["value"] is None:
+            assert t["status"] == "n/a"
+        else:
+            passed = t["value"] >= t["threshold"] if t["op"] == ">=" else t["value"] <= t["threshold"]
+            assert t["status"] == ("PASS" if passed else "MISS")
+    assert targets == report.evaluate_targets(results)
+
+
+def test_smoke_run_writes_results_with_the_schema(smoke):
+    _, results, _ = smoke
+    check_schema(results, quick=True)
+    assert results["corpus"]["name"] == SYNTHETIC
+
+
+def test_smoke_run_figures_are_plausible(smoke):
+    _, results, _ = smoke
+    sections = results["sections"]
+    throughput = sections["throughput"]["data"]
+    n, prefix = throughput["messages"], throughput["prefix"]
+    for row in throughput["rows"].values():
+        assert row["messages"] == (n if row["span"] == "full" else prefix)
+        assert row["msg_per_s"]["median"] > 0
+    batch = sections["batch"]["data"]["rows"]
+    # scikit-learn's CountVectorizer and streamnb's Tokenizer share a token pattern: same vocabulary
+    assert batch["streamnb MultinomialNB(tokenizer=Tokenizer()).learn_many"]["n_features"] == \
+        batch["scikit-learn CountVectorizer + MultinomialNB.fit"]["n_features"]
+    accuracy = sections["accuracy"]["data"]
+    for table in ("prequential", "prequential_prefix", "split_80_20"):
+        for row in accuracy[table].values():
+            assert 0 <= row["accuracy"] <= 1 and 0 <= row["fpr"] <= 1
+    # the same tokens and formulas give the same held-out predictions as scikit-learn
+    split = accuracy["split_80_20"]
+    for model in ("MNB", "BNB", "CNB"):
+        assert split[f"streamnb {model} + Tokenizer"]["accuracy"] == \
+            split[f"scikit-learn CountVectorizer + {model}"]["accuracy"]
+    memory = sections["memory"]["data"]["rows"]
+    assert all(row["tracemalloc_bytes"] > 0 for row in memory.values())
+    for series in sections["scaling"]["data"]["vocabulary"]["series"].values():
+        assert series["points"]
+
+
+def test_smoke_run_writes_report_and_plots(smoke):
+    out, results, stdout = smoke
+    text = (out / "RESULTS.md").read_text()
+    for name in results["sections"]:
+        assert f"## {SECTIONS[name].TITLE}" in text
+    assert "QUICK SMOKE RUN" in text and "SYNTHETIC" in text
+    pngs = sorted(out.glob("*.png"))
+    assert {p.name for p in pngs} >= {"throughput.png", "batch.png", "scaling_vocabulary.png", "scaling_classes.png",
+                                      "memory.png", "accuracy.png", "tokenizers.png"}
+    for png in pngs:
+        assert png.read_bytes()[:8] == PNG
+        assert f"]({png.name})" in text
+    for target in results["targets"]:
+        assert target["what"] in stdout and target["status"] in stdout
+
+
+def test_committed_results_have_the_schema():
+    results = json.loads(COMMITTED.read_text())
+    check_schema(results, quick=False)
+    assert results["corpus"]["name"] == "spamassassin"
+
+
+def test_readme_section_is_generated_from_committed_results():
+    results = json.loads(COMMITTED.read_text())
+    results["targets"] = report.evaluate_targets(results)
+    readme = (ROOT / "README.md").read_text()
+    assert report.current_section(readme) == report.readme_section(results), \
+        "README performance section is stale: run python -m benchmarks.report"
+
+
+def test_replace_section_swaps_only_the_marked_part():
+    text = f"intro\n{report.START}\nold\n{report.END}\noutro\n"
+    new = f"{report.START}\nnew\n{report.END}"
+    assert report.replace_section(text, new) == f"intro\n{new}\noutro\n"
+    with pytest.raises(ValueError, match="markers"):
+        report.replace_section("no markers here", new)
+
+
+def test_judge_says_by_how_much_a_target_is_missed():
+    missed = report.judge({"value": 5.0, "threshold": 15, "op": ">=", "unit": "x", "what": "speed"})
+    assert missed["status"] == "MISS" and missed["factor"] == pytest.approx(3.0)
+    assert "3.00 times short" in report.verdict(missed)
+    over = report.judge({"value": 0.6, "threshold": 0.4, "op": "<=", "unit": "x", "what": "memory"})
+    assert over["status"] == "MISS" and "1.50 times over" in report.verdict(over)
+    assert report.judge({"value": 0.3, "threshold": 0.4, "op": "<=", "unit": "x", "what": "m"})["status"] == "PASS"
+    assert report.judge({"value": None, "threshold": 1.3, "op": "<=", "unit": "", "what": "m"})["status"] == "n/a"
+
+
+def test_section_selection():
+    assert parse_sections(None, None) == default_sections()
+    assert parse_sections("accuracy,throughput", None) == ["throughput", "accuracy"]  # suite order
+    assert "distributed" not in default_sections() and parse_sections("distributed", None) == ["distributed"]
+    assert parse_sections(None, "memory") == [name for name in default_sections() if name != "memory"]
+    with pytest.raises(SystemExit, match="unknown section"):
+        parse_sections("nonsense", None)
+
+
+def test_synthetic_corpus_is_deterministic_and_in_date_order(monkeypatch):
+    monkeypatch.delenv("STREAMNB_SPAMASSASSIN", raising=False)
+    corpus = load_corpus(None, limit=120)
+    assert corpus.name == SYNTHETIC and len(corpus) == 120
+    assert {"ham", "spam"} == set(corpus.labels)
+    dates = [m.date for m in corpus.messages]
+    assert dates == sorted(dates)
+    assert [m.raw for m in synthetic_messages(120)] == corpus.raw
+    assert all(b"\nDate: " in raw and b"\n\n" in raw for raw in corpus.raw)

@@ -1,10 +1,10 @@
-"""Text to features: the word tokenizer, online TF-IDF and a one-message token cache.
+"""Text to features: the word tokenizer and online TF-IDF.
 
 The data path of streamnb is text -> tokens -> feature ids -> counts. This module owns the
 first arrow: :class:`Tokenizer` turns a ``str`` into a mapping ``feature -> count``;
 :class:`OnlineTfidf` re-weights such mappings with document frequencies that grow as
-documents stream by; :class:`TokenCache` lets a model tokenize a message once even when it
-predicts and then learns the same text.
+documents stream by. (A model given a tokenizer remembers the last message it tokenized,
+so predict-then-learn of the same text tokenizes it once: see ``DiscreteNB._lookup``.)
 
 Everything here is plain data (settings are str/int/bool/list values), so objects pickle,
 compare by settings, and can be saved as JSON by ``get_params()``.
@@ -31,7 +31,6 @@ __all__ = [
     "DEFAULT_TOKEN_PATTERN",
     "ENGLISH_STOP_WORDS",
     "OnlineTfidf",
-    "TokenCache",
     "Tokenizer",
 ]
 
@@ -589,57 +588,3 @@ class OnlineTfidf:
         """Learn the document, then transform it (the document counts in its own IDF)."""
         self.learn_one(features)
         return self.transform_one(features)
-
-
-# --------------------------------------------------------------------------------------------
-# Tokenize once per message
-# --------------------------------------------------------------------------------------------
-
-
-class TokenCache:
-    """Wrap a tokenizer and remember the last text, so the same message is tokenized once.
-
-    Why: a streaming filter usually calls ``predict_one(text)`` and then ``learn_one(text, y)``
-    on the same message; tokenizing is the slow step, so the second call reuses the features.
-    The cache holds one entry: a hit is the same object or an equal text (``is`` first, then
-    ``==``, which for different texts almost always stops at the length or first characters).
-    Each call returns a fresh ``dict`` copy, so callers may modify it. Only the tokenizer is
-    pickled, never the cached text.
-    """
-
-    def __init__(self, tokenizer: Callable[[Any], Mapping[str, float]]) -> None:
-        if not callable(tokenizer):
-            raise InvalidTypeError(f"tokenizer must be callable, got {describe(tokenizer)}")
-        self.tokenizer = tokenizer
-        self._text: Any = None
-        self._features: dict[str, float] | None = None
-
-    def __call__(self, text: Any) -> dict[str, float]:
-        """Features of ``text``: from the cache when it is the previous text, else tokenized."""
-        cached = self._text
-        if self._features is not None and (text is cached or (type(text) is type(cached) and text == cached)):
-            return dict(self._features)
-        features = dict(self.tokenizer(text))
-        self._text, self._features = text, features
-        return dict(features)
-
-    def clear(self) -> None:
-        """Forget the cached text."""
-        self._text = None
-        self._features = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"tokenizer": self.tokenizer}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["tokenizer"])  # type: ignore[misc]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TokenCache):
-            return NotImplemented
-        return bool(self.tokenizer == other.tokenizer)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"TokenCache({self.tokenizer!r})"

@@ -1,4 +1,4 @@
-"""Tests of streamnb.text: Tokenizer options, OnlineTfidf values, TokenCache."""
+"""Tests of streamnb.text: Tokenizer options, OnlineTfidf values."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from streamnb.errors import (
     InvalidParameterError,
     InvalidTypeError,
 )
-from streamnb.text import DEFAULT_TOKEN_PATTERN, ENGLISH_STOP_WORDS, OnlineTfidf, TokenCache, Tokenizer
+from streamnb.text import DEFAULT_TOKEN_PATTERN, ENGLISH_STOP_WORDS, OnlineTfidf, Tokenizer
 
 # --------------------------------------------------------------------------------------------
 # Tokenizer: the default token definition
@@ -558,61 +558,3 @@ def test_tfidf_unlearn_in_any_order_empties_and_norm_is_one(docs, rng):
     for doc in order:
         tfidf.unlearn_one(doc)
     assert tfidf.get_state() == {"n_docs": 0, "df": {}}
-
-
-# --------------------------------------------------------------------------------------------
-# TokenCache
-# --------------------------------------------------------------------------------------------
-
-
-class CountingTokenizer:
-    def __init__(self):
-        self.calls = 0
-
-    def __call__(self, text):
-        self.calls += 1
-        return Tokenizer()(text)
-
-
-def test_token_cache_tokenizes_the_same_text_once():
-    inner = CountingTokenizer()
-    cache = TokenCache(inner)
-    text = "cheap pills cheap"
-    assert cache(text) == {"cheap": 2, "pills": 1}
-    assert cache(text) == {"cheap": 2, "pills": 1}
-    assert inner.calls == 1
-    assert cache("".join(["cheap pills", " cheap"])) == {"cheap": 2, "pills": 1}  # equal, not identical
-    assert inner.calls == 1
-    assert cache("other text") == {"other": 1, "text": 1}
-    assert inner.calls == 2
-    cache.clear()
-    cache("other text")
-    assert inner.calls == 3
-
-
-def test_token_cache_returns_independent_copies():
-    cache = TokenCache(Tokenizer())
-    first = cache("spam spam")
-    first["spam"] = 99
-    first["added"] = 1
-    assert cache("spam spam") == {"spam": 2}
-
-
-def test_token_cache_does_not_mix_bytes_and_str():
-    calls = []
-    cache = TokenCache(lambda text: calls.append(type(text)) or {"n": len(text)})
-    cache("ab")
-    cache(b"ab")
-    assert calls == [str, bytes]
-
-
-def test_token_cache_pickles_without_the_cached_text():
-    cache = TokenCache(Tokenizer(binary=True))
-    cache("a secret message")
-    data = pickle.dumps(cache)
-    assert b"secret" not in data
-    clone = pickle.loads(data)
-    assert clone == cache
-    assert clone("a secret message") == {"secret": 1, "message": 1}
-    with pytest.raises(InvalidTypeError):
-        TokenCache("not callable")  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ from . import __version__
 from .calibrate import IsotonicCalibrator
 from .datasets import load_spamassassin, parse_date
 from .decision import ArgmaxRule, ChiSquareRule, PosteriorRule, SpamFilter, Verdict, progressive_filter
-from .errors import StreamNBError
+from .errors import CorpusNotFoundError, StreamNBError
 from .evaluate import brier_score, precision_recall_f1
 from .mail import EmailTokenizer
 from .models import BernoulliNB, ComplementNB, MultinomialNB
@@ -340,7 +340,10 @@ def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, flo
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Locate the corpus, stream it through the filter, show the metrics, save plots and model."""
-    messages = load_spamassassin(args.corpus, download=args.download)
+    try:
+        messages = load_spamassassin(args.corpus, download=args.download)
+    except CorpusNotFoundError as error:
+        raise CorpusNotFoundError(f"{error} (on the command line: --corpus PATH, or --download)") from None
     out = Path(args.out)
     print(f"SpamAssassin public corpus: {len(messages)} messages in Date order; "
           f"{args.model_type} NB (alpha {args.alpha}) over the {args.tokenizer} tokenizer; "

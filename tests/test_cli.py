@@ -37,10 +37,11 @@ def ham(i: int) -> bytes:
     return message(i, HAM_WORDS, "alice@work.example.org", "Project meeting")
 
 
-def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {**(os.environ if env is None else env), "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "streamnb", *args], input=stdin, capture_output=True,
-                          env=env, cwd=cwd, timeout=120)
+                          env=environment, cwd=cwd, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -250,3 +251,11 @@ def test_usage_errors_exit_3():
     result = run("classify")
     assert result.returncode == 3
     assert "error" in result.stderr.decode()
+
+
+def test_demo_without_a_corpus_says_how_to_get_it(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "STREAMNB_SPAMASSASSIN"}
+    env["STREAMNB_CACHE"] = str(tmp_path / "empty-cache")  # no cached download either
+    result = run("demo", "--out", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    assert_error(result, "STREAMNB_SPAMASSASSIN", "--corpus PATH", "--download")
+    assert not (tmp_path / "out").exists()

@@ -1,6 +1,8 @@
-"""Helpers shared by the tests: a full snapshot of a model's counts, and batch references."""
+"""Helpers shared by the tests: a model's counts, batch references, a synthetic spam/ham stream."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import numpy as np
 
@@ -33,3 +35,16 @@ def batch_matrix(docs, vocabulary=None):
             if word in index:
                 matrix[row, index[word]] = value
     return matrix, vocabulary
+
+
+def spam_ham_stream(n: int, seed: int, spam_words: list[str], ham_words: list[str], shared: list[str],
+                    n_shared: int) -> list[tuple[dict, str]]:
+    """Bags of words, 40% spam: 3 words of the class, n_shared common ones, 0-2 of the other class."""
+    rng = np.random.default_rng(seed)
+    stream = []
+    for _ in range(n):
+        label = "spam" if rng.random() < 0.4 else "ham"
+        own, other = (spam_words, ham_words) if label == "spam" else (ham_words, spam_words)
+        words = list(rng.choice(own, 3)) + list(rng.choice(shared, n_shared)) + list(rng.choice(other, rng.integers(0, 3)))
+        stream.append((dict(Counter(words)), label))
+    return stream

@@ -30,6 +30,7 @@ from streamnb.decision import (
 )
 from streamnb.errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError
 from streamnb.evaluate import progressive_evaluate
+from tests.state import spam_ham_stream
 
 
 def bag(text: str) -> dict[str, int]:
@@ -475,16 +476,8 @@ def test_unlearn_reverses_learn():
 
 
 def synthetic_stream(n=300, seed=3):
-    rng = np.random.default_rng(seed)
-    spam_words, ham_words, shared = ["s%d" % i for i in range(30)], ["h%d" % i for i in range(30)], ["c%d" % i for i in range(30)]
-    stream = []
-    for _ in range(n):
-        label = "spam" if rng.random() < 0.4 else "ham"
-        own = spam_words if label == "spam" else ham_words
-        other = ham_words if label == "spam" else spam_words
-        tokens = list(rng.choice(own, 3)) + list(rng.choice(shared, 4)) + list(rng.choice(other, rng.integers(0, 3)))
-        stream.append((dict(Counter(tokens)), label))
-    return stream
+    return spam_ham_stream(n, seed, ["s%d" % i for i in range(30)], ["h%d" % i for i in range(30)],
+                           ["c%d" % i for i in range(30)], n_shared=4)
 
 
 def test_progressive_filter_model_metrics_equal_progressive_evaluate():

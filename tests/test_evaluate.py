@@ -33,6 +33,7 @@ from streamnb.evaluate import (
     roc_auc,
 )
 from streamnb.progress import ProgressBar
+from tests.state import spam_ham_stream
 
 
 def random_predictions(seed: int, n: int = 500):
@@ -400,16 +401,8 @@ class TinyNB:
 
 
 def word_stream(seed, n=200):
-    rng = np.random.default_rng(seed)
-    spam_words, ham_words, shared = ["free", "win", "cash", "now"], ["meeting", "lunch", "report"], ["the", "a", "you"]
-    stream = []
-    for _ in range(n):
-        label = "spam" if rng.random() < 0.4 else "ham"
-        own = spam_words if label == "spam" else ham_words
-        other = ham_words if label == "spam" else spam_words
-        words = list(rng.choice(own, 3)) + list(rng.choice(shared, 2)) + list(rng.choice(other, rng.integers(0, 3)))
-        stream.append((dict(Counter(words)), label))
-    return stream
+    return spam_ham_stream(n, seed, ["free", "win", "cash", "now"], ["meeting", "lunch", "report"],
+                           ["the", "a", "you"], n_shared=2)
 
 
 def test_alpha_sweep_equals_separate_runs():

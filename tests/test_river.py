@@ -447,14 +447,20 @@ def test_multinomial_drop_in_on_spamassassin():
         theirs.learn_one(text, label)
 
 
+
+def teach(models, examples):
+    """Every model learns the same (x, y) examples, in order."""
+    for model in models:
+        for x, y in examples:
+            model.learn_one(x, y)
+
+
 def test_multinomial_differences_from_river():
     """Where streamnb and river's MultinomialNB differ, with the numbers of each."""
     # 1. Unseen words: river scores them, streamnb's default ignores them. Trained on
     #    spam {cheap: 2}, ham {meeting: 1}: |V| = 2, T_spam = 2, T_ham = 1.
     theirs, ignore, score = river_nb.MultinomialNB(), snr.MultinomialNB(), snr.MultinomialNB(unseen="score")
-    for model in (theirs, ignore, score):
-        model.learn_one({"cheap": 2}, "spam")
-        model.learn_one({"meeting": 1}, "ham")
+    teach([theirs, ignore, score], [({"cheap": 2}, "spam"), ({"meeting": 1}, "ham")])
     x = {"cheap": 1, "lottery": 1}
     # river: spam (3/4)(1/4) = 3/16, ham (1/3)(1/3) = 1/9 -> spam 27/43
     assert theirs.predict_proba_one(x)["spam"] == pytest.approx(27 / 43, abs=1e-12)
@@ -466,9 +472,7 @@ def test_multinomial_differences_from_river():
     #    not streamnb's V (it has no count). spam {cheap: 2, lottery: 0}, ham {meeting: 1}:
     #    river n_terms = 3, streamnb |V| = 2.
     theirs, ours = river_nb.MultinomialNB(), snr.MultinomialNB(unseen="score")
-    for model in (theirs, ours):
-        model.learn_one({"cheap": 2, "lottery": 0}, "spam")
-        model.learn_one({"meeting": 1}, "ham")
+    teach([theirs, ours], [({"cheap": 2, "lottery": 0}, "spam"), ({"meeting": 1}, "ham")])
     assert theirs.n_terms == 3 and ours.model.n_features == 2
     # river: spam 3/5, ham 1/4 -> 12/17; streamnb: spam 3/4, ham 1/3 -> 9/13
     assert theirs.predict_proba_one({"cheap": 1})["spam"] == pytest.approx(12 / 17, abs=1e-12)
@@ -524,9 +528,7 @@ def test_bernoulli_differences_from_river():
     # 1. The epsilon alone. spam {cheap}, ham {meeting}: p = 2/3 for the class's own word.
     #    Exact: spam (1/2)(2/3)(2/3) = 2/9, ham (1/2)(1/3)(1/3) = 1/18 -> spam 4/5.
     theirs, ours = river_nb.BernoulliNB(), snr.BernoulliNB()
-    for model in (theirs, ours):
-        model.learn_one({"cheap": 1}, "spam")
-        model.learn_one({"meeting": 1}, "ham")
+    teach([theirs, ours], [({"cheap": 1}, "spam"), ({"meeting": 1}, "ham")])
     assert ours.predict_proba_one({"cheap": 1})["spam"] == pytest.approx(0.8, abs=1e-15)
     # river: ((2/3 + e) / (1/3 + e))^2 = 4 (1 - 3e + ...) -> 4/5 - 12e/25 = 0.8 - 4.8e-10
     assert theirs.predict_proba_one({"cheap": 1})["spam"] == pytest.approx(0.8 - 4.8e-10, abs=1e-15)
@@ -536,10 +538,7 @@ def test_bernoulli_differences_from_river():
     #    lottery: 1}, ham {meeting: 2} twice. Without lottery: spam (1/3)(2/3)(2/3) = 4/27,
     #    ham (2/3)(1/4)(1/4) = 1/24 -> 32/41. river adds lottery absent: spam 2/3, ham 3/4 -> 256/337.
     theirs, ours = river_nb.BernoulliNB(true_threshold=1), snr.BernoulliNB(binarize=1)
-    for model in (theirs, ours):
-        model.learn_one({"cheap": 2, "lottery": 1}, "spam")
-        model.learn_one({"meeting": 2}, "ham")
-        model.learn_one({"meeting": 2}, "ham")
+    teach([theirs, ours], [({"cheap": 2, "lottery": 1}, "spam"), ({"meeting": 2}, "ham"), ({"meeting": 2}, "ham")])
     assert len(theirs.feature_counts) == 3 and ours.model.n_features == 2
     assert ours.predict_proba_one({"cheap": 2})["spam"] == pytest.approx(32 / 41, abs=1e-12)
     assert theirs.predict_proba_one({"cheap": 2})["spam"] == pytest.approx(256 / 337, abs=1e-8)
@@ -548,10 +547,7 @@ def test_bernoulli_differences_from_river():
     #    each as a present zero-count word, p = alpha / (N_c + 2 alpha): spam 1/3, ham 1/4.
     #    spam {cheap}, ham {meeting} twice: ignored -> 32/41; scored -> 384/465.
     theirs, ignore, score = river_nb.BernoulliNB(), snr.BernoulliNB(), snr.BernoulliNB(unseen="score")
-    for model in (theirs, ignore, score):
-        model.learn_one({"cheap": 1}, "spam")
-        model.learn_one({"meeting": 1}, "ham")
-        model.learn_one({"meeting": 1}, "ham")
+    teach([theirs, ignore, score], [({"cheap": 1}, "spam"), ({"meeting": 1}, "ham"), ({"meeting": 1}, "ham")])
     x = {"cheap": 1, "lottery": 1}
     assert theirs.predict_proba_one(x)["spam"] == pytest.approx(32 / 41, abs=1e-8)
     assert ignore.predict_proba_one(x)["spam"] == pytest.approx(32 / 41, abs=1e-12)

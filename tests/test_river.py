@@ -447,7 +447,6 @@ def test_multinomial_drop_in_on_spamassassin():
         theirs.learn_one(text, label)
 
 
-
 def teach(models, examples):
     """Every model learns the same (x, y) examples, in order."""
     for model in models:

@@ -97,25 +97,31 @@ class Vocabulary:
         # map() keeps the per-token loop in C; this lookup is the hot spot of every call.
         return np.fromiter(map(self._index.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
 
-    def find_or_add(self, tokens: Sequence[Hashable], ids: np.ndarray | None = None) -> np.ndarray:
+    def find_or_add(self, tokens: Sequence[Hashable], ids: np.ndarray | None = None,
+                    epoch: int | None = None) -> np.ndarray:
         """Ids of the tokens, giving new tokens new (or recycled) ids.
 
-        ``ids`` may carry an earlier ``find`` of the same tokens; its -1 entries are
-        looked up again (another call may have added them since) and added if still new.
+        ``ids`` may carry an earlier ``find`` of the same tokens, made at vocabulary
+        ``epoch``. Its -1 entries are the new tokens if the vocabulary has not changed since;
+        otherwise (or without ``epoch``) they are looked up again first.
         """
         if self.n_buckets is not None:
             return self._hash(tokens)
         ids = self.find(tokens) if ids is None else ids.copy()
         if len(ids) and ids.min() < 0:
             missing = np.flatnonzero(ids < 0)
-            again = self.find([tokens[i] for i in missing.tolist()])
-            ids[missing] = again
-            new = missing[again < 0]
-            if len(new):
-                new_tokens = [tokens[i] for i in new.tolist()]
+            if epoch != self.epoch:
+                again = self.find([tokens[i] for i in missing.tolist()])
+                ids[missing] = again
+                missing = missing[again < 0]
+            if len(missing):
+                new_tokens = [tokens[i] for i in missing.tolist()]
                 distinct = list(dict.fromkeys(new_tokens))  # a token may be asked for twice
-                assigned = dict(zip(distinct, self._add(distinct)))
-                ids[new] = [assigned[t] for t in new_tokens]
+                if len(distinct) == len(new_tokens):
+                    ids[missing] = self._add(distinct)
+                else:
+                    assigned = dict(zip(distinct, self._add(distinct)))
+                    ids[missing] = [assigned[t] for t in new_tokens]
         return ids
 
     def _add(self, tokens: list[Hashable]) -> list[int]:
@@ -526,7 +532,10 @@ class CountStore:
                                                   docs_delta / self.scale)
         if self.doc_histogram is not None:
             old_docs = self.cells.gather_class(ids, c)[1]
-            _move_in_histogram(self.doc_histogram[c], old_docs, old_docs + doc_delta)
+            if np.ndim(doc_delta) == 0:
+                _shift_in_histogram(self.doc_histogram[c], old_docs, doc_delta)
+            else:
+                _move_in_histogram(self.doc_histogram[c], old_docs, old_docs + doc_delta)
         self.cells.add_class(ids, c, token_delta, doc_delta)
         self.class_docs[c] += docs_delta
         self.class_tokens[c] += token_delta.sum()
@@ -846,6 +855,41 @@ def _histogram(values: np.ndarray) -> dict[float, int]:
     values = values[values != 0]
     distinct, counts = np.unique(values, return_counts=True)
     return dict(zip(distinct.tolist(), counts.tolist()))
+
+
+def _shift_in_histogram(histogram: dict[float, int], old: np.ndarray, delta: float) -> None:
+    """Update a value histogram for cells that all gained ``delta`` > 0 (a learned document).
+
+    One np.unique instead of two: the new values are the distinct old ones plus delta,
+    computed with the same float addition as the cells themselves. The dict is read and
+    written through map/update, in C: this runs on every learned Bernoulli document.
+    """
+    if not len(old):
+        return
+    distinct, counts = np.unique(old, return_counts=True)
+    arrived = distinct + delta
+    moved = arrived != distinct  # a delta below a huge value's rounding step changes nothing
+    if not moved.all():
+        distinct, counts, arrived = distinct[moved], counts[moved], arrived[moved]
+        if not len(distinct):
+            return
+    if distinct[0] == 0:  # features new to the class: no histogram entry to take them from
+        gone, gone_counts = distinct[1:].tolist(), counts[1:]
+    else:
+        gone, gone_counts = distinct.tolist(), counts
+    if gone:
+        left = np.fromiter(map(histogram.__getitem__, gone), np.int64, len(gone)) - gone_counts
+        histogram.update(zip(gone, left.tolist()))
+        if not left.all():
+            for value in np.asarray(gone)[left == 0].tolist():
+                del histogram[value]
+    if len(arrived) > 1 and (arrived[1:] == arrived[:-1]).any():
+        # Distinct tiny values can round to the same new value (arrived is sorted).
+        arrived, position = np.unique(arrived, return_inverse=True)
+        counts = np.bincount(position, counts).astype(np.int64)
+    arrived = arrived.tolist()
+    before = np.fromiter(map(histogram.get, arrived, repeat(0)), np.int64, len(arrived))
+    histogram.update(zip(arrived, (before + counts).tolist()))
 
 
 def _move_in_histogram(histogram: dict[float, int], old: np.ndarray, new: np.ndarray) -> None:

@@ -26,8 +26,8 @@ from benchmarks.suite import SCHEMA, parse_sections  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "benchmarks" / "results.json"
 PNG = b"\x89PNG\r\n\x1a\n"
-TARGET_IDS = {"mnb_vs_river", "bnb_vs_river", "cnb_vs_river", "mnb_vs_sklearn", "batch_vs_sklearn",
-              "predict_cost_vs_vocabulary", "memory_vs_river"}
+TARGET_IDS = {"mnb_vs_river", "mnb_dicts_vs_river", "bnb_vs_river", "bnb_dicts_whole_stream", "cnb_vs_river",
+              "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary", "memory_vs_river"}
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +106,11 @@ def test_smoke_run_figures_are_plausible(smoke):
     for row in throughput["rows"].values():
         assert row["messages"] == (n if row["span"] == "full" else prefix)
         assert row["msg_per_s"]["median"] > 0
+    whole = sections["fullstream"]["data"]
+    assert whole["checkpoints"][-1] == whole["messages"] == n
+    for clock in (whole["river_seconds"], whole["streamnb_seconds"]):
+        assert len(clock) == len(whole["checkpoints"]) and clock == sorted(clock) and clock[-1] > 0
+    assert whole["ratio"] == whole["river_seconds"][-1] / whole["streamnb_seconds"][-1]
     batch = sections["batch"]["data"]["rows"]
     # scikit-learn's CountVectorizer and streamnb's Tokenizer share a token pattern: same vocabulary
     assert batch["streamnb MultinomialNB(tokenizer=Tokenizer()).learn_many"]["n_features"] == \

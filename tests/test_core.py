@@ -434,3 +434,19 @@ def test_hashing_collisions_within_a_document_add_up(model_class):
     many = model_class(n_buckets=3).learn_many([{a: 1, b: 2, other: 1}], ["x"])
     assert snapshot(many) == snapshot(one)
     assert one.predict_log_proba_one({a: 1, b: 1}) == many.predict_log_proba_one({a: 1, b: 1})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.25, 1.0, 2.0, 3.3e-30, 5e15, 1e16]), max_size=6),
+       st.sampled_from([0.25, 1.0, 7.0, 1e-20, 3e-31]))
+def test_shifting_the_bernoulli_histogram_equals_moving_each_cell(old, delta):
+    # The learn path (_shift_in_histogram) against the general one, on values where float
+    # rounding merges values (tiny + 7.0) or leaves them unchanged (huge + tiny).
+    from streamnb.store import _histogram, _move_in_histogram, _shift_in_histogram
+
+    old = np.array(old)
+    moved, shifted = _histogram(old), _histogram(old)
+    _move_in_histogram(moved, old, old + delta)
+    _shift_in_histogram(shifted, old, delta)
+    assert shifted == moved
+    assert shifted == _histogram(old + delta)

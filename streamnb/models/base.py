@@ -52,6 +52,7 @@ class Lookup(NamedTuple):
     tokens: list
     values: np.ndarray
     ids: np.ndarray
+    epoch: int  # the vocabulary's epoch when ids were found (see Vocabulary.find_or_add)
 
 
 class Removal(NamedTuple):
@@ -431,7 +432,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
             ids, inverse = np.unique(ids, return_inverse=True)
             values = np.bincount(inverse, weights=values)
             tokens = self.store.vocabulary.tokens(ids)
-        lookup = Lookup(tokens, values, ids)
+        lookup = Lookup(tokens, values, ids, epoch)
         self._last_lookup = (x, epoch, None if isinstance(x, (str, bytes)) else dict(features), lookup)
         return lookup
 
@@ -442,7 +443,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
 
     def _encode(self, x: Document) -> Encoded:
         """A document as ids of features in V (for prediction: nothing is added)."""
-        tokens, values, ids = self._lookup(x)
+        tokens, values, ids, _ = self._lookup(x)
         known = ids >= 0 if self.n_buckets is None else self.store.known(ids)
         if known.all():
             return Encoded(ids, values, _NOTHING)
@@ -491,7 +492,8 @@ class DiscreteNB(ManyPredictions, abc.ABC):
                     return self
                 # The message moves to another class: first take out what it still weighs.
                 self._remove(self._removal(lookup, entry.label, entry.weight, entry.learned_at, entry.t))
-                lookup = lookup._replace(ids=self.store.vocabulary.find(tokens))  # ids may have been freed
+                vocabulary = self.store.vocabulary  # ids may have been freed: look them up again
+                lookup = lookup._replace(ids=vocabulary.find(tokens), epoch=vocabulary.epoch)
         self._learn(label, lookup, aged, factor, last_t)
         if self._ledger is not None:
             self._ledger.record(fingerprint, Entry(label, weight, self.store.n_learned, when))
@@ -535,7 +537,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         An empty document is an error unless ``empty_documents="learn"`` or ``allow_empty``
         (MixedNB: a record whose text field is empty still teaches its other fields).
         """
-        tokens, values, ids = self._lookup(x)
+        tokens, values, ids, epoch = self._lookup(x)
         present = self._present(values)
         if not present.all() or not len(values):
             if not present.any() and not allow_empty and self.empty_documents == "raise":
@@ -543,7 +545,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
                     f"empty document: no feature with a value above the threshold in {describe(x)}")
             tokens = [t for t, keep in zip(tokens, present) if keep]
             values, ids = values[present], ids[present]
-        return Lookup(tokens, self._learned_values(values), ids)
+        return Lookup(tokens, self._learned_values(values), ids, epoch)
 
     def _learn(self, label: Label, lookup: Lookup, weight: float, factor: float, last_t: float | None) -> None:
         """Advance the clocks by one document (``_clock_after``: factor, last_t), then add it
@@ -554,7 +556,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         store = self.store
         ids = lookup.ids
         if self.n_buckets is None and len(ids) and ids.min() < 0:
-            ids = store.vocabulary.find_or_add(lookup.tokens, ids)
+            ids = store.vocabulary.find_or_add(lookup.tokens, ids, lookup.epoch)
         c = store.add_class(label)
         self._update_counts(c, ids, weight * lookup.values, weight, weight)
 
@@ -568,7 +570,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         if c is None:
             raise UnknownClassError(f"cannot unlearn from class {label!r}: it was never learned")
         weight *= self._age_factor(learned_at, t)
-        tokens, values, ids = lookup
+        tokens, values, ids, _ = lookup
         known = ids >= 0 if self.n_buckets is None else store.known(ids)
         if learned_at is not None and self._pruned_at >= learned_at:
             # Pruned since: a feature holds the document's counts only if it has been in V

@@ -54,11 +54,13 @@ class BernoulliNB(DiscreteNB):
         cached = self._absent_cache.get(c)
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
+        histogram = store.doc_histogram[c]
+        values = np.fromiter(histogram.keys(), float, len(histogram))
+        counts = np.fromiter(histogram.values(), float, len(histogram))
         # Sorted, so that the sum does not depend on the order the values arrived in (a
         # loaded or merged model then scores bit for bit like the original).
-        histogram = sorted(store.doc_histogram[c].items())
-        values = np.array([value for value, _ in histogram], dtype=float) * store.scale
-        counts = np.array([count for _, count in histogram], dtype=float)
+        order = values.argsort(kind="stable")
+        values, counts = values[order] * store.scale, counts[order]
         class_docs = store.class_docs[c] * store.scale
         total = float(counts @ np.log(class_docs - values + self.alpha))
         self._absent_cache[c] = (key, total, float(counts.sum()))

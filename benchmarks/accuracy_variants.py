@@ -26,6 +26,8 @@ message with the model as it stands, then learn it). Columns:
   runs once and its time is added to every variant that uses it; river's row tokenizes
   inside its own loop).
 
+benchmarks/accuracy_errors.py lists the messages a setting gets wrong and when they come.
+
 ``--quick`` uses the first 1,000 messages (a smoke run: about 90 of them are ham, so the
 rates are coarse). ``--only`` runs the variants whose name contains the given text.
 """

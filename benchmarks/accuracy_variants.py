@@ -26,6 +26,8 @@ message with the model as it stands, then learn it). Columns:
   runs once and its time is added to every variant that uses it; river's row tokenizes
   inside its own loop).
 
+benchmarks/accuracy_errors.py lists the messages a setting gets wrong and when they come.
+
 ``--quick`` uses the first 1,000 messages (a smoke run: about 90 of them are ham, so the
 rates are coarse). ``--only`` runs the variants whose name contains the given text.
 """
@@ -75,6 +77,83 @@ class BinaryL1:
 
     def transform_one(self, features: Mapping[str, float]) -> dict[str, float]:
         return dict.fromkeys(features, self.mass / len(features)) if features else {}
+
+
+class FieldMass:
+    """Stateless EmailTfidf without the IDF: each present feature weighs tf(x_f) (1, or
+    log(1 + x_f) with ``log1p``), scaled so that the body carries ``body_mass`` and every other
+    field ``field_mass``. The weights depend on the message alone, so a model fed with them
+    keeps exact learn / unlearn / merge (EmailTfidf's IDF depends on what came before)."""
+
+    def __init__(self, tokenizer: EmailTokenizer, body_mass: float = 30.0, field_mass: float = 3.0,
+                 log1p: bool = False) -> None:
+        self.tokenizer, self.body_mass, self.field_mass, self.log1p = tokenizer, body_mass, field_mass, log1p
+
+    def learn_one(self, features: Mapping[str, float]) -> None:
+        pass
+
+    def transform_one(self, features: Mapping[str, float]) -> dict[str, float]:
+        field_of = self.tokenizer.field
+        raw = {f: (math.log1p(v) if self.log1p else 1.0) for f, v in features.items() if v > 0}
+        totals: dict[str, float] = {}
+        for feature, weight in raw.items():
+            totals[field_of(feature)] = totals.get(field_of(feature), 0.0) + weight
+        out = {}
+        for feature, weight in raw.items():
+            name = field_of(feature)
+            out[feature] = weight * (self.body_mass if name == "body" else self.field_mass) / totals[name]
+        return out
+
+
+class DirichletMNB:
+    """Multinomial naive Bayes, uniform class prior, with Dirichlet smoothing toward the
+    pooled distribution (Zhai & Lafferty 2001's "Dirichlet prior" smoothing of language models):
+
+        P(w|c) = (T_cw + mu * P(w)) / (T_c + mu),   P(w) = (T_w + alpha) / (T + alpha * |V|)
+
+    with T_w, T the counts summed over the classes. A class with little mass (T_c << mu)
+    gets P(w|c) close to P(w): a word never seen in the 45 hams learned so far is not taken
+    as strong evidence of spam just because the ham sample is small; as T_c grows the class's
+    own counts take over. A function of the counts only, so learn / unlearn / merge would stay
+    exact. Kept here (not in streamnb.models) until it earns a place: see the table in
+    streamnb/email_pipeline.py. Words never learned are ignored, as in MultinomialNB.
+    """
+
+    def __init__(self, alpha: float = 0.03, mu: float = 300.0) -> None:
+        self.alpha, self.mu = alpha, mu
+        self.counts: dict[str, list[float]] = {}  # feature -> [ham mass, spam mass]
+        self.totals = [0.0, 0.0]
+        self.docs = [0, 0]
+
+    @property
+    def n_features(self) -> int:
+        return len(self.counts)
+
+    def learn_one(self, x: Mapping[str, float], y: str) -> None:
+        k = int(y == "spam")
+        for feature, value in x.items():
+            self.counts.setdefault(feature, [0.0, 0.0])[k] += value
+        self.totals[k] += sum(x.values())
+        self.docs[k] += 1
+
+    def predict_log_proba_one(self, x: Mapping[str, float]) -> dict[str, float]:
+        known = [label for label, n in zip(("ham", "spam"), self.docs) if n]
+        if len(known) < 2:
+            return {label: 0.0 for label in known}
+        alpha, mu = self.alpha, self.mu
+        pooled = sum(self.totals) + alpha * len(self.counts)
+        log_ham = log_spam = 0.0
+        ham_norm, spam_norm = self.totals[0] + mu, self.totals[1] + mu
+        for feature, value in x.items():
+            cell = self.counts.get(feature)
+            if cell is None:
+                continue
+            prior = mu * (cell[0] + cell[1] + alpha) / pooled
+            log_ham += value * math.log((cell[0] + prior) / ham_norm)
+            log_spam += value * math.log((cell[1] + prior) / spam_norm)
+        top = max(log_ham, log_spam)
+        norm = top + math.log(math.exp(log_ham - top) + math.exp(log_spam - top))
+        return {"ham": log_ham - norm, "spam": log_spam - norm}
 
 
 class ExtraFeatures(EmailTokenizer):
@@ -287,6 +366,16 @@ VARIANTS: list[tuple[str, Any, Callable[[EmailTokenizer], Any] | None, Factory]]
      lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
     ("EmailPipeline() = bigrams + EmailTfidf + MNB(0.003, uniform)", {"body": BIGRAMS},
      lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
+    ("EmailTokenizer(bigrams) + EmailTfidf + DirichletMNB(0.03, 300)", {"body": BIGRAMS},
+     lambda tok: EmailTfidf(tok), lambda: DirichletMNB(alpha=0.03, mu=300.0)),
+    ("EmailTokenizer(bigrams) + EmailTfidf + DirichletMNB(0.003, 3000)", {"body": BIGRAMS},
+     lambda tok: EmailTfidf(tok), lambda: DirichletMNB(alpha=0.003, mu=3000.0)),
+    ("bigrams + FieldMass(binary) + MNB(0.003, uniform) [exact]", {"body": BIGRAMS},
+     lambda tok: FieldMass(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
+    ("bigrams + FieldMass(log1p) + DirichletMNB(0.03, 300) [exact]", {"body": BIGRAMS},
+     lambda tok: FieldMass(tok, log1p=True), lambda: DirichletMNB(alpha=0.03, mu=300.0)),
+    ("EmailTokenizer(binary) + DirichletMNB(0.01, 100) [exact]", {"body": {"binary": True}}, None,
+     lambda: DirichletMNB(alpha=0.01, mu=100.0)),
 ]
 
 

@@ -134,6 +134,48 @@ class EmailTfidf:
 #   English stop words removed: acc 98.97-99.09%, acc@0.3% 97.7-98.4%, all within a few
 #   messages of the setting without them, and none better at the 0.3% end: not adopted.
 #
+#
+# Tried later (same stream, same columns; "exact" = weights from the message alone, so
+# learn / unlearn / merge stay exact). DirichletMNB and FieldMass live in the benchmark:
+#   bigrams + EmailTfidf + Dirichlet smoothing toward the pooled distribution,
+#     P(w|c) = (T_cw + mu P(w)) / (T_c + mu), alpha 0.03, mu 300       99.21%  0.80%  0.79%  0.084    98.5%
+#     the same, alpha 0.003, mu 3000 (shrinks harder)                  99.07%  0.70%  1.42%  0.118    97.4%
+#   bigrams + per-field mass without IDF, binary + MNB(0.003) [exact]  98.99%  1.08%  0.84%  0.110    97.9%
+#   the same, log(1+count) + Dirichlet(0.03, 300) [exact]              99.02%  0.92%  1.11%  0.099    98.0%
+#   EmailTokenizer(binary) + Dirichlet(0.01, mu=100) [exact]           98.73%  0.99%  1.90%  0.566    88.7%
+#   IDF ln((1+N)/(1+df)) without the "+1" (ubiquitous tokens weigh 0)  99.06%  0.92%  1.00%    -     98.6%
+#   per-token log-ratio clipped to +-3 / +-6 (Graham's clamp)          98.81% / 99.01%, FPR 1.23% / 1.04%
+#   no MIME field / no header-name field / body mass 60                99.09% / 99.02% / 99.17%, FPR 0.84-1.08%,
+#                                                                      acc@0.3% 97.7-98.1% (worse ranking)
+#   + Message-ID domain tokens and List-Id words                       99.06% / 1.01% (98.45% at 0.3%)
+#   Robinson chi-square combining of document frequencies (EmailTokenizer() features,
+#     strength 0.45, 150 clues), spam iff
+#     I > 0.5 / I >= 0.9                                               97.49% / 95.42%, FPR 0.84% / 0.55%
+#   train on error (learn only when |log-odds| < 20 or wrong)          99.12%  0.89%  0.84%, acc@0.3% 97.7%
+#   train until no error: a learned message is right at once (a word seen in one ham
+#     outweighs it), so it relearns nothing and changes nothing.
+# Dirichlet smoothing is the one that helped: with little ham learned, a word absent from it
+# is no longer strong evidence of spam just because the ham sample is small. It helps the
+# IDF-weighted setting (58 -> 48 errors), hardly the raw binary counts. It is not in
+# streamnb.models yet (that would be a smoothing option of MultinomialNB). Its values were
+# chosen on this same stream: mu swept over 30-10,000 (in units of weight; a message weighs
+# about 36) and alpha over 0.0003-0.03, errors 48-56 for mu 100-3,000.
+#
+# Why none reaches FPR <= 0.3% (12 ham) with accuracy >= 99%, from benchmarks/accuracy_errors.py
+# on the best setting above (33 ham marked spam): 32 of the 33 are the first message from
+# their sender address, and 14 of them come before 100 hams have been learned, already
+# more than the 12 allowed. The stream opens with 158 spams, so the first ham (The Motley
+# Fool) meets a model that knows no ham at all; the next 45 hams are one Linux mailing list,
+# and then the newsletters arrive (a sweepstakes notice, a domain renewal reminder, CAUCE
+# news, The Register, CNET, Dilbert, Lockergnome, Oracle, a Japanese business mail ...):
+# bulk mail from senders never seen, worded like the hundreds of advertisements learned so
+# far. Nothing in the 45 list hams says that a newsletter can be wanted. The candidate
+# headers that could tell them apart are weak on this corpus (Message-ID domain equal to
+# the From domain: 36% of hard ham, 19% of spam; List-Unsubscribe: 22% vs 8%), and the
+# trace headers that separate them better (Received, Delivered-To) record how the corpus
+# was collected, so they are not used (see streamnb.mail). Ranking is the limit, not the
+# cutoff: even the cutoff chosen in hindsight to pass 12 hams misses 74-81 spams (98.5-98.6%).
+#
 # Binary features beat counts for a plain multinomial model, but with the TF-IDF weighting
 # log(1 + count) does as well or slightly better, so EmailTokenizer keeps counts by default
 # (pass body={"binary": True} for a plain model). Word pairs helped every multinomial variant

@@ -223,13 +223,16 @@ class DenseCells:
     def gather_class(self, ids: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
         return self.tokens.take(ids, axis=0)[:, c], self.docs.take(ids, axis=0)[:, c]
 
+    # Indexing a column view (table[:, c][ids]) is about twice as fast as table[ids, c].
     def put_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray) -> None:
-        self.tokens[ids, c] = tokens
-        self.docs[ids, c] = docs
+        self.tokens[:, c][ids] = tokens
+        self.docs[:, c][ids] = docs
 
     def add_class(self, ids: np.ndarray, c: int, tokens: np.ndarray, docs: np.ndarray | float) -> None:
-        self.tokens[ids, c] += tokens
-        self.docs[ids, c] += docs
+        column = self.tokens[:, c]
+        column[ids] += tokens
+        column = self.docs[:, c]
+        column[ids] += docs
 
     def gather_tokens(self, ids: np.ndarray, n_classes: int) -> np.ndarray:
         return self.tokens.take(ids, axis=0)[:, :n_classes]

@@ -997,7 +997,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         if cache is None or cache[0] != self.store.version or cache[1] != self.alpha:
             store = self.store
             active = np.flatnonzero(store.class_docs > 0)
-            log_prior = class_log_prior(store.class_docs * store.scale, store.labels, self.class_prior)
+            log_prior = class_log_prior(store.true_class_docs(), store.labels, self.class_prior)
             cache = self._prior_cache = (store.version, self.alpha, active, log_prior)
         return cache[2], cache[3]
 

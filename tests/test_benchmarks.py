@@ -111,6 +111,13 @@ def test_smoke_run_figures_are_plausible(smoke):
     for clock in (whole["river_seconds"], whole["streamnb_seconds"]):
         assert len(clock) == len(whole["checkpoints"]) and clock == sorted(clock) and clock[-1] > 0
     assert whole["ratio"] == whole["river_seconds"][-1] / whole["streamnb_seconds"][-1]
+    ceilings = sections["ceilings"]["data"]
+    seconds = {name: stat["runs"] for name, stat in ceilings["seconds"].items()}
+    assert ceilings["ceiling_dicts"]["runs"] == [
+        river / lookup for river, lookup in zip(seconds["river MNB (token dicts)"], seconds["lookup only"])]
+    assert ceilings["ceiling_text"]["runs"] == [
+        river / (split + lookup) for river, split, lookup in zip(
+            seconds["river BagOfWords | MNB (raw text)"], seconds["split + count"], seconds["lookup only"])]
     batch = sections["batch"]["data"]["rows"]
     # scikit-learn's CountVectorizer and streamnb's Tokenizer share a token pattern: same vocabulary
     assert batch["streamnb MultinomialNB(tokenizer=Tokenizer()).learn_many"]["n_features"] == \

@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "benchmarks" / "results.json"
 PNG = b"\x89PNG\r\n\x1a\n"
 TARGET_IDS = {"mnb_vs_river", "mnb_dicts_vs_river", "bnb_vs_river", "bnb_dicts_whole_stream", "cnb_vs_river",
-              "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary", "memory_vs_river"}
+              "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary", "memory_vs_river",
+              "tokenizer_vs_river", "email_tokenizer_vs_river"}
 
 
 @pytest.fixture(scope="module")

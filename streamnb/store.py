@@ -107,8 +107,9 @@ class Vocabulary:
         """
         if self.n_buckets is not None:
             return self._hash(tokens)
-        ids = self.find(tokens) if ids is None else ids.copy()
+        ids = self.find(tokens) if ids is None else ids
         if len(ids) and ids.min() < 0:
+            ids = ids.copy()  # the caller's array stays as it was
             missing = np.flatnonzero(ids < 0)
             if epoch != self.epoch:
                 again = self.find([tokens[i] for i in missing.tolist()])
@@ -543,9 +544,10 @@ class CountStore:
         self.class_docs[c] += docs_delta
         self.class_tokens[c] += token_delta.sum()
         born = ~self.alive[ids]
-        if born.any():
+        n_born = int(np.count_nonzero(born))
+        if n_born:
             self.alive[ids[born]] = True
-            self.n_features += int(born.sum())
+            self.n_features += n_born
             self.born[ids[born]] = self.n_learned
         self.last_seen[ids] = self.n_learned
         self.class_version[c] += 1

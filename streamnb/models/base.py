@@ -254,7 +254,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
 
     def _check_values(self, values: np.ndarray) -> None:
         """Raise for values this model cannot learn from (e.g. negative counts)."""
-        if (values < 0).any():
+        if len(values) and values.min() < 0:
             raise InvalidInputError(f"feature counts must be >= 0, got {values[values < 0][0]!r}")
 
     @abc.abstractmethod
@@ -406,7 +406,8 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         features = self._features(x)
         tokens = list(features)
         values = _numeric_array(features.values(), len(tokens))
-        if not np.isfinite(values).all():
+        # A sum is finite only if every value is (overflow aside: then the check below looks).
+        if not (math.isfinite(values.sum()) or np.isfinite(values).all()):
             bad = values[~np.isfinite(values)][0]
             raise InvalidInputError(f"feature values must be finite, got {bad!r}")
         self._check_values(values)
@@ -555,7 +556,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
             return  # so old that nothing of it is left
         store = self.store
         ids = lookup.ids
-        if self.n_buckets is None and len(ids) and ids.min() < 0:
+        if self.n_buckets is None:
             ids = store.vocabulary.find_or_add(lookup.tokens, ids, lookup.epoch)
         c = store.add_class(label)
         self._update_counts(c, ids, weight * lookup.values, weight, weight)

@@ -1,12 +1,13 @@
 """Which messages a spam-filter setting gets wrong on the Date-ordered SpamAssassin stream, and when.
 
 Usage:
-    python benchmarks/accuracy_errors.py [CORPUS] [--model mnb|dirichlet] [--top N]
+    python benchmarks/accuracy_errors.py [CORPUS] [--model dirichlet|additive] [--top N]
 
 One prequential run (predict each message, then learn it) of the EmailPipeline setting
-(EmailTokenizer with word pairs, EmailTfidf weights) with its multinomial model (``mnb``:
-MultinomialNB(alpha=0.003, uniform prior), the default) or the Dirichlet-smoothed one of
-benchmarks/accuracy_variants.py (``dirichlet``: DirichletMNB(alpha=0.03, mu=300)). For each
+(EmailTokenizer with word pairs, EmailTfidf weights) with its multinomial model
+(``dirichlet``, the default: ``streamnb.email_pipeline.default_model()``,
+MultinomialNB(alpha=0.03, mu=300, uniform prior)) or the additive one it replaced
+(``additive``: MultinomialNB(alpha=0.003, uniform prior)). For each
 message wrongly classified at the model's own decision it prints the stream index, the
 corpus group, the log-odds log P(spam|x) - log P(ham|x), how many hams had been learned
 before it, whether it is the first message from its sender address, and From / Subject.
@@ -29,10 +30,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.accuracy_variants import BIGRAMS, DirichletMNB  # noqa: E402
+from benchmarks.accuracy_variants import BIGRAMS  # noqa: E402
 from streamnb import MultinomialNB  # noqa: E402
 from streamnb.datasets import load_spamassassin  # noqa: E402
-from streamnb.email_pipeline import EmailTfidf  # noqa: E402
+from streamnb.email_pipeline import EmailTfidf, default_model  # noqa: E402
 from streamnb.mail import EmailTokenizer, parse_message  # noqa: E402
 
 _ADDRESS = re.compile(r"[\w.+-]+@[\w.-]+")
@@ -50,8 +51,7 @@ def run(messages: Sequence, model_name: str) -> tuple[np.ndarray, list[int]]:
     """Prequential log-odds of every message and the number of hams learned before each."""
     tokenizer = EmailTokenizer(body=BIGRAMS)
     weights = EmailTfidf(tokenizer)
-    model = DirichletMNB(0.03, 300.0) if model_name == "dirichlet" else MultinomialNB(alpha=0.003,
-                                                                                     class_prior="uniform")
+    model = default_model() if model_name == "dirichlet" else MultinomialNB(alpha=0.003, class_prior="uniform")
     log_odds, hams_before, hams = [], [], 0
     for message in messages:
         features = tokenizer(message.raw)
@@ -71,7 +71,7 @@ def run(messages: Sequence, model_name: str) -> tuple[np.ndarray, list[int]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", nargs="?", help="corpus archive or folder (default: $STREAMNB_SPAMASSASSIN)")
-    parser.add_argument("--model", choices=("mnb", "dirichlet"), default="mnb")
+    parser.add_argument("--model", choices=("dirichlet", "additive"), default="dirichlet")
     parser.add_argument("--top", type=int, default=13, help="hams with the highest log-odds to list (default 13)")
     args = parser.parse_args(argv)
     location = args.corpus or os.environ.get("STREAMNB_SPAMASSASSIN")

@@ -195,7 +195,8 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
-        """The defaults, then non-default smoothing, prior and unseen-word scoring.
+        """The defaults, then non-default smoothing, prior and unseen-word scoring (and
+        Dirichlet smoothing for a model with ``mu``).
 
         ``dense_max_classes=1`` also runs the checks on the hashed count table. Parameters
         the model does not have are left out, so every model can use this list.
@@ -204,6 +205,8 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
         yield {}
         others = {"alpha": 0.5, "class_prior": "laplace", "unseen": "score", "dense_max_classes": 1}
         yield {name: value for name, value in others.items() if name in names}
+        if "mu" in names:  # MultinomialNB's Dirichlet smoothing
+            yield {"mu": 50.0, "unseen": "score"}
 
     # -- one document -------------------------------------------------------------------
     def learn_one(self, x: Any, y: Hashable, w: float = 1.0) -> None:
@@ -273,7 +276,7 @@ _RIVER_DEFAULTS = {"empty_documents": "learn"}
 class MultinomialNB(NaiveBayesClassifier):
     """streamnb's multinomial naive Bayes as a river classifier.
 
-    Parameters are those of ``streamnb.MultinomialNB`` (alpha, class_prior, unseen,
+    Parameters are those of ``streamnb.MultinomialNB`` (alpha, mu, class_prior, unseen,
     tokenizer, ...), except that ``empty_documents`` defaults to ``"learn"``. With
     ``unseen="score"`` it reproduces ``river.naive_bayes.MultinomialNB`` on BagOfWords input.
 

@@ -155,15 +155,16 @@ def test_river_checks_fail_without_empty_documents_learn():
 def test_adapter_signature_is_the_model_signature():
     """Each adapter takes its model's parameters by name (following BernoulliNB's **kwargs)."""
     multinomial = inspect.signature(snr.MultinomialNB).parameters
-    assert list(multinomial) == ["alpha", "class_prior", "unseen", "tokenizer", "allow_zero_alpha",
+    assert list(multinomial) == ["alpha", "mu", "class_prior", "unseen", "tokenizer", "allow_zero_alpha",
                                  "n_buckets", "dense_max_classes", "empty_documents",
                                  "half_life", "half_life_seconds", "max_features", "min_count",
                                  "expire_after", "ledger"]
+    assert multinomial["mu"].default is None
     bernoulli = inspect.signature(snr.BernoulliNB).parameters
     assert list(bernoulli)[:2] == ["alpha", "binarize"]
-    assert set(bernoulli) == set(multinomial) | {"binarize"}
+    assert set(bernoulli) == set(multinomial) - {"mu"} | {"binarize"}
     assert multinomial["empty_documents"].default == "learn"  # river default; the core's is "raise"
-    assert inspect.signature(streamnb.MultinomialNB).parameters["empty_documents"].default == "raise"
+    assert streamnb.MultinomialNB().empty_documents == "raise"
     assert multinomial["alpha"].default == 1.0 and bernoulli["binarize"].default == 0.0
 
 

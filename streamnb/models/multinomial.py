@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import InvalidParameterError, UnknownClassError, describe
 from ..persist import register_model
 from ..store import Label, check_label
-from .base import Contributions, DiscreteNB, Document, Encoded, LogLinear
+from .base import Contributions, DiscreteNB, Document, Encoded, LogLinear, _check_positive
+
+
+class LogProb(NamedTuple):
+    """log P(w|c) = numerator[i, c] - denominator[c] for rows of gathered counts.
+
+    Kept apart so that a score sum_i x_i log P(w_i|c) is computed as
+    x @ numerator - sum(x) * denominator (one matrix product, as before ``mu`` existed).
+    """
+
+    numerator: np.ndarray  # (n, K)
+    denominator: np.ndarray  # (K,)
+    unseen: float  # the numerator of a word not in V (scored with unseen="score")
 
 
 @register_model
@@ -22,6 +35,21 @@ class MultinomialNB(DiscreteNB):
     so a new word changes every denominator at once). The score of a document x is
     log P(c) + sum_w x_w log P(w|c).
 
+    ``mu`` (a finite number > 0; None, the default, keeps the additive smoothing above)
+    switches to Dirichlet-prior smoothing toward the pooled distribution (Zhai & Lafferty
+    2001)::
+
+        P(w|c) = (T_cw + mu * P(w)) / (T_c + mu),   P(w) = (T_w + alpha) / (T + alpha*|V|)
+
+    with T_w = sum_c T_cw and T = sum_c T_c. A class holding little mass (T_c << mu) stays
+    close to the pooled P(w), so a word missing from a small class is weak evidence against
+    it; as T_c grows the class's own counts take over. mu is in units of token mass (a
+    document of counts weighs its number of tokens). An unseen word scored with
+    ``unseen="score"`` has T_cw = T_w = 0: P(w|c) = (mu*alpha / (T + alpha*|V|)) / (T_c + mu).
+    Every quantity is a count, so learn / unlearn / merge / forgetting stay exact, and a
+    prediction still costs O(distinct tokens x classes) (T_w is the row sum of the counts
+    gathered for the document; T and |V| are store totals).
+
     >>> from streamnb import MultinomialNB
     >>> model = MultinomialNB(alpha=1.0)
     >>> for doc, label in [({"chinese": 2, "beijing": 1}, "china"), ({"chinese": 2, "shanghai": 1}, "china"),
@@ -31,33 +59,69 @@ class MultinomialNB(DiscreteNB):
     0.6898
     """
 
-    def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
+    def __init__(self, alpha: float = 1.0, *, mu: float | None = None, **kwargs) -> None:
+        self.mu = _check_positive("mu", mu, integer=False)
+        super().__init__(alpha, **kwargs)
+
+    def get_params(self) -> dict:
+        return {**super().get_params(), "mu": self.mu}
+
+    def __repr__(self) -> str:
+        if self.mu is None:
+            return super().__repr__()
+        return (f"{type(self).__name__}(alpha={self.alpha!r}, mu={self.mu!r}, classes={len(self.classes)}, "
+                f"features={self.n_features})")
+
+    # -- the smoothing formula (the one place it is written) -----------------------------
+    def _log_prob(self, tokens: np.ndarray) -> LogProb:
+        """log P(w|c) for rows of true token counts T_cw (n, every class of the store).
+
+        Additive: log(T_cw + alpha) - log(T_c + alpha*|V|), unseen numerator log(alpha).
+        Dirichlet (``mu``): log(T_cw + mu*P(w)) - log(T_c + mu) with
+        P(w) = (T_w + alpha) / (T + alpha*|V|), T_w the row sum; unseen numerator
+        log(mu*alpha / (T + alpha*|V|)). Before any token is counted (T + alpha*|V| = 0)
+        P(w) is undefined; every class then has T_c = 0 and the same P(w|c), so an unseen
+        word is given log P(w|c) = 0 (it cannot tell the classes apart either way).
+        """
         store = self.store
         alpha = self.alpha
-        log_denominator = np.log(store.class_tokens * store.scale + alpha * store.n_features)
-        tokens = store.gather_tokens(doc.ids)
-        jll = self._log_prior() + doc.values @ np.log(tokens + alpha) - doc.values.sum() * log_denominator
+        class_tokens = store.true_class_tokens()
+        with np.errstate(divide="ignore"):
+            if self.mu is None:
+                return LogProb(np.log(tokens + alpha), np.log(class_tokens + alpha * store.n_features),
+                               np.log(alpha) if alpha > 0 else -np.inf)
+            mu = self.mu
+            pooled = float(class_tokens.sum()) + alpha * store.n_features
+            if pooled > 0:
+                background = (mu / pooled) * (tokens.sum(axis=1, keepdims=True) + alpha)  # mu * P(w)
+                unseen = np.log(mu * alpha / pooled) if alpha > 0 else -np.inf
+            else:  # nothing counted yet: V is empty and every T_c = 0
+                background, unseen = 0.0, np.log(mu)
+            return LogProb(np.log(tokens + background), np.log(class_tokens + mu), unseen)
+
+    def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
+        parts = self._log_prob(self.store.gather_tokens(doc.ids))
+        jll = self._log_prior() + doc.values @ parts.numerator - doc.values.sum() * parts.denominator
         if self.unseen == "score" and len(doc.unseen_values):
-            jll += doc.unseen_values.sum() * (np.log(alpha) - log_denominator)
+            jll += doc.unseen_values.sum() * (parts.unseen - parts.denominator)
         return jll
 
     def contributions_one(self, x: Document) -> Contributions:
         """The score of x split by feature, over the active classes (what ``evidence`` reads).
 
         terms[i, c] = x_i log P(w_i|c) for the known features w_i of x; rest[c] = log P(c),
-        plus, with unseen="score", the unseen words' sum(x) (log alpha - log(T_c + alpha*|V|)).
+        plus, with unseen="score", the unseen words' sum(x) log P(unseen|c) (see ``_log_prob``).
         rest + terms.sum(axis=0) is the joint log-likelihood ``predict_log_proba_one`` normalises.
         """
         doc = self._encode(x)
         store = self.store
         active = self._active()
-        log_denominator = np.log(store.true_class_tokens() + self.alpha * store.n_features)
-        tokens, _ = store.gather(doc.ids)
-        with np.errstate(divide="ignore"):
-            terms = doc.values[:, None] * (np.log(tokens + self.alpha) - log_denominator)
+        parts = self._log_prob(store.gather_tokens(doc.ids))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = doc.values[:, None] * (parts.numerator - parts.denominator)
             rest = self._log_prior().copy()
             if self.unseen == "score" and len(doc.unseen_values):
-                rest += doc.unseen_values.sum() * (np.log(self.alpha) - log_denominator)
+                rest += doc.unseen_values.sum() * (parts.unseen - parts.denominator)
         return Contributions(self.classes, store.vocabulary.tokens(doc.ids), terms[:, active], rest[active])
 
     def feature_log_prob(self) -> tuple[list, np.ndarray]:
@@ -65,12 +129,9 @@ class MultinomialNB(DiscreteNB):
         store = self.store
         ids = store.feature_ids()
         active = self._active()
-        tokens = store.gather_tokens(ids)
-        with np.errstate(divide="ignore"):
-            log_prob = (np.log(tokens[:, active] + self.alpha)
-                        - np.log(store.true_class_tokens()[active] + self.alpha * store.n_features))
+        parts = self._log_prob(store.gather_tokens(ids))
+        log_prob = parts.numerator[:, active] - parts.denominator[active]
         return store.vocabulary.tokens(ids), log_prob
-
     def log_linear(self) -> LogLinear:
         """bias_c = log P(c), weight_wc = log P(w|c): score_c(x) = bias_c + sum_w x_w weight_wc."""
         features, weights = self.feature_log_prob()
@@ -81,8 +142,9 @@ class MultinomialNB(DiscreteNB):
                  seed: int | np.random.Generator | None = None) -> dict[Hashable, int]:
         """Sample a bag of n_words words from class label's multinomial P(w|c): word -> count.
 
-        Draws (n_1, ..., n_|V|) ~ Multinomial(n_words, P(.|c)) with
-        P(w|c) = (T_cw + alpha) / (T_c + alpha*|V|); words drawn zero times are left out.
+        Draws (n_1, ..., n_|V|) ~ Multinomial(n_words, P(.|c)) with P(w|c) of ``feature_log_prob``
+        ((T_cw + alpha) / (T_c + alpha*|V|), or the Dirichlet form with ``mu``; both sum to 1
+        over V); words drawn zero times are left out.
         ``seed`` is an int or a numpy Generator; the same seed gives the same bag.
         """
         label = check_label(label)

@@ -1,6 +1,6 @@
-"""Ceilings: how fast any pure-Python streaming naive Bayes could be, against river.
+"""Ceilings: how fast a streaming naive Bayes that maps tokens to ids with a Python dict could be, against river.
 
-Two targets ask for ratios that pure Python cannot reach whatever the model code does:
+Two targets ask for ratios that such a store cannot reach whatever the model code does:
 MNB on token dicts >= 20x river's MultinomialNB, and MNB from raw text >= 15x river's
 ``BagOfWords() | MultinomialNB()``. This section times the irreducible part of each,
 in the same rounds as river, so the best ratio any such implementation could have (its
@@ -14,7 +14,8 @@ ceiling) is measured rather than argued:
   ``Counter(text.encode("latin-1").translate(table).decode("latin-1").split())``.
 
 ceiling(dicts) = river MNB time / lookup time; ceiling(text) = river pipeline time /
-(split + count + lookup time). A ratio target above its ceiling needs compiled code.
+(split + count + lookup time). A ratio target above its ceiling needs compiled code (a
+token table and a tokenizer in C, say).
 Clock: CPU time (process_time); median of the rounds, ratios taken round by round.
 """
 

@@ -134,7 +134,14 @@ def _headline(results: dict[str, Any]) -> list[str]:
         rows = sections["memory"]["data"]["rows"]
         lines.append("Trained MultinomialNB state (tracemalloc): " + "; ".join(
             f"{name.split(' ')[0]} {row['tracemalloc_bytes'] / 2**20:.1f} MiB" for name, row in rows.items()
-            if row["model"] == "MNB") + ".")
+            if row["model"] == "MNB") + " (floor: the least a store keyed by token strings in a dict can hold, "
+            f"{sections['memory']['data']['floor_vs_river']:.2f}x river's).")
+    if "ceilings" in sections:
+        data = sections["ceilings"]["data"]
+        lines.append("Ceilings, the best ratio to river a store that looks tokens up in a Python dict could reach "
+                     f"(river's time over those steps alone, no counting or scoring): {data['ceiling_dicts']['median']:.1f}x on "
+                     f"token dicts (token -> id lookup), {data['ceiling_text']['median']:.1f}x from raw text "
+                     "(split + count + lookup).")
     if "accuracy" in sections:
         rows = sections["accuracy"]["data"]["prequential"]
         picks = ["streamnb MNB + Tokenizer", "streamnb MNB + EmailTokenizer", "river BagOfWords + MNB",

@@ -69,6 +69,16 @@ def assert_proba_close(ours: dict, theirs: dict, tolerance: float) -> float:
     return worst
 
 
+def assert_pipelines_agree(ours, theirs, stream) -> None:
+    """Predict-then-learn both river pipelines (ending in a MultinomialNB) along the stream:
+    the same probabilities within 1e-9 once river's model has learned something."""
+    for text, label in stream:
+        if theirs["MultinomialNB"].class_counts:
+            assert_proba_close(ours.predict_proba_one(text), theirs.predict_proba_one(text), 1e-9)
+        ours.learn_one(text, label)
+        theirs.learn_one(text, label)
+
+
 # -- the adapters that exist, and the ones still to land ----------------------------------
 
 ALL_CLASSIFIERS = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB"]
@@ -441,11 +451,7 @@ def test_multinomial_drop_in_on_spamassassin():
     stream = spamassassin_stream(None, limit=400)
     ours = feature_extraction.BagOfWords() | snr.MultinomialNB(unseen="score")
     theirs = feature_extraction.BagOfWords() | river_nb.MultinomialNB()
-    for text, label in stream:
-        if theirs["MultinomialNB"].class_counts:
-            assert_proba_close(ours.predict_proba_one(text), theirs.predict_proba_one(text), 1e-9)
-        ours.learn_one(text, label)
-        theirs.learn_one(text, label)
+    assert_pipelines_agree(ours, theirs, stream)
 
 
 def teach(models, examples):
@@ -794,12 +800,8 @@ def test_transformer_adapter_pipeline_and_batches():
 
     ours = WordCounts() | snr.MultinomialNB(unseen="score")
     theirs = feature_extraction.BagOfWords() | river_nb.MultinomialNB()
-    for text, label in stream:
-        if theirs["MultinomialNB"].class_counts:
-            # Same tokens as BagOfWords on these texts (lowercase words of 2+ characters).
-            assert_proba_close(ours.predict_proba_one(text), theirs.predict_proba_one(text), 1e-9)
-        ours.learn_one(text, label)
-        theirs.learn_one(text, label)
+    # Same tokens as BagOfWords on these texts (lowercase words of 2+ characters).
+    assert_pipelines_agree(ours, theirs, stream)
     clone = ours.clone()
     assert clone["WordCounts"].min_length == 2 and clone["MultinomialNB"].classes == []
 

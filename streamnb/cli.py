@@ -288,6 +288,8 @@ def metrics_table(fields: dict[str, Any]) -> str:
         (f"unsure ({fields['rule']['name']}, {fields['rule']['ham_cutoff']}/{fields['rule']['spam_cutoff']})",
          f"{fields['unsure_rate']:.2%}"),
         ("accuracy among decided", f"{fields['decided_accuracy']:.4%}"),
+        ("verdict spam on ham / ham on spam",
+         f"{fields['verdict_false_positive_rate']:.4%} / {fields['verdict_false_negative_rate']:.4%}"),
     ]
     for label, scores in fields["per_class"].items():
         rows.append((f"{label}: precision / recall / F1",

@@ -147,7 +147,12 @@ def test_evaluate_writes_a_json_report(mail, tmp_path):
         assert key in report
     assert 0.5 <= report["accuracy"] <= 1.0
     assert set(report["per_class"]) == {"ham", "spam"}
-    assert "accuracy (argmax)" in result.stdout.decode()
+    out = result.stdout.decode()
+    assert "accuracy (argmax)" in out
+    # The table shows the verdicts' error rates as the report holds them.
+    verdicts = f"{report['verdict_false_positive_rate']:.4%} / {report['verdict_false_negative_rate']:.4%}"
+    assert any(line.startswith("verdict spam on ham / ham on spam") and line.endswith(verdicts)
+               for line in out.splitlines())
 
 
 def test_inspect(mail):

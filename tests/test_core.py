@@ -450,3 +450,23 @@ def test_shifting_the_bernoulli_histogram_equals_moving_each_cell(old, delta):
     _shift_in_histogram(shifted, old, delta)
     assert shifted == moved
     assert shifted == _histogram(old + delta)
+
+
+def test_find_or_add_trusts_an_earlier_lookup_only_at_the_same_epoch():
+    from streamnb.store import Vocabulary
+
+    vocabulary = Vocabulary()
+    vocabulary.find_or_add(["old"])
+    tokens = ["old", "new", "later"]
+    ids, epoch = vocabulary.find(tokens), vocabulary.epoch
+    assert ids.tolist() == [0, -1, -1]
+    # Unchanged vocabulary: the -1 entries are added as they are.
+    assert vocabulary.find_or_add(tokens, ids, epoch).tolist() == [0, 1, 2]
+    assert ids.tolist() == [0, -1, -1]  # the caller's array is left alone
+
+    other = Vocabulary()
+    other.find_or_add(["old"])
+    ids, epoch = other.find(tokens), other.epoch
+    other.find_or_add(["later"])  # the vocabulary changes after the lookup
+    assert other.find_or_add(tokens, ids, epoch).tolist() == [0, 2, 1]
+    assert len(other) == 3  # "later" was looked up again, not added twice

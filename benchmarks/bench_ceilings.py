@@ -21,8 +21,6 @@ Clock: CPU time (process_time); median of the rounds, ratios taken round by roun
 
 from __future__ import annotations
 
-import gc
-import time
 from collections import Counter
 from itertools import compress, repeat
 from typing import Any
@@ -32,18 +30,12 @@ import numpy as np
 from streamnb.text import _LATIN1_LOWER
 
 from . import common
+from .bench_throughput import prequential
 from .contenders import river_model, river_pipeline
 
 NAME = "ceilings"
 TITLE = "Ceilings: the irreducible steps, timed against river"
 DEFAULT = True
-
-
-def _timed(loop) -> float:
-    gc.collect()
-    start = time.process_time()
-    loop()
-    return time.process_time() - start
 
 
 def lookup_only(dicts) -> float:
@@ -56,7 +48,7 @@ def lookup_only(dicts) -> float:
             if ids.min(initial=0) < 0:
                 new = list(compress(x, (ids < 0).tolist()))
                 vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new))))
-    return _timed(loop)
+    return common.cpu_seconds(loop)
 
 
 def split_and_count(texts) -> float:
@@ -66,23 +58,15 @@ def split_and_count(texts) -> float:
     def loop():
         for text in texts:
             Counter(text.encode("latin-1").translate(table).decode("latin-1").split())
-    return _timed(loop)
-
-
-def prequential(model, xs, ys) -> float:
-    def loop():
-        for x, y in zip(xs, ys):
-            model.predict_one(x)
-            model.learn_one(x, y)
-    return _timed(loop)
+    return common.cpu_seconds(loop)
 
 
 def run(ctx: common.Context) -> dict[str, Any]:
     corpus = ctx.corpus()
     texts, dicts, labels = corpus.texts, corpus.dicts, corpus.labels
     contenders = {
-        "river MNB (token dicts)": lambda: prequential(river_model("MNB"), dicts, labels),
-        "river BagOfWords | MNB (raw text)": lambda: prequential(river_pipeline("MNB"), texts, labels),
+        "river MNB (token dicts)": lambda: prequential(river_model("MNB"), dicts, labels)[0],
+        "river BagOfWords | MNB (raw text)": lambda: prequential(river_pipeline("MNB"), texts, labels)[0],
         "lookup only": lambda: lookup_only(dicts),
         "split + count": lambda: split_and_count(texts),
     }

@@ -536,10 +536,7 @@ class CountStore:
                                                   docs_delta / self.scale)
         if self.doc_histogram is not None:
             old_docs = self.cells.gather_class(ids, c)[1]
-            if np.ndim(doc_delta) == 0:
-                _shift_in_histogram(self.doc_histogram[c], old_docs, doc_delta)
-            else:
-                _move_in_histogram(self.doc_histogram[c], old_docs, old_docs + doc_delta)
+            _move_in_histogram(self.doc_histogram[c], old_docs, old_docs + doc_delta)
         self.cells.add_class(ids, c, token_delta, doc_delta)
         self.class_docs[c] += docs_delta
         self.class_tokens[c] += token_delta.sum()
@@ -857,56 +854,34 @@ def _settle(old, delta):
 
 
 def _histogram(values: np.ndarray) -> dict[float, int]:
-    values = values[values != 0]
-    distinct, counts = np.unique(values, return_counts=True)
-    return dict(zip(distinct.tolist(), counts.tolist()))
-
-
-def _shift_in_histogram(histogram: dict[float, int], old: np.ndarray, delta: float) -> None:
-    """Update a value histogram for cells that all gained ``delta`` > 0 (a learned document).
-
-    One np.unique instead of two: the new values are the distinct old ones plus delta,
-    computed with the same float addition as the cells themselves. The dict is read and
-    written through map/update, in C: this runs on every learned Bernoulli document.
-    """
-    if not len(old):
-        return
-    distinct, counts = np.unique(old, return_counts=True)
-    arrived = distinct + delta
-    moved = arrived != distinct  # a delta below a huge value's rounding step changes nothing
-    if not moved.all():
-        distinct, counts, arrived = distinct[moved], counts[moved], arrived[moved]
-        if not len(distinct):
-            return
-    if distinct[0] == 0:  # features new to the class: no histogram entry to take them from
-        gone, gone_counts = distinct[1:].tolist(), counts[1:]
-    else:
-        gone, gone_counts = distinct.tolist(), counts
-    if gone:
-        left = np.fromiter(map(histogram.__getitem__, gone), np.int64, len(gone)) - gone_counts
-        histogram.update(zip(gone, left.tolist()))
-        if not left.all():
-            for value in np.asarray(gone)[left == 0].tolist():
-                del histogram[value]
-    if len(arrived) > 1 and (arrived[1:] == arrived[:-1]).any():
-        # Distinct tiny values can round to the same new value (arrived is sorted).
-        arrived, position = np.unique(arrived, return_inverse=True)
-        counts = np.bincount(position, counts).astype(np.int64)
-    arrived = arrived.tolist()
-    before = np.fromiter(map(histogram.get, arrived, repeat(0)), np.int64, len(arrived))
-    histogram.update(zip(arrived, (before + counts).tolist()))
+    """{value: number of cells} over the nonzero values."""
+    histogram: dict[float, int] = {}
+    _count_in_histogram(histogram, values, +1)
+    return histogram
 
 
 def _move_in_histogram(histogram: dict[float, int], old: np.ndarray, new: np.ndarray) -> None:
     """Update a value histogram for cells whose values went from ``old`` to ``new``."""
-    changed = old != new
-    if not changed.any():
+    changed = old != new  # a delta below a huge value's rounding step changes nothing
+    if not changed.all():
+        old, new = old[changed], new[changed]
+    _count_in_histogram(histogram, old, -1)
+    _count_in_histogram(histogram, new, +1)
+
+
+def _count_in_histogram(histogram: dict[float, int], values: np.ndarray, sign: int) -> None:
+    """Add (sign +1) or take out (-1) the nonzero ``values`` in a value histogram.
+
+    The dict is read and written through map/update, in C: this runs on every learned
+    Bernoulli document.
+    """
+    values = values[values != 0]
+    if not len(values):
         return
-    for value, count in _histogram(old[changed]).items():
-        left = histogram[value] - count
-        if left:
-            histogram[value] = left
-        else:
+    distinct, counts = np.unique(values, return_counts=True)
+    keys = distinct.tolist()
+    now = np.fromiter(map(histogram.get, keys, repeat(0)), np.int64, len(keys)) + sign * counts
+    histogram.update(zip(keys, now.tolist()))
+    if not now.all():
+        for value in distinct[now == 0].tolist():
             del histogram[value]
-    for value, count in _histogram(new[changed]).items():
-        histogram[value] = histogram.get(value, 0) + count

@@ -107,7 +107,8 @@ class Vocabulary:
         """
         if self.n_buckets is not None:
             return self._hash(tokens)
-        ids = self.find(tokens) if ids is None else ids
+        if ids is None:
+            ids, epoch = self.find(tokens), self.epoch
         if len(ids) and ids.min() < 0:
             ids = ids.copy()  # the caller's array stays as it was
             missing = np.flatnonzero(ids < 0)

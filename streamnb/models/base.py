@@ -24,10 +24,10 @@ import scipy.sparse as sp
 
 from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError,
-                      ModelFormatError, UnknownClassError, describe)
+                      UnknownClassError, describe)
 from ..ledger import Entry, MessageLedger, features_fingerprint, text_fingerprint
 from ..pruning import lowest_first, mutual_information
-from ..store import CountStore, Label, check_label
+from ..store import CountStore, Label, _require, check_label
 
 Document = Union[Mapping[Hashable, float], str, bytes]  # text needs a tokenizer
 Tokenizer = Callable[[str], Mapping[Hashable, float]]
@@ -480,7 +480,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
                 return self  # known message, same label: skip even the tokenizer
         lookup = self._present_features(x)
         tokens, values = lookup.tokens, lookup.values
-        self._check_class_allowed(label)
+        check_class_allowed(self.class_prior, label)
         factor, last_t = self._clock_after(1, when)
         aged = weight if when == last_t else weight * self._forgetting(0, last_t - when)  # an older timestamp
         # (A sum overflowing to inf, which only absurd values can cause, is refused here.)
@@ -615,7 +615,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         rows, labels, weights = self._read_batch(X, y, w, feature_names)
         times = self._check_times(t, len(labels))
         for label in dict.fromkeys(labels):
-            self._check_class_allowed(label)
+            check_class_allowed(self.class_prior, label)
         matrix, names = rows
         present = matrix.copy()
         present.data = self._present(present.data).astype(float)
@@ -760,11 +760,6 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         matrix = sp.csr_matrix((values, np.array(indices, dtype=np.int64), np.array(indptr)),
                                shape=(len(documents), len(column)))
         return matrix, list(column)
-
-    def _check_class_allowed(self, label: Label) -> None:
-        if isinstance(self.class_prior, Mapping) and label not in self.class_prior:
-            raise UnknownClassError(
-                f"class {label!r} has no entry in the fixed class_prior (classes: {list(self.class_prior)})")
 
     # -- merging ----------------------------------------------------------------------
     def merge(self, other: "DiscreteNB") -> "DiscreteNB":
@@ -995,12 +990,12 @@ class DiscreteNB(ManyPredictions, abc.ABC):
     def _class_state(self) -> tuple[np.ndarray, np.ndarray]:
         # Predictions need these on every call; they change only when counts do.
         cache = self._prior_cache
-        if cache is None or cache[0] != self.store.version or cache[1] != self.alpha:
+        if cache is None or cache[0] != self.store.version:
             store = self.store
             active = np.flatnonzero(store.class_docs > 0)
             log_prior = class_log_prior(store.true_class_docs(), store.labels, self.class_prior)
-            cache = self._prior_cache = (store.version, self.alpha, active, log_prior)
-        return cache[2], cache[3]
+            cache = self._prior_cache = (store.version, active, log_prior)
+        return cache[1], cache[2]
 
     def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
         """log P(c | x) for every class; an empty dict when nothing has been learned."""
@@ -1093,11 +1088,6 @@ def _tokenizer_signature(tokenizer: object) -> object:
     return (f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}", get_params())
 
 
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise ModelFormatError(message)
-
-
 def _combine_per_class(removals: list[Removal]) -> list[Removal]:
     """Sum the removals of many documents into one per class (ids made distinct)."""
     by_class: dict[int, list[Removal]] = {}
@@ -1155,6 +1145,13 @@ def _check_weight(w: object) -> float:
     if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w) or w <= 0:
         raise InvalidInputError(f"sample weight must be a finite number > 0, got {describe(w)}")
     return float(w)
+
+
+def check_class_allowed(class_prior: str | Mapping[Label, float], label: Label) -> None:
+    """A fixed class prior names every class a model may learn."""
+    if isinstance(class_prior, Mapping) and label not in class_prior:
+        raise UnknownClassError(
+            f"class {label!r} has no entry in the fixed class_prior (classes: {list(class_prior)})")
 
 
 def _check_class_prior(prior: object) -> str | dict[Label, float]:

@@ -32,7 +32,7 @@ class CategoricalNB(RecordNB):
     encoded 0 .. n_i - 1 (scikit-learn takes n_i from the largest code seen).
 
     Missing data: a field absent from a record is neither learned nor scored. Categories
-    are str, int or bool values (use GaussianNB for measurements).
+    are str, int, bool or finite float values (use GaussianNB for measurements).
 
     A category never seen for a known field, at prediction time (``unseen``):
 

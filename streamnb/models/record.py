@@ -34,7 +34,7 @@ from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeError, ModelFormatError,
                       UnknownClassError, describe)
 from ..store import Label, _settle, check_label
-from .base import ManyPredictions, _check_class_prior, _check_weight, class_log_prior, log_posterior
+from .base import ManyPredictions, _check_class_prior, _check_weight, check_class_allowed, class_log_prior, log_posterior
 
 Record = Mapping[Hashable, Any]
 
@@ -118,11 +118,6 @@ class RecordNB(ManyPredictions, abc.ABC):
         """log P(c) for every class (inactive classes get -inf)."""
         return class_log_prior(self.class_weights, self.labels, self.class_prior)
 
-    def _check_class_allowed(self, label: Label) -> None:
-        if isinstance(self.class_prior, Mapping) and label not in self.class_prior:
-            raise UnknownClassError(
-                f"class {label!r} has no entry in the fixed class_prior (classes: {list(self.class_prior)})")
-
     @staticmethod
     def _record(x: object) -> Record:
         if not isinstance(x, Mapping):
@@ -135,7 +130,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         label = check_label(y)
         weight = _check_weight(w)
         read = self._read(x)
-        self._check_class_allowed(label)
+        check_class_allowed(self.class_prior, label)
         self._commit(read, label, weight)
         return self
 
@@ -179,7 +174,7 @@ class RecordNB(ManyPredictions, abc.ABC):
             raise InvalidInputError(f"X, y and w differ in length: {len(records)}, {len(labels)}, {len(weights)}")
         reads = [self._read(x) for x in records]
         for label in dict.fromkeys(labels):
-            self._check_class_allowed(label)
+            check_class_allowed(self.class_prior, label)
         for read, label, weight in zip(reads, labels, weights):
             self._commit(read, label, weight)
         return self

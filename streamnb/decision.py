@@ -346,7 +346,7 @@ class ChiSquareRule(_Band):
         if pos is None or neg is None or not len(ids):
             return ChiSquareResult(0.5, 1.0, 1.0, [])
         class_docs = store.true_class_docs()
-        _, docs = store.gather(ids)
+        docs = store.gather_docs(ids)
         f = robinson_probabilities(docs[:, pos], docs[:, neg], class_docs[pos], class_docs[neg],
                                    self.strength, self.background)
         distance = np.abs(f - 0.5)

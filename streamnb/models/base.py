@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError,
                       UnknownClassError, describe)
-from ..ledger import Entry, MessageLedger, features_fingerprint, text_fingerprint
+from ..ledger import FINGERPRINT_BYTES, Entry, MessageLedger, features_fingerprint, text_fingerprint
 from ..pruning import lowest_first, mutual_information
 from ..store import CountStore, Label, _require, check_label
 
@@ -791,10 +791,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         for oc, label in enumerate(other_labels):
             store.check_room(store.class_id(label), float(their_factor * other_tokens[oc]),
                              float(their_factor * other_docs[oc]), own_factor)
-        self.last_t = last_t
-        if own_factor != 1.0:
-            store.decay(own_factor)
-        store.n_learned = n0 + other_n
+        self._advance_clock(other_n, own_factor, last_t)
         if their_factor > 0.0:
             mine = other_ids.copy() if tokens_of is None else store.vocabulary.find_or_add(tokens_of)
             new = ~store.known(mine)
@@ -851,7 +848,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         ids = store.feature_ids()
         if not len(ids):
             return 0
-        tokens, _ = store.gather(ids)
+        tokens = store.gather_tokens(ids)
         totals = tokens.sum(axis=1)
         last_seen = store.last_seen[ids]
         drop = np.zeros(len(ids), dtype=bool)
@@ -880,7 +877,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         """I(presence of w; class) in nats for every feature in V (see ``pruning.mutual_information``)."""
         store = self.store
         ids = store.feature_ids()
-        _, docs = store.gather(ids)
+        docs = store.gather_docs(ids)
         scores = mutual_information(docs, store.true_class_docs())
         return dict(zip(store.vocabulary.tokens(ids), scores.tolist()))
 
@@ -895,7 +892,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         store = self.store
         ids = store.feature_ids()
         if len(ids) > k:
-            _, docs = store.gather(ids)
+            docs = store.gather_docs(ids)
             scores = mutual_information(docs, store.true_class_docs())
             order = np.lexsort((ids, -scores))
             self._drop_features(ids[order[k:]])
@@ -912,11 +909,11 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         state = {"params": self.get_params(), **scalars, "features": tokens, "last_t": self.last_t,
                  "pruned_at": self._pruned_at, "pass_at": self._pass_at}
         if self._ledger is not None:
-            entries = [entry for _, entry in self._ledger.items()]
-            index = {label: c for c, label in enumerate(self.store.labels)}
+            items = list(self._ledger.items())
+            entries = [entry for _, entry in items]
             arrays["ledger_fingerprint"] = np.frombuffer(
-                b"".join(fingerprint for fingerprint, _ in self._ledger.items()), dtype=np.uint8).copy()
-            arrays["ledger_class"] = np.array([index[e.label] for e in entries], dtype=np.int64)
+                b"".join(fingerprint for fingerprint, _ in items), dtype=np.uint8).copy()
+            arrays["ledger_class"] = np.array([self.store.class_id(e.label) for e in entries], dtype=np.int64)
             arrays["ledger_weight"] = np.array([e.weight for e in entries], dtype=np.float64)
             arrays["ledger_learned_at"] = np.array([e.learned_at for e in entries], dtype=np.int64)
             arrays["ledger_t"] = np.array([0.0 if e.t is None else e.t for e in entries], dtype=np.float64)
@@ -953,8 +950,9 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         classes = arrays["ledger_class"]
         m = len(classes)
         fingerprints = arrays["ledger_fingerprint"]
-        _require(fingerprints.dtype == np.uint8 and fingerprints.shape == (16 * m,),
-                 f"ledger_fingerprint must be {16 * m} bytes")
+        size = FINGERPRINT_BYTES
+        _require(fingerprints.dtype == np.uint8 and fingerprints.shape == (size * m,),
+                 f"ledger_fingerprint must be {size * m} bytes")
         for name, dtype in (("ledger_class", np.int64), ("ledger_weight", np.float64),
                             ("ledger_learned_at", np.int64), ("ledger_t", np.float64)):
             _require(arrays[name].dtype == dtype and arrays[name].shape == (m,),
@@ -965,7 +963,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         _require(bool(np.isfinite(weights).all() and (weights > 0).all()), "ledger weights must be finite and > 0")
         _require(((stamps >= 1) & (stamps <= n)).all(), f"ledger stamps must be in [1, {n}]")
         _require(bool(np.isfinite(times).all()), "ledger timestamps must be finite")
-        keys = [fingerprints[16 * i:16 * (i + 1)].tobytes() for i in range(m)]
+        keys = [fingerprints[size * i:size * (i + 1)].tobytes() for i in range(m)]
         _require(len(set(keys)) == m, "duplicate ledger fingerprints")
         timed = model.half_life_seconds is not None
         for key, c, weight, stamp, when in zip(keys, classes.tolist(), weights.tolist(), stamps.tolist(), times.tolist()):

@@ -79,18 +79,23 @@ class BernoulliNB(DiscreteNB):
 
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         store = self.store
-        alpha = self.alpha
         class_docs = store.true_class_docs()
         jll = self._log_prior() + self._absent_log_sum()
         present = self._present(doc.values)
-        docs = store.gather_docs(doc.ids[present])
-        jll += (np.log(docs + alpha) - np.log(class_docs - docs + alpha)).sum(axis=0)
-        if self.unseen == "score" and len(doc.unseen_values):
-            # An unseen present word as a zero-count word: log p_cw with D_cw = 0 (it is not
-            # in V, so it adds no absent-word term).
-            n_unseen = int(self._present(doc.unseen_values).sum())
-            jll += n_unseen * (np.log(alpha) - np.log(class_docs + 2 * alpha))
-        return jll
+        jll += self._present_terms(store.gather_docs(doc.ids[present]), class_docs).sum(axis=0)
+        return jll + self._unseen_terms(doc, class_docs)
+
+    def _present_terms(self, docs: np.ndarray, class_docs: np.ndarray) -> np.ndarray:
+        """log p_cw - log(1 - p_cw) per present word: what it adds to the all-absent score."""
+        return np.log(docs + self.alpha) - np.log(class_docs - docs + self.alpha)
+
+    def _unseen_terms(self, doc: Encoded, class_docs: np.ndarray) -> np.ndarray | float:
+        """With unseen="score", each unseen present word as a zero-count word: log p_cw with
+        D_cw = 0 (it is not in V, so it adds no absent-word term); 0 otherwise."""
+        if self.unseen != "score" or not len(doc.unseen_values):
+            return 0.0
+        n_unseen = int(self._present(doc.unseen_values).sum())
+        return n_unseen * (np.log(self.alpha) - np.log(class_docs + 2 * self.alpha))
 
     def contributions_one(self, x: Document) -> Contributions:
         """The score of x split by present feature, over the active classes (what ``evidence`` reads).
@@ -103,17 +108,13 @@ class BernoulliNB(DiscreteNB):
         doc = self._encode(x)
         store = self.store
         active = self._active()
-        alpha = self.alpha
         class_docs = store.true_class_docs()
         present = self._present(doc.values)
         ids = doc.ids[present]
-        _, docs = store.gather(ids)
+        docs = store.gather_docs(ids)
         with np.errstate(divide="ignore"):
-            terms = np.log(docs + alpha) - np.log(class_docs - docs + alpha)
-            rest = self._log_prior() + self._absent_log_sum()
-            if self.unseen == "score" and len(doc.unseen_values):
-                n_unseen = int(self._present(doc.unseen_values).sum())
-                rest += n_unseen * (np.log(alpha) - np.log(class_docs + 2 * alpha))
+            terms = self._present_terms(docs, class_docs)
+            rest = self._log_prior() + self._absent_log_sum() + self._unseen_terms(doc, class_docs)
         return Contributions(self.classes, store.vocabulary.tokens(ids), terms[:, active], rest[active])
 
     def feature_log_prob(self) -> tuple[list, np.ndarray, np.ndarray]:

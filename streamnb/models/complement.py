@@ -92,7 +92,7 @@ class ComplementNB(DiscreteNB):
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         store = self.store
         log_denominator = self._complement_log_denominator()
-        tokens, _ = store.gather(doc.ids)
+        tokens = store.gather_tokens(doc.ids)
         theta_x = doc.values @ self._complement_log_prob(tokens, log_denominator)  # sum_w x_w theta_cw
         if self.unseen == "score" and len(doc.unseen_values):
             # An unseen word as a zero-count word: F_notc,w = 0 for every class.
@@ -128,7 +128,7 @@ class ComplementNB(DiscreteNB):
         store = self.store
         ids = store.feature_ids()
         active = self._active()
-        tokens, _ = store.gather(ids)
+        tokens = store.gather_tokens(ids)
         theta = self._complement_log_prob(tokens, self._complement_log_denominator())
         weights = _normalised(theta, theta.sum(axis=0), store.n_features) if self.norm else -theta
         return store.vocabulary.tokens(ids), weights[:, active]
@@ -162,7 +162,7 @@ class ComplementNB(DiscreteNB):
         sum log(total_k + alpha), the terms of a class with no counts)."""
         store = self.store
         ids = ids[store.known(ids)]
-        tokens, _ = store.gather(ids)
+        tokens = store.gather_tokens(ids)
         total = tokens.sum(axis=1, keepdims=True)
         return np.log(total + self.alpha - tokens).sum(axis=0), float(np.log(total + self.alpha).sum())
 

@@ -102,9 +102,13 @@ class MultinomialNB(DiscreteNB):
     def _joint_log_likelihood(self, doc: Encoded) -> np.ndarray:
         parts = self._log_prob(self.store.gather_tokens(doc.ids))
         jll = self._log_prior() + doc.values @ parts.numerator - doc.values.sum() * parts.denominator
-        if self.unseen == "score" and len(doc.unseen_values):
-            jll += doc.unseen_values.sum() * (parts.unseen - parts.denominator)
-        return jll
+        return jll + self._unseen_terms(doc, parts)
+
+    def _unseen_terms(self, doc: Encoded, parts: LogProb) -> np.ndarray | float:
+        """With unseen="score", the unseen words' sum(x) log P(unseen|c); 0 otherwise."""
+        if self.unseen != "score" or not len(doc.unseen_values):
+            return 0.0
+        return doc.unseen_values.sum() * (parts.unseen - parts.denominator)
 
     def contributions_one(self, x: Document) -> Contributions:
         """The score of x split by feature, over the active classes (what ``evidence`` reads).
@@ -119,9 +123,7 @@ class MultinomialNB(DiscreteNB):
         parts = self._log_prob(store.gather_tokens(doc.ids))
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = doc.values[:, None] * (parts.numerator - parts.denominator)
-            rest = self._log_prior().copy()
-            if self.unseen == "score" and len(doc.unseen_values):
-                rest += doc.unseen_values.sum() * (parts.unseen - parts.denominator)
+            rest = self._log_prior() + self._unseen_terms(doc, parts)
         return Contributions(self.classes, store.vocabulary.tokens(doc.ids), terms[:, active], rest[active])
 
     def feature_log_prob(self) -> tuple[list, np.ndarray]:

@@ -109,13 +109,11 @@ def load_model(path: str) -> Any:
     return load(path)
 
 
-def spam_filter(model: Any, args: argparse.Namespace, calibrator: Any = None) -> SpamFilter:
+def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
     classes = set(getattr(model, "classes", []))
     if not {"spam", "ham"} <= classes:
         raise CommandError(f"the model's classes are {sorted(map(str, classes))}; a spam filter needs 'spam' and 'ham'")
-    rules = {"chi2": ChiSquareRule, "posterior": PosteriorRule}
-    rule = ArgmaxRule() if args.rule == "argmax" else rules[args.rule](args.ham_cutoff, args.spam_cutoff)
-    return SpamFilter(model, rule, calibrator, min_per_class=args.min_per_class, evidence_k=args.evidence)
+    return SpamFilter(model, _rule(args), min_per_class=args.min_per_class, evidence_k=args.evidence)
 
 
 def tag_message(raw: bytes, verdict: Verdict) -> bytes:
@@ -137,9 +135,7 @@ def tag_message(raw: bytes, verdict: Verdict) -> bytes:
         kept[-1] += newline
     added = (b"X-StreamNB-Status: " + verdict.label.encode() + newline
              + b"X-StreamNB-Score: " + f"{verdict.score:.6f}".encode() + newline)
-    if end < 0:  # headers only, no body
-        return b"".join(kept) + added
-    return b"".join(kept) + added + rest
+    return b"".join(kept) + added + rest  # rest is empty for a message of headers only
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -190,7 +186,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
             raise SourceError("no message on standard input")
         if not looks_like_mail(raw):
             raise SourceError("standard input is not a mail message (it does not start with a header line)")
-        verdict = spam.classify(raw)
+        verdict = spam.classify(raw, explain=not args.tag)
         if args.tag:
             sys.stdout.buffer.write(tag_message(raw, verdict))
             sys.stdout.buffer.flush()
@@ -201,7 +197,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
         return EXIT_CODES[verdict.label]
     messages = [m for source in args.sources for m in read_mail(source)]
     for message in messages:
-        verdict = spam.classify(message.raw)
+        verdict = spam.classify(message.raw, explain=False)  # one line each: no clues
         print(f"{message.origin}\t{verdict.label}\t{verdict.score:.6f}")
     return 0
 
@@ -223,7 +219,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> int:
     """Classify-then-learn every message, print the metrics, write what was asked for."""
     model = build_model(args)
-    spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=args.min_per_class, evidence_k=0)
+    spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=args.min_per_class)
     report = progressive_filter(spam, items, progress=True)
     summary = report_fields(report, args)
     print(metrics_table(summary))
@@ -414,8 +410,10 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("model")
     classify.add_argument("sources", nargs="*", metavar="SRC", help="Maildir, mbox, folder or files (default: stdin)")
     classify.add_argument("--tag", action="store_true",
-                          help="write the message back with X-StreamNB-Status and X-StreamNB-Score headers")
-    classify.add_argument("--evidence", type=int, default=0, metavar="K", help="print the K strongest clues")
+                          help="write the message back with X-StreamNB-Status and X-StreamNB-Score headers "
+                               "(one message on stdin)")
+    classify.add_argument("--evidence", type=int, default=0, metavar="K",
+                          help="print the K strongest clues (one message on stdin, without --tag)")
     _decision_options(classify)
     classify.set_defaults(run=cmd_classify)
 

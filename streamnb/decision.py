@@ -40,8 +40,9 @@ import numpy as np
 from scipy.special import expit, gammaln
 
 from .errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
-from .evaluate import (CurvePoint, RunningMetrics, accuracy, expected_calibration_error, log_loss, roc_auc)
-from .progress import ProgressBar
+from .evaluate import (CurvePoint, RunningMetrics, _objects, _pairs, _progress_callback, _total, accuracy,
+                       expected_calibration_error, false_negative_rate, false_positive_rate, log_loss,
+                       one_minus_auc_percent)
 
 __all__ = [
     "HAM", "UNSURE", "SPAM", "Evidence", "LogOddsTerms", "log_odds_terms", "evidence",
@@ -503,8 +504,11 @@ class SpamFilter:
         return features, self.log_odds(features)
 
     # -- the filter's API -----------------------------------------------------------------------
-    def classify(self, x: Any) -> Verdict:
-        """The verdict for one message, from the model as it stands (nothing is learned)."""
+    def classify(self, x: Any, *, explain: bool = True) -> Verdict:
+        """The verdict for one message, from the model as it stands (nothing is learned).
+
+        ``explain=False`` leaves the evidence out (a stream evaluation has no use for it).
+        """
         features = self.features(x)
         z = self.log_odds(features)
         self._last = (x, dict(x) if isinstance(x, Mapping) else None, features, z, self.model.class_counts)
@@ -512,7 +516,7 @@ class SpamFilter:
         score = self.rule.score(self.model, features, z, probability, self.positive, self.negative)
         label: Verdicts = self.rule.decide(score) if self.ready else UNSURE
         explained = []
-        if self.evidence_k and self._knows_both():
+        if explain and self.evidence_k and self._knows_both():
             explained = self.rule.explain(self.model, features, self.evidence_k, self.positive, self.negative)
         return Verdict(label, float(score), probability, explained, z)
 
@@ -547,11 +551,9 @@ class SpamFilter:
 # --- a filter on a stream --------------------------------------------------------------------------
 
 
-def _objects(values: list) -> np.ndarray:
-    """A 1-d object array of the values (labels stay Python objects, None included)."""
-    array = np.empty(len(values), dtype=object)
-    array[:] = values
-    return array
+def _share(hits: np.ndarray, among: np.ndarray) -> float:
+    """The share of ``among`` (a mask) that are hits; nan when among is empty."""
+    return float(np.mean(hits[among])) if among.any() else math.nan
 
 
 def _finite_order(values: np.ndarray) -> np.ndarray:
@@ -600,14 +602,12 @@ class FilterReport:
     @property
     def model_false_positive_rate(self) -> float:
         """Negatives the model's argmax calls positive, over all negatives."""
-        truth = self._is_positive()
-        return float(np.mean(self.model_predictions[~truth] == self.positive)) if (~truth).any() else math.nan
+        return false_positive_rate(list(self.y_true), list(self.model_predictions), self.positive)
 
     @property
     def model_false_negative_rate(self) -> float:
         """Positives the model's argmax does not call positive, over all positives."""
-        truth = self._is_positive()
-        return float(np.mean(self.model_predictions[truth] != self.positive)) if truth.any() else math.nan
+        return false_negative_rate(list(self.y_true), list(self.model_predictions), self.positive)
 
     @property
     def one_minus_auc_percent(self) -> float:
@@ -616,7 +616,7 @@ class FilterReport:
         Ranking by P(spam|x) instead (as ``progressive_evaluate`` does) ties every message
         whose posterior has rounded to exactly 0 or 1, and loses part of the order.
         """
-        return 100.0 * (1.0 - roc_auc(list(self.y_true), _finite_order(self.log_odds), self.positive))
+        return one_minus_auc_percent(list(self.y_true), _finite_order(self.log_odds), self.positive)
 
     @property
     def ece_model(self) -> float:
@@ -654,19 +654,16 @@ class FilterReport:
     @property
     def verdict_false_positive_rate(self) -> float:
         """Negatives with verdict spam, over all negatives (unsure is not a false positive)."""
-        truth = self._is_positive()
-        return float(np.mean(self.verdicts[~truth] == SPAM)) if (~truth).any() else math.nan
+        return _share(self.verdicts == SPAM, ~self._is_positive())
 
     @property
     def verdict_false_negative_rate(self) -> float:
         """Positives with verdict ham, over all positives (unsure is not a false negative)."""
-        truth = self._is_positive()
-        return float(np.mean(self.verdicts[truth] == HAM)) if truth.any() else math.nan
+        return _share(self.verdicts == HAM, self._is_positive())
 
     def unsure_rate_of(self, label: Hashable) -> float:
         """Share of the messages of one true class with verdict unsure."""
-        mine = np.array([y == label for y in self.y_true], dtype=bool)
-        return float(np.mean(self.verdicts[mine] == UNSURE)) if mine.any() else math.nan
+        return _share(self.verdicts == UNSURE, np.array([y == label for y in self.y_true], dtype=bool))
 
     def summary(self) -> str:
         """A few lines for people: the model's argmax, calibration, the filter's verdicts."""
@@ -693,18 +690,12 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Hash
     """
     running = RunningMetrics(spam_filter.positive, curve)
     y_true, verdicts, scores, log_odds, predictions, probability = [], [], [], [], [], []
-    if total is None and hasattr(stream, "__len__"):
-        total = len(stream)  # type: ignore[arg-type]
-    bar = ProgressBar(total, label="filter") if progress else None
+    bar, close = _progress_callback(progress, _total(stream, total), "filter")
     start = time.perf_counter()
     try:
-        for i, item in enumerate(stream):
-            try:
-                x, y = item
-            except (TypeError, ValueError) as exc:
-                raise InvalidInputError(f"stream item {i} is {describe(item)}; expected an (x, label) pair") from exc
+        for i, (x, y) in enumerate(_pairs(stream)):
             features = spam_filter.features(x)
-            verdict = spam_filter.classify(features)
+            verdict = spam_filter.classify(features, explain=False)
             z = verdict.log_odds
             if z == 0:  # untrained, or an exact tie: the model's own rule decides
                 predicted = spam_filter.model.predict_one(features)
@@ -721,8 +712,7 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Hash
             if bar is not None:
                 bar(i + 1)
     finally:
-        if bar is not None:
-            bar.close()
+        close()
     if not y_true:
         raise InvalidInputError("the stream yielded no (x, label) pairs; expected at least one")
     running.checkpoint()

@@ -566,10 +566,7 @@ class _Recorder:
         except InvalidInputError:
             auc = math.nan
         labels = _sorted_labels([y for y in y_true + y_pred if y is not None])
-        true_array = np.empty(len(y_true), dtype=object)
-        true_array[:] = y_true
-        pred_array = np.empty(len(y_pred), dtype=object)
-        pred_array[:] = y_pred
+        true_array, pred_array = _objects(y_true), _objects(y_pred)
         return EvaluationReport(
             positive=positive,
             regime=regime,
@@ -602,6 +599,13 @@ def _predict(model: _Scorer, x: Any, positive: Label) -> tuple[Any, float]:
         return None, 0.5
     # On a tie the first label in the model's dict order wins.
     return max(proba, key=proba.__getitem__), float(proba.get(positive, 0.0))
+
+
+def _objects(values: list) -> np.ndarray:
+    """A 1-d object array of the values (labels stay Python objects, None included)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
 
 
 def _pairs(stream: Iterable[Any]) -> Iterator[tuple[Any, Any]]:

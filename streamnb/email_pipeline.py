@@ -189,8 +189,8 @@ class EmailTfidf:
 # (not Bernoulli: 97.3% against 97.9% at alpha 0.001), at 6.7x the vocabulary (630k
 # features): they are in EmailPipeline's tokenizer, not in EmailTokenizer's default. A small
 # alpha helps while documents carry raw counts (alpha 1 -> 0.01: 97.59% -> 98.51%); with a
-# fixed mass per message only alpha / mass matters, and ~1e-4 was best (alpha 0.001-0.005 at
-# mass 30 are within a few messages of each other).
+# fixed mass per message and the additive model (no mu) only alpha / mass matters, and ~1e-4
+# was best (alpha 0.001-0.005 at mass 30 are within a few messages of each other).
 #
 # The target of issue 3, accuracy >= 99.0% with FPR <= 0.3% at one operating point, is not
 # reached by any of these. EmailPipeline() gives 99.21% at FPR 0.80% (33 ham) at the default

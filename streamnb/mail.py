@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
-from streamnb.text import Tokenizer
+from streamnb.text import Tokenizer, _check_bool, _check_optional_int
 
 __all__ = [
     "DEFAULT_ADDRESS_HEADERS",
@@ -498,7 +498,7 @@ def parse_message(raw: bytes | str, *, max_bytes: int | None = DEFAULT_MAX_BYTES
 
 _HEADER_WORD = re.compile(r"\w+")
 _ADDRESS_DOMAIN = re.compile(r"@\s*([\w-]+(?:\.[\w-]+)*)")
-_MAX_HEADER_WORDS = 16  # per header value: bounds the cost of absurdly long header lines
+_MAX_HEADER_WORDS = 16  # per header value: bounds the features of absurdly long header lines
 _MIME_PREFIXES = frozenset({"content-type", "charset", "encoding", "attachment", "mime"})
 
 
@@ -510,12 +510,6 @@ def _check_names(name: str, value: object) -> tuple[str, ...]:
         if not isinstance(item, str) or not item:
             raise InvalidTypeError(f"{name} must contain non-empty str header names, found {describe(item)}")
     return tuple(item.lower() for item in names)
-
-
-def _check_flag(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{name} must be True or False, got {describe(value)}")
-    return value
 
 
 class EmailTokenizer:
@@ -565,18 +559,14 @@ class EmailTokenizer:
         elif not isinstance(body, Tokenizer):
             raise InvalidTypeError(f"body must be a Tokenizer, a dict of its settings or None, got {describe(body)}")
         self.body: dict[str, Any] = body.get_params()
-        self.subject = _check_flag("subject", subject)
+        self.subject = _check_bool("subject", subject)
         self.address_headers = _check_names("address_headers", address_headers)
         self.word_headers = _check_names("word_headers", word_headers)
-        self.header_names = _check_flag("header_names", header_names)
+        self.header_names = _check_bool("header_names", header_names)
         self.ignored_headers = _check_names("ignored_headers", ignored_headers)
-        self.urls = _check_flag("urls", urls)
-        self.mime = _check_flag("mime", mime)
-        if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int)):
-            raise InvalidTypeError(f"max_bytes must be an int >= 1 or None, got {describe(max_bytes)}")
-        if max_bytes is not None and max_bytes < 1:
-            raise InvalidParameterError(f"max_bytes must be >= 1 or None, got {max_bytes!r}")
-        self.max_bytes = max_bytes
+        self.urls = _check_bool("urls", urls)
+        self.mime = _check_bool("mime", mime)
+        self.max_bytes = _check_optional_int("max_bytes", max_bytes)
 
         # Counting happens with binary off; binary is applied once at the end to all features.
         self._binary = body.binary

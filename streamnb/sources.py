@@ -71,8 +71,7 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
         if not found:
             raise SourceError(f"{str(source)!r}: no mail message found in this folder")
         return
-    raw = _read_bytes(source)
-    if raw.startswith(b"From "):
+    if _read_bytes(source, 5) == b"From ":  # an mbox: read message by message below
         box = mailbox.mbox(str(source), create=False)
         try:
             for number, key in enumerate(box.iterkeys()):
@@ -83,6 +82,7 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
         if not found:
             raise SourceError(f"{str(source)!r}: the mailbox holds no message")
         return
+    raw = _read_bytes(source)
     if not raw.strip():
         raise SourceError(f"{str(source)!r}: the file is empty, not a mail message")
     if not looks_like_mail(raw):
@@ -138,8 +138,10 @@ def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, size: int = -1) -> bytes:
+    """The file's bytes (the first ``size`` only, when given)."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as file:
+            return file.read(size)
     except OSError as error:
         raise SourceError(f"{str(path)!r}: cannot read ({error.strerror})") from None

@@ -108,13 +108,13 @@ def _check_bool(name: str, value: object) -> bool:
     return value
 
 
-def _check_optional_int(name: str, value: object, minimum: int = 1) -> int | None:
+def _check_optional_int(name: str, value: object) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name} must be an int >= {minimum} or None, got {describe(value)}")
-    if value < minimum:
-        raise InvalidParameterError(f"{name} must be >= {minimum} or None, got {value!r}")
+        raise InvalidTypeError(f"{name} must be an int >= 1 or None, got {describe(value)}")
+    if value < 1:
+        raise InvalidParameterError(f"{name} must be >= 1 or None, got {value!r}")
     return value
 
 
@@ -174,8 +174,9 @@ class Tokenizer:
     8. counting; ``binary=True`` maps every present feature to 1.
 
     The result is a ``dict`` (a ``collections.Counter`` unless ``binary``). Why it is fast:
-    the default pattern on text below U+0100 goes through ``bytes.translate`` + ``str.split``
-    and ``Counter`` (all C) and gives the same tokens as the regex.
+    for plain unigram counts, the default pattern on text below U+0100 goes through
+    ``bytes.translate`` + ``str.split`` and ``Counter`` (all C) and gives the same tokens as
+    the regex (n-grams and stemming take the regex).
 
     >>> Tokenizer()("The cat sat on the mat, the END.")
     Counter({'the': 3, 'cat': 1, 'sat': 1, 'on': 1, 'mat': 1, 'end': 1})

@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CORPUS ?= $(wildcard ../shared/data/spamassassin-public-corpus.tgz)
 export STREAMNB_SPAMASSASSIN ?= $(if $(CORPUS),$(abspath $(CORPUS)),)
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench bench-smoke clean
 
 $(VENV)/.installed-%: pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -1,7 +1,7 @@
 """streamnb benchmark suite: ``python -m benchmarks`` (see ``python -m benchmarks --help``).
 
-One entry point runs every section (throughput, batch, scaling, memory, accuracy,
-tokenizers; ``distributed`` on request) and writes ``results.json``, ``RESULTS.md`` and PNG
+One entry point runs every section (throughput, fullstream, ceilings, batch, scaling,
+memory, accuracy, tokenizers; ``distributed`` on request) and writes ``results.json``, ``RESULTS.md`` and PNG
 plots; ``python -m benchmarks.report`` rebuilds the report and the README's performance
 section from ``results.json``. Sections live in ``bench_<name>.py``, each also runnable on
 its own (``python -m benchmarks.bench_throughput``); shared helpers are in ``common.py``

@@ -28,7 +28,7 @@ message with the model as it stands, then learn it). Columns:
 
 benchmarks/accuracy_errors.py lists the messages a setting gets wrong and when they come.
 
-``--quick`` uses the first 1,000 messages (a smoke run: about 90 of them are ham, so the
+``--quick`` uses the first 1,000 messages (a smoke run: 216 of them are ham, so the
 rates are coarse). ``--only`` runs the variants whose name contains the given text.
 """
 

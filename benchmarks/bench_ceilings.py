@@ -96,3 +96,11 @@ def markdown(data: dict[str, Any]) -> list[str]:
               f"({text['min']:.1f}-{text['max']:.1f}); the target asks 15x. Both ceilings leave no time at all "
               "for counting, scoring or validating input."]
     return lines
+
+
+if __name__ == "__main__":
+    import sys
+
+    from .suite import main
+
+    raise SystemExit(main(["--only", NAME, *sys.argv[1:]]))

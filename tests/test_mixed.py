@@ -175,3 +175,18 @@ def test_schema_and_parts_are_checked():
     assert model.text is None and model.categorical is None
     x = {"size": 2.5}
     assert model.predict_log_proba_one(x) == pytest.approx(model.numeric.predict_log_proba_one(x))
+
+
+def test_a_text_part_that_would_overflow_changes_nothing():
+    # As DiscreteNB.learn_one does, the mixed model refuses counts that would reach inf
+    # before anything changes: no new class, no counts, in learn_one and learn_many.
+    records, labels = make_records(10, seed=3)
+    model = MixedNB(SCHEMA, text=MultinomialNB(tokenizer=words)).learn_many(records, labels)
+    before = snapshot(model)
+    huge = {**records[0], "text": "fine words"}
+    with pytest.raises(InvalidInputError, match="overflow"):
+        model.learn_one(huge, "brand-new", w=1e308)
+    with pytest.raises(InvalidInputError, match="overflow"):
+        model.learn_many([records[1], huge], [labels[1], "brand-new"], w=[1.0, 1e308])
+    assert snapshot(model) == before
+    assert "brand-new" not in model.labels

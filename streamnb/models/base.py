@@ -483,8 +483,7 @@ class DiscreteNB(ManyPredictions, abc.ABC):
         check_class_allowed(self.class_prior, label)
         factor, last_t = self._clock_after(1, when)
         aged = weight if when == last_t else weight * self._forgetting(0, last_t - when)  # an older timestamp
-        # (A sum overflowing to inf, which only absurd values can cause, is refused here.)
-        self.store.check_room(self.store.class_id(label), aged * float(values.sum()), aged, factor)
+        self._check_room(label, values, aged, factor)
         if self._ledger is not None:
             fingerprint = fingerprint or features_fingerprint(tokens, values)
             entry = self._ledger.get(fingerprint)
@@ -594,6 +593,11 @@ class DiscreteNB(ManyPredictions, abc.ABC):
             self._learn(label, lookup, weight, factor, last_t)
         else:
             self._remove(self._removal(lookup, label, weight, None, None))
+
+    def _check_room(self, label: Label, values: np.ndarray, weight: float, factor: float) -> None:
+        """Refuse, before anything changes, a document whose counts would overflow its class
+        (a sum reaching inf, which only absurd values or weights can cause)."""
+        self.store.check_room(self.store.class_id(label), weight * float(values.sum()), weight, factor)
 
     def _remove(self, removal: Removal) -> None:
         self._update_counts(removal.c, removal.ids, removal.token_delta, removal.doc_delta, removal.docs_delta)

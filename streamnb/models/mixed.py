@@ -112,6 +112,11 @@ class MixedNB(RecordNB):
         return [(part, r) for part, r in ((self.numeric, read.numeric), (self.categorical, read.categorical))
                 if part is not None]
 
+    def _check_learn(self, read: _Read, label: Label, weight: float) -> None:
+        # The text part's counts must not overflow (DiscreteNB.learn_one checks the same).
+        if self.text is not None:
+            self.text._check_room(label, read.text.values, weight, self.text._clock_after(1, None)[0])
+
     def _check_removable(self, read: _Read, c: int, weight: float) -> None:
         for part, part_read in self._record_parts(read):
             part._check_unlearn(part_read, self.labels[c], weight)

@@ -131,6 +131,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         weight = _check_weight(w)
         read = self._read(x)
         check_class_allowed(self.class_prior, label)
+        self._check_learn(read, label, weight)
         self._commit(read, label, weight)
         return self
 
@@ -145,6 +146,9 @@ class RecordNB(ManyPredictions, abc.ABC):
         self._check_unlearn(read, label, weight)
         self._commit(read, label, -weight)
         return self
+
+    def _check_learn(self, read: Any, label: Label, weight: float) -> None:
+        """Raise, changing nothing, for a validated record this model cannot add (none here)."""
 
     def _check_unlearn(self, read: Any, label: Label, weight: float) -> None:
         c = self._class_id(label)
@@ -175,6 +179,8 @@ class RecordNB(ManyPredictions, abc.ABC):
         reads = [self._read(x) for x in records]
         for label in dict.fromkeys(labels):
             check_class_allowed(self.class_prior, label)
+        for read, label, weight in zip(reads, labels, weights):
+            self._check_learn(read, label, weight)
         for read, label, weight in zip(reads, labels, weights):
             self._commit(read, label, weight)
         return self

@@ -20,32 +20,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import time
-from collections import Counter
 
 import dask.bag as db
 import dask.dataframe as dd
 import pandas as pd
 from distributed import Client, LocalCluster
 
-from streamnb import BernoulliNB, MultinomialNB, distributed
+from streamnb import BernoulliNB, MultinomialNB, Tokenizer, distributed
 from streamnb.datasets import load_spamassassin
-
-WORD = re.compile(r"\b\w\w+\b")
-
-
-def words(text: str) -> dict[str, int]:
-    """Lowercased words of 2+ word characters (the text module's Tokenizer is used when present)."""
-    return dict(Counter(WORD.findall(text.lower())))
-
-
-def tokenizer():
-    try:
-        from streamnb.text import Tokenizer
-    except ImportError:
-        return words
-    return Tokenizer()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -62,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     cut = int(len(records) * 0.8)
     train_records, test_records = records[:cut], records[cut:]
     model_class = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB}[args.model]
-    template = model_class(alpha=1.0, tokenizer=tokenizer())
+    template = model_class(alpha=1.0, tokenizer=Tokenizer())
 
     if args.scheduler:
         client, cluster = Client(args.scheduler), None

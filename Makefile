@@ -7,7 +7,11 @@ export STREAMNB_SPAMASSASSIN ?= $(if $(CORPUS),$(abspath $(CORPUS)),)
 
 .PHONY: demo test bench bench-smoke clean
 
-$(VENV)/.installed-%: pyproject.toml
+# The Rust core (src/) is compiled by maturin when the package is installed; any change to
+# it reinstalls (an editable install, but the extension module is a build product).
+CORE_SOURCES := Cargo.toml Cargo.lock $(shell find src -name '*.rs' 2>/dev/null)
+
+$(VENV)/.installed-%: pyproject.toml $(CORE_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[$*]"
@@ -17,6 +21,7 @@ demo: $(VENV)/.installed-plots
 	$(VENV)/bin/streamnb demo --out demo-output
 
 test: $(VENV)/.installed-dev
+	cargo test --quiet --locked
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed-dev
@@ -26,4 +31,4 @@ bench-smoke: $(VENV)/.installed-dev
 	$(PY) -m benchmarks --quick
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis target streamnb/_core*.so

@@ -41,6 +41,11 @@ class ModelFormatError(StreamNBError, ValueError):
     """A model file cannot be read: unknown version, truncated, corrupted or tampered."""
 
 
+class InternalError(StreamNBError, RuntimeError):
+    """A bug inside streamnb's compiled core (a Rust panic caught at the boundary); the
+    operation was refused. Please report it with the message."""
+
+
 class CorpusNotFoundError(StreamNBError, FileNotFoundError):
     """A data set could not be found; the message says how to get it."""
 

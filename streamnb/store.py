@@ -29,14 +29,17 @@ classes). The store switches from dense to hashed automatically when K passes
 
 from __future__ import annotations
 
-import zlib
+import json
+import math
 from itertools import repeat
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, ModelFormatError, describe
+from . import _core
+from .errors import (InvalidInputError, InvalidLabelError, InvalidParameterError, InvalidTypeError, ModelFormatError,
+                     describe)
 
 Label = Union[str, int, bool]
 
@@ -71,127 +74,141 @@ def check_label(y: object) -> Label:
 class Vocabulary:
     """Token -> integer id, growing on the fly; ids of removed tokens are reused.
 
-    With ``n_buckets`` set, tokens are hashed (CRC-32, stable across processes) into that
-    many ids instead; nothing is stored per token and ``token(i)`` names the bucket.
+    The table lives in the compiled core (``streamnb._core.Vocabulary``: one byte arena,
+    a seeded hash). With ``n_buckets`` set, tokens are hashed (CRC-32, stable across
+    processes) into that many ids instead; nothing is stored per token and ``token(i)``
+    names the bucket.
     """
 
     def __init__(self, n_buckets: int | None = None) -> None:
-        if n_buckets is not None and (not isinstance(n_buckets, int) or isinstance(n_buckets, bool) or n_buckets < 1):
-            raise InvalidParameterError(f"n_buckets must be a positive int or None, got {describe(n_buckets)}")
+        if n_buckets is not None and (not isinstance(n_buckets, int) or isinstance(n_buckets, bool)
+                                      or not 1 <= n_buckets < 2**32):
+            raise InvalidParameterError(f"n_buckets must be an int in [1, 2**32) or None, got {describe(n_buckets)}")
         self.n_buckets = n_buckets
-        self._index: dict[Hashable, int] = {}
-        self._tokens: list[Hashable | None] = []
-        self._free: list[int] = []
-        # Bumped whenever a token gains or loses its id, so cached lookups can be trusted.
-        self.epoch = 0
+        self._core = _core.Vocabulary(n_buckets)
+
+    @property
+    def epoch(self) -> int:
+        """Bumped whenever a token gains or loses its id, so cached lookups can be trusted."""
+        return self._core.epoch
 
     @property
     def capacity(self) -> int:
         """One more than the largest id handed out so far (the row count the cells need)."""
-        return self.n_buckets if self.n_buckets is not None else len(self._tokens)
+        return self._core.capacity
 
     def find(self, tokens: Sequence[Hashable]) -> np.ndarray:
         """Ids of the tokens, -1 for tokens not in the vocabulary (nothing is added)."""
-        if self.n_buckets is not None:
-            return self._hash(tokens)
-        # map() keeps the per-token loop in C; this lookup is the hot spot of every call.
-        return np.fromiter(map(self._index.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
+        return np.frombuffer(self._core.find(tokens), dtype=np.int64)
 
     def find_or_add(self, tokens: Sequence[Hashable], ids: np.ndarray | None = None,
                     epoch: int | None = None) -> np.ndarray:
         """Ids of the tokens, giving new tokens new (or recycled) ids.
 
-        ``ids`` may carry an earlier ``find`` of the same tokens, made at vocabulary
-        ``epoch``. Its -1 entries are the new tokens if the vocabulary has not changed since;
-        otherwise (or without ``epoch``) they are looked up again first.
+        ``ids``/``epoch`` (an earlier ``find``) are accepted for the callers' convenience;
+        the core looks the tokens up again, which costs less than checking them.
         """
-        if self.n_buckets is not None:
-            return self._hash(tokens)
-        if ids is None:
-            ids, epoch = self.find(tokens), self.epoch
-        if len(ids) and ids.min() < 0:
-            ids = ids.copy()  # the caller's array stays as it was
-            missing = np.flatnonzero(ids < 0)
-            if epoch != self.epoch:
-                again = self.find([tokens[i] for i in missing.tolist()])
-                ids[missing] = again
-                missing = missing[again < 0]
-            if len(missing):
-                new_tokens = [tokens[i] for i in missing.tolist()]
-                distinct = list(dict.fromkeys(new_tokens))  # a token may be asked for twice
-                if len(distinct) == len(new_tokens):
-                    ids[missing] = self._add(distinct)
-                else:
-                    assigned = dict(zip(distinct, self._add(distinct)))
-                    ids[missing] = [assigned[t] for t in new_tokens]
-        return ids
-
-    def _add(self, tokens: list[Hashable]) -> list[int]:
-        """New ids for new, distinct tokens: freed ids first, then fresh ones."""
-        n_reused = min(len(tokens), len(self._free))
-        reused = self._free[len(self._free) - n_reused:]
-        del self._free[len(self._free) - n_reused:]
-        for i, token in zip(reused, tokens):
-            self._tokens[i] = token
-        start = len(self._tokens)
-        new_ids = reused + list(range(start, start + len(tokens) - n_reused))
-        self._tokens.extend(tokens[n_reused:])
-        self._index.update(zip(tokens, new_ids))
-        self.epoch += 1
-        return new_ids
-
-    def _hash(self, tokens: Sequence[Hashable]) -> np.ndarray:
-        crc32, n = zlib.crc32, self.n_buckets
-        return np.array([crc32(str(t).encode("utf-8", "surrogatepass")) % n for t in tokens], dtype=np.int64)
+        return np.frombuffer(self._core.find_or_add(tokens), dtype=np.int64)
 
     def remove(self, ids: Iterable[int]) -> None:
         """Forget the tokens of these ids; the ids become free for reuse."""
-        if self.n_buckets is not None:
-            return
-        for i in ids:
-            token = self._tokens[i]
-            if token is not None:
-                del self._index[token]
-                self._tokens[i] = None
-                self._free.append(int(i))
-                self.epoch += 1
+        self._core.remove([int(i) for i in ids])
 
     def restore(self, ids: np.ndarray, tokens: list[Hashable], free: np.ndarray) -> None:
         """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse.
 
         ModelFormatError unless ids (increasing) and free ids together are 0, 1, ... without
-        gaps or repeats, and the tokens are distinct and hashable, one per id.
+        gaps or repeats, and the tokens are distinct, one per id.
         """
         for name, array in (("feature ids", ids), ("free ids", free)):
             _require(isinstance(array, np.ndarray) and array.dtype == np.int64 and array.ndim == 1,
                      f"{name} must be a 1-d int64 array")
+            _require(not len(array) or (array.min() >= 0 and array.max() < 2**32 - 1), f"{name} out of range")
         _require(bool((np.diff(ids) > 0).all()), "feature ids must be increasing")
-        _require(np.array_equal(np.sort(np.concatenate([ids, free])), np.arange(len(ids) + len(free))),
-                 "feature ids and free ids must together be 0, 1, ... without gaps or repeats")
         _require(isinstance(tokens, list) and len(tokens) == len(ids), f"the vocabulary must list {len(ids)} tokens")
-        try:
-            distinct = len(set(tokens)) == len(tokens)
-        except TypeError:
-            distinct = False
-        _require(distinct, "vocabulary tokens must be distinct and hashable")
-        self._tokens = [None] * (len(ids) + len(free))
-        for i, token in zip(ids.tolist(), tokens):
-            self._tokens[i] = token
-        self._index = dict(zip(tokens, ids.tolist()))
-        self._free = free.tolist()
-        self.epoch += 1
+        self._core.restore(ids.tolist(), tokens, free.tolist())
+
+    def ids(self) -> np.ndarray:
+        """Ids of the tokens in the vocabulary, ascending (int64)."""
+        return np.array(self._core.ids(), dtype=np.int64)
+
+    def free_ids(self) -> list[int]:
+        """Ids free for reuse (the last one is reused first)."""
+        return self._core.free_ids()
+
+    def mapping(self) -> dict[Hashable, int]:
+        """Every token with its id (a copy)."""
+        ids = self._core.ids()
+        return dict(zip(self._core.tokens(ids), ids))
 
     def token(self, feature_id: int) -> Hashable:
         """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``)."""
-        if self.n_buckets is not None:
-            return f"#{feature_id}"
-        return self._tokens[feature_id]
+        return self._core.token(int(feature_id))
 
     def tokens(self, ids: Iterable[int]) -> list[Hashable]:
-        return [self.token(int(i)) for i in ids]
+        return self._core.tokens([int(i) for i in ids])
+
+    def nbytes(self) -> int:
+        return self._core.nbytes()
 
     def __len__(self) -> int:
-        return len(self._index)
+        return len(self._core)
+
+    def __getstate__(self) -> dict:
+        ids = self._core.ids()
+        return {"n_buckets": self.n_buckets, "ids": ids, "tokens": self._core.tokens(ids),
+                "free": self._core.free_ids()}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["n_buckets"])
+        if state["n_buckets"] is None:
+            self._core.restore(state["ids"], state["tokens"], state["free"])
+
+
+# Feature names that are not str are stored as 0xFF + this tagged JSON (0xFF never occurs
+# in UTF-8). Numbers follow Python's dict semantics, where True == 1 == 1.0 are one key.
+_OTHER_KEY = b"\xff"
+
+
+def _plain_token(token: object) -> object:
+    if isinstance(token, (bool, np.bool_)):
+        return int(token)
+    if isinstance(token, (int, np.integer)):
+        return int(token)
+    if isinstance(token, (float, np.floating)):
+        value = float(token)
+        return int(value) if value.is_integer() else value
+    if token is None or isinstance(token, str):
+        return token
+    if isinstance(token, bytes):
+        return {"$bytes": token.hex()}
+    if isinstance(token, tuple):
+        return {"$tuple": [_plain_token(t) for t in token]}
+    raise InvalidTypeError(f"feature names must be str, int, float, bool, None, bytes or tuples of those, "
+                           f"got {describe(token)}")
+
+
+def _from_plain(value: object) -> Hashable:
+    if isinstance(value, dict):
+        if "$tuple" in value:
+            return tuple(_from_plain(v) for v in value["$tuple"])
+        return bytes.fromhex(value["$bytes"])
+    return value  # type: ignore[return-value]
+
+
+def _token_key(token: object) -> bytes:
+    """Vocabulary key of a feature name that is not a str (called by the core)."""
+    if isinstance(token, float) and not math.isfinite(token):
+        return _OTHER_KEY + repr(token).encode()
+    return _OTHER_KEY + json.dumps(_plain_token(token), separators=(",", ":")).encode()
+
+
+def _token_from_key(key: bytes) -> Hashable:
+    """The feature name of a key made by ``_token_key`` (called by the core)."""
+    text = key[1:].decode()
+    if text in ("nan", "inf", "-inf"):
+        return float(text)
+    return _from_plain(json.loads(text))
 
 
 class DenseCells:
@@ -746,7 +763,7 @@ class CountStore:
         scalars = {"labels": list(self.labels), "scale": self.scale, "n_learned": self.n_learned}
         if self.vocabulary.n_buckets is not None:
             return scalars, None, arrays
-        arrays["free_id"] = np.array(self.vocabulary._free, dtype=np.int64)
+        arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.int64)
         return scalars, self.vocabulary.tokens(ids), arrays
 
     @classmethod

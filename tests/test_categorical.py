@@ -117,7 +117,7 @@ def test_unseen_categories():
 
 def snapshot(model):
     tables = {}
-    for name in model.features._index:
+    for name in model.features.mapping():
         for label in model.classes:
             tables[(name, label)] = model.category_counts(name, label)
         tables[name] = sorted(map(str, model.categories(name)))

@@ -104,7 +104,7 @@ def test_online_moments_equal_numpy_batch():
 
 def state(model):
     """Everything the model knows, by class label and feature name (inactive classes must be empty)."""
-    names = sorted(model.features._index, key=str)
+    names = sorted(model.features.mapping(), key=str)
     ids = model.features.find(names)
     result = {"weights": model.class_counts, "features": names,
               "pooled": np.vstack([model._pooled_n[ids], model._pooled_mean[ids], model._pooled_m2[ids]])}

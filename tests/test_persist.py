@@ -78,7 +78,7 @@ def test_unlearning_after_a_round_trip_still_inverts_learning(tmp_path, model_ty
     loaded = streamnb.load(tmp_path / "m")
     loaded.unlearn_one({"c": 1}, "y")  # the saved ledger gives its stamp
     model.unlearn_one({"c": 1}, "y")
-    assert counts(loaded) == counts(model) and "c" not in loaded.store.vocabulary._index
+    assert counts(loaded) == counts(model) and "c" not in loaded.store.vocabulary.mapping()
 
 
 class Words:
@@ -461,7 +461,7 @@ def test_gaussian_nb_round_trips_through_the_record_hook(tmp_path, stream, data)
         model.learn_one(record, label)
     assert [loaded.predict_log_proba_one(x) for x in GAUSSIAN_PROBES] == \
         [model.predict_log_proba_one(x) for x in GAUSSIAN_PROBES]
-    assert loaded.features._index == model.features._index
+    assert loaded.features.mapping() == model.features.mapping()
 
 
 @pytest.mark.parametrize("name, change, words", [

@@ -46,12 +46,12 @@ def train(model, stream, **kwargs):
 @given(model_types, streams, documents, labels, weights)
 def test_unlearn_one_restores_the_state_exactly(model_type, stream, doc, label, weight):
     model = train(model_type(), stream)
-    before, predictions, vocabulary = counts(model), log_probas(model), set(model.store.vocabulary._index)
+    before, predictions, vocabulary = counts(model), log_probas(model), set(model.store.vocabulary.mapping())
     model.learn_one(doc, label, weight)
     model.unlearn_one(doc, label, weight)
     assert counts(model) == before
     assert log_probas(model) == predictions
-    assert set(model.store.vocabulary._index) == vocabulary
+    assert set(model.store.vocabulary.mapping()) == vocabulary
     assert model.n_features == len(vocabulary)
 
 
@@ -59,10 +59,10 @@ def test_unlearn_one_restores_the_state_exactly(model_type, stream, doc, label, 
 @given(model_types, streams, documents, labels, st.floats(0.01, 100))
 def test_unlearn_with_any_weight_restores_within_rounding(model_type, stream, doc, label, weight):
     model = train(model_type(), [(d, y, w * 0.1) for d, y, w in stream])
-    before, vocabulary = log_probas(model), set(model.store.vocabulary._index)
+    before, vocabulary = log_probas(model), set(model.store.vocabulary.mapping())
     model.learn_one(doc, label, weight)
     model.unlearn_one(doc, label, weight)
-    assert set(model.store.vocabulary._index) == vocabulary  # residues snap to zero: words leave V
+    assert set(model.store.vocabulary.mapping()) == vocabulary  # residues snap to zero: words leave V
     for a, b in zip(log_probas(model), before):
         assert a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-9 for k in a)
 
@@ -361,9 +361,9 @@ def reduced_documents(stream_docs, dropped_after):
 def learn_tracking_drops(model, stream):
     dropped_after = []
     for doc, label, weight in stream:
-        before = set(model.store.vocabulary._index) | set(doc)
+        before = set(model.store.vocabulary.mapping()) | set(doc)
         model.learn_one(doc, label, weight)
-        dropped_after.append(before - set(model.store.vocabulary._index))
+        dropped_after.append(before - set(model.store.vocabulary.mapping()))
     return dropped_after
 
 
@@ -388,7 +388,7 @@ def test_the_cap_drops_the_lowest_totals_down_to_ninety_percent(model_type):
     assert model.n_features == 10
     model.learn_one({"f10": 20}, "x")
     assert model.n_features == 9
-    survivors = set(model.store.vocabulary._index)
+    survivors = set(model.store.vocabulary.mapping())
     # Multinomial drops the two lowest totals (f0, f1); Bernoulli (all totals 1) the two least recently seen.
     assert survivors == {f"f{i}" for i in range(2, 11)}
 
@@ -416,7 +416,7 @@ def test_expiry_drops_words_not_seen_in_the_last_documents(model_type):
     model.learn_one({"once": 1, "always": 1}, "x")
     for i in range(40):
         model.learn_one({"always": 1, f"n{i}": 1}, "x")
-    vocabulary = set(model.store.vocabulary._index)
+    vocabulary = set(model.store.vocabulary.mapping())
     assert "once" not in vocabulary and "always" in vocabulary
     assert {f"n{i}" for i in range(22, 40)} <= vocabulary and "n0" not in vocabulary
     assert model.class_counts == {"x": 41.0}  # documents stay; only word counts go
@@ -442,7 +442,7 @@ def test_select_features_keeps_the_top_mutual_information_and_equals_sklearn(mod
     scores = model.mutual_information()
     assert [scores[f] for f in vocabulary] == pytest.approx(expected.tolist(), abs=1e-9)
     model.select_features(k)
-    kept = set(model.store.vocabulary._index)
+    kept = set(model.store.vocabulary.mapping())
     assert len(kept) == min(k, len(vocabulary))
     threshold = min((scores[f] for f in kept), default=math.inf)
     assert all(scores[f] <= threshold + 1e-12 for f in vocabulary if f not in kept)
@@ -457,7 +457,7 @@ def test_unlearning_a_document_whose_words_were_pruned_since(model_type):
     for doc, label in stream:
         model.learn_one(doc, label)
     model.select_features(2)
-    assert "rare" not in model.store.vocabulary._index
+    assert "rare" not in model.store.vocabulary.mapping()
     model.learn_one({"rare": 3}, "y")  # 'rare' comes back with new counts only
     model.unlearn_one({"a": 1, "rare": 1}, "x")  # the ledger knows its stamp: 'rare' is skipped
     reference = model_type()

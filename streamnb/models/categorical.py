@@ -164,11 +164,11 @@ class CategoricalNB(RecordNB):
     # -- persistence ------------------------------------------------------------------
     def _table_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """The features (ids kept), their categories in column order, N_civ side by side, N_ci."""
-        ids = np.array(sorted(self.features._index.values()), dtype=np.int64)
+        ids = self.features.ids()
         k = len(self.labels)
         categories = [list(self._categories[i]) for i in ids]
         blocks = [self._counts[i][:k, : len(c)] for i, c in zip(ids.tolist(), categories)]
-        arrays = {"feature_id": ids, "free_id": np.array(self.features._free, dtype=np.int64),
+        arrays = {"feature_id": ids, "free_id": np.array(self.features.free_ids(), dtype=np.int64),
                   "counts": np.concatenate(blocks, axis=1) if blocks else np.zeros((k, 0)),
                   "totals": self._totals[:k, ids].astype(np.float64)}
         return {"features": self.features.tokens(ids), "categories": categories}, arrays

@@ -178,9 +178,9 @@ class GaussianNB(RecordNB):
     # -- persistence ------------------------------------------------------------------
     def _table_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """The features (ids kept) and the per-class and pooled moments of the learned ones."""
-        ids = np.array(sorted(self.features._index.values()), dtype=np.int64)
+        ids = self.features.ids()
         k = len(self.labels)
-        arrays = {"feature_id": ids, "free_id": np.array(self.features._free, dtype=np.int64),
+        arrays = {"feature_id": ids, "free_id": np.array(self.features.free_ids(), dtype=np.int64),
                   "n": self._n[:k, ids], "mean": self._mean[:k, ids], "m2": self._m2[:k, ids],
                   "pooled_n": self._pooled_n[ids], "pooled_mean": self._pooled_mean[ids],
                   "pooled_m2": self._pooled_m2[ids]}

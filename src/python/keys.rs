@@ -1,0 +1,71 @@
+//! Python tokens <-> vocabulary key bytes.
+//!
+//! A `str` token is its UTF-8 bytes (lone surrogates, which UTF-8 cannot hold, are written
+//! as Python's "surrogatepass" does, bytes that are never valid UTF-8). Any other token
+//! (int, tuple ...) is 0xFF followed by a tagged encoding made by
+//! `streamnb.store._token_key`; 0xFF never occurs in UTF-8, so the kinds cannot collide.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyString};
+
+const OTHER: u8 = 0xFF;
+
+static TOKEN_KEY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static TOKEN_FROM_KEY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn store_function<'py>(py: Python<'py>, cell: &PyOnceLock<Py<PyAny>>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    cell.get_or_try_init(py, || Ok::<_, PyErr>(py.import("streamnb.store")?.getattr(name)?.unbind()))
+        .map(|f| f.bind(py).clone())
+}
+
+/// The key bytes of a token: borrowed from a `str`'s UTF-8 buffer when it has one, else
+/// written into `scratch`.
+pub fn key_of<'a>(token: &'a Bound<'_, PyAny>, scratch: &'a mut Vec<u8>) -> PyResult<&'a [u8]> {
+    if let Ok(text) = token.cast::<PyString>() {
+        return str_key(text, scratch);
+    }
+    let py = token.py();
+    let key = store_function(py, &TOKEN_KEY, "_token_key")?.call1((token,))?;
+    let key = key.cast::<PyBytes>()?;
+    scratch.clear();
+    scratch.extend_from_slice(key.as_bytes());
+    Ok(scratch)
+}
+
+/// The bytes of a `str` (UTF-8, or surrogatepass for text with lone surrogates).
+pub fn str_key<'a>(text: &'a Bound<'_, PyString>, scratch: &'a mut Vec<u8>) -> PyResult<&'a [u8]> {
+    match text.to_str() {
+        Ok(s) => Ok(s.as_bytes()),
+        Err(_) => {
+            let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            scratch.clear();
+            scratch.extend_from_slice(encoded.cast::<PyBytes>()?.as_bytes());
+            Ok(scratch)
+        }
+    }
+}
+
+/// The text a hashed model's bucket is computed from: the token if it is a `str`, else
+/// `str(token)` (as the buckets were always computed, so saved hashed models still load).
+pub fn bucket_text<'a>(token: &'a Bound<'_, PyAny>, scratch: &'a mut Vec<u8>) -> PyResult<&'a [u8]> {
+    if let Ok(text) = token.cast::<PyString>() {
+        return str_key(text, scratch);
+    }
+    let text = token.str()?;
+    let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+    scratch.clear();
+    scratch.extend_from_slice(encoded.cast::<PyBytes>()?.as_bytes());
+    Ok(scratch)
+}
+
+/// The Python token of key bytes (inverse of `key_of`).
+pub fn token_of<'py>(py: Python<'py>, key: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    if key.first() == Some(&OTHER) {
+        return store_function(py, &TOKEN_FROM_KEY, "_token_from_key")?.call1((PyBytes::new(py, key),));
+    }
+    match std::str::from_utf8(key) {
+        Ok(s) => Ok(PyString::new(py, s).into_any()),
+        Err(_) => PyBytes::new(py, key).call_method1("decode", ("utf-8", "surrogatepass")),
+    }
+}

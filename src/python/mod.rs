@@ -1,0 +1,17 @@
+//! The Python face of the core: the extension module `streamnb._core`.
+//!
+//! Every method enters through `guard`, so a Rust panic becomes
+//! `streamnb.errors.InternalError` instead of PyO3's `PanicException`.
+
+mod errors;
+mod keys;
+mod vocabulary;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<vocabulary::Vocabulary>()?;
+    m.add_function(wrap_pyfunction!(errors::_panic_for_tests, m)?)?;
+    Ok(())
+}

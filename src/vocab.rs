@@ -1,0 +1,356 @@
+//! The exact vocabulary: token bytes -> feature id (u32), growing on the fly.
+//!
+//! Tokens live back to back in one byte arena and the hash table holds only ids, so a token
+//! costs its bytes plus about 16 bytes of bookkeeping (no allocation per token). Ids of
+//! removed tokens are reused (last freed, first reused), so |V| and the id range stay as if
+//! the removed token had never been seen. The hash is foldhash with a random per-process
+//! seed: tokens come from strangers, and a fixed hash would let them choose collisions.
+//!
+//! A token is an arbitrary byte string. The Python layer stores a `str` token as its UTF-8
+//! bytes and any other hashable token as 0xFF followed by a tagged encoding; 0xFF never
+//! occurs in UTF-8, so the two kinds cannot collide.
+
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+
+/// `Span::len` of an id that is free for reuse.
+const FREE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum VocabularyError {
+    /// The arena would pass 4 GiB of token bytes, or the ids 2^32 - 1.
+    Full,
+}
+
+pub struct Vocabulary {
+    arena: Vec<u8>,
+    spans: Vec<Span>,
+    table: HashTable<u32>,
+    hasher: foldhash::quality::RandomState,
+    free: Vec<u32>,
+    /// Bytes of the arena no live token points to (removed tokens); compacted when large.
+    garbage: usize,
+    /// Bumped whenever a token gains or loses its id, so cached lookups can be trusted.
+    epoch: u64,
+}
+
+impl Default for Vocabulary {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Vocabulary {
+    pub fn new() -> Self {
+        Vocabulary {
+            arena: Vec::new(),
+            spans: Vec::new(),
+            table: HashTable::new(),
+            hasher: foldhash::quality::RandomState::default(),
+            free: Vec::new(),
+            garbage: 0,
+            epoch: 0,
+        }
+    }
+
+    /// Tokens with an id.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// One more than the largest id handed out so far (the rows a count table needs).
+    pub fn capacity(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Ids free for reuse, in the order they will NOT be reused (the last is reused first).
+    pub fn free_ids(&self) -> &[u32] {
+        &self.free
+    }
+
+    #[inline]
+    pub fn hash(&self, token: &[u8]) -> u64 {
+        self.hasher.hash_one(token)
+    }
+
+    #[inline]
+    fn bytes_of<'a>(arena: &'a [u8], span: Span) -> &'a [u8] {
+        &arena[span.start as usize..span.start as usize + span.len as usize]
+    }
+
+    /// The token of an id, None for a free or out-of-range id.
+    pub fn token(&self, id: u32) -> Option<&[u8]> {
+        let span = *self.spans.get(id as usize)?;
+        if span.len == FREE {
+            return None;
+        }
+        Some(Self::bytes_of(&self.arena, span))
+    }
+
+    /// Is `id` the id of a token (not free, in range)?
+    pub fn contains_id(&self, id: u32) -> bool {
+        self.spans.get(id as usize).is_some_and(|s| s.len != FREE)
+    }
+
+    #[inline]
+    pub fn find(&self, token: &[u8]) -> Option<u32> {
+        self.find_hashed(token, self.hash(token))
+    }
+
+    /// `find` with the hash already computed (`hash`), so a caller can look a token up
+    /// and later add it without hashing it twice.
+    #[inline]
+    pub fn find_hashed(&self, token: &[u8], hash: u64) -> Option<u32> {
+        let (arena, spans) = (&self.arena, &self.spans);
+        self.table
+            .find(hash, |&id| Self::bytes_of(arena, spans[id as usize]) == token)
+            .copied()
+    }
+
+    /// The id of a token, adding it (with a recycled or fresh id) when it is new.
+    pub fn find_or_add(&mut self, token: &[u8]) -> Result<u32, VocabularyError> {
+        let hash = self.hash(token);
+        match self.find_hashed(token, hash) {
+            Some(id) => Ok(id),
+            None => self.add_hashed(token, hash),
+        }
+    }
+
+    /// Add a token known to be absent, with its hash; returns its id.
+    pub fn add_hashed(&mut self, token: &[u8], hash: u64) -> Result<u32, VocabularyError> {
+        debug_assert!(self.find_hashed(token, hash).is_none());
+        if token.len() >= FREE as usize {
+            return Err(VocabularyError::Full);
+        }
+        if self.arena.len() + token.len() > u32::MAX as usize {
+            self.compact();
+            if self.arena.len() + token.len() > u32::MAX as usize {
+                return Err(VocabularyError::Full);
+            }
+        }
+        let id = match self.free.last() {
+            Some(&id) => id,
+            None if self.spans.len() >= FREE as usize => return Err(VocabularyError::Full),
+            None => self.spans.len() as u32,
+        };
+        // Nothing can fail from here on: the state changes only below.
+        if self.free.last() == Some(&id) {
+            self.free.pop();
+        } else {
+            self.spans.push(Span { start: 0, len: FREE });
+        }
+        let span = Span {
+            start: self.arena.len() as u32,
+            len: token.len() as u32,
+        };
+        self.arena.extend_from_slice(token);
+        self.spans[id as usize] = span;
+        let Self {
+            arena,
+            spans,
+            table,
+            hasher,
+            ..
+        } = self;
+        table.insert_unique(hash, id, |&other| {
+            hasher.hash_one(Self::bytes_of(arena, spans[other as usize]))
+        });
+        self.epoch += 1;
+        Ok(id)
+    }
+
+    /// Forget the token of `id`; the id becomes free for reuse. A free id is left alone.
+    pub fn remove(&mut self, id: u32) {
+        let Some(&span) = self.spans.get(id as usize) else {
+            return;
+        };
+        if span.len == FREE {
+            return;
+        }
+        let token = Self::bytes_of(&self.arena, span);
+        let hash = self.hasher.hash_one(token);
+        if let Ok(entry) = self.table.find_entry(hash, |&other| other == id) {
+            entry.remove();
+        }
+        self.spans[id as usize] = Span { start: 0, len: FREE };
+        self.free.push(id);
+        self.garbage += span.len as usize;
+        self.epoch += 1;
+        if self.garbage > 4096 && 2 * self.garbage > self.arena.len() {
+            self.compact();
+        }
+    }
+
+    /// Copy the live tokens into a fresh arena (ids and hashes do not change).
+    fn compact(&mut self) {
+        let mut arena = Vec::with_capacity(self.arena.len() - self.garbage);
+        for span in self.spans.iter_mut() {
+            if span.len != FREE {
+                let start = arena.len() as u32;
+                arena.extend_from_slice(Self::bytes_of(&self.arena, *span));
+                span.start = start;
+            }
+        }
+        self.arena = arena;
+        self.garbage = 0;
+    }
+
+    /// Take the layout of a saved vocabulary: `tokens[i]` at `ids[i]`, `free` ids for reuse.
+    ///
+    /// Err (a message) unless ids and free ids together are 0, 1, ... without gaps or
+    /// repeats and the tokens are distinct. Leaves `self` unchanged on error.
+    pub fn restore(&mut self, ids: &[u32], tokens: &[&[u8]], free: &[u32]) -> Result<(), String> {
+        if ids.len() != tokens.len() {
+            return Err(format!("the vocabulary must list {} tokens", ids.len()));
+        }
+        let n = ids.len() + free.len();
+        let mut seen = vec![false; n];
+        for &id in ids.iter().chain(free) {
+            let slot = seen.get_mut(id as usize).ok_or_else(|| {
+                "feature ids and free ids must together be 0, 1, ... without gaps or repeats".to_string()
+            })?;
+            if *slot {
+                return Err("feature ids and free ids must together be 0, 1, ... without gaps or repeats".into());
+            }
+            *slot = true;
+        }
+        let mut fresh = Vocabulary::new();
+        fresh.hasher = self.hasher.clone();
+        fresh.spans = vec![Span { start: 0, len: FREE }; n];
+        for (&id, &token) in ids.iter().zip(tokens) {
+            let hash = fresh.hash(token);
+            if fresh.find_hashed(token, hash).is_some() {
+                return Err("vocabulary tokens must be distinct".into());
+            }
+            if fresh.arena.len() + token.len() > u32::MAX as usize {
+                return Err("the vocabulary is too large (over 4 GiB of tokens)".into());
+            }
+            let span = Span {
+                start: fresh.arena.len() as u32,
+                len: token.len() as u32,
+            };
+            fresh.arena.extend_from_slice(token);
+            fresh.spans[id as usize] = span;
+            let Vocabulary {
+                arena,
+                spans,
+                table,
+                hasher,
+                ..
+            } = &mut fresh;
+            table.insert_unique(hash, id, |&other| {
+                hasher.hash_one(Self::bytes_of(arena, spans[other as usize]))
+            });
+        }
+        fresh.free = free.to_vec();
+        fresh.epoch = self.epoch + 1;
+        *self = fresh;
+        Ok(())
+    }
+
+    /// Bytes this vocabulary holds on the heap (allocated capacity, not just what is used).
+    pub fn heap_bytes(&self) -> usize {
+        self.arena.capacity()
+            + self.spans.capacity() * std::mem::size_of::<Span>()
+            + self.table.allocation_size()
+            + self.free.capacity() * 4
+    }
+
+    /// Ids of the live tokens, ascending.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.spans
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.len != FREE)
+            .map(|(i, _)| i as u32)
+    }
+}
+
+/// Feature hashing: a token's id is CRC-32 of its bytes modulo the number of buckets
+/// (stable across processes and versions, so hashed models saved earlier still load).
+pub fn bucket(token: &[u8], n_buckets: u32) -> u32 {
+    crc32fast::hash(token) % n_buckets
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_grow_and_are_reused_after_removal() {
+        let mut v = Vocabulary::new();
+        assert_eq!(v.find_or_add(b"a").unwrap(), 0);
+        assert_eq!(v.find_or_add(b"b").unwrap(), 1);
+        assert_eq!(v.find_or_add(b"a").unwrap(), 0);
+        assert_eq!(v.len(), 2);
+        v.remove(0);
+        assert_eq!(v.find(b"a"), None);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v.capacity(), 2);
+        assert_eq!(v.find_or_add(b"c").unwrap(), 0);
+        assert_eq!(v.token(0), Some(&b"c"[..]));
+        assert_eq!(v.find_or_add(b"d").unwrap(), 2);
+    }
+
+    #[test]
+    fn epoch_moves_only_when_ids_change() {
+        let mut v = Vocabulary::new();
+        let e0 = v.epoch();
+        v.find_or_add(b"x").unwrap();
+        let e1 = v.epoch();
+        assert!(e1 > e0);
+        v.find_or_add(b"x").unwrap();
+        assert_eq!(v.epoch(), e1);
+        v.remove(0);
+        assert!(v.epoch() > e1);
+    }
+
+    #[test]
+    fn compaction_keeps_every_live_token() {
+        let mut v = Vocabulary::new();
+        let tokens: Vec<Vec<u8>> = (0..20_000).map(|i| format!("token{i}").into_bytes()).collect();
+        for t in &tokens {
+            v.find_or_add(t).unwrap();
+        }
+        for id in (0..20_000).step_by(3) {
+            v.remove(id);
+        }
+        for (i, t) in tokens.iter().enumerate() {
+            let expected = if i % 3 == 0 { None } else { Some(i as u32) };
+            assert_eq!(v.find(t), expected);
+        }
+        assert!(v.arena.len() < 20_000 * 10);
+    }
+
+    #[test]
+    fn restore_checks_layout() {
+        let mut v = Vocabulary::new();
+        v.restore(&[0, 2], &[b"a", b"b"], &[1]).unwrap();
+        assert_eq!(v.find(b"b"), Some(2));
+        assert_eq!(v.find_or_add(b"c").unwrap(), 1);
+        assert!(v.restore(&[0, 0], &[b"a", b"b"], &[]).is_err());
+        assert!(v.restore(&[0, 1], &[b"a", b"a"], &[]).is_err());
+        assert!(v.restore(&[0, 3], &[b"a", b"b"], &[]).is_err());
+        // A failed restore leaves the vocabulary as it was.
+        assert_eq!(v.find(b"c"), Some(1));
+    }
+
+    #[test]
+    fn buckets_are_crc32() {
+        assert_eq!(bucket(b"hello", 1 << 20), crc32fast::hash(b"hello") % (1 << 20));
+    }
+}

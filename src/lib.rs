@@ -6,6 +6,9 @@
 //! With the `python` feature (what maturin builds), `python` exposes them to Python as the
 //! extension module `streamnb._core`; see ARCHITECTURE.md for the data path.
 
+pub mod bag;
+pub mod tokenize;
+pub mod unicode_tables;
 pub mod vocab;
 
 #[cfg(feature = "python")]

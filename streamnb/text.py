@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from typing import Any
 
+from streamnb import _core
 from streamnb.errors import (
     IncompatibleModelsError,
     InvalidInputError,
@@ -39,67 +40,10 @@ __all__ = [
 #: ``Tokenizer()`` gives the same counts as ``CountVectorizer().build_analyzer()``.
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 
-# With re.findall, `\w\w+` finds exactly the same tokens as `\b\w\w+\b`: a greedy run of word
-# characters always ends at a boundary, and a scan that fails at a word character means that
-# run had length one. Dropping the two boundary checks makes the regex ~35% faster.
-_DEFAULT_REGEX = re.compile(r"\w\w+")
-
-
-def _latin1_tables(lowercase: bool) -> tuple[bytes, tuple[str, ...], tuple[str, ...]]:
-    """Byte table sending each Latin-1 character to itself (or its lowercase) if it is a word
-    character and to a space otherwise, plus the one-character words to drop afterwards.
-
-    Why: for text whose characters are all below U+0100 (ASCII mail, and any bytes decoded as
-    Latin-1), ``bytes.translate`` + ``str.split`` runs in C at several hundred MB/s, about twice
-    as fast as the regex, and gives identical tokens (checked at import below and by tests).
-    """
-    word = re.compile(r"\w")
-    table = bytearray(b" " * 256)
-    ascii_singles: set[str] = set()
-    latin1_singles: set[str] = set()
-    for code in range(256):
-        char = chr(code).lower() if lowercase else chr(code)
-        if len(char) != 1 or ord(char) > 255:
-            # Not the case in any Unicode version so far; if it ever were, the byte table
-            # could not reproduce str.lower() and the fast path would give wrong tokens.
-            raise RuntimeError(f"lower() of {chr(code)!r} leaves Latin-1; streamnb's fast path needs updating")
-        if word.match(char):
-            table[code] = ord(char)
-            (ascii_singles if code < 128 else latin1_singles).add(char)
-    return (
-        bytes(table),
-        tuple(sorted(ascii_singles)),
-        tuple(sorted(ascii_singles | latin1_singles)),
-    )
-
-
-_LATIN1_LOWER = _latin1_tables(lowercase=True)
-_LATIN1_KEEP = _latin1_tables(lowercase=False)
-
-# Common English function words (articles, pronouns, auxiliaries, prepositions, conjunctions
-# and frequent adverbs/determiners) that carry little topical signal. Written for streamnb;
-# one-letter words are included for custom token patterns that keep them.
-ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
-    """
-    a an the
-    i me my mine myself we us our ours ourselves you your yours yourself yourselves
-    he him his himself she her hers herself it its itself they them their theirs themselves
-    this that these those who whom whose which what whatever whoever whichever
-    am is are was were be been being have has had having do does did doing done
-    will would shall should can could may might must ought
-    isn aren wasn weren hasn haven hadn doesn don didn won wouldn shan shouldn can cannot
-    couldn mightn mustn needn ll ve re
-    and but or nor so yet if then else than because as until while although though unless
-    whether since once
-    of at by for with about against between into through during before after above below
-    to from up down in out on off over under again further upon within without along
-    across among around behind beyond toward towards onto via per
-    here there when where why how all any both each few more most other some such no not
-    only own same too very just also even ever still already almost quite rather
-    again always never often sometimes much many several enough less least
-    s t d m o y
-    """.split()
-)
+#: Common English function words (articles, pronouns, auxiliaries, prepositions,
+#: conjunctions and frequent adverbs/determiners) that carry little topical signal; the list
+#: lives in the core (src/tokenize.rs), which removes them.
+ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_core.ENGLISH_STOP_WORDS.split())
 
 
 def _check_bool(name: str, value: object) -> bool:
@@ -173,10 +117,10 @@ class Tokenizer:
     7. word n-grams for each n in ``ngram_range``, joined by a single space (as scikit-learn);
     8. counting; ``binary=True`` maps every present feature to 1.
 
-    The result is a ``dict`` (a ``collections.Counter`` unless ``binary``). Why it is fast:
-    for plain unigram counts, the default pattern on text below U+0100 goes through
-    ``bytes.translate`` + ``str.split`` and ``Counter`` (all C) and gives the same tokens as
-    the regex (n-grams and stemming take the regex).
+    The result is a ``dict`` (a ``collections.Counter`` unless ``binary``). With the default
+    pattern, steps 1-5, 7 and 8 run in the compiled core (``streamnb._core.WordTokenizer``,
+    which follows Python's own definitions of ``\\w`` and ``str.lower()``); a custom
+    pattern is matched by Python's ``re``, and stemming is Python's snowballstemmer.
 
     >>> Tokenizer()("The cat sat on the mat, the END.")
     Counter({'the': 3, 'cat': 1, 'sat': 1, 'on': 1, 'mat': 1, 'end': 1})
@@ -230,15 +174,19 @@ class Tokenizer:
 
         # Derived, private state (rebuilt from the settings on unpickling).
         self._default = token_pattern == DEFAULT_TOKEN_PATTERN
-        self._regex = _DEFAULT_REGEX if self._default else regex
+        self._regex = regex
         self._group = 1 if regex.groups == 1 else 0
-        self._tables = _LATIN1_LOWER if lowercase else _LATIN1_KEEP
         if self.stop_words is None:
             self._stop: frozenset[str] = frozenset()
         elif self.stop_words == "english":
             self._stop = ENGLISH_STOP_WORDS
         else:
             self._stop = frozenset(self.stop_words)
+        self._core = _core.WordTokenizer(
+            lowercase=self.lowercase,
+            stop_words=list(self.stop_words) if isinstance(self.stop_words, tuple) else self.stop_words,
+            ngram_range=self.ngram_range, char_ngram_range=self.char_ngram_range,
+            max_tokens=self.max_tokens, max_chars=self.max_chars)
         self._stem: Callable[[list[str]], list[str]] | None = None
         if stemmer == "snowball":
             try:
@@ -248,8 +196,6 @@ class Tokenizer:
                     "stemmer='snowball' needs the snowballstemmer package: pip install streamnb[stem]"
                 ) from None
             self._stem = snowballstemmer.stemmer("english").stemWords
-        # Unigram counts only: count straight from the tokenizer without building n-grams.
-        self._plain = self.ngram_range == (1, 1) and self.char_ngram_range is None and self._stem is None
 
     # -- settings -------------------------------------------------------------------------
 
@@ -297,105 +243,33 @@ class Tokenizer:
         """Return the bag of features of ``text`` (see the class docstring for the steps)."""
         if not isinstance(text, str):
             raise InvalidTypeError(f"Tokenizer expects a str, got {describe(text)}")
-        if self.max_chars is not None and len(text) > self.max_chars:
-            text = text[: self.max_chars]
-        if self._plain:
-            counts = self._count_words(text)
-            if self._stop:
-                for word in self._stop.intersection(counts):
-                    del counts[word]
+        if self._default and self._stem is None:
+            counts = self._core.count(text, self.binary)
         else:
-            counts = self._features(self.words(text))
-        if self.binary:
-            return dict.fromkeys(counts, 1)
-        return counts
+            words = self.words(text)
+            stems = None
+            if self._stem is not None and self.ngram_range is not None and words:
+                distinct = list(set(words))
+                by_word = dict(zip(distinct, self._stem(distinct)))
+                stems = [by_word[word] for word in words]
+            counts = self._core.count_words(words, stems, self.binary)
+        return counts if self.binary else Counter(counts)
 
     def words(self, text: str) -> list[str]:
         """The word tokens of ``text`` in order: steps 1-4 (cap, lowercase, pattern, stop words)."""
         if not isinstance(text, str):
             raise InvalidTypeError(f"Tokenizer expects a str, got {describe(text)}")
+        if self._default:
+            return self._core.words(text)
+        # A custom pattern: Python's re finds the words (the core implements the default one).
         if self.max_chars is not None and len(text) > self.max_chars:
             text = text[: self.max_chars]
-        tokens = self._tokens(text)
-        if self._stop:
-            stop = self._stop
-            tokens = [token for token in tokens if token not in stop]
-        return tokens
-
-    def _tokens(self, text: str) -> list[str]:
-        """Steps 2-3 by the regex: lowercase, non-empty pattern matches, the first max_tokens."""
         if self.lowercase:
             text = text.lower()
-        if self.max_tokens is None:
-            tokens = self._regex.findall(text)
-        else:
-            group = self._group
-            tokens = [match.group(group) for match in islice(self._regex.finditer(text), self.max_tokens)]
-        if not self._default:
-            tokens = [token for token in tokens if token]  # a custom pattern may match ""
-        return tokens
-
-    def _count_words(self, text: str) -> Counter[str]:
-        """Unigram counts after steps 1-3 (stop words not yet removed)."""
-        if self._default:
-            try:
-                data = text.encode("latin-1")
-            except UnicodeEncodeError:
-                pass  # characters above U+00FF: the regex below handles all of Unicode
-            else:
-                table, ascii_singles, latin1_singles = self._tables
-                parts = data.translate(table).decode("latin-1").split()
-                if self.max_tokens is not None and len(parts) > self.max_tokens:
-                    # parts still holds one-character words; drop them before capping.
-                    return Counter([part for part in parts if len(part) > 1][: self.max_tokens])
-                counts = Counter(parts)
-                # Drop the one-character words after counting: popping the few possible ones
-                # costs O(alphabet) instead of filtering every token; for short texts with
-                # fewer distinct words than that, scanning the words is cheaper still.
-                singles = ascii_singles if text.isascii() else latin1_singles
-                if len(counts) < len(singles):
-                    singles = [word for word in counts if len(word) == 1]
-                for single in singles:
-                    counts.pop(single, None)
-                return counts
-        return Counter(self._tokens(text))
-
-    def _features(self, words: list[str]) -> Counter[str]:
-        """Steps 5-7 on the word list: character n-grams, stemming, word n-grams."""
-        counts: Counter[str] = Counter()
-        if self.char_ngram_range is not None:
-            prefix = "c:" if self.ngram_range is not None else ""
-            counts.update(_char_ngrams(words, self.char_ngram_range, prefix))
-        if self.ngram_range is None:
-            return counts
-        if self._stem is not None and words:
-            distinct = list(set(words))
-            stems = dict(zip(distinct, self._stem(distinct)))
-            words = [stems[word] for word in words]
-        low, high = self.ngram_range
-        for n in range(low, high + 1):
-            if n == 1:
-                counts.update(words)
-            else:
-                # zip of n shifted views: the n-grams in order, built in C.
-                counts.update(map(" ".join, zip(*(words[i:] for i in range(n)))))
-        return counts
-
-
-def _char_ngrams(words: list[str], ngram_range: tuple[int, int], prefix: str) -> list[str]:
-    """Character n-grams of each word padded with spaces (' cat ' -> ' c', 'ca', 'at', 't ')."""
-    low, high = ngram_range
-    grams: list[str] = []
-    for word in words:
-        padded = f" {word} "
-        length = len(padded)
-        for n in range(low, high + 1):
-            if length <= n:
-                # Too short for this n (and for every larger one): the padded word once.
-                grams.append(prefix + padded)
-                break
-            grams.extend([prefix + padded[i : i + n] for i in range(length - n + 1)])
-    return grams
+        group = self._group
+        tokens = [match.group(group) for match in islice(self._regex.finditer(text), self.max_tokens)]
+        stop = self._stop
+        return [token for token in tokens if token and token not in stop]
 
 
 # --------------------------------------------------------------------------------------------

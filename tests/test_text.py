@@ -558,3 +558,35 @@ def test_tfidf_unlearn_in_any_order_empties_and_norm_is_one(docs, rng):
     for doc in order:
         tfidf.unlearn_one(doc)
     assert tfidf.get_state() == {"n_docs": 0, "df": {}}
+
+
+def test_core_word_characters_are_pythons_on_every_code_point():
+    """The core's tables (src/unicode_tables.rs) are Python's \\w, for all of Unicode."""
+    import sys
+    import unicodedata
+
+    from streamnb import _core
+
+    flags, version = _core.WordTokenizer._unicode_tables(sys.maxunicode + 1)
+    assert version == unicodedata.unidata_version, "regenerate src/unicode_tables.rs with this Python"
+    word = re.compile(r"\w")
+    expected = bytes(word.match(chr(code)) is not None for code in range(sys.maxunicode + 1))
+    assert flags == expected
+
+
+def test_core_lowercase_and_words_are_pythons_on_every_code_point():
+    """Each character between two letters, through the core and through Python's lower() + re.
+
+    Text with a capital sigma (lowered by context) or lone surrogates (not UTF-8) is cut and
+    lowercased by Python before the core reads it; both paths are checked."""
+    import sys
+
+    tokenizer = Tokenizer()
+    special = {0x3A3} | set(range(0xD800, 0xE000))
+    for start in range(0, sys.maxunicode + 1, 1 << 16):
+        codes = [c for c in range(start, min(start + (1 << 16), sys.maxunicode + 1)) if c not in special]
+        text = " ".join(f"x{chr(code)}y" for code in codes)
+        assert tokenizer.words(text) == re.findall(r"\w\w+", text.lower())
+    for text in ("ΟΔΟΣ ΣΑΣ aΣ Σ", "ab\ud800cd \udfffΣΣ x\udc80yz"):
+        assert tokenizer.words(text) == re.findall(r"\w\w+", text.lower())
+        assert Tokenizer(max_chars=7).words(text) == re.findall(r"\w\w+", text[:7].lower())

@@ -5,6 +5,7 @@
 
 mod errors;
 mod keys;
+mod tokenizer;
 mod vocabulary;
 
 use pyo3::prelude::*;
@@ -12,6 +13,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vocabulary::Vocabulary>()?;
+    m.add_class::<tokenizer::WordTokenizer>()?;
+    m.add("ENGLISH_STOP_WORDS", crate::tokenize::ENGLISH_STOP_WORDS)?;
     m.add_function(wrap_pyfunction!(errors::_panic_for_tests, m)?)?;
     Ok(())
 }

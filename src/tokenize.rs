@@ -1,0 +1,399 @@
+//! The default word tokenizer: text -> words -> features, exactly as streamnb's `Tokenizer`
+//! (and scikit-learn's `CountVectorizer` default analyzer) sees text.
+//!
+//! Steps (numbered as in the Python docstring of `streamnb.text.Tokenizer`):
+//! 1. keep the first `max_chars` characters;
+//! 2. lowercase as Python's `str.lower()` (tables from Python's Unicode database);
+//! 3. words = runs of 2+ characters that Python's `re` calls `\w` (`str.isalnum()` or `_`),
+//!    the first `max_tokens` of them;
+//! 4. drop stop words;
+//! 5. character n-grams inside each word padded with one space on each side (`c:` prefix
+//!    when word features are produced too);
+//! 7. word n-grams joined by one space.
+//!
+//! (Step 6, stemming, is Python's snowballstemmer: a caller that stems passes the stems in.)
+//! Features are emitted one occurrence at a time, in the order Python counts them, so a
+//! consumer can count them, look them up in a vocabulary, or build a dict.
+
+use crate::unicode_tables::{LOWER_MAP, WORD_RANGES};
+use std::collections::HashSet;
+
+/// Latin-1 characters: bit 0x100 set = word character; low byte = `str.lower()` of the
+/// character (which stays in Latin-1 for every Latin-1 character; a test checks it).
+static LATIN1: [u16; 256] = build_latin1();
+
+const fn build_latin1() -> [u16; 256] {
+    let mut table = [0u16; 256];
+    let mut code = 0;
+    while code < 256 {
+        let mut word = false;
+        let mut i = 0;
+        while i < WORD_RANGES.len() {
+            if WORD_RANGES[i].0 <= code && code <= WORD_RANGES[i].1 {
+                word = true;
+            }
+            i += 1;
+        }
+        let lower = if (code >= 0x41 && code <= 0x5a) || (code >= 0xc0 && code <= 0xde && code != 0xd7) {
+            code + 32
+        } else {
+            code
+        };
+        table[code as usize] = (lower as u16) | if word { 0x100 } else { 0 };
+        code += 1;
+    }
+    table
+}
+
+/// Is `c` a character Python's `re` matches with `\w`?
+#[inline]
+pub fn is_word_char(c: char) -> bool {
+    let code = c as u32;
+    if code < 256 {
+        return LATIN1[code as usize] & 0x100 != 0;
+    }
+    WORD_RANGES
+        .binary_search_by(|&(low, high)| {
+            if high < code {
+                std::cmp::Ordering::Less
+            } else if low > code {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// Python's `str.lower()` of one character (U+03A3 aside, see `needs_python_lower`).
+#[inline]
+pub fn lower_char(c: char, mut out: impl FnMut(char)) {
+    let code = c as u32;
+    if code < 256 {
+        out(char::from((LATIN1[code as usize] & 0xff) as u8));
+        return;
+    }
+    match LOWER_MAP.binary_search_by_key(&code, |&(k, _)| k) {
+        Ok(i) => LOWER_MAP[i].1.chars().for_each(out),
+        Err(_) => out(c),
+    }
+}
+
+/// Text whose lowercase depends on context (capital sigma lowers to a final sigma at the
+/// end of a word): the caller lowercases it with Python itself.
+pub fn needs_python_lower(text: &str) -> bool {
+    text.contains('\u{3a3}')
+}
+
+/// Tokenizer settings (the `streamnb.text.Tokenizer` parameters the core implements).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub lowercase: bool,
+    pub stop_words: Option<HashSet<Box<[u8]>>>,
+    pub ngram_range: Option<(usize, usize)>,
+    pub char_ngram_range: Option<(usize, usize)>,
+    pub max_tokens: Option<usize>,
+    pub max_chars: Option<usize>,
+}
+
+/// A list of words in one buffer (no allocation per word).
+#[derive(Default, Debug)]
+pub struct Words {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Words {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    pub fn push(&mut self, word: &[u8]) {
+        self.bytes.extend_from_slice(word);
+        self.ends.push(self.bytes.len());
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+}
+
+/// The word being read: its bytes are appended to `Words::bytes` as they come.
+struct Run {
+    start: usize,
+    chars: usize,
+}
+
+impl Options {
+    /// Steps 1-4: the words of `text`, appended to `words`.
+    pub fn words(&self, text: &str, words: &mut Words) {
+        self.words_with(text, self.lowercase, self.max_chars, words)
+    }
+
+    /// `words` with steps 1 and 2 set apart: for text the caller has already cut and
+    /// lowercased (see `needs_python_lower`), pass `false, None`.
+    pub fn words_with(&self, text: &str, lowercase: bool, max_chars: Option<usize>, words: &mut Words) {
+        let mut run = Run { start: words.bytes.len(), chars: 0 };
+        let mut matches = 0usize;
+        let max_tokens = self.max_tokens.unwrap_or(usize::MAX);
+        let max_chars = max_chars.unwrap_or(usize::MAX);
+        let bytes = text.as_bytes();
+        let mut at = 0usize;
+        let mut n_chars = 0usize;
+        // One pass over the text: ASCII bytes through the table, other characters decoded.
+        while at < bytes.len() && n_chars < max_chars && matches < max_tokens {
+            n_chars += 1;
+            let byte = bytes[at];
+            if byte < 128 {
+                at += 1;
+                let entry = LATIN1[byte as usize];
+                if entry & 0x100 != 0 {
+                    let out = if lowercase { (entry & 0xff) as u8 } else { byte };
+                    words.bytes.push(out);
+                    run.chars += 1;
+                } else {
+                    self.end_run(&mut run, words, &mut matches);
+                }
+                continue;
+            }
+            // `text` is valid UTF-8: decode the one character starting here.
+            let c = text[at..].chars().next().unwrap_or('\u{fffd}');
+            at += c.len_utf8();
+            if lowercase {
+                lower_char(c, |lc| self.add_char(lc, &mut run, words, &mut matches));
+            } else {
+                self.add_char(c, &mut run, words, &mut matches);
+            }
+        }
+        if matches < max_tokens {
+            self.end_run(&mut run, words, &mut matches);
+        } else {
+            words.bytes.truncate(run.start);
+        }
+    }
+
+    #[inline]
+    fn add_char(&self, c: char, run: &mut Run, words: &mut Words, matches: &mut usize) {
+        if *matches >= self.max_tokens.unwrap_or(usize::MAX) {
+            return;
+        }
+        if is_word_char(c) {
+            let mut buf = [0u8; 4];
+            words.bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            run.chars += 1;
+        } else {
+            self.end_run(run, words, matches);
+        }
+    }
+
+    /// A non-word character ends the run: a word if it has 2+ characters and is no stop word.
+    #[inline]
+    fn end_run(&self, run: &mut Run, words: &mut Words, matches: &mut usize) {
+        if run.chars >= 2 && *matches < self.max_tokens.unwrap_or(usize::MAX) {
+            *matches += 1;
+            let word = &words.bytes[run.start..];
+            if !self.stop_words.as_ref().is_some_and(|stop| stop.contains(word)) {
+                words.ends.push(words.bytes.len());
+                run.start = words.bytes.len();
+            }
+        }
+        words.bytes.truncate(run.start);
+        run.chars = 0;
+    }
+
+    /// Steps 5 and 7: every feature occurrence of the words, in the order Python counts
+    /// them (character n-grams of every word first, then word n-grams by increasing n).
+    /// `stems` (step 6, computed by the caller) replaces the words in word n-grams.
+    pub fn features(&self, words: &Words, stems: Option<&Words>, scratch: &mut Vec<u8>, mut emit: impl FnMut(&[u8])) {
+        if let Some((low, high)) = self.char_ngram_range {
+            let prefix: &[u8] = if self.ngram_range.is_some() { b"c:" } else { b"" };
+            let mut starts: Vec<usize> = Vec::new();
+            for word in words.iter() {
+                char_ngrams(word, low, high, prefix, scratch, &mut starts, &mut emit);
+            }
+        }
+        let Some((low, high)) = self.ngram_range else {
+            return;
+        };
+        let grams = stems.unwrap_or(words);
+        for n in low..=high {
+            if n == 1 {
+                grams.iter().for_each(&mut emit);
+                continue;
+            }
+            if grams.len() < n {
+                break;
+            }
+            for i in 0..=grams.len() - n {
+                scratch.clear();
+                for j in i..i + n {
+                    if j > i {
+                        scratch.push(b' ');
+                    }
+                    scratch.extend_from_slice(grams.get(j));
+                }
+                emit(scratch);
+            }
+        }
+    }
+
+    /// Does `features` emit exactly the words (plain unigram counts)?
+    pub fn unigrams_only(&self) -> bool {
+        self.ngram_range == Some((1, 1)) && self.char_ngram_range.is_none()
+    }
+}
+
+/// Character n-grams of ` word ` (in characters); a padded word no longer than n is
+/// emitted once, whole, and ends the word's n-grams.
+fn char_ngrams(
+    word: &[u8],
+    low: usize,
+    high: usize,
+    prefix: &[u8],
+    scratch: &mut Vec<u8>,
+    starts: &mut Vec<usize>,
+    emit: &mut impl FnMut(&[u8]),
+) {
+    let mut padded = Vec::with_capacity(word.len() + 2);
+    padded.push(b' ');
+    padded.extend_from_slice(word);
+    padded.push(b' ');
+    // Byte offset of every character of the padded word, plus its end.
+    starts.clear();
+    starts.extend(
+        padded
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b & 0xC0 != 0x80)
+            .map(|(i, _)| i),
+    );
+    let length = starts.len();
+    starts.push(padded.len());
+    for n in low..=high {
+        if length <= n {
+            scratch.clear();
+            scratch.extend_from_slice(prefix);
+            scratch.extend_from_slice(&padded);
+            emit(scratch);
+            break;
+        }
+        for i in 0..=length - n {
+            scratch.clear();
+            scratch.extend_from_slice(prefix);
+            scratch.extend_from_slice(&padded[starts[i]..starts[i + n]]);
+            emit(scratch);
+        }
+    }
+}
+
+/// Common English function words (the list of `streamnb.text.ENGLISH_STOP_WORDS`).
+pub fn english_stop_words() -> HashSet<Box<[u8]>> {
+    ENGLISH_STOP_WORDS
+        .split_whitespace()
+        .map(|w| w.as_bytes().to_vec().into_boxed_slice())
+        .collect()
+}
+
+/// Articles, pronouns, auxiliaries, prepositions, conjunctions and frequent adverbs and
+/// determiners that carry little topical signal (written for streamnb; one-letter words
+/// included for custom token patterns that keep them).
+pub const ENGLISH_STOP_WORDS: &str = "
+    a an the
+    i me my mine myself we us our ours ourselves you your yours yourself yourselves
+    he him his himself she her hers herself it its itself they them their theirs themselves
+    this that these those who whom whose which what whatever whoever whichever
+    am is are was were be been being have has had having do does did doing done
+    will would shall should can could may might must ought
+    isn aren wasn weren hasn haven hadn doesn don didn won wouldn shan shouldn can cannot
+    couldn mightn mustn needn ll ve re
+    and but or nor so yet if then else than because as until while although though unless
+    whether since once
+    of at by for with about against between into through during before after above below
+    to from up down in out on off over under again further upon within without along
+    across among around behind beyond toward towards onto via per
+    here there when where why how all any both each few more most other some such no not
+    only own same too very just also even ever still already almost quite rather
+    again always never often sometimes much many several enough less least
+    s t d m o y
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words_of(options: &Options, text: &str) -> Vec<String> {
+        let mut words = Words::default();
+        options.words(text, &mut words);
+        words.iter().map(|w| String::from_utf8(w.to_vec()).unwrap()).collect()
+    }
+
+    fn features_of(options: &Options, text: &str) -> Vec<String> {
+        let mut words = Words::default();
+        options.words(text, &mut words);
+        let mut out = Vec::new();
+        options.features(&words, None, &mut Vec::new(), |f| out.push(String::from_utf8(f.to_vec()).unwrap()));
+        out
+    }
+
+    fn default_options() -> Options {
+        Options { lowercase: true, ngram_range: Some((1, 1)), ..Options::default() }
+    }
+
+    #[test]
+    fn words_are_lowercased_runs_of_two_or_more_word_characters() {
+        let o = default_options();
+        assert_eq!(words_of(&o, "The cat sat on a mat, THE END_1 x é Été"), vec![
+            "the", "cat", "sat", "on", "mat", "the", "end_1", "été"
+        ]);
+    }
+
+    #[test]
+    fn combining_marks_split_words_as_in_python() {
+        // U+0301 (combining acute) is not \w in Python's re.
+        let o = default_options();
+        assert_eq!(words_of(&o, "cafe\u{301}s ab"), vec!["cafe", "ab"]);
+    }
+
+    #[test]
+    fn max_tokens_and_max_chars_cap_the_matches() {
+        let o = Options { max_tokens: Some(2), ..default_options() };
+        assert_eq!(words_of(&o, "aa b cc dd ee"), vec!["aa", "cc"]);
+        let o = Options { max_chars: Some(5), ..default_options() };
+        assert_eq!(words_of(&o, "abc defgh"), vec!["abc"]);
+        let stop = Some(["the".as_bytes().to_vec().into_boxed_slice()].into_iter().collect());
+        let o = Options { max_tokens: Some(2), stop_words: stop, ..default_options() };
+        assert_eq!(words_of(&o, "the cat the dog"), vec!["cat"]);
+    }
+
+    #[test]
+    fn ngrams_follow_pythons_order() {
+        let o = Options { ngram_range: Some((1, 2)), ..default_options() };
+        assert_eq!(features_of(&o, "a cat sat down"), vec!["cat", "sat", "down", "cat sat", "sat down"]);
+        let o = Options { char_ngram_range: Some((2, 3)), ngram_range: None, ..default_options() };
+        assert_eq!(features_of(&o, "ab"), vec![" a", "ab", "b ", " ab", "ab "]);
+        let o = Options { char_ngram_range: Some((4, 6)), ..default_options() };
+        assert_eq!(features_of(&o, "ab"), vec!["c: ab ", "ab"]);
+    }
+
+    #[test]
+    fn lowercase_uses_the_full_mapping() {
+        // U+0130 lowercases to "i" + U+0307 (a combining mark, so not a word character).
+        let o = default_options();
+        assert_eq!(words_of(&o, "\u{130}stanbul"), vec!["stanbul"]);
+        assert!(needs_python_lower("ΟΔΟΣ"));
+    }
+}

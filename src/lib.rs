@@ -7,6 +7,9 @@
 //! extension module `streamnb._core`; see ARCHITECTURE.md for the data path.
 
 pub mod bag;
+pub mod doc;
+pub mod nb;
+pub mod store;
 pub mod tokenize;
 pub mod unicode_tables;
 pub mod vocab;

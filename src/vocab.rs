@@ -173,6 +173,12 @@ impl Vocabulary {
         Ok(id)
     }
 
+    /// Could `tokens` new tokens holding `bytes` bytes in all be added?
+    pub fn has_room(&self, tokens: usize, bytes: usize) -> bool {
+        let ids = self.spans.len() - self.free.len().min(self.spans.len()) + tokens;
+        ids < FREE as usize && self.arena.len() - self.garbage + bytes <= u32::MAX as usize
+    }
+
     /// Forget the token of `id`; the id becomes free for reuse. A free id is left alone.
     pub fn remove(&mut self, id: u32) {
         let Some(&span) = self.spans.get(id as usize) else {

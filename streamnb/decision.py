@@ -106,11 +106,12 @@ def log_odds_terms(model: Any, x: Any, positive: Hashable = SPAM, negative: Hash
                             float(split.rest[pos] - split.rest[neg]))
     view = model.log_linear()
     pos, neg = _class_column(view.classes, positive), _class_column(view.classes, negative)
-    doc = model._encode(x)
-    features = model.store.vocabulary.tokens(doc.ids)
     row = {feature: i for i, feature in enumerate(view.features)}
+    document = model.tokenizer(x) if isinstance(x, (str, bytes)) else x
+    features = [feature for feature in document if feature in row]
+    values = np.array([float(document[feature]) for feature in features])
     rows = np.array([row[feature] for feature in features], dtype=np.int64)
-    weights = doc.values * (view.weights[rows, pos] - view.weights[rows, neg]) if len(rows) else np.zeros(0)
+    weights = values * (view.weights[rows, pos] - view.weights[rows, neg]) if len(rows) else np.zeros(0)
     log_proba = model.predict_log_proba_one(x)
     return LogOddsTerms(features, weights, float(log_proba[positive] - log_proba[negative] - weights.sum()))
 
@@ -340,22 +341,18 @@ class ChiSquareRule(_Band):
     def combine(self, model: Any, features: Mapping, positive: Hashable = SPAM,
                 negative: Hashable = HAM) -> ChiSquareResult:
         """Chi-square combining of one message against the model's document counts."""
-        store = model.store
-        doc = model._encode(features)
-        ids = doc.ids[doc.values > 0]
-        pos, neg = store.class_id(positive), store.class_id(negative)
-        if pos is None or neg is None or not len(ids):
+        counts = model.document_counts(features)
+        if positive not in counts.classes or negative not in counts.classes or not len(counts.features):
             return ChiSquareResult(0.5, 1.0, 1.0, [])
-        class_docs = store.true_class_docs()
-        docs = store.gather_docs(ids)
-        f = robinson_probabilities(docs[:, pos], docs[:, neg], class_docs[pos], class_docs[neg],
-                                   self.strength, self.background)
+        pos, neg = counts.classes.index(positive), counts.classes.index(negative)
+        f = robinson_probabilities(counts.docs[:, pos], counts.docs[:, neg], counts.class_docs[pos],
+                                   counts.class_docs[neg], self.strength, self.background)
         distance = np.abs(f - 0.5)
         order = np.argsort(-distance, kind="stable")
         order = order[distance[order] >= self.min_strength][: self.max_discriminators]
         chosen = f[order]
         indicator, h, s = chi_square_indicator(chosen)
-        names = store.vocabulary.tokens(ids[order])
+        names = [counts.features[i] for i in order]
         return ChiSquareResult(indicator, h, s, list(zip(names, chosen.tolist())))
 
     def score(self, model: Any, features: Mapping, log_odds: float, probability: float,

@@ -19,11 +19,15 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .store import Label
+from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
+from .validate import Label
+
+if TYPE_CHECKING:
+    from .models.base import DiscreteNB
 
 FINGERPRINT_BYTES = 16
 
@@ -86,3 +90,139 @@ class MessageLedger:
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, MessageLedger) and self.max_entries == other.max_entries
                 and list(self._entries.items()) == list(other._entries.items()))
+
+
+LEDGER_ARRAYS = ("ledger_fingerprint", "ledger_class", "ledger_weight", "ledger_learned_at", "ledger_t")
+
+
+class Ledger:
+    """Learning and unlearning through a ledger: the layer a discrete model with
+    ``ledger=N`` puts in front of its counts.
+
+    Learning a message already held under the same label is a no-op; under another label
+    the message moves (unlearned from the old label with the weight it still has, then
+    learned). Unlearning a held message takes its weight, stamp and timestamp from the
+    ledger. The model does the counting (``_learn_counts``, ``_unlearn_counts``).
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self.entries = MessageLedger(max_entries)
+
+    def get(self, fingerprint: bytes) -> Entry | None:
+        return self.entries.get(fingerprint)
+
+    def items(self) -> Iterator[tuple[bytes, Entry]]:
+        return self.entries.items()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def fingerprint(self, model: "DiscreteNB", x: Any) -> bytes:
+        """The text's fingerprint, or that of the features the model learns from x."""
+        if isinstance(x, (str, bytes)):
+            return text_fingerprint(x)
+        tokens, values = model._core.present_features(x)
+        return features_fingerprint(tokens, np.asarray(values, dtype=float))
+
+    def learn(self, model: "DiscreteNB", x: Any, label: Label, weight: float, when: float | None) -> None:
+        if isinstance(x, (str, bytes)):
+            entry = self.entries.get(text_fingerprint(x))
+            if entry is not None and entry.label == label:
+                return  # known message, same label: skip even the tokenizer
+        fingerprint = self.fingerprint(model, x)
+        model._check_learn(x, label, weight, when)  # refuse before the message moves
+        entry = self.entries.get(fingerprint)
+        if entry is not None:
+            if entry.label == label:
+                return
+            # The message moves to another class: first take out what it still weighs.
+            model._unlearn_counts(x, entry.label, entry.weight, entry.learned_at, entry.t)
+        model._learn_counts(x, label, weight, when)
+        self.entries.record(fingerprint, Entry(label, weight, model.n_learned, when))
+
+    def unlearn(self, model: "DiscreteNB", x: Any, label: Label, weight: float, learned_at: int | None,
+                when: float | None) -> None:
+        fingerprint = self.fingerprint(model, x)
+        entry = self.entries.get(fingerprint)
+        if entry is not None:
+            if entry.label != label:
+                raise InvalidInputError(f"this message was learned as {entry.label!r}, not as {label!r}")
+            weight, learned_at, when = entry.weight, entry.learned_at, entry.t
+        model._unlearn_counts(x, label, weight, learned_at, when)
+        if entry is not None:
+            self.entries.forget(fingerprint)
+
+    def unlearn_many(self, model: "DiscreteNB", documents: list, labels: list, weights: list, stamps: list,
+                     times: list) -> None:
+        """All or nothing: held messages take their ledger entries; a message given twice is refused."""
+        forgotten: list[bytes] = []
+        for row, (document, label) in enumerate(zip(documents, labels)):
+            fingerprint = self.fingerprint(model, document)
+            if fingerprint in forgotten:
+                raise InvalidInputError(f"document {describe(document)} appears twice; a ledger learns a message once")
+            entry = self.entries.get(fingerprint)
+            if entry is not None:
+                if entry.label != label:
+                    raise InvalidInputError(f"this message was learned as {entry.label!r}, not as {label!r}")
+                weights[row], stamps[row], times[row] = entry.weight, entry.learned_at, entry.t
+                forgotten.append(fingerprint)
+        model._unlearn_many_counts(documents, labels, weights, stamps, times)
+        for fingerprint in forgotten:
+            self.entries.forget(fingerprint)
+
+    def check_mergeable(self, other: "Ledger") -> None:
+        for fingerprint, _ in other.entries.items():
+            if fingerprint in self.entries:
+                raise IncompatibleModelsError(
+                    f"both models learned the same message (fingerprint {fingerprint.hex()}): "
+                    "merging would count it twice")
+
+    def merge(self, entries: list[tuple[bytes, Entry]], n0: int) -> None:
+        """Take another model's entries (read before the merge), its stamps after this model's n0."""
+        for fingerprint, entry in entries:
+            self.entries.record(fingerprint, entry._replace(learned_at=entry.learned_at + n0))
+
+    # -- persistence ---------------------------------------------------------------------
+    def arrays(self, class_id: Any) -> dict[str, np.ndarray]:
+        items = list(self.entries.items())
+        entries = [entry for _, entry in items]
+        return {
+            "ledger_fingerprint": np.frombuffer(b"".join(f for f, _ in items), dtype=np.uint8).copy(),
+            "ledger_class": np.array([class_id(e.label) for e in entries], dtype=np.int64),
+            "ledger_weight": np.array([e.weight for e in entries], dtype=np.float64),
+            "ledger_learned_at": np.array([e.learned_at for e in entries], dtype=np.int64),
+            "ledger_t": np.array([0.0 if e.t is None else e.t for e in entries], dtype=np.float64),
+        }
+
+    def restore(self, arrays: dict[str, np.ndarray], labels: list, n_learned: int, timed: bool) -> None:
+        """Entries from ``arrays`` (ModelFormatError for anything inconsistent)."""
+        def require(condition: bool, message: str) -> None:
+            if not condition:
+                raise ModelFormatError(message)
+
+        present = set(LEDGER_ARRAYS) & set(arrays)
+        require(present == set(LEDGER_ARRAYS), f"ledger arrays missing: {sorted(set(LEDGER_ARRAYS) - present)}")
+        classes = arrays["ledger_class"]
+        m = len(classes)
+        fingerprints = arrays["ledger_fingerprint"]
+        size = FINGERPRINT_BYTES
+        require(fingerprints.dtype == np.uint8 and fingerprints.shape == (size * m,),
+                f"ledger_fingerprint must be {size * m} bytes")
+        for name, dtype in (("ledger_class", np.int64), ("ledger_weight", np.float64),
+                            ("ledger_learned_at", np.int64), ("ledger_t", np.float64)):
+            require(arrays[name].dtype == dtype and arrays[name].shape == (m,),
+                    f"array {name!r} must be {np.dtype(dtype).name} of shape ({m},)")
+        weights, stamps, times = arrays["ledger_weight"], arrays["ledger_learned_at"], arrays["ledger_t"]
+        require(m <= self.entries.max_entries, f"{m} ledger entries exceed the bound {self.entries.max_entries}")
+        require(bool(((classes >= 0) & (classes < len(labels))).all()), "ledger classes out of range")
+        require(bool(np.isfinite(weights).all() and (weights > 0).all()), "ledger weights must be finite and > 0")
+        require(bool(((stamps >= 1) & (stamps <= n_learned)).all()), f"ledger stamps must be in [1, {n_learned}]")
+        require(bool(np.isfinite(times).all()), "ledger timestamps must be finite")
+        keys = [fingerprints[size * i:size * (i + 1)].tobytes() for i in range(m)]
+        require(len(set(keys)) == m, "duplicate ledger fingerprints")
+        for key, c, weight, stamp, when in zip(keys, classes.tolist(), weights.tolist(), stamps.tolist(),
+                                               times.tolist()):
+            self.entries.record(key, Entry(labels[c], weight, stamp, when if timed else None))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Ledger) and self.entries == other.entries

@@ -220,6 +220,12 @@ def build_tokenizer(description: object) -> object:
 # -- saving ---------------------------------------------------------------------------
 def save(model: Any, path: str | os.PathLike) -> None:
     """Write ``model`` to ``path`` atomically in the format described above."""
+    _write_atomically(os.fspath(path), dumps(model))
+
+
+def dumps(model: Any, *, tokenizer_apart: bool = False) -> bytes:
+    """The bytes of a model file. ``tokenizer_apart`` leaves the tokenizer out (a null
+    placeholder), for a caller that keeps the tokenizer object itself (pickling)."""
     name = type(model).__dict__.get("_persist_name")
     if name is None or MODEL_TYPES.get(name) is not type(model):
         raise InvalidTypeError(f"cannot save a {type(model).__name__}: not a registered model type "
@@ -229,7 +235,8 @@ def save(model: Any, path: str | os.PathLike) -> None:
     params = dict(state["params"])
     tokenizer = None
     if "tokenizer" in params:  # saved beside the state; the param stays as a null placeholder
-        tokenizer, params["tokenizer"] = describe_tokenizer(params["tokenizer"]), None
+        described = None if tokenizer_apart else describe_tokenizer(params["tokenizer"])
+        tokenizer, params["tokenizer"] = described, None
     state["params"] = params
     metadata = {"format": FORMAT, "version": VERSION, "streamnb": _library_version(), "model": name,
                 "tokenizer": tokenizer, "state": encode_value(state), "arrays": {}}
@@ -243,7 +250,7 @@ def save(model: Any, path: str | os.PathLike) -> None:
         members[f"arrays/{array_name}.npy"] = buffer.getvalue()
         metadata["arrays"][array_name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
     text = json.dumps(metadata, ensure_ascii=True, allow_nan=False, sort_keys=True, separators=(",", ":"))
-    _write_atomically(os.fspath(path), _pack(text.encode("ascii"), members))
+    return _pack(text.encode("ascii"), members)
 
 
 def _pack(metadata: bytes, members: dict[str, bytes]) -> bytes:
@@ -303,12 +310,21 @@ def load(path: str | os.PathLike) -> Any:
     with open(path, "rb") as handle:
         data = handle.read()
     try:
-        return _unpack(data)
+        return loads(data)
     except ModelFormatError as exc:
         raise ModelFormatError(f"{path}: {exc}") from None
 
 
-def _unpack(data: bytes) -> Any:
+_FROM_FILE = object()
+
+
+def unpickle(data: bytes, tokenizer: Any) -> Any:
+    """A pickled model: its file bytes (``dumps(..., tokenizer_apart=True)``) and tokenizer."""
+    return loads(data, tokenizer=tokenizer)
+
+
+def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
+    """The model of file bytes (see ``load``); ``tokenizer`` replaces the file's own."""
     match = _TRAILER.search(data[-_TRAILER_MAX:])
     if match is None:
         raise ModelFormatError("not a streamnb model file, or truncated (no checksum trailer at the end)")
@@ -333,7 +349,8 @@ def _unpack(data: bytes) -> Any:
     if not isinstance(state, dict) or not isinstance(state.get("params"), dict):
         raise ModelFormatError("the model state must be a mapping with params")
     if "tokenizer" in state["params"]:
-        state["params"] = {**state["params"], "tokenizer": build_tokenizer(metadata["tokenizer"])}
+        built = build_tokenizer(metadata["tokenizer"]) if tokenizer is _FROM_FILE else tokenizer
+        state["params"] = {**state["params"], "tokenizer": built}
     elif metadata["tokenizer"] is not None:
         raise ModelFormatError(f"a {metadata['model']} has no tokenizer, but the file describes one")
     try:

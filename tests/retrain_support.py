@@ -29,11 +29,11 @@ def snapshot(model) -> dict:
         "arrays": {name: (a.dtype.str, a.shape, a.tobytes()) for name, a in arrays.items()},
         "index": sorted((repr(k), v) for k, v in vocabulary.mapping().items()),
         "free": sorted(vocabulary.free_ids()),
-        "histogram": None if store.doc_histogram is None else [sorted(h.items()) for h in store.doc_histogram],
+        "histogram": model._core._histograms(),
         "n_features": store.n_features,
         "alive": store.feature_ids().tolist(),
-        "ledger": None if model._ledger is None else list(model._ledger.items()),
-        "clocks": (model.last_t, model._pruned_at, model._pass_at, store.n_learned, store.scale),
+        "ledger": None if model._ledger is None else list(model._ledger.entries.items()),
+        "clocks": (model.last_t, store.pruned_at, model._pass_at, store.n_learned, store.scale),
     }
 
 

@@ -14,7 +14,7 @@ from sklearn.naive_bayes import ComplementNB as SkComplementNB
 
 from streamnb import ComplementNB
 from streamnb.errors import InvalidInputError, InvalidParameterError, UnknownClassError
-from streamnb.models import complement as complement_module
+from streamnb import _core
 
 WORDS = [f"w{i}" for i in range(25)]
 
@@ -174,6 +174,21 @@ def test_unseen_score_matches_river():
 
 # -- the incremental normaliser ----------------------------------------------------
 
+class Normaliser:
+    """The core's normaliser L_c for the model's alpha (None when out of step with the counts)."""
+
+    def __init__(self, model, alpha=None):
+        state = model._core._normaliser(model.alpha if alpha is None else alpha)
+        self.in_step = state is not None
+        self.sums, self.updates, self.derivations = (np.array(state[0]), state[1], state[2]) if state else (None, 0, 0)
+
+
+def normaliser(model, alpha=None):
+    """The normaliser after a prediction has brought it in step (derived if it was not)."""
+    model.predict_one({})
+    return Normaliser(model, alpha)
+
+
 def exact_sums(model):
     """L_c from scratch, written out without the model's helpers."""
     store = model.store
@@ -203,13 +218,14 @@ def test_incremental_normaliser_equals_recomputation(ops):
             old_doc, old_label = learned.pop(len(doc) % len(learned))
             model.unlearn_one(old_doc, old_label)
         model.predict_one(doc)
-        state = model._normaliser
+        state = Normaliser(model)
         if model.classes:
-            assert state is not None and state.store is model.store
+            assert state.in_step
             np.testing.assert_allclose(state.sums, exact_sums(model), rtol=1e-12, atol=1e-9)
     # the normaliser was kept in step, not recomputed at each prediction
-    if sum(op == "learn" for op, _, _ in ops) > 1 and model._normaliser is not None:
-        assert model._normaliser.updates > 0
+    state = Normaliser(model)
+    if sum(op == "learn" for op, _, _ in ops) > 1 and state.in_step:
+        assert state.updates > 0
     # and the model is the batch model of the documents still learned
     reference, vocabulary = sklearn_reference(learned, norm=True, alpha=0.3) if learned else (None, [])
     if len(vocabulary) > 1:
@@ -232,7 +248,7 @@ def test_hashed_cells_and_hashed_features(layout):
         model.predict_one(doc)
     for doc, label in zip(docs[:10], labels[:10]):
         model.unlearn_one(doc, label)
-    np.testing.assert_allclose(model._normaliser.sums, exact_sums(model), rtol=1e-12)
+    np.testing.assert_allclose(normaliser(model).sums, exact_sums(model), rtol=1e-12)
     if "dense_max_classes" in layout:
         assert model.store.cells.kind == "hash"
         reference, vocabulary = sklearn_reference(list(zip(docs[10:], labels[10:])), norm=True)
@@ -240,25 +256,27 @@ def test_hashed_cells_and_hashed_features(layout):
         np.testing.assert_allclose(log_proba_table(model, docs[10:20], list(reference.classes_)), expected, atol=1e-9)
 
 
-def test_prediction_does_not_rederive_between_updates(monkeypatch):
+def test_prediction_does_not_rederive_between_updates():
     model = ComplementNB(norm=True)
     model.learn_one({"a": 1, "b": 2}, "x")
     model.learn_one({"c": 1}, "y")
     model.predict_one({"a": 1})
-    calls = []
-    original = ComplementNB._derive_normaliser
-    monkeypatch.setattr(ComplementNB, "_derive_normaliser", lambda self: calls.append(1) or original(self))
+    derivations = Normaliser(model).derivations
     for i in range(50):
         model.learn_one({f"new{i}": 1, "a": 1}, "xyz"[i % 3])
         model.predict_one({"a": 1, f"new{i}": 2})
     model.unlearn_one({"new3": 1, "a": 1}, "x")
     model.predict_one({"a": 1})
-    assert calls == []
-    np.testing.assert_allclose(model._normaliser.sums, exact_sums(model), rtol=1e-12)
+    state = Normaliser(model)
+    assert state.derivations == derivations
+    np.testing.assert_allclose(state.sums, exact_sums(model), rtol=1e-12)
     # after REDERIVE_EVERY incremental updates the sums are derived afresh
-    monkeypatch.setattr(complement_module, "REDERIVE_EVERY", model._normaliser.updates)
+    for i in range(_core.REDERIVE_EVERY - state.updates):
+        model.learn_one({"a": 1}, "x")
     model.predict_one({"a": 1})
-    assert calls == [1] and model._normaliser.updates == 0
+    state = Normaliser(model)
+    assert state.derivations == derivations + 1 and state.updates == 0
+    np.testing.assert_allclose(state.sums, exact_sums(model), rtol=1e-12)
 
 
 def test_changes_behind_the_hook_trigger_rederivation():
@@ -276,7 +294,7 @@ def test_changes_behind_the_hook_trigger_rederivation():
     pruned.store.add_class("z")
     # the z class keeps its document but has no tokens left: compare weights directly
     np.testing.assert_allclose(theta_sums(model)[:2], theta_sums(pruned)[:2], rtol=1e-12)
-    np.testing.assert_allclose(model._normaliser.sums, exact_sums(model), rtol=1e-12)
+    np.testing.assert_allclose(normaliser(model).sums, exact_sums(model), rtol=1e-12)
     # a failed unlearn_many restores the store from a backup
     with pytest.raises(InvalidInputError):
         model.unlearn_many([{"a": 2, "b": 1}, {"never": 1}], ["x", "x"])
@@ -287,8 +305,12 @@ def test_changes_behind_the_hook_trigger_rederivation():
 
 
 def theta_sums(model):
-    """The model's sum over V of theta_ck (maintained normaliser), per class."""
-    return model._theta_sums(model._complement_log_denominator())
+    """The model's sum over V of theta_ck (its maintained normaliser), per class:
+    L_c - |V| log(F_notc + alpha*|V|)."""
+    sums = normaliser(model).sums
+    class_tokens = model.store.true_class_tokens()
+    size = model.n_features
+    return sums - size * np.log(class_tokens.sum() - class_tokens + model.alpha * size)
 
 
 def _fresh_theta_sums(model):
@@ -313,7 +335,7 @@ def test_with_alpha_view_does_not_disturb_the_model():
     x = {"a": 1, "c": 1}
     assert view.predict_log_proba_one(x) == pytest.approx(reference.predict_log_proba_one(x))
     assert model.predict_log_proba_one({"a": 1, "c": 1}) == before
-    assert model._normaliser.alpha == 1.0
+    assert Normaliser(model, 1.0).in_step  # the model's own normaliser was left alone
 
 
 def test_single_word_vocabulary_with_norm_is_not_nan():
@@ -367,7 +389,7 @@ def snapshot(model):
     prediction = model.predict_log_proba_one({"a": 1, "b": 1})  # derives the normaliser first
     rows, cols, tokens, docs = model.store.nonzero()
     return (prediction, model.n_features, model.classes, model.class_counts, rows.tolist(), cols.tolist(),
-            tokens.tolist(), docs.tolist(), model._normaliser.sums.tolist(), model._normaliser.versions)
+            tokens.tolist(), docs.tolist(), Normaliser(model).sums.tolist())
 
 
 @pytest.mark.parametrize("bad, error", [

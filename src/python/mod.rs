@@ -4,7 +4,9 @@
 //! `streamnb.errors.InternalError` instead of PyO3's `PanicException`.
 
 mod errors;
+mod formulas;
 mod keys;
+mod model;
 mod tokenizer;
 mod vocabulary;
 
@@ -14,7 +16,14 @@ use pyo3::prelude::*;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vocabulary::Vocabulary>()?;
     m.add_class::<tokenizer::WordTokenizer>()?;
+    m.add_class::<model::Core>()?;
     m.add("ENGLISH_STOP_WORDS", crate::tokenize::ENGLISH_STOP_WORDS)?;
+    m.add("MIN_SCALE", crate::store::MIN_SCALE)?;
+    m.add("MAX_STORED", crate::store::MAX_STORED)?;
+    m.add("ROUNDING_TOLERANCE", crate::store::ROUNDING_TOLERANCE)?;
+    m.add("REDERIVE_EVERY", crate::nb::REDERIVE_EVERY)?;
     m.add_function(wrap_pyfunction!(errors::_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::class_log_prior, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::log_posterior, m)?)?;
     Ok(())
 }

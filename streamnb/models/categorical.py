@@ -11,8 +11,8 @@ import numpy as np
 from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
                       describe)
 from ..persist import register_model
-from ..store import Label, Vocabulary, _settle, check_label
-from .base import _check_alpha
+from ..store import Vocabulary, settle
+from ..validate import Label, check_alpha, check_label
 from .record import Record, RecordNB, grow_columns, grow_rows, table
 
 Category = str | int | bool | float
@@ -53,7 +53,7 @@ class CategoricalNB(RecordNB):
     def __init__(self, alpha: float = 1.0, *, min_categories: int | Mapping[Hashable, int] | None = None,
                  unseen: str = "ignore", class_prior: str | Mapping[Label, float] = "mle") -> None:
         super().__init__(class_prior=class_prior)
-        self.alpha = _check_alpha(alpha, allow_zero=False)
+        self.alpha = check_alpha(alpha, allow_zero=False)
         self.min_categories = _check_min_categories(min_categories)
         if unseen not in UNSEEN_CATEGORY_CHOICES:
             raise InvalidParameterError(f"unseen must be one of {UNSEEN_CATEGORY_CHOICES}, got {describe(unseen)}")
@@ -121,7 +121,7 @@ class CategoricalNB(RecordNB):
             column = self._index[i].get(value, -1) if i >= 0 else -1
             if column < 0:
                 raise InvalidInputError(f"cannot unlearn category {value!r} of feature {name!r}: never learned")
-            if _settle(self._counts[i][c, column], -weight) < 0:
+            if settle(self._counts[i][c, column], -weight) < 0:
                 raise InvalidInputError(
                     f"category {value!r} of feature {name!r} has weight {self._counts[i][c, column]:g} in class "
                     f"{self.labels[c]!r}; cannot remove {weight:g}")
@@ -130,8 +130,8 @@ class CategoricalNB(RecordNB):
         for name, value in read:
             i = self._feature_id(name) if weight > 0 else int(self.features.find([name])[0])
             column = self._column(i, value)
-            self._counts[i][c, column] = _settle(self._counts[i][c, column], weight)
-            self._totals[c, i] = _settle(self._totals[c, i], weight)
+            self._counts[i][c, column] = settle(self._counts[i][c, column], weight)
+            self._totals[c, i] = settle(self._totals[c, i], weight)
             if weight < 0 and not self._counts[i][:, column].any():
                 self._forget(i, column)
 

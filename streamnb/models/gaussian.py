@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
                       describe)
 from ..persist import register_model
-from ..store import Label, Vocabulary, _settle, check_label
+from ..store import Vocabulary, settle
+from ..validate import Label, check_label
 from .record import Record, RecordNB, grow_columns, grow_rows, table
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -28,12 +29,12 @@ def combine(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
     below the rounding noise of a removal is zero too (so that removing all but identical
     values gives a variance of exactly 0, as learning only those would).
     """
-    n = _settle(n_a, n_b)
+    n = settle(n_a, n_b)
     empty = n <= 0
     safe_n = np.where(empty, 1.0, n)
     delta = mean_b - mean_a
     mean = np.where(empty, 0.0, mean_a + delta * (n_b / safe_n))
-    m2 = np.where(empty, 0.0, np.maximum(_settle(m2_a + m2_b, delta * delta * (n_a * n_b / safe_n)), 0.0))
+    m2 = np.where(empty, 0.0, np.maximum(settle(m2_a + m2_b, delta * delta * (n_a * n_b / safe_n)), 0.0))
     return n, mean, m2
 
 
@@ -131,7 +132,7 @@ class GaussianNB(RecordNB):
         if (ids < 0).any():
             raise InvalidInputError(f"cannot unlearn feature(s) {[n for n, i in zip(names, ids) if i < 0][:3]!r}: "
                                     "never learned")
-        left = _settle(self._n[c, ids], -weight)
+        left = settle(self._n[c, ids], -weight)
         if (left < 0).any():
             bad = names[int(np.flatnonzero(left < 0)[0])]
             raise InvalidInputError(f"feature {bad!r} has weight {self._n[c, ids][left < 0][0]:g} in class "

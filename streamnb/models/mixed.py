@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import persist
 from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, describe
-from ..store import Label
+from ..validate import Label
 from .base import DiscreteNB
 from .categorical import CategoricalNB
 from .gaussian import GaussianNB
@@ -20,7 +20,7 @@ KINDS = ("text", "numeric", "categorical")
 
 
 class _Read(NamedTuple):
-    text: tuple[list[Hashable], np.ndarray] | None  # present tokens and their learned values
+    text: Any  # the text field's document (a mapping, or raw text; {} when absent), checked
     numeric: Any
     categorical: Any
 
@@ -92,15 +92,18 @@ class MixedNB(RecordNB):
 
     def _read(self, x: Record) -> _Read:
         text, numeric, categorical = self._split(x)
-        text_read = self.text._present_features({} if text is None else text, allow_empty=True) if self.text else None
+        document = None
+        if self.text is not None:
+            document = {} if text is None else text
+            self.text._core.present_features(document, allow_empty=True)  # checks the document
         return _Read(
-            text_read,
+            document,
             self.numeric._read(numeric) if self.numeric else None,
             self.categorical._read(categorical) if self.categorical else None)
 
     def _encode(self, x: Record) -> _Read:
         text, numeric, categorical = self._split(x)
-        return _Read(self.text._encode({} if text is None else text) if self.text else None,
+        return _Read(None if self.text is None else ({} if text is None else text),
                      self.numeric._encode(numeric) if self.numeric else None,
                      self.categorical._encode(categorical) if self.categorical else None)
 
@@ -113,9 +116,9 @@ class MixedNB(RecordNB):
                 if part is not None]
 
     def _check_learn(self, read: _Read, label: Label, weight: float) -> None:
-        # The text part's counts must not overflow (DiscreteNB.learn_one checks the same).
+        # The text part refuses what it cannot learn (e.g. counts that would overflow).
         if self.text is not None:
-            self.text._check_room(label, read.text.values, weight, self.text._clock_after(1, None)[0])
+            self.text._part_check(read.text, label, weight)
 
     def _check_removable(self, read: _Read, c: int, weight: float) -> None:
         for part, part_read in self._record_parts(read):
@@ -125,7 +128,7 @@ class MixedNB(RecordNB):
         # The text part goes first: unlearning it is the one step that checks as it goes
         # (CountStore.update), and if it raises nothing else has changed yet.
         if self.text is not None:
-            self.text._apply(label, read.text, abs(weight), sign=1.0 if weight > 0 else -1.0)
+            self.text._part_apply(read.text, label, weight)
         for part, part_read in self._record_parts(read):
             part._commit(part_read, label, weight)
 

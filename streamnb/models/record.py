@@ -33,8 +33,9 @@ import numpy as np
 from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeError, ModelFormatError,
                       UnknownClassError, describe)
-from ..store import Label, _settle, check_label
-from .base import ManyPredictions, _check_class_prior, _check_weight, check_class_allowed, class_log_prior, log_posterior
+from ..store import settle
+from ..validate import Label, check_class_allowed, check_class_prior, check_label, check_weight
+from .base import ManyPredictions, class_log_prior, log_posterior
 
 Record = Mapping[Hashable, Any]
 
@@ -50,7 +51,7 @@ class RecordNB(ManyPredictions, abc.ABC):
     """
 
     def __init__(self, *, class_prior: str | Mapping[Label, float] = "mle") -> None:
-        self.class_prior = _check_class_prior(class_prior)
+        self.class_prior = check_class_prior(class_prior)
         self.labels: list[Label] = []
         self._class_index: dict[Label, int] = {}
         self.class_weights = np.zeros(0)  # N_c: sum of the weights of the records of class c
@@ -128,7 +129,7 @@ class RecordNB(ManyPredictions, abc.ABC):
     def learn_one(self, x: Record, y: Label, w: float = 1.0) -> "RecordNB":
         """Add one record of class y with weight w."""
         label = check_label(y)
-        weight = _check_weight(w)
+        weight = check_weight(w)
         read = self._read(x)
         check_class_allowed(self.class_prior, label)
         self._check_learn(read, label, weight)
@@ -141,7 +142,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         Raises (changing nothing) when the record cannot have been learned so.
         """
         label = check_label(y)
-        weight = _check_weight(w)
+        weight = check_weight(w)
         read = self._read(x)
         self._check_unlearn(read, label, weight)
         self._commit(read, label, -weight)
@@ -154,7 +155,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         c = self._class_id(label)
         if c is None or self.class_weights[c] <= 0:
             raise UnknownClassError(f"cannot unlearn from class {label!r}: it was never learned")
-        if _settle(self.class_weights[c], -weight) < 0:
+        if settle(self.class_weights[c], -weight) < 0:
             raise InvalidInputError(
                 f"class {label!r} has {self.class_weights[c]:g} records (by weight); cannot remove {weight:g}")
         self._check_removable(read, c, weight)
@@ -163,7 +164,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         """Apply a validated record: weight > 0 learns it, weight < 0 unlearns it."""
         c = self._add_class(label) if weight > 0 else self._class_id(label)
         self._add(read, label, c, weight)
-        self.class_weights[c] = _settle(self.class_weights[c], weight)
+        self.class_weights[c] = settle(self.class_weights[c], weight)
 
     def learn_many(self, X: Iterable[Record] | np.ndarray, y: Sequence[Label], w: Sequence[float] | None = None,
                    *, feature_names: Sequence[Hashable] | None = None) -> "RecordNB":
@@ -173,7 +174,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         """
         records = self._rows(X, feature_names)
         labels = [check_label(label) for label in y]
-        weights = [1.0] * len(labels) if w is None else [_check_weight(v) for v in w]
+        weights = [1.0] * len(labels) if w is None else [check_weight(v) for v in w]
         if not len(records) == len(labels) == len(weights):
             raise InvalidInputError(f"X, y and w differ in length: {len(records)}, {len(labels)}, {len(weights)}")
         reads = [self._read(x) for x in records]

@@ -1,0 +1,1334 @@
+//! The naive Bayes models over one count store: every formula of DESIGN.md section 2 that
+//! the discrete models use, written once, next to the code that evaluates it.
+//!
+//! A `NaiveBayes` holds the vocabulary (or feature hashing), the count store and the
+//! sums derived from the counts that predictions need (Bernoulli's absent-word sums,
+//! ComplementNB's normaliser). Learning, unlearning and merging change counts only through
+//! `update`/`remove`, which keep the derived sums in step. Smoothing (alpha) is an
+//! argument of every prediction, so a view with another alpha shares the counts.
+
+use crate::doc::{Doc, UNKNOWN};
+use crate::store::{Removal, Store, StoreError, MAX_DOCUMENTS};
+use crate::vocab::{bucket, Vocabulary, VocabularyError};
+use std::collections::HashMap;
+
+/// The sums a complement model re-derives exactly (O(|V| K)) after this many incremental
+/// updates: each update adds about one rounding error to a running sum, whatever its size.
+pub const REDERIVE_EVERY: u64 = 50_000;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// Multinomial; with `mu`, Dirichlet-prior smoothing toward the pooled distribution.
+    Multinomial { mu: Option<f64> },
+    /// Bernoulli; a feature is present when its value exceeds `binarize`.
+    Bernoulli { binarize: f64 },
+    /// Complement (Rennie et al. 2003); `norm` for weight normalisation.
+    Complement { norm: bool },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Prior {
+    Mle,
+    Laplace,
+    Uniform,
+    /// A fixed prior: per-class weights given when each class is added.
+    Fixed,
+}
+
+pub enum Features {
+    Exact(Vocabulary),
+    Hashed(u32),
+}
+
+/// Why an operation was refused (nothing changed).
+#[derive(Debug, PartialEq)]
+pub enum NbError {
+    Store(StoreError),
+    /// No feature above the threshold in a document to learn.
+    EmptyDocument,
+    /// Features to unlearn that are not in V (their indices in the document, up to 3).
+    NeverLearned { features: Vec<usize>, pruned: bool },
+    /// The vocabulary cannot take the new tokens.
+    VocabularyFull,
+}
+
+impl From<StoreError> for NbError {
+    fn from(e: StoreError) -> Self {
+        NbError::Store(e)
+    }
+}
+
+impl From<VocabularyError> for NbError {
+    fn from(_: VocabularyError) -> Self {
+        NbError::VocabularyFull
+    }
+}
+
+/// Class prior, log P(c) for every class from the class counts N_c; classes with N_c = 0
+/// are inactive and get -inf.
+///
+/// mle: log N_c - log N; laplace: log(N_c + 1) - log(N + K); uniform: -log K; fixed:
+/// log p_c - log(sum of p over the active classes); K = the number of active classes.
+pub fn class_log_prior(counts: &[f64], prior: Prior, fixed_weights: &[f64], out: &mut Vec<f64>) {
+    out.clear();
+    let mut total = 0.0;
+    let mut all_active = true;
+    for (c, &n) in counts.iter().enumerate() {
+        let active = n > 0.0;
+        all_active &= active;
+        let weight = match prior {
+            Prior::Mle => n,
+            Prior::Laplace if active => n + 1.0,
+            Prior::Uniform if active => 1.0,
+            Prior::Fixed if active => fixed_weights.get(c).copied().unwrap_or(0.0),
+            _ => 0.0,
+        };
+        total += weight;
+        out.push(weight);
+    }
+    let log_total = total.ln();
+    for (c, w) in out.iter_mut().enumerate() {
+        *w = if total > 0.0 && (all_active || counts[c] > 0.0) { w.ln() - log_total } else { f64::NEG_INFINITY };
+    }
+}
+
+/// log P(c | x) = jll_c - logsumexp(jll) (or jll itself, `normalise` false). When every
+/// class is ruled out (jll = -inf everywhere: alpha = 0 and each class has a zero count
+/// for some word), the class prior alone decides.
+pub fn log_posterior(jll: &mut Vec<f64>, log_prior: impl FnOnce() -> Vec<f64>, normalise: bool) {
+    if !jll.iter().any(|&v| v > f64::NEG_INFINITY) {
+        *jll = log_prior();
+    }
+    if normalise {
+        let total = logsumexp(jll);
+        jll.iter_mut().for_each(|v| *v -= total);
+    }
+}
+
+/// log-sum-exp of the values (the max itself when it is not finite, NaN included).
+pub fn logsumexp(values: &[f64]) -> f64 {
+    let mut top = f64::NEG_INFINITY;
+    for &v in values {
+        if v.is_nan() {
+            return f64::NAN;
+        }
+        if v > top {
+            top = v;
+        }
+    }
+    if !top.is_finite() {
+        return top;
+    }
+    top + values.iter().map(|&v| (v - top).exp()).sum::<f64>().ln()
+}
+
+/// The index of the largest value, the first one on ties; NaN counts as the largest.
+pub fn argmax(values: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if v.is_nan() {
+            return i;
+        }
+        if v > values[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+#[derive(Clone, Debug)]
+struct AbsentSum {
+    alpha: u64,
+    scale: u64,
+    version: u64,
+    total: f64,
+    n_seen: f64,
+}
+
+#[derive(Clone, Debug)]
+struct Normaliser {
+    alpha: u64,
+    scale: u64,
+    versions: Vec<u64>,
+    /// L_c = sum over k in V of log(F_notc,k + alpha), per class.
+    sums: Vec<f64>,
+    /// L of a class with no counts: sum over k in V of log(total_k + alpha).
+    zero_sum: f64,
+    updates: u64,
+}
+
+/// A document's known features (id, value) and what its unknown ones add up to.
+pub struct Known {
+    pub ids: Vec<u32>,
+    pub values: Vec<f64>,
+    /// Index in the document of each known feature.
+    pub positions: Vec<usize>,
+    pub unseen_sum: f64,
+    pub unseen_present: usize,
+}
+
+/// What `merge` reads of another model (true counts; keys None for hashed models).
+pub struct Snapshot {
+    pub keys: Option<Vec<Vec<u8>>>,
+    pub ids: Vec<u32>,
+    pub born: Vec<u64>,
+    pub last_seen: Vec<u64>,
+    /// (index into ids, class, tokens, docs)
+    pub cells: Vec<(usize, usize, f64, f64)>,
+    pub class_docs: Vec<f64>,
+    pub class_tokens: Vec<f64>,
+    pub n_learned: u64,
+    pub pruned_at: u64,
+}
+
+/// A document's score split by known feature: jll_c = rest[c] + sum_i terms[i][c].
+pub struct Contributions {
+    pub ids: Vec<u32>,
+    pub positions: Vec<usize>,
+    /// Row-major (features x classes).
+    pub terms: Vec<f64>,
+    pub rest: Vec<f64>,
+}
+
+pub struct NaiveBayes {
+    pub features: Features,
+    pub store: Store,
+    pub kind: Kind,
+    pub unseen_score: bool,
+    pub prior: Prior,
+    prior_weights: Vec<f64>,
+    pub empty_learn: bool,
+    absent: Vec<Vec<AbsentSum>>,
+    normalisers: Vec<Normaliser>,
+    /// How many times a complement normaliser was derived from scratch (for the tests).
+    pub derivations: u64,
+}
+
+impl NaiveBayes {
+    pub fn new(
+        kind: Kind,
+        prior: Prior,
+        unseen_score: bool,
+        empty_learn: bool,
+        n_buckets: Option<u32>,
+        dense_max_classes: usize,
+    ) -> Self {
+        let histograms = matches!(kind, Kind::Bernoulli { .. });
+        NaiveBayes {
+            features: match n_buckets {
+                Some(n) => Features::Hashed(n),
+                None => Features::Exact(Vocabulary::new()),
+            },
+            store: Store::new(dense_max_classes, histograms),
+            kind,
+            unseen_score,
+            prior,
+            prior_weights: Vec::new(),
+            empty_learn,
+            absent: Vec::new(),
+            normalisers: Vec::new(),
+            derivations: 0,
+        }
+    }
+
+    // -- vocabulary ------------------------------------------------------------------------
+
+    pub fn vocabulary(&self) -> Option<&Vocabulary> {
+        match &self.features {
+            Features::Exact(v) => Some(v),
+            Features::Hashed(_) => None,
+        }
+    }
+
+    pub fn vocabulary_mut(&mut self) -> Option<&mut Vocabulary> {
+        match &mut self.features {
+            Features::Exact(v) => Some(v),
+            Features::Hashed(_) => None,
+        }
+    }
+
+    /// The hash of a feature key, for `Doc::push` (the vocabulary's seeded hash).
+    #[inline]
+    pub fn hash(&self, key: &[u8]) -> u64 {
+        match &self.features {
+            Features::Exact(v) => v.hash(key),
+            Features::Hashed(_) => 0,
+        }
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.vocabulary().map_or(0, Vocabulary::epoch)
+    }
+
+    /// One more than the largest feature id in use.
+    pub fn capacity(&self) -> usize {
+        match &self.features {
+            Features::Exact(v) => v.capacity(),
+            Features::Hashed(n) => *n as usize,
+        }
+    }
+
+    /// The bucket of a key (hashed models).
+    pub fn n_buckets(&self) -> Option<u32> {
+        match self.features {
+            Features::Hashed(n) => Some(n),
+            Features::Exact(_) => None,
+        }
+    }
+
+    /// Look the document's features up in the vocabulary, unless done at this epoch.
+    pub fn resolve(&self, doc: &mut Doc) {
+        let Features::Exact(vocabulary) = &self.features else {
+            return; // hashed documents carry their buckets
+        };
+        if doc.epoch == Some(vocabulary.epoch()) {
+            return;
+        }
+        let ids: Vec<u32> =
+            (0..doc.len()).map(|i| vocabulary.find_hashed(doc.key(i), doc.hash(i)).unwrap_or(UNKNOWN)).collect();
+        doc.ids = ids;
+        doc.epoch = Some(vocabulary.epoch());
+    }
+
+    /// Free the vocabulary ids of features that left V.
+    fn release(&mut self, gone: &[u32]) {
+        if let Features::Exact(v) = &mut self.features {
+            for &id in gone {
+                v.remove(id);
+            }
+        }
+    }
+
+    // -- classes and the prior ----------------------------------------------------------
+
+    pub fn n_classes(&self) -> usize {
+        self.store.n_classes()
+    }
+
+    /// Add a class (fixed prior: its weight); returns its index.
+    pub fn add_class(&mut self, prior_weight: f64) -> usize {
+        self.prior_weights.push(prior_weight);
+        self.store.add_class()
+    }
+
+    pub fn prior_weights(&self) -> &[f64] {
+        &self.prior_weights
+    }
+
+    /// Classes with at least one document (N_c > 0), in index order.
+    pub fn active(&self) -> Vec<usize> {
+        (0..self.n_classes()).filter(|&c| self.store.class_docs()[c] > 0.0).collect()
+    }
+
+    /// Class prior, log P(c) for every class (see `class_log_prior`).
+    pub fn log_prior(&self, out: &mut Vec<f64>) {
+        let counts: Vec<f64> = (0..self.n_classes()).map(|c| self.store.true_class_docs(c)).collect();
+        class_log_prior(&counts, self.prior, &self.prior_weights, out);
+    }
+
+    // -- documents -----------------------------------------------------------------------
+
+    /// The value above which a feature counts as present in a document.
+    fn threshold(&self) -> f64 {
+        match self.kind {
+            Kind::Bernoulli { binarize } => binarize,
+            _ => 0.0,
+        }
+    }
+
+    /// The document's known features (resolved first).
+    pub fn known(&self, doc: &mut Doc) -> Known {
+        self.resolve(doc);
+        let threshold = self.threshold();
+        let mut known = Known {
+            ids: Vec::with_capacity(doc.len()),
+            values: Vec::with_capacity(doc.len()),
+            positions: Vec::with_capacity(doc.len()),
+            unseen_sum: 0.0,
+            unseen_present: 0,
+        };
+        let hashed = matches!(self.features, Features::Hashed(_));
+        for (i, (&id, &value)) in doc.ids.iter().zip(&doc.values).enumerate() {
+            let inside = if hashed { self.store.known(id) } else { id != UNKNOWN };
+            if inside {
+                known.ids.push(id);
+                known.values.push(value);
+                known.positions.push(i);
+            } else {
+                known.unseen_sum += value;
+                known.unseen_present += (value > threshold) as usize;
+            }
+        }
+        known
+    }
+
+    /// The features a learned document contributes: positions of the present ones (value
+    /// above the threshold) and their learned values (Bernoulli: 1).
+    fn present(&self, doc: &Doc) -> (Vec<usize>, Vec<f64>) {
+        let threshold = self.threshold();
+        let binary = matches!(self.kind, Kind::Bernoulli { .. });
+        let mut positions = Vec::with_capacity(doc.len());
+        let mut values = Vec::with_capacity(doc.len());
+        for (i, &v) in doc.values.iter().enumerate() {
+            if v > threshold {
+                positions.push(i);
+                values.push(if binary { 1.0 } else { v });
+            }
+        }
+        (positions, values)
+    }
+
+    // -- scoring ---------------------------------------------------------------------------
+
+    /// True token counts of known features: row-major (n x K).
+    fn gather_tokens(&self, ids: &[u32]) -> Vec<f64> {
+        let k = self.n_classes();
+        let mut tokens = vec![0.0; ids.len() * k];
+        let mut docs = vec![0.0; k];
+        let scale = self.store.scale;
+        for (row, &id) in tokens.chunks_exact_mut(k.max(1)).zip(ids) {
+            self.store.gather(id, &mut row[..k], &mut docs);
+            row.iter_mut().for_each(|t| *t *= scale);
+        }
+        tokens
+    }
+
+    /// True document counts of known features: row-major (n x K).
+    pub fn gather_docs(&self, ids: &[u32]) -> Vec<f64> {
+        let k = self.n_classes();
+        let mut docs = vec![0.0; ids.len() * k];
+        let mut tokens = vec![0.0; k];
+        let scale = self.store.scale;
+        for (row, &id) in docs.chunks_exact_mut(k.max(1)).zip(ids) {
+            self.store.gather(id, &mut tokens, &mut row[..k]);
+            row.iter_mut().for_each(|d| *d *= scale);
+        }
+        docs
+    }
+
+    /// Both true count tables of known features (row-major n x K each).
+    pub fn gather(&self, ids: &[u32]) -> (Vec<f64>, Vec<f64>) {
+        let k = self.n_classes();
+        let mut tokens = vec![0.0; ids.len() * k];
+        let mut docs = vec![0.0; ids.len() * k];
+        let scale = self.store.scale;
+        for (i, &id) in ids.iter().enumerate() {
+            let (t, d) = (&mut tokens[i * k..(i + 1) * k], &mut docs[i * k..(i + 1) * k]);
+            self.store.gather(id, t, d);
+            t.iter_mut().for_each(|x| *x *= scale);
+            d.iter_mut().for_each(|x| *x *= scale);
+        }
+        (tokens, docs)
+    }
+
+    /// The joint log-likelihood log P(c) + log P(x | c) of every class, split by known
+    /// feature (see `Contributions`); the formulas of each model are in the `*_terms`.
+    pub fn contributions(&mut self, known: &Known, alpha: f64) -> Contributions {
+        let mut prior = Vec::new();
+        self.log_prior(&mut prior);
+        let (terms, mut rest) = match self.kind {
+            Kind::Multinomial { mu } => self.multinomial_terms(known, alpha, mu),
+            Kind::Bernoulli { binarize } => self.bernoulli_terms(known, alpha, binarize),
+            Kind::Complement { norm } => self.complement_terms(known, alpha, norm),
+        };
+        let single_class = self.active().len() == 1;
+        for (c, r) in rest.iter_mut().enumerate() {
+            // As in scikit-learn, the complement score carries no class prior, except while
+            // a single class has been seen (the probability is 1 anyway).
+            if !matches!(self.kind, Kind::Complement { .. }) || single_class {
+                *r += prior[c];
+            }
+        }
+        let (ids, positions) = match self.kind {
+            Kind::Bernoulli { binarize } => {
+                let keep: Vec<usize> = (0..known.ids.len()).filter(|&i| known.values[i] > binarize).collect();
+                (keep.iter().map(|&i| known.ids[i]).collect(), keep.iter().map(|&i| known.positions[i]).collect())
+            }
+            _ => (known.ids.clone(), known.positions.clone()),
+        };
+        Contributions { ids, positions, terms, rest }
+    }
+
+    /// The joint log-likelihood of every class (inactive ones included, as computed).
+    pub fn joint_log_likelihood(&mut self, known: &Known, alpha: f64) -> Vec<f64> {
+        let split = self.contributions(known, alpha);
+        let k = self.n_classes();
+        let mut jll = split.rest;
+        for row in split.terms.chunks_exact(k.max(1)) {
+            for c in 0..k {
+                jll[c] += row[c];
+            }
+        }
+        jll
+    }
+
+    /// log P(c | x) over the active classes (in index order), see `log_posterior`.
+    pub fn log_posterior(&mut self, known: &Known, alpha: f64, normalise: bool) -> (Vec<usize>, Vec<f64>) {
+        let active = self.active();
+        let full = self.joint_log_likelihood(known, alpha);
+        let mut jll: Vec<f64> = active.iter().map(|&c| full[c]).collect();
+        let prior = || {
+            let mut prior = Vec::new();
+            self.log_prior(&mut prior);
+            active.iter().map(|&c| prior[c]).collect()
+        };
+        log_posterior(&mut jll, prior, normalise);
+        (active, jll)
+    }
+
+    /// Multinomial: log P(w|c) = log(T_cw + alpha) - log(T_c + alpha*|V|), or with Dirichlet
+    /// smoothing (`mu`, Zhai & Lafferty 2001) log(T_cw + mu*P(w)) - log(T_c + mu), with
+    /// P(w) = (T_w + alpha) / (T + alpha*|V|), T_w = sum_c T_cw and T = sum_c T_c.
+    /// terms[i][c] = x_i log P(w_i|c); rest[c] = the unseen words' sum(x) log P(unseen|c)
+    /// with unseen="score", an unseen word having T_cw = T_w = 0: log(alpha) - the
+    /// denominator (Dirichlet: log(mu*alpha / (T + alpha*|V|)) - log(T_c + mu)). Before any
+    /// token is counted P(w) is undefined; every class then has T_c = 0 and the same
+    /// P(w|c), so an unseen word gets log P(w|c) = 0 there.
+    fn multinomial_terms(&self, known: &Known, alpha: f64, mu: Option<f64>) -> (Vec<f64>, Vec<f64>) {
+        let k = self.n_classes();
+        let tokens = self.gather_tokens(&known.ids);
+        let n_features = self.store.n_features as f64;
+        let class_tokens: Vec<f64> = (0..k).map(|c| self.store.true_class_tokens(c)).collect();
+        let mut terms = vec![0.0; known.ids.len() * k];
+        let (denominator, unseen): (Vec<f64>, f64) = match mu {
+            None => {
+                for (i, row) in tokens.chunks_exact(k.max(1)).enumerate() {
+                    let x = known.values[i];
+                    for c in 0..k {
+                        terms[i * k + c] = x * (row[c] + alpha).ln();
+                    }
+                }
+                let unseen = if alpha > 0.0 { alpha.ln() } else { f64::NEG_INFINITY };
+                (class_tokens.iter().map(|&t| (t + alpha * n_features).ln()).collect(), unseen)
+            }
+            Some(mu) => {
+                let pooled = class_tokens.iter().sum::<f64>() + alpha * n_features;
+                for (i, row) in tokens.chunks_exact(k.max(1)).enumerate() {
+                    let x = known.values[i];
+                    let background =
+                        if pooled > 0.0 { (mu / pooled) * (row.iter().sum::<f64>() + alpha) } else { 0.0 };
+                    for c in 0..k {
+                        terms[i * k + c] = x * (row[c] + background).ln();
+                    }
+                }
+                let unseen = if pooled <= 0.0 {
+                    mu.ln()
+                } else if alpha > 0.0 {
+                    (mu * alpha / pooled).ln()
+                } else {
+                    f64::NEG_INFINITY
+                };
+                (class_tokens.iter().map(|&t| (t + mu).ln()).collect(), unseen)
+            }
+        };
+        // x_i log P(w_i|c) = x_i numerator_ic - x_i denominator_c.
+        for (i, row) in terms.chunks_exact_mut(k.max(1)).enumerate() {
+            let x = known.values[i];
+            for c in 0..k {
+                row[c] -= x * denominator[c];
+            }
+        }
+        let mut rest = vec![0.0; k];
+        if self.unseen_score && known.unseen_sum != 0.0 {
+            for c in 0..k {
+                rest[c] = known.unseen_sum * (unseen - denominator[c]);
+            }
+        }
+        (terms, rest)
+    }
+
+    /// Bernoulli: p_cw = (D_cw + alpha) / (D_c + 2*alpha). The score sums over ALL w in V
+    /// [x_w log p_cw + (1 - x_w) log(1 - p_cw)]; written as rest[c] = sum over w in V of
+    /// log(1 - p_cw) (`absent_log_sum`) plus, per present word, terms[i][c] =
+    /// log p_cw - log(1 - p_cw) = log(D_cw + alpha) - log(D_c - D_cw + alpha). With
+    /// unseen="score" each unseen present word adds log p_cw at D_cw = 0 (it is not in V,
+    /// so it has no absent term): log(alpha) - log(D_c + 2*alpha).
+    fn bernoulli_terms(&mut self, known: &Known, alpha: f64, binarize: f64) -> (Vec<f64>, Vec<f64>) {
+        let k = self.n_classes();
+        let present: Vec<u32> =
+            known.ids.iter().zip(&known.values).filter(|&(_, &v)| v > binarize).map(|(&id, _)| id).collect();
+        let docs = self.gather_docs(&present);
+        let class_docs: Vec<f64> = (0..k).map(|c| self.store.true_class_docs(c)).collect();
+        let mut terms = vec![0.0; present.len() * k];
+        for (i, row) in docs.chunks_exact(k.max(1)).enumerate() {
+            for c in 0..k {
+                terms[i * k + c] = (row[c] + alpha).ln() - (class_docs[c] - row[c] + alpha).ln();
+            }
+        }
+        let mut rest = self.absent_log_sum(alpha);
+        if self.unseen_score && known.unseen_present > 0 {
+            for c in 0..k {
+                rest[c] += known.unseen_present as f64 * (alpha.ln() - (class_docs[c] + 2.0 * alpha).ln());
+            }
+        }
+        (terms, rest)
+    }
+
+    /// sum over w in V of log(1 - p_cw) for every class:
+    /// sum_w log(D_c - D_cw + alpha) - |V| log(D_c + 2*alpha), where the first sum needs,
+    /// per class, only how many features share each value of D_cw (the store's histogram):
+    /// words with D_cw = 0 all contribute log(D_c + alpha). O(distinct values), cached.
+    fn absent_log_sum(&mut self, alpha: f64) -> Vec<f64> {
+        let k = self.n_classes();
+        let n_features = self.store.n_features as f64;
+        (0..k)
+            .map(|c| {
+                let class_docs = self.store.true_class_docs(c);
+                let (seen, n_seen) = self.absent_terms(c, alpha);
+                seen + (n_features - n_seen) * (class_docs + alpha).ln() - n_features * (class_docs + 2.0 * alpha).ln()
+            })
+            .collect()
+    }
+
+    /// (sum over w with D_cw > 0 of log(D_c - D_cw + alpha), number of such w), cached
+    /// until class c's counts, alpha or the scale change. Summed in increasing order of
+    /// D_cw, so a loaded or merged model scores bit for bit like the original.
+    fn absent_terms(&mut self, c: usize, alpha: f64) -> (f64, f64) {
+        if self.absent.len() < self.n_classes() {
+            self.absent.resize_with(self.n_classes(), Vec::new);
+        }
+        let key = (alpha.to_bits(), self.store.scale.to_bits(), self.store.class_version()[c]);
+        if let Some(hit) = self.absent[c].iter().find(|a| (a.alpha, a.scale, a.version) == key) {
+            return (hit.total, hit.n_seen);
+        }
+        let histogram = self.store.histogram(c).expect("a Bernoulli store keeps document-count histograms");
+        let mut values: Vec<(f64, u64)> = histogram.iter().map(|(&bits, &n)| (f64::from_bits(bits), n)).collect();
+        values.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let scale = self.store.scale;
+        let class_docs = self.store.true_class_docs(c);
+        let mut total = 0.0;
+        let mut n_seen = 0.0;
+        for (value, n) in values {
+            total += n as f64 * (class_docs - value * scale + alpha).ln();
+            n_seen += n as f64;
+        }
+        let cache = &mut self.absent[c];
+        if cache.len() >= 4 {
+            cache.remove(0);
+        }
+        cache.push(AbsentSum { alpha: key.0, scale: key.1, version: key.2, total, n_seen });
+        (total, n_seen)
+    }
+
+    /// Complement (Rennie et al. 2003): theta_cw = log((F_notc,w + alpha) / (F_notc + alpha*|V|)),
+    /// F_notc,w = T_w - T_cw the count of w in every class except c, F_notc = T - T_c.
+    /// Weights w_cw = -theta_cw, or with `norm` theta_cw / sum_{k in V} theta_ck; the score
+    /// is sum_w x_w w_cw. With unseen="score" an unseen word has F_notc,w = 0 in every class.
+    /// Normalised, the terms are x_w theta_cw / sum_k theta_ck (the unseen words' share in
+    /// rest); with |V| <= 1 a single theta is log 1 = 0 and the ratio 0/0 is taken as 0.
+    fn complement_terms(&mut self, known: &Known, alpha: f64, norm: bool) -> (Vec<f64>, Vec<f64>) {
+        let k = self.n_classes();
+        let tokens = self.gather_tokens(&known.ids);
+        let log_denominator = self.complement_log_denominator(alpha);
+        let mut terms = vec![0.0; known.ids.len() * k];
+        for (i, row) in tokens.chunks_exact(k.max(1)).enumerate() {
+            let total: f64 = row.iter().sum();
+            let x = known.values[i];
+            for c in 0..k {
+                terms[i * k + c] = x * ((total + alpha - row[c]).ln() - log_denominator[c]);
+            }
+        }
+        let mut rest = vec![0.0; k];
+        if self.unseen_score && known.unseen_sum != 0.0 {
+            for c in 0..k {
+                rest[c] = known.unseen_sum * (alpha.ln() - log_denominator[c]);
+            }
+        }
+        if norm {
+            let n_features = self.store.n_features;
+            let sums = self.theta_sums(alpha, &log_denominator);
+            for row in terms.chunks_exact_mut(k.max(1)).chain(std::iter::once(&mut rest[..])) {
+                for c in 0..k {
+                    row[c] = if n_features <= 1 { 0.0 } else { row[c] / sums[c] };
+                }
+            }
+        } else {
+            terms.iter_mut().chain(rest.iter_mut()).for_each(|t| *t = -*t);
+        }
+        (terms, rest)
+    }
+
+    /// log(F_notc + alpha*|V|) for every class, F_notc = T - T_c.
+    fn complement_log_denominator(&self, alpha: f64) -> Vec<f64> {
+        let k = self.n_classes();
+        let class_tokens: Vec<f64> = (0..k).map(|c| self.store.true_class_tokens(c)).collect();
+        let total: f64 = class_tokens.iter().sum();
+        let n_features = self.store.n_features as f64;
+        class_tokens.iter().map(|&t| (total - t + alpha * n_features).ln()).collect()
+    }
+
+    /// sum_{k in V} theta_ck = L_c - |V| log(F_notc + alpha*|V|) for every class, L_c kept
+    /// incrementally (`update`, `remove`) and re-derived every REDERIVE_EVERY updates or
+    /// when the counts changed behind it (pruning, rescaling, decay, a load).
+    fn theta_sums(&mut self, alpha: f64, log_denominator: &[f64]) -> Vec<f64> {
+        let n_features = self.store.n_features as f64;
+        let at = match self.synced_normaliser(alpha) {
+            Some(i) if self.normalisers[i].updates < REDERIVE_EVERY => i,
+            _ => self.derive_normaliser(alpha),
+        };
+        let state = &self.normalisers[at];
+        state.sums.iter().zip(log_denominator).map(|(&l, &d)| l - n_features * d).collect()
+    }
+
+    /// Over the features among ids that are in V: (sum of log(T_k - T_ck + alpha) per class,
+    /// sum of log(T_k + alpha): the terms of a class with no counts).
+    fn log_terms(&self, ids: &[u32], alpha: f64) -> (Vec<f64>, f64) {
+        let k = self.n_classes();
+        let inside: Vec<u32> = ids.iter().copied().filter(|&id| self.store.known(id)).collect();
+        let tokens = self.gather_tokens(&inside);
+        let mut sums = vec![0.0; k];
+        let mut zero = 0.0;
+        for row in tokens.chunks_exact(k.max(1)) {
+            let total: f64 = row.iter().sum();
+            for c in 0..k {
+                sums[c] += (total + alpha - row[c]).ln();
+            }
+            zero += (total + alpha).ln();
+        }
+        (sums, zero)
+    }
+
+    /// The normaliser for alpha if it still matches the counts. Classes added since have
+    /// no counts yet, so their L is the zero-class sum.
+    fn synced_normaliser(&mut self, alpha: f64) -> Option<usize> {
+        let k = self.n_classes();
+        let versions = self.store.class_version();
+        let scale = self.store.scale.to_bits();
+        let at = self.normalisers.iter().position(|n| n.alpha == alpha.to_bits())?;
+        let state = &mut self.normalisers[at];
+        let known = state.versions.len();
+        if state.scale != scale || versions[..known] != state.versions[..] || versions[known..].iter().any(|&v| v != 0) {
+            self.normalisers.remove(at);
+            return None;
+        }
+        if k > known {
+            state.sums.resize(k, state.zero_sum);
+            state.versions = versions.to_vec();
+        }
+        Some(at)
+    }
+
+    /// The normaliser for alpha, if in step with the counts: (L_c per class, incremental
+    /// updates since it was derived).
+    pub fn normaliser_state(&mut self, alpha: f64) -> Option<(Vec<f64>, u64)> {
+        let at = self.synced_normaliser(alpha)?;
+        Some((self.normalisers[at].sums.clone(), self.normalisers[at].updates))
+    }
+
+    /// L_c from scratch: O(|V| K).
+    fn derive_normaliser(&mut self, alpha: f64) -> usize {
+        self.derivations += 1;
+        let ids = self.store.feature_ids();
+        let (sums, zero_sum) = self.log_terms(&ids, alpha);
+        let state = Normaliser {
+            alpha: alpha.to_bits(),
+            scale: self.store.scale.to_bits(),
+            versions: self.store.class_version().to_vec(),
+            sums,
+            zero_sum,
+            updates: 0,
+        };
+        self.normalisers.retain(|n| n.alpha != state.alpha);
+        if self.normalisers.len() >= 4 {
+            self.normalisers.remove(0);
+        }
+        self.normalisers.push(state);
+        self.normalisers.len() - 1
+    }
+
+    // -- changing counts -------------------------------------------------------------------
+
+    /// The normalisers to move along with a count change (complement models with `norm`):
+    /// those still in step with the counts; the others are dropped (re-derived when needed).
+    fn before_change(&mut self, ids: &[u32]) -> Vec<(usize, Vec<f64>, f64)> {
+        if self.kind != (Kind::Complement { norm: true }) {
+            return Vec::new();
+        }
+        let alphas: Vec<u64> = self.normalisers.iter().map(|n| n.alpha).collect();
+        for alpha in alphas {
+            self.synced_normaliser(f64::from_bits(alpha)); // drops it when out of step
+        }
+        (0..self.normalisers.len())
+            .map(|i| {
+                let (sums, zero) = self.log_terms(ids, f64::from_bits(self.normalisers[i].alpha));
+                (i, sums, zero)
+            })
+            .collect()
+    }
+
+    fn after_change(&mut self, ids: &[u32], before: Vec<(usize, Vec<f64>, f64)>) {
+        for (i, old_sums, old_zero) in before {
+            let alpha = f64::from_bits(self.normalisers[i].alpha);
+            let (new_sums, new_zero) = self.log_terms(ids, alpha);
+            let versions = self.store.class_version().to_vec();
+            let state = &mut self.normalisers[i];
+            state.sums.resize(new_sums.len(), state.zero_sum);
+            for c in 0..new_sums.len() {
+                state.sums[c] += new_sums[c] - old_sums.get(c).copied().unwrap_or(0.0);
+            }
+            state.zero_sum += new_zero - old_zero;
+            state.versions = versions;
+            state.updates += 1;
+        }
+    }
+
+    /// Add counts to class c (true units; the caller checked the room).
+    pub fn update(&mut self, c: usize, ids: &[u32], token_delta: &[f64], doc_delta: &[f64], docs_delta: f64) {
+        let before = self.before_change(ids);
+        self.store.add(c, ids, token_delta, doc_delta, docs_delta);
+        self.after_change(ids, before);
+    }
+
+    /// Write a checked removal; features left without counts leave V.
+    pub fn remove(&mut self, removal: Removal, ids: &[u32]) {
+        let before = self.before_change(ids);
+        let gone = self.store.commit(removal);
+        self.after_change(ids, before);
+        self.release(&gone);
+    }
+
+    /// Age every count by `factor` (the document clock moves on by `n_docs`).
+    pub fn advance_clock(&mut self, n_docs: u64, factor: f64) {
+        let gone = self.store.decay(factor);
+        self.release(&gone);
+        self.store.n_learned += n_docs;
+    }
+
+    pub fn drop_features(&mut self, ids: &[u32]) -> usize {
+        let gone = self.store.drop_features(ids);
+        self.release(&gone);
+        gone.len()
+    }
+
+    pub fn rescale(&mut self) {
+        let gone = self.store.rescale();
+        self.release(&gone);
+    }
+
+    /// Can the vocabulary take the unknown present features of these documents?
+    fn check_vocabulary_room<'a>(&self, docs: impl Iterator<Item = (&'a Doc, &'a [usize])>) -> Result<(), NbError> {
+        let Features::Exact(vocabulary) = &self.features else {
+            return Ok(());
+        };
+        let (mut tokens, mut bytes) = (0usize, 0usize);
+        for (doc, positions) in docs {
+            for &i in positions {
+                if doc.ids.get(i).is_none_or(|&id| id == UNKNOWN) {
+                    tokens += 1;
+                    bytes += doc.key(i).len();
+                }
+            }
+        }
+        if vocabulary.has_room(tokens, bytes) {
+            Ok(())
+        } else {
+            Err(NbError::VocabularyFull)
+        }
+    }
+
+    /// Give new tokens of the document ids (recycled first); all or nothing.
+    fn add_tokens(&mut self, doc: &mut Doc, positions: &[usize]) -> Result<(), NbError> {
+        self.resolve(doc);
+        let Features::Exact(vocabulary) = &mut self.features else {
+            return Ok(());
+        };
+        let mut added = Vec::new();
+        for &i in positions {
+            if doc.ids[i] == UNKNOWN {
+                match vocabulary.add_hashed(doc.key(i), doc.hash(i)) {
+                    Ok(id) => {
+                        doc.ids[i] = id;
+                        added.push(id);
+                    }
+                    Err(e) => {
+                        for id in added {
+                            vocabulary.remove(id);
+                        }
+                        doc.epoch = None;
+                        return Err(e.into());
+                    }
+                }
+            }
+        }
+        doc.epoch = Some(vocabulary.epoch());
+        Ok(())
+    }
+
+    /// Would `learn` accept this document? Changes nothing.
+    pub fn check_learn(&self, doc: &mut Doc, c: Option<usize>, weight: f64, factor: f64) -> Result<(), NbError> {
+        let (positions, values) = self.present(doc);
+        if positions.is_empty() && !self.empty_learn {
+            return Err(NbError::EmptyDocument);
+        }
+        self.store.check_room(c, weight * values.iter().sum::<f64>(), weight, factor)?;
+        if self.store.n_learned >= MAX_DOCUMENTS {
+            return Err(StoreError::ClockFull.into());
+        }
+        self.resolve(doc);
+        self.check_vocabulary_room(std::iter::once((&*doc, &positions[..])))
+    }
+
+    /// Would `unlearn` accept this document? Changes nothing.
+    pub fn check_unlearn(&self, doc: &mut Doc, c: usize, weight: f64, learned_at: Option<u64>) -> Result<(), NbError> {
+        let (ids, deltas) = self.prepare_unlearn(doc, weight, learned_at)?;
+        self.store.prepare_removal(c, &ids, &deltas, &vec![-weight; ids.len()], -weight)?;
+        Ok(())
+    }
+
+    /// Learn one document into class `c` (None: a new class, added with `prior_weight`),
+    /// with `weight`, after ageing every count by `factor` (the clock moves on by one).
+    /// Everything is checked before anything changes. Returns the class index.
+    pub fn learn(
+        &mut self,
+        doc: &mut Doc,
+        c: Option<usize>,
+        prior_weight: f64,
+        weight: f64,
+        factor: f64,
+    ) -> Result<usize, NbError> {
+        let (positions, values) = self.present(doc);
+        if positions.is_empty() && !self.empty_learn {
+            return Err(NbError::EmptyDocument);
+        }
+        let token_sum = weight * values.iter().sum::<f64>();
+        self.store.check_room(c, token_sum, weight, factor)?;
+        if self.store.n_learned >= MAX_DOCUMENTS {
+            return Err(StoreError::ClockFull.into());
+        }
+        self.resolve(doc);
+        self.check_vocabulary_room(std::iter::once((&*doc, &positions[..])))?;
+        // Nothing has changed so far. The clock first: ageing may empty features (rescale),
+        // whose ids the document's new tokens may then reuse.
+        self.advance_clock(1, factor);
+        if weight == 0.0 {
+            return Ok(c.unwrap_or(usize::MAX)); // so old that nothing of it is left
+        }
+        self.add_tokens(doc, &positions)?;
+        let c = match c {
+            Some(c) => c,
+            None => self.add_class(prior_weight),
+        };
+        let ids: Vec<u32> = positions.iter().map(|&i| doc.ids[i]).collect();
+        let token_delta: Vec<f64> = values.iter().map(|&v| weight * v).collect();
+        self.update(c, &ids, &token_delta, &vec![weight; ids.len()], weight);
+        Ok(c)
+    }
+
+    /// The removal of one learned document from class c with `weight` (already aged):
+    /// checked and computed, nothing written. With `learned_at` and pruning since then,
+    /// only the features in V without interruption since the document (born no later) are
+    /// taken; otherwise every present feature must be in V.
+    pub fn prepare_unlearn(
+        &self,
+        doc: &mut Doc,
+        weight: f64,
+        learned_at: Option<u64>,
+    ) -> Result<(Vec<u32>, Vec<f64>), NbError> {
+        let (positions, values) = self.present(doc);
+        if positions.is_empty() && !self.empty_learn {
+            return Err(NbError::EmptyDocument);
+        }
+        self.resolve(doc);
+        let hashed = matches!(self.features, Features::Hashed(_));
+        let inside = |id: u32| if hashed { self.store.known(id) } else { id != UNKNOWN };
+        let mut ids = Vec::with_capacity(positions.len());
+        let mut deltas = Vec::with_capacity(positions.len());
+        let pruned_since = learned_at.is_some_and(|at| self.store.pruned_at >= at);
+        let mut missing = Vec::new();
+        for (&i, &v) in positions.iter().zip(&values) {
+            let id = doc.ids[i];
+            if pruned_since {
+                if inside(id) && self.store.born(id).is_some_and(|b| b <= learned_at.unwrap_or(0)) {
+                    ids.push(id);
+                    deltas.push(-weight * v);
+                }
+            } else if inside(id) {
+                ids.push(id);
+                deltas.push(-weight * v);
+            } else if missing.len() < 3 {
+                missing.push(i);
+            }
+        }
+        if !missing.is_empty() {
+            return Err(NbError::NeverLearned { features: missing, pruned: self.store.pruned_at > 0 });
+        }
+        Ok((ids, deltas))
+    }
+
+    /// Unlearn one document: the exact inverse of `learn` (see `prepare_unlearn`).
+    pub fn unlearn(&mut self, doc: &mut Doc, c: usize, weight: f64, learned_at: Option<u64>) -> Result<(), NbError> {
+        let (ids, deltas) = self.prepare_unlearn(doc, weight, learned_at)?;
+        let removal = self.store.prepare_removal(c, &ids, &deltas, &vec![-weight; ids.len()], -weight)?;
+        self.remove(removal, &ids);
+        Ok(())
+    }
+
+    /// Unlearn many documents, all or nothing: the removals are summed per class and every
+    /// class is checked before the first is written (unlearning only subtracts, so the batch
+    /// fails exactly when some document in turn would).
+    pub fn unlearn_many(
+        &mut self,
+        docs: &mut [Doc],
+        classes: &[usize],
+        weights: &[f64],
+        learned_at: &[Option<u64>],
+    ) -> Result<(), (usize, NbError)> {
+        let mut per_class: Vec<(usize, HashMap<u32, (f64, f64)>, f64)> = Vec::new();
+        for (row, doc) in docs.iter_mut().enumerate() {
+            let (c, weight) = (classes[row], weights[row]);
+            let (ids, deltas) = self.prepare_unlearn(doc, weight, learned_at[row]).map_err(|e| (row, e))?;
+            let slot = match per_class.iter().position(|(k, _, _)| *k == c) {
+                Some(i) => i,
+                None => {
+                    per_class.push((c, HashMap::new(), 0.0));
+                    per_class.len() - 1
+                }
+            };
+            let (_, cells, docs_delta) = &mut per_class[slot];
+            for (id, dt) in ids.into_iter().zip(deltas) {
+                let cell = cells.entry(id).or_insert((0.0, 0.0));
+                cell.0 += dt;
+                cell.1 -= weight;
+            }
+            *docs_delta -= weight;
+        }
+        let mut removals = Vec::new();
+        for (c, cells, docs_delta) in per_class {
+            let mut ids: Vec<u32> = cells.keys().copied().collect();
+            ids.sort_unstable();
+            let tokens: Vec<f64> = ids.iter().map(|id| cells[id].0).collect();
+            let doc_deltas: Vec<f64> = ids.iter().map(|id| cells[id].1).collect();
+            let removal =
+                self.store.prepare_removal(c, &ids, &tokens, &doc_deltas, docs_delta).map_err(|e| (usize::MAX, e.into()))?;
+            removals.push((removal, ids));
+        }
+        for (removal, ids) in removals {
+            self.remove(removal, &ids);
+        }
+        Ok(())
+    }
+
+    /// Learn many documents: equal to `learn` of each in turn (counts add up), with the
+    /// documents of each class summed first. `classes[i]` is a class index, where indices
+    /// from n_classes on are new classes (added in order, with `new_prior_weights`);
+    /// `weights` are already aged (row i is n-1-i documents older than the last), `factor`
+    /// ages the counts held before. Features born in the batch get the stamp of its first
+    /// row; `last_seen` is the stamp of the last row holding the feature.
+    pub fn learn_many(
+        &mut self,
+        docs: &mut [Doc],
+        classes: &[usize],
+        new_prior_weights: &[f64],
+        weights: &[f64],
+        factor: f64,
+    ) -> Result<(), (usize, NbError)> {
+        let n = docs.len();
+        let k = self.n_classes();
+        let present: Vec<(Vec<usize>, Vec<f64>)> = docs.iter().map(|d| self.present(d)).collect();
+        for (row, (positions, _)) in present.iter().enumerate() {
+            if positions.is_empty() && !self.empty_learn {
+                return Err((row, NbError::EmptyDocument));
+            }
+        }
+        let n_new = new_prior_weights.len();
+        let mut totals = vec![(0.0, 0.0); k + n_new];
+        for row in 0..n {
+            let sum: f64 = present[row].1.iter().sum();
+            let total = &mut totals[classes[row]];
+            total.0 += weights[row] * sum;
+            total.1 += weights[row];
+        }
+        for (c, &(tokens, docs_sum)) in totals.iter().enumerate() {
+            self.store.check_room((c < k).then_some(c), tokens, docs_sum, factor).map_err(|e| (usize::MAX, e.into()))?;
+        }
+        if self.store.n_learned + n as u64 > MAX_DOCUMENTS {
+            return Err((usize::MAX, StoreError::ClockFull.into()));
+        }
+        for doc in docs.iter_mut() {
+            self.resolve(doc);
+        }
+        let counted = |row: usize| weights[row] > 0.0;
+        self.check_vocabulary_room(
+            docs.iter().zip(&present).enumerate().filter(|&(row, _)| counted(row)).map(|(_, (d, p))| (d, &p.0[..])),
+        )
+        .map_err(|e| (usize::MAX, e))?;
+        let n0 = self.store.n_learned;
+        self.advance_clock(n as u64, factor);
+        // Ids for every new token of the batch's counted rows (rows so old that nothing of
+        // them is left add nothing; their features already in V still get seen).
+        for (row, (doc, (positions, _))) in docs.iter_mut().zip(&present).enumerate() {
+            if counted(row) {
+                self.add_tokens(doc, positions).map_err(|e| (usize::MAX, e))?;
+            } else {
+                self.resolve(doc);
+            }
+        }
+        for &w in new_prior_weights {
+            self.add_class(w);
+        }
+        // Per class: summed cells, in order of first appearance of each feature.
+        let mut sums: Vec<(Vec<u32>, HashMap<u32, usize>, Vec<f64>, Vec<f64>, f64)> =
+            (0..k + n_new).map(|_| (Vec::new(), HashMap::new(), Vec::new(), Vec::new(), 0.0)).collect();
+        let mut last_row: HashMap<u32, usize> = HashMap::new();
+        for (row, doc) in docs.iter().enumerate() {
+            let weight = weights[row];
+            if !counted(row) {
+                for &i in &present[row].0 {
+                    if doc.ids[i] != UNKNOWN && self.store.known(doc.ids[i]) {
+                        last_row.insert(doc.ids[i], row);
+                    }
+                }
+                continue;
+            }
+            let (ids, index, tokens, doc_counts, total) = &mut sums[classes[row]];
+            *total += weight;
+            for (&i, &v) in present[row].0.iter().zip(&present[row].1) {
+                let id = doc.ids[i];
+                last_row.insert(id, row);
+                let at = *index.entry(id).or_insert_with(|| {
+                    ids.push(id);
+                    tokens.push(0.0);
+                    doc_counts.push(0.0);
+                    ids.len() - 1
+                });
+                tokens[at] += weight * v;
+                doc_counts[at] += weight;
+            }
+        }
+        self.store.n_learned = n0 + 1; // features born in this batch get its first row's stamp
+        for (c, (ids, _, tokens, doc_counts, total)) in sums.into_iter().enumerate() {
+            if total == 0.0 {
+                continue; // rows so old that nothing of them is left
+            }
+            self.update(c, &ids, &tokens, &doc_counts, total);
+        }
+        self.store.n_learned = n0 + n as u64;
+        for (id, row) in last_row {
+            self.store.set_stamps(id, None, Some(n0 + 1 + row as u64));
+        }
+        Ok(())
+    }
+
+    /// Everything `merge` reads from another model, copied (the other may be this one).
+    pub fn snapshot(&self) -> Snapshot {
+        let ids = self.store.feature_ids();
+        let position: HashMap<u32, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+        let scale = self.store.scale;
+        let mut cells = Vec::new();
+        for &id in &ids {
+            self.store.for_each_cell(id, |c, t, d| cells.push((position[&id], c, t * scale, d * scale)));
+        }
+        let k = self.n_classes();
+        Snapshot {
+            keys: self.vocabulary().map(|v| ids.iter().map(|&id| v.token(id).unwrap_or_default().to_vec()).collect()),
+            born: ids.iter().map(|&id| self.store.born(id).unwrap_or(0)).collect(),
+            last_seen: ids.iter().map(|&id| self.store.last_seen(id).unwrap_or(0)).collect(),
+            ids,
+            cells,
+            class_docs: (0..k).map(|c| self.store.true_class_docs(c)).collect(),
+            class_tokens: (0..k).map(|c| self.store.true_class_tokens(c)).collect(),
+            n_learned: self.store.n_learned,
+            pruned_at: self.store.pruned_at,
+        }
+    }
+
+    /// Add another model's counts: the model trained on this one's data, then the other's.
+    /// This model's counts first age by `own_factor` (the clock moves on by the other's
+    /// n_learned documents), the other's by `their_factor`; `classes[oc]` is this model's
+    /// class for the other's class oc (None: a new class, added in order with
+    /// `new_prior_weights`). The other's feature stamps follow this model's clock.
+    pub fn merge(
+        &mut self,
+        other: &Snapshot,
+        classes: &[Option<usize>],
+        new_prior_weights: &[f64],
+        own_factor: f64,
+        their_factor: f64,
+    ) -> Result<(), NbError> {
+        for (oc, &c) in classes.iter().enumerate() {
+            self.store.check_room(c, their_factor * other.class_tokens[oc], their_factor * other.class_docs[oc], own_factor)?;
+        }
+        if self.store.n_learned + other.n_learned > MAX_DOCUMENTS {
+            return Err(StoreError::ClockFull.into());
+        }
+        if let (Features::Exact(vocabulary), Some(keys)) = (&self.features, &other.keys) {
+            let new: Vec<&Vec<u8>> = keys.iter().filter(|k| vocabulary.find(k).is_none()).collect();
+            if !vocabulary.has_room(new.len(), new.iter().map(|k| k.len()).sum()) {
+                return Err(NbError::VocabularyFull);
+            }
+        }
+        let n0 = self.store.n_learned;
+        self.advance_clock(other.n_learned, own_factor);
+        if their_factor > 0.0 {
+            let mine: Vec<u32> = match (&mut self.features, &other.keys) {
+                (Features::Exact(vocabulary), Some(keys)) => {
+                    keys.iter().map(|k| vocabulary.find_or_add(k)).collect::<Result<_, _>>()?
+                }
+                _ => other.ids.clone(),
+            };
+            let was_known: Vec<bool> = mine.iter().map(|&id| self.store.known(id)).collect();
+            let seen_before: Vec<u64> = mine.iter().map(|&id| self.store.last_seen(id).unwrap_or(0)).collect();
+            let mut next_new = new_prior_weights.iter();
+            for (oc, &c) in classes.iter().enumerate() {
+                let c = match c {
+                    Some(c) => c,
+                    None => self.add_class(*next_new.next().unwrap_or(&1.0)),
+                };
+                let mut ids = Vec::new();
+                let mut tokens = Vec::new();
+                let mut docs = Vec::new();
+                for &(f, class, t, d) in &other.cells {
+                    if class == oc {
+                        ids.push(mine[f]);
+                        tokens.push(their_factor * t);
+                        docs.push(their_factor * d);
+                    }
+                }
+                self.update(c, &ids, &tokens, &docs, their_factor * other.class_docs[oc]);
+            }
+            for (f, &id) in mine.iter().enumerate() {
+                let born = (!was_known[f]).then_some(other.born[f] + n0);
+                let last_seen = seen_before[f].max(other.last_seen[f] + n0);
+                self.store.set_stamps(id, born, Some(last_seen));
+            }
+        }
+        if other.pruned_at > 0 {
+            self.store.pruned_at = self.store.pruned_at.max(other.pruned_at + n0);
+        }
+        Ok(())
+    }
+
+    /// Per feature of `ids` (in V) and class, the weights of the log-linear view:
+    /// multinomial log P(w|c); complement w_cw; Bernoulli (log p_cw, log(1 - p_cw)) in
+    /// `second`. Row-major (n x K).
+    pub fn feature_weights(&mut self, ids: &[u32], alpha: f64) -> (Vec<f64>, Option<Vec<f64>>) {
+        let known = Known {
+            ids: ids.to_vec(),
+            values: vec![1.0; ids.len()],
+            positions: (0..ids.len()).collect(),
+            unseen_sum: 0.0,
+            unseen_present: 0,
+        };
+        match self.kind {
+            Kind::Multinomial { mu } => (self.multinomial_terms(&known, alpha, mu).0, None),
+            Kind::Complement { norm } => (self.complement_terms(&known, alpha, norm).0, None),
+            Kind::Bernoulli { .. } => {
+                let k = self.n_classes();
+                let docs = self.gather_docs(ids);
+                let class_docs: Vec<f64> = (0..k).map(|c| self.store.true_class_docs(c)).collect();
+                let mut log_p = vec![0.0; docs.len()];
+                let mut log_not_p = vec![0.0; docs.len()];
+                for (i, &d) in docs.iter().enumerate() {
+                    let n_c = class_docs[i % k.max(1)];
+                    let denominator = (n_c + 2.0 * alpha).ln();
+                    log_p[i] = (d + alpha).ln() - denominator;
+                    log_not_p[i] = (n_c - d + alpha).ln() - denominator;
+                }
+                (log_p, Some(log_not_p))
+            }
+        }
+    }
+
+    /// Bytes this model holds in the core.
+    pub fn heap_bytes(&self) -> usize {
+        let vocabulary = self.vocabulary().map_or(0, Vocabulary::heap_bytes);
+        let normalisers: usize = self.normalisers.iter().map(|n| n.sums.capacity() * 8 + n.versions.capacity() * 8).sum();
+        vocabulary + self.store.heap_bytes() + normalisers + self.prior_weights.capacity() * 8
+    }
+}
+
+/// A model's feature id for a key under hashing.
+pub fn bucket_of(key: &[u8], n_buckets: u32) -> u32 {
+    bucket(key, n_buckets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(model: &NaiveBayes, features: &[(&str, f64)]) -> Doc {
+        let mut d = Doc::default();
+        for &(key, value) in features {
+            d.push(key.as_bytes(), model.hash(key.as_bytes()), value);
+        }
+        d
+    }
+
+    fn china_japan(kind: Kind) -> NaiveBayes {
+        let mut m = NaiveBayes::new(kind, Prior::Mle, false, false, None, 4);
+        let china = [
+            vec![("chinese", 2.0), ("beijing", 1.0)],
+            vec![("chinese", 2.0), ("shanghai", 1.0)],
+            vec![("chinese", 1.0), ("macao", 1.0)],
+        ];
+        let mut c = None;
+        for features in &china {
+            let mut d = doc(&m, features);
+            c = Some(m.learn(&mut d, c, 1.0, 1.0, 1.0).unwrap());
+        }
+        let mut d = doc(&m, &[("tokyo", 1.0), ("japan", 1.0), ("chinese", 1.0)]);
+        m.learn(&mut d, None, 1.0, 1.0, 1.0).unwrap();
+        m
+    }
+
+    /// Manning, Raghavan & Schütze, Introduction to Information Retrieval, ch. 13:
+    /// P(china | d5) = 0.6898 for the multinomial model with alpha = 1.
+    #[test]
+    fn multinomial_reproduces_the_textbook_example() {
+        let mut m = china_japan(Kind::Multinomial { mu: None });
+        let mut d = doc(&m, &[("chinese", 3.0), ("tokyo", 1.0), ("japan", 1.0)]);
+        let known = m.known(&mut d);
+        let (active, log_proba) = m.log_posterior(&known, 1.0, true);
+        assert_eq!(active, vec![0, 1]);
+        assert!((log_proba[0].exp() - 0.6898).abs() < 1e-4);
+    }
+
+    /// The same chapter's Bernoulli example: P(china | d5) = 0.19 (0.005 vs 0.022).
+    #[test]
+    fn bernoulli_reproduces_the_textbook_example() {
+        let mut m = china_japan(Kind::Bernoulli { binarize: 0.0 });
+        let mut d = doc(&m, &[("chinese", 3.0), ("tokyo", 1.0), ("japan", 1.0)]);
+        let known = m.known(&mut d);
+        let (_, log_proba) = m.log_posterior(&known, 1.0, true);
+        let expected = 0.005 / (0.005 + 0.022);
+        assert!((log_proba[0].exp() - expected).abs() < 0.01, "{}", log_proba[0].exp());
+    }
+
+    #[test]
+    fn learn_then_unlearn_restores_predictions_and_vocabulary() {
+        for kind in [Kind::Multinomial { mu: Some(3.0) }, Kind::Bernoulli { binarize: 0.0 }, Kind::Complement { norm: true }] {
+            let mut m = china_japan(kind);
+            let mut probe = doc(&m, &[("chinese", 1.0), ("tokyo", 2.0)]);
+            let known = m.known(&mut probe);
+            let before = m.log_posterior(&known, 0.5, true);
+            let mut extra = doc(&m, &[("new", 1.0), ("tokyo", 0.3)]);
+            m.learn(&mut extra, Some(1), 1.0, 0.7, 1.0).unwrap();
+            let mut extra = doc(&m, &[("new", 1.0), ("tokyo", 0.3)]);
+            m.unlearn(&mut extra, 1, 0.7, None).unwrap();
+            assert_eq!(m.vocabulary().unwrap().find(b"new"), None);
+            let known = m.known(&mut probe);
+            let after = m.log_posterior(&known, 0.5, true);
+            for (a, b) in before.1.iter().zip(&after.1) {
+                assert!((a - b).abs() < 1e-12, "{kind:?}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn empty_documents_and_unknown_features_are_refused() {
+        let mut m = china_japan(Kind::Multinomial { mu: None });
+        let mut empty = doc(&m, &[("chinese", 0.0)]);
+        assert_eq!(m.learn(&mut empty, Some(0), 1.0, 1.0, 1.0), Err(NbError::EmptyDocument));
+        let mut unknown = doc(&m, &[("chinese", 1.0), ("nowhere", 1.0)]);
+        assert_eq!(m.unlearn(&mut unknown, 0, 1.0, None), Err(NbError::NeverLearned { features: vec![1], pruned: false }));
+    }
+
+    #[test]
+    fn logsumexp_and_argmax_handle_infinities_and_nan() {
+        assert_eq!(logsumexp(&[f64::NEG_INFINITY, f64::NEG_INFINITY]), f64::NEG_INFINITY);
+        assert!((logsumexp(&[0.0, 0.0]) - 2f64.ln()).abs() < 1e-15);
+        assert!(logsumexp(&[1.0, f64::NAN]).is_nan());
+        assert_eq!(argmax(&[1.0, 3.0, 3.0]), 1);
+        assert_eq!(argmax(&[1.0, f64::NAN, 5.0]), 1);
+    }
+}

@@ -1,0 +1,1168 @@
+//! `_core.Core`: one discrete naive Bayes model (vocabulary, count store, formulas) as
+//! the Python models see it. One call per document: raw text or a mapping goes in,
+//! log-probabilities or an updated store come out.
+
+use super::errors::{error, guard, Kind as ErrorKind};
+use super::keys::{bucket_text, key_of, token_of};
+use super::tokenizer::WordTokenizer;
+use crate::bag::Bag;
+use crate::doc::Doc;
+use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
+use crate::store::StoreError;
+use crate::tokenize::Words;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use std::collections::HashMap;
+
+/// How raw text becomes features.
+enum Featurizer {
+    /// No tokenizer: documents must be mappings.
+    None,
+    /// The core's word tokenizer (`Tokenizer` with the default pattern, no stemmer).
+    Words { tokenizer: Py<WordTokenizer>, binary: bool },
+    /// Any other callable text -> mapping (called from here, once per text).
+    Python(Py<PyAny>),
+}
+
+#[pyclass(module = "streamnb._core")]
+pub struct Core {
+    nb: NaiveBayes,
+    labels: Vec<Py<PyAny>>,
+    class_index: Py<PyDict>,
+    fixed_prior: Option<Py<PyDict>>,
+    featurizer: Featurizer,
+    /// The last raw text encoded and its document: predict-then-learn tokenizes once.
+    last_text: Option<(Py<PyAny>, Doc)>,
+}
+
+static HELPERS: PyOnceLock<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+
+/// (streamnb.errors.describe, numbers.Real, collections.abc.Mapping)
+fn helpers(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
+    HELPERS.get_or_try_init(py, || {
+        Ok((
+            py.import("streamnb.errors")?.getattr("describe")?.unbind(),
+            py.import("numbers")?.getattr("Real")?.unbind(),
+            py.import("collections.abc")?.getattr("Mapping")?.unbind(),
+        ))
+    })
+}
+
+fn describe(value: &Bound<'_, PyAny>) -> String {
+    let py = value.py();
+    helpers(py)
+        .and_then(|h| h.0.bind(py).call1((value,)))
+        .and_then(|s| s.extract::<String>())
+        .unwrap_or_else(|_| "<value>".to_string())
+}
+
+fn repr(value: &Bound<'_, PyAny>) -> String {
+    value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "<value>".to_string())
+}
+
+/// A float as Python's `format(x, "g")`.
+fn g(py: Python<'_>, x: f64) -> String {
+    PyFloat::new(py, x)
+        .call_method1("__format__", ("g",))
+        .and_then(|s| s.extract::<String>())
+        .unwrap_or_else(|_| x.to_string())
+}
+
+fn float_repr(py: Python<'_>, x: f64) -> String {
+    repr(&PyFloat::new(py, x).into_any())
+}
+
+fn f64_bytes<'py>(py: Python<'py>, values: &[f64]) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, values.len() * 8, |buf| {
+        for (chunk, v) in buf.chunks_exact_mut(8).zip(values) {
+            chunk.copy_from_slice(&v.to_le_bytes());
+        }
+        Ok(())
+    })
+}
+
+fn i64_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = i64>) -> PyResult<Bound<'py, PyByteArray>> {
+    let values: Vec<i64> = values.collect();
+    PyByteArray::new_with(py, values.len() * 8, |buf| {
+        for (chunk, v) in buf.chunks_exact_mut(8).zip(&values) {
+            chunk.copy_from_slice(&v.to_le_bytes());
+        }
+        Ok(())
+    })
+}
+
+fn parse_kind(kind: &str, mu: Option<f64>, binarize: f64, norm: bool) -> PyResult<Kind> {
+    Ok(match kind {
+        "multinomial" => Kind::Multinomial { mu },
+        "bernoulli" => Kind::Bernoulli { binarize },
+        "complement" => Kind::Complement { norm },
+        other => return Err(error(ErrorKind::InvalidParameter, format!("unknown model kind {other:?}"))),
+    })
+}
+
+fn parse_prior(prior: &str) -> PyResult<Prior> {
+    Ok(match prior {
+        "mle" => Prior::Mle,
+        "laplace" => Prior::Laplace,
+        "uniform" => Prior::Uniform,
+        "fixed" => Prior::Fixed,
+        other => return Err(error(ErrorKind::InvalidParameter, format!("unknown class prior {other:?}"))),
+    })
+}
+
+impl Core {
+    fn label<'py>(&self, py: Python<'py>, c: usize) -> Bound<'py, PyAny> {
+        self.labels[c].bind(py).clone()
+    }
+
+    fn class_of(&self, label: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        match self.class_index.bind(label.py()).get_item(label)? {
+            Some(c) => Ok(Some(c.extract()?)),
+            None => Ok(None),
+        }
+    }
+
+    fn prior_weight(&self, label: &Bound<'_, PyAny>) -> PyResult<f64> {
+        match &self.fixed_prior {
+            Some(fixed) => match fixed.bind(label.py()).get_item(label)? {
+                Some(p) => p.extract(),
+                None => Ok(0.0),
+            },
+            None => Ok(1.0),
+        }
+    }
+
+    fn push_label(&mut self, label: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = self.labels.len();
+        self.class_index.bind(label.py()).set_item(label, c)?;
+        self.labels.push(label.clone().unbind());
+        Ok(())
+    }
+
+    /// The name of a feature id (hashed models: its bucket, '#417').
+    fn token<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyAny>> {
+        match self.nb.vocabulary() {
+            Some(v) => match v.token(id) {
+                Some(key) => token_of(py, key),
+                None => Ok(py.None().into_bound(py)),
+            },
+            None => Ok(PyString::new(py, &format!("#{id}")).into_any()),
+        }
+    }
+
+    fn tokens<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for &id in ids {
+            out.append(self.token(py, id)?)?;
+        }
+        Ok(out)
+    }
+
+    /// The name of a document's i-th feature.
+    fn doc_token<'py>(&self, py: Python<'py>, doc: &Doc, i: usize) -> PyResult<Bound<'py, PyAny>> {
+        if self.nb.n_buckets().is_some() {
+            return self.token(py, doc.ids[i]);
+        }
+        token_of(py, doc.key(i))
+    }
+
+    // -- encoding ------------------------------------------------------------------------
+
+    /// A document from a mapping feature -> value: keys and values checked as the Python
+    /// models always did (numbers, finite, >= 0 unless Bernoulli).
+    fn encode_mapping(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
+        let py = x.py();
+        let items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = if let Ok(dict) = x.cast::<PyDict>() {
+            dict.iter().collect()
+        } else {
+            x.call_method0("items")?.try_iter()?.map(|item| item?.extract()).collect::<PyResult<_>>()?
+        };
+        let real = helpers(py)?.1.bind(py);
+        let mut values = Vec::with_capacity(items.len());
+        for (_, value) in &items {
+            let v = if let Ok(f) = value.cast_exact::<PyFloat>() {
+                f.value()
+            } else if value.is_instance_of::<PyInt>() || value.is_instance(real)? {
+                match value.extract::<f64>() {
+                    Ok(v) => v,
+                    Err(_) => {
+                        return Err(error(
+                            ErrorKind::InvalidInput,
+                            format!("feature values must be finite numbers, got {}", describe(value)),
+                        ))
+                    }
+                }
+            } else {
+                return Err(error(ErrorKind::InvalidType, format!("feature values must be numbers, got {}", describe(value))));
+            };
+            values.push(v);
+        }
+        if let Some(&bad) = values.iter().find(|v| !v.is_finite()) {
+            return Err(error(ErrorKind::InvalidInput, format!("feature values must be finite, got {}", float_repr(py, bad))));
+        }
+        if !matches!(self.nb.kind, Kind::Bernoulli { .. }) {
+            if let Some(&bad) = values.iter().find(|&&v| v < 0.0) {
+                return Err(error(ErrorKind::InvalidInput, format!("feature counts must be >= 0, got {}", float_repr(py, bad))));
+            }
+        }
+        let mut scratch = Vec::new();
+        match self.nb.n_buckets() {
+            None => {
+                let mut doc = Doc::with_capacity(items.len(), items.len() * 8);
+                for ((key, _), v) in items.iter().zip(values) {
+                    let bytes = key_of(key, &mut scratch)?;
+                    doc.push(bytes, self.nb.hash(bytes), v);
+                }
+                Ok(doc)
+            }
+            Some(n) => {
+                let mut buckets: Vec<(u32, f64)> = Vec::with_capacity(items.len());
+                let mut at: HashMap<u32, usize> = HashMap::new();
+                for ((key, _), v) in items.iter().zip(values) {
+                    let bucket = crate::vocab::bucket(bucket_text(key, &mut scratch)?, n);
+                    match at.get(&bucket) {
+                        Some(&i) => buckets[i].1 += v, // words sharing a bucket are one feature
+                        None => {
+                            at.insert(bucket, buckets.len());
+                            buckets.push((bucket, v));
+                        }
+                    }
+                }
+                let mut doc = Doc::with_capacity(buckets.len(), 0);
+                for (bucket, v) in buckets {
+                    doc.push_id(bucket, v);
+                }
+                Ok(doc)
+            }
+        }
+    }
+
+    /// A document from text through the core's word tokenizer.
+    fn encode_words(&self, tokenizer: &WordTokenizer, binary: bool, text: &Bound<'_, PyString>) -> PyResult<Doc> {
+        let mut words = Words::default();
+        tokenizer.words_of(text, &mut words)?;
+        let mut bag = Bag::default();
+        let mut scratch = Vec::new();
+        let nb = &self.nb;
+        tokenizer.options.features(&words, None, &mut scratch, |f| bag.add(f, nb.hash(f), 1.0));
+        if binary {
+            bag.binarize();
+        }
+        match nb.n_buckets() {
+            None => {
+                let mut doc = Doc::with_capacity(bag.len(), 0);
+                for (i, entry) in bag.entries().iter().enumerate() {
+                    doc.push(bag.feature(i), entry.hash, entry.count);
+                }
+                Ok(doc)
+            }
+            Some(n) => {
+                let mut at: HashMap<u32, usize> = HashMap::new();
+                let mut buckets: Vec<(u32, f64)> = Vec::new();
+                for (i, entry) in bag.entries().iter().enumerate() {
+                    let bucket = crate::vocab::bucket(bag.feature(i), n);
+                    match at.get(&bucket) {
+                        Some(&j) => buckets[j].1 += entry.count,
+                        None => {
+                            at.insert(bucket, buckets.len());
+                            buckets.push((bucket, entry.count));
+                        }
+                    }
+                }
+                let mut doc = Doc::with_capacity(buckets.len(), 0);
+                for (bucket, v) in buckets {
+                    doc.push_id(bucket, v);
+                }
+                Ok(doc)
+            }
+        }
+    }
+
+    fn encode_text(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
+        match &self.featurizer {
+            Featurizer::None => Err(error(
+                ErrorKind::InvalidType,
+                format!(
+                    "got raw text {} but the model has no tokenizer; pass tokenizer=... or give a mapping feature -> count",
+                    describe(x)
+                ),
+            )),
+            Featurizer::Words { tokenizer, binary } => {
+                let Ok(text) = x.cast::<PyString>() else {
+                    return Err(error(ErrorKind::InvalidType, format!("Tokenizer expects a str, got {}", describe(x))));
+                };
+                self.encode_words(tokenizer.get(), *binary, text)
+            }
+            Featurizer::Python(tokenizer) => {
+                let py = x.py();
+                let features = tokenizer.bind(py).call1((x,))?;
+                if !features.is_instance(helpers(py)?.2.bind(py))? {
+                    return Err(error(
+                        ErrorKind::InvalidType,
+                        format!("the tokenizer must return a mapping feature -> count, got {}", describe(&features)),
+                    ));
+                }
+                self.encode_mapping(&features)
+            }
+        }
+    }
+
+    /// Run `body` on the document `x`, encoded once: raw text is remembered with its
+    /// document, so predicting and then learning the same text tokenizes it once.
+    fn with_doc<R>(&mut self, x: &Bound<'_, PyAny>, body: impl FnOnce(&mut Self, &mut Doc) -> PyResult<R>) -> PyResult<R> {
+        let py = x.py();
+        let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
+        if is_text {
+            let mut doc = match self.last_text.take() {
+                Some((last, doc)) if same_text(last.bind(py), x)? => doc,
+                _ => self.encode_text(x)?,
+            };
+            let result = body(self, &mut doc);
+            self.last_text = Some((x.clone().unbind(), doc));
+            return result;
+        }
+        if !(x.is_instance_of::<PyDict>() || x.is_instance(helpers(py)?.2.bind(py))?) {
+            return Err(error(
+                ErrorKind::InvalidType,
+                format!("a document must be a mapping feature -> value, or str/bytes text, got {}", describe(x)),
+            ));
+        }
+        let mut doc = self.encode_mapping(x)?;
+        body(self, &mut doc)
+    }
+
+    /// An error of the model as the Python exception that names what was wrong.
+    fn nb_error(&self, py: Python<'_>, e: NbError, x: &Bound<'_, PyAny>, doc: Option<&Doc>, row: Option<usize>) -> PyErr {
+        match e {
+            NbError::EmptyDocument => match row {
+                Some(row) => error(ErrorKind::InvalidInput, format!("empty document at row {row}: no feature above the threshold")),
+                None => error(
+                    ErrorKind::InvalidInput,
+                    format!("empty document: no feature with a value above the threshold in {}", describe(x)),
+                ),
+            },
+            NbError::NeverLearned { features, pruned } => {
+                let names = PyList::empty(py);
+                if let Some(doc) = doc {
+                    for i in features {
+                        if let Ok(t) = self.doc_token(py, doc, i) {
+                            let _ = names.append(t);
+                        }
+                    }
+                }
+                let hint = if pruned { " (or pruned since: pass learned_at= or use a ledger)" } else { "" };
+                error(ErrorKind::InvalidInput, format!("cannot unlearn feature(s) {}: never learned{hint}", repr(&names.into_any())))
+            }
+            NbError::VocabularyFull => {
+                error(ErrorKind::InvalidInput, "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)")
+            }
+            NbError::Store(e) => self.store_error(py, e),
+        }
+    }
+
+    fn store_error(&self, py: Python<'_>, e: StoreError) -> PyErr {
+        match e {
+            StoreError::NegativeCounts { class, ids } => {
+                let names = self.tokens(py, &ids).map(|l| repr(&l.into_any())).unwrap_or_default();
+                error(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "counts of feature(s) {names} in class {} would become negative: they were never learned \
+                         with that much weight",
+                        repr(&self.label(py, class))
+                    ),
+                )
+            }
+            StoreError::TooFewDocuments { class, has, remove } => error(
+                ErrorKind::InvalidInput,
+                format!("class {} has {} documents; cannot remove {}", repr(&self.label(py, class)), g(py, has), g(py, remove)),
+            ),
+            StoreError::CellsWithoutDocuments { class, left } => {
+                let label = repr(&self.label(py, class));
+                error(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "class {label} would have no documents left but still {left} feature count(s): the documents \
+                         removed are not the ones that were learned as {label}"
+                    ),
+                )
+            }
+            StoreError::Overflow { class, tokens, docs } => {
+                let label = match class {
+                    Some(c) => format!("class {}", repr(&self.label(py, c))),
+                    None => "a new class".to_string(),
+                };
+                error(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "counts of {label} would overflow (weight x values too large: {} tokens, {} documents)",
+                        g(py, tokens),
+                        g(py, docs)
+                    ),
+                )
+            }
+            StoreError::ClockFull => error(
+                ErrorKind::InvalidInput,
+                "the model has learned 2^32 - 2 documents, the most its document clock counts",
+            ),
+        }
+    }
+
+    fn unknown_class(&self, label: &Bound<'_, PyAny>) -> PyErr {
+        error(ErrorKind::UnknownClass, format!("cannot unlearn from class {}: it was never learned", repr(label)))
+    }
+
+    fn proba_dict<'py>(&self, py: Python<'py>, active: &[usize], values: &[f64], exp: bool) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (&c, &v) in active.iter().zip(values) {
+            out.set_item(self.label(py, c), if exp { v.exp() } else { v })?;
+        }
+        Ok(out)
+    }
+
+    /// What one prediction returns: 0 the label, 1 probabilities, 2 log-probabilities.
+    fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64, what: u8) -> PyResult<Bound<'py, PyAny>> {
+        let py = x.py();
+        self.with_doc(x, |core, doc| {
+            if core.nb.active().is_empty() {
+                return Ok(if what == 0 { py.None().into_bound(py) } else { PyDict::new(py).into_any() });
+            }
+            let known = core.nb.known(doc);
+            let (active, values) = core.nb.log_posterior(&known, alpha, what != 0);
+            if what == 0 {
+                return Ok(core.label(py, active[argmax(&values)]));
+            }
+            Ok(core.proba_dict(py, &active, &values, what == 1)?.into_any())
+        })
+    }
+}
+
+/// Are two raw texts the same text (same type, equal)?
+fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if last.is(x) {
+        return Ok(true);
+    }
+    if last.get_type().is(x.get_type()) {
+        return last.eq(x);
+    }
+    Ok(false)
+}
+
+#[pymethods]
+impl Core {
+    #[new]
+    #[pyo3(signature = (*, kind, alpha_free_params, class_prior, fixed_prior, unseen, empty_documents, n_buckets,
+                        dense_max_classes, tokenizer, word_tokenizer, binary))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        kind: &str,
+        alpha_free_params: (Option<f64>, f64, bool),
+        class_prior: &str,
+        fixed_prior: Option<Bound<'_, PyDict>>,
+        unseen: &str,
+        empty_documents: &str,
+        n_buckets: Option<u32>,
+        dense_max_classes: usize,
+        tokenizer: Option<Bound<'_, PyAny>>,
+        word_tokenizer: Option<Py<WordTokenizer>>,
+        binary: bool,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let (mu, binarize, norm) = alpha_free_params;
+            let mut core = Core {
+                nb: NaiveBayes::new(
+                    parse_kind(kind, mu, binarize, norm)?,
+                    parse_prior(class_prior)?,
+                    unseen == "score",
+                    empty_documents == "learn",
+                    n_buckets,
+                    dense_max_classes,
+                ),
+                labels: Vec::new(),
+                class_index: PyDict::new(py).unbind(),
+                fixed_prior: fixed_prior.map(Bound::unbind),
+                featurizer: Featurizer::None,
+                last_text: None,
+            };
+            core.set_featurizer(tokenizer, word_tokenizer, binary);
+            Ok(core)
+        })
+    }
+
+    /// Change how raw text becomes features (`tokenizer` is then the model's new tokenizer).
+    #[pyo3(signature = (tokenizer, word_tokenizer, binary))]
+    fn set_featurizer(&mut self, tokenizer: Option<Bound<'_, PyAny>>, word_tokenizer: Option<Py<WordTokenizer>>, binary: bool) {
+        self.featurizer = match (word_tokenizer, tokenizer) {
+            (Some(tokenizer), _) => Featurizer::Words { tokenizer, binary },
+            (None, Some(callable)) => Featurizer::Python(callable.unbind()),
+            (None, None) => Featurizer::None,
+        };
+        self.last_text = None;
+    }
+
+    /// Score words never seen in training as zero-count words (river's way), or ignore them.
+    #[setter]
+    fn set_unseen_score(&mut self, score: bool) {
+        self.nb.unseen_score = score;
+    }
+
+    // -- prediction ------------------------------------------------------------------------
+
+    /// The most probable class (first learned wins ties); None when nothing is learned.
+    fn predict_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| self.predict(x, alpha, 0))
+    }
+
+    /// {label: P(c | x)} over the active classes (from log space); {} when untrained.
+    fn predict_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| self.predict(x, alpha, 1))
+    }
+
+    /// {label: log P(c | x)} over the active classes; {} when untrained.
+    fn predict_log_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| self.predict(x, alpha, 2))
+    }
+
+    /// One prediction per document (`what`: 0 labels, 1 probabilities, 2 log-probabilities).
+    fn predict_many<'py>(&mut self, xs: &Bound<'py, PyAny>, alpha: f64, what: u8) -> PyResult<Bound<'py, PyList>> {
+        guard(|| {
+            let out = PyList::empty(xs.py());
+            for x in xs.try_iter()? {
+                out.append(self.predict(&x?, alpha, what)?)?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// {label: log P(c) + log P(x | c)} over the active classes (the unnormalised scores).
+    fn joint_log_likelihood<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| {
+            let py = x.py();
+            self.with_doc(x, |core, doc| {
+                let known = core.nb.known(doc);
+                let jll = core.nb.joint_log_likelihood(&known, alpha);
+                let active = core.nb.active();
+                let values: Vec<f64> = active.iter().map(|&c| jll[c]).collect();
+                core.proba_dict(py, &active, &values, false)
+            })
+        })
+    }
+
+    /// log P(x | c) without the class prior, for every class of the store (NaN for the
+    /// inactive ones): what a model using this one as a part sums.
+    fn log_likelihood(&mut self, x: &Bound<'_, PyAny>, alpha: f64) -> PyResult<Vec<f64>> {
+        guard(|| {
+            self.with_doc(x, |core, doc| {
+                let known = core.nb.known(doc);
+                let split = core.nb.contributions(&known, alpha);
+                let k = core.nb.n_classes();
+                let mut prior = Vec::new();
+                core.nb.log_prior(&mut prior);
+                let prior_added = !matches!(core.nb.kind, Kind::Complement { .. }) || core.nb.active().len() == 1;
+                let mut out = split.rest.clone();
+                for row in split.terms.chunks_exact(k.max(1)) {
+                    for c in 0..k {
+                        out[c] += row[c];
+                    }
+                }
+                if prior_added {
+                    for c in 0..k {
+                        out[c] -= prior[c];
+                    }
+                }
+                Ok(out)
+            })
+        })
+    }
+
+    /// The score split by known feature over the active classes: (features, terms as
+    /// float64 bytes (n x active), rest per active class, the active classes' labels).
+    fn contributions<'py>(
+        &mut self,
+        x: &Bound<'py, PyAny>,
+        alpha: f64,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyByteArray>, Vec<f64>, Bound<'py, PyList>)> {
+        guard(|| {
+            let py = x.py();
+            self.with_doc(x, |core, doc| {
+                let known = core.nb.known(doc);
+                let split = core.nb.contributions(&known, alpha);
+                let active = core.nb.active();
+                let k = core.nb.n_classes();
+                let mut terms = Vec::with_capacity(split.ids.len() * active.len());
+                for row in split.terms.chunks_exact(k.max(1)) {
+                    terms.extend(active.iter().map(|&c| row[c]));
+                }
+                let names = PyList::empty(py);
+                for &i in &split.positions {
+                    names.append(core.doc_token(py, doc, i)?)?;
+                }
+                let labels = PyList::new(py, active.iter().map(|&c| core.label(py, c)))?;
+                Ok((names, f64_bytes(py, &terms)?, active.iter().map(|&c| split.rest[c]).collect(), labels))
+            })
+        })
+    }
+
+    /// The known features of x with a value > 0 and their document counts D_cf for every
+    /// class: (features, float64 bytes n x K). What chi-square combining reads.
+    fn document_counts<'py>(&mut self, x: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyByteArray>)> {
+        guard(|| {
+            let py = x.py();
+            self.with_doc(x, |core, doc| {
+                let known = core.nb.known(doc);
+                let keep: Vec<usize> = (0..known.ids.len()).filter(|&i| known.values[i] > 0.0).collect();
+                let ids: Vec<u32> = keep.iter().map(|&i| known.ids[i]).collect();
+                let names = PyList::empty(py);
+                for &i in &keep {
+                    names.append(core.doc_token(py, doc, known.positions[i])?)?;
+                }
+                Ok((names, f64_bytes(py, &core.nb.gather_docs(&ids))?))
+            })
+        })
+    }
+
+    /// The features a learned document contributes: (features, learned values).
+    /// Empty documents raise as learning them would (unless `allow_empty`).
+    #[pyo3(signature = (x, allow_empty=false))]
+    fn present_features<'py>(&mut self, x: &Bound<'py, PyAny>, allow_empty: bool) -> PyResult<(Bound<'py, PyList>, Vec<f64>)> {
+        guard(|| {
+            let py = x.py();
+            self.with_doc(x, |core, doc| {
+                let threshold = match core.nb.kind {
+                    Kind::Bernoulli { binarize } => binarize,
+                    _ => 0.0,
+                };
+                let binary = matches!(core.nb.kind, Kind::Bernoulli { .. });
+                let names = PyList::empty(py);
+                let mut values = Vec::new();
+                for (i, &v) in doc.values.iter().enumerate() {
+                    if v > threshold {
+                        names.append(core.doc_token(py, doc, i)?)?;
+                        values.push(if binary { 1.0 } else { v });
+                    }
+                }
+                if values.is_empty() && !allow_empty && !core.nb.empty_learn {
+                    return Err(core.nb_error(py, NbError::EmptyDocument, x, None, None));
+                }
+                Ok((names, values))
+            })
+        })
+    }
+
+    // -- learning --------------------------------------------------------------------------
+
+    /// Learn x as `label` with `weight` (already aged), after ageing every count by `factor`.
+    /// All or nothing. `check_only`: check everything and change nothing.
+    #[pyo3(signature = (x, label, weight, factor, allow_empty=false, check_only=false))]
+    fn learn_one(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        weight: f64,
+        factor: f64,
+        allow_empty: bool,
+        check_only: bool,
+    ) -> PyResult<()> {
+        guard(|| {
+            let py = x.py();
+            let c = self.class_of(label)?;
+            let prior_weight = if c.is_none() { self.prior_weight(label)? } else { 1.0 };
+            self.with_doc(x, |core, doc| {
+                let empty_learn = core.nb.empty_learn;
+                core.nb.empty_learn = empty_learn || allow_empty;
+                let result = if check_only {
+                    core.nb.check_learn(doc, c, weight, factor).map(|()| None)
+                } else {
+                    core.nb.learn(doc, c, prior_weight, weight, factor).map(Some)
+                };
+                core.nb.empty_learn = empty_learn;
+                match result {
+                    // a new class (usize::MAX: nothing was left to count, no class added)
+                    Ok(Some(new_c)) if c.is_none() && new_c != usize::MAX => core.push_label(label),
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(core.nb_error(py, e, x, Some(doc), None)),
+                }
+            })
+        })
+    }
+
+    /// Unlearn x from `label` with `weight` (already aged). All or nothing.
+    #[pyo3(signature = (x, label, weight, learned_at=None, allow_empty=false, check_only=false))]
+    fn unlearn_one(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        weight: f64,
+        learned_at: Option<u64>,
+        allow_empty: bool,
+        check_only: bool,
+    ) -> PyResult<()> {
+        guard(|| {
+            let py = x.py();
+            let Some(c) = self.class_of(label)? else {
+                // the document is still read, so a bad one is reported as such
+                self.with_doc(x, |_, _| Ok(()))?;
+                return Err(self.unknown_class(label));
+            };
+            self.with_doc(x, |core, doc| {
+                let empty_learn = core.nb.empty_learn;
+                core.nb.empty_learn = empty_learn || allow_empty;
+                let result = if check_only {
+                    core.nb.check_unlearn(doc, c, weight, learned_at)
+                } else {
+                    core.nb.unlearn(doc, c, weight, learned_at)
+                };
+                core.nb.empty_learn = empty_learn;
+                result.map_err(|e| core.nb_error(py, e, x, Some(doc), None))
+            })
+        })
+    }
+
+    /// Learn many documents (see NaiveBayes::learn_many); `weights` already aged.
+    fn learn_many(&mut self, xs: &Bound<'_, PyList>, labels: &Bound<'_, PyList>, weights: Vec<f64>, factor: f64) -> PyResult<()> {
+        guard(|| {
+            let py = xs.py();
+            let mut docs = Vec::with_capacity(xs.len());
+            for x in xs.iter() {
+                docs.push(self.with_doc(&x, |_, doc| Ok(doc.clone()))?);
+            }
+            let k = self.nb.n_classes();
+            let mut new_labels: Vec<Bound<'_, PyAny>> = Vec::new();
+            let mut classes = Vec::with_capacity(labels.len());
+            for label in labels.iter() {
+                let c = match self.class_of(&label)? {
+                    Some(c) => c,
+                    None => match new_labels.iter().position(|l| l.eq(&label).unwrap_or(false)) {
+                        Some(j) => k + j,
+                        None => {
+                            new_labels.push(label.clone());
+                            k + new_labels.len() - 1
+                        }
+                    },
+                };
+                classes.push(c);
+            }
+            let prior_weights: Vec<f64> = new_labels.iter().map(|l| self.prior_weight(l)).collect::<PyResult<_>>()?;
+            match self.nb.learn_many(&mut docs, &classes, &prior_weights, &weights, factor) {
+                Ok(()) => {
+                    for label in &new_labels {
+                        self.push_label(label)?;
+                    }
+                    Ok(())
+                }
+                Err((row, e)) => {
+                    let x = if row < xs.len() { xs.get_item(row)? } else { py.None().into_bound(py) };
+                    Err(self.nb_error(py, e, &x, docs.get(row), (row != usize::MAX).then_some(row)))
+                }
+            }
+        })
+    }
+
+    /// Unlearn many documents, all or nothing; `weights` already aged.
+    fn unlearn_many(
+        &mut self,
+        xs: &Bound<'_, PyList>,
+        labels: &Bound<'_, PyList>,
+        weights: Vec<f64>,
+        learned_at: Vec<Option<u64>>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let py = xs.py();
+            let mut docs = Vec::with_capacity(xs.len());
+            let mut classes = Vec::with_capacity(xs.len());
+            for (x, label) in xs.iter().zip(labels.iter()) {
+                docs.push(self.with_doc(&x, |_, doc| Ok(doc.clone()))?);
+                match self.class_of(&label)? {
+                    Some(c) => classes.push(c),
+                    None => return Err(self.unknown_class(&label)),
+                }
+            }
+            self.nb.unlearn_many(&mut docs, &classes, &weights, &learned_at).map_err(|(row, e)| {
+                let x = if row < xs.len() { xs.get_item(row).unwrap_or_else(|_| py.None().into_bound(py)) } else { py.None().into_bound(py) };
+                self.nb_error(py, e, &x, docs.get(row), None)
+            })
+        })
+    }
+
+    /// Add other's counts to target (see NaiveBayes::merge); other may be target.
+    #[staticmethod]
+    fn merge(target: &Bound<'_, Core>, other: &Bound<'_, Core>, own_factor: f64, their_factor: f64) -> PyResult<()> {
+        guard(|| {
+            let py = target.py();
+            let (snapshot, other_labels) = {
+                let other = other.borrow();
+                (other.nb.snapshot(), other.labels.iter().map(|l| l.clone_ref(py)).collect::<Vec<_>>())
+            };
+            let mut target = target.borrow_mut();
+            let mut classes = Vec::with_capacity(other_labels.len());
+            let mut new_labels = Vec::new();
+            let mut prior_weights = Vec::new();
+            for label in &other_labels {
+                let label = label.bind(py);
+                let c = target.class_of(label)?;
+                if c.is_none() {
+                    new_labels.push(label.clone());
+                    prior_weights.push(target.prior_weight(label)?);
+                }
+                classes.push(c);
+            }
+            match target.nb.merge(&snapshot, &classes, &prior_weights, own_factor, their_factor) {
+                Ok(()) => {
+                    if their_factor > 0.0 {
+                        for label in &new_labels {
+                            target.push_label(label)?;
+                        }
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(target.nb_error(py, e, &py.None().into_bound(py), None, None)),
+            }
+        })
+    }
+
+    // -- the store -------------------------------------------------------------------------
+
+    #[getter]
+    fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.labels.iter().map(|l| l.bind(py)))
+    }
+
+    /// The index of a class, None when it was never seen.
+    fn class_id(&self, label: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        self.class_of(label)
+    }
+
+    /// Add a class with zero counts (if new); returns its index.
+    fn add_class(&mut self, label: &Bound<'_, PyAny>) -> PyResult<usize> {
+        guard(|| {
+            if let Some(c) = self.class_of(label)? {
+                return Ok(c);
+            }
+            let weight = self.prior_weight(label)?;
+            let c = self.nb.add_class(weight);
+            self.push_label(label)?;
+            Ok(c)
+        })
+    }
+
+    /// N_c per class (true counts).
+    fn class_docs(&self) -> Vec<f64> {
+        (0..self.nb.n_classes()).map(|c| self.nb.store.true_class_docs(c)).collect()
+    }
+
+    /// T_c per class (true counts).
+    fn class_tokens(&self) -> Vec<f64> {
+        (0..self.nb.n_classes()).map(|c| self.nb.store.true_class_tokens(c)).collect()
+    }
+
+    /// (N_c, T_c) per class in stored units (true = stored * scale).
+    fn stored_class_totals(&self) -> (Vec<f64>, Vec<f64>) {
+        (self.nb.store.class_docs().to_vec(), self.nb.store.class_tokens().to_vec())
+    }
+
+    #[getter]
+    fn get_scale(&self) -> f64 {
+        self.nb.store.scale
+    }
+
+    /// Set the global scale directly (tests, and loading).
+    #[setter]
+    fn set_scale(&mut self, scale: f64) -> PyResult<()> {
+        if !(scale > 0.0 && scale <= 1.0) {
+            return Err(error(ErrorKind::InvalidParameter, format!("scale must be in (0, 1], got {scale}")));
+        }
+        self.nb.store.scale = scale;
+        self.nb.store.version += 1;
+        Ok(())
+    }
+
+    #[getter]
+    fn get_n_learned(&self) -> u64 {
+        self.nb.store.n_learned
+    }
+
+    #[setter]
+    fn set_n_learned(&mut self, n: u64) {
+        self.nb.store.n_learned = n.min(crate::store::MAX_DOCUMENTS);
+    }
+
+    #[getter]
+    fn get_pruned_at(&self) -> u64 {
+        self.nb.store.pruned_at
+    }
+
+    #[setter]
+    fn set_pruned_at(&mut self, n: u64) {
+        self.nb.store.pruned_at = n;
+    }
+
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.nb.store.n_features
+    }
+
+    #[getter]
+    fn n_classes(&self) -> usize {
+        self.nb.n_classes()
+    }
+
+    #[getter]
+    fn epoch(&self) -> u64 {
+        self.nb.epoch()
+    }
+
+    #[getter]
+    fn capacity(&self) -> usize {
+        self.nb.capacity()
+    }
+
+    #[getter]
+    fn dense(&self) -> bool {
+        self.nb.store.is_dense()
+    }
+
+    /// Ids of the features in V, ascending.
+    fn feature_ids(&self) -> Vec<u32> {
+        self.nb.store.feature_ids()
+    }
+
+    /// True (tokens, docs) of features `ids` in every class: two float64 byte arrays (n x K).
+    fn gather<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        guard(|| {
+            let (tokens, docs) = self.nb.gather(&ids);
+            Ok((f64_bytes(py, &tokens)?, f64_bytes(py, &docs)?))
+        })
+    }
+
+    /// Every nonzero cell, by feature then class, stored units: (feature i64, class i64,
+    /// tokens f64, docs f64) as bytes.
+    #[allow(clippy::type_complexity)]
+    fn nonzero<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        guard(|| {
+            let (mut f, mut c, mut t, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for id in 0..self.nb.store.rows() as u32 {
+                self.nb.store.for_each_cell(id, |class, tokens, docs| {
+                    f.push(id as i64);
+                    c.push(class as i64);
+                    t.push(tokens);
+                    d.push(docs);
+                });
+            }
+            Ok((i64_bytes(py, f.into_iter())?, i64_bytes(py, c.into_iter())?, f64_bytes(py, &t)?, f64_bytes(py, &d)?))
+        })
+    }
+
+    /// Which ids are features in V.
+    fn known(&self, ids: Vec<i64>) -> Vec<bool> {
+        ids.iter().map(|&id| id >= 0 && id < u32::MAX as i64 && self.nb.store.known(id as u32)).collect()
+    }
+
+    /// (born, last_seen) stamps of features (0 for ids not in V).
+    fn stamps(&self, ids: Vec<u32>) -> (Vec<u64>, Vec<u64>) {
+        let born = ids.iter().map(|&id| self.nb.store.born(id).unwrap_or(0)).collect();
+        let seen = ids.iter().map(|&id| self.nb.store.last_seen(id).unwrap_or(0)).collect();
+        (born, seen)
+    }
+
+    /// Set stamps of features in V (loading).
+    fn set_stamps(&mut self, ids: Vec<u32>, born: Vec<u64>, last_seen: Vec<u64>) {
+        for ((id, b), s) in ids.into_iter().zip(born).zip(last_seen) {
+            self.nb.store.set_stamps(id, Some(b), Some(s));
+        }
+    }
+
+    /// Remove whole features (pruning); returns how many were in V.
+    fn drop_features(&mut self, ids: Vec<i64>) -> PyResult<usize> {
+        guard(|| {
+            let ids: Vec<u32> = ids.into_iter().filter(|&id| id >= 0 && id < u32::MAX as i64).map(|id| id as u32).collect();
+            Ok(self.nb.drop_features(&ids))
+        })
+    }
+
+    /// Age every count by `factor` and move the document clock on by `n_docs`.
+    fn advance_clock(&mut self, n_docs: u64, factor: f64) -> PyResult<()> {
+        guard(|| {
+            if !(0.0..=1.0).contains(&factor) {
+                return Err(error(ErrorKind::InvalidParameter, format!("decay factor must be in [0, 1], got {factor}")));
+            }
+            self.nb.advance_clock(n_docs, factor);
+            Ok(())
+        })
+    }
+
+    /// Fold the global scale into the stored counts.
+    fn rescale(&mut self) -> PyResult<()> {
+        guard(|| {
+            self.nb.rescale();
+            Ok(())
+        })
+    }
+
+    /// Per feature of `ids` and class, the log-linear weights (float64 bytes n x K); the
+    /// Bernoulli model also gives log(1 - p_cw) as the second array.
+    fn feature_weights<'py>(
+        &mut self,
+        py: Python<'py>,
+        ids: Vec<u32>,
+        alpha: f64,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Option<Bound<'py, PyByteArray>>)> {
+        guard(|| {
+            let (first, second) = self.nb.feature_weights(&ids, alpha);
+            Ok((f64_bytes(py, &first)?, second.map(|s| f64_bytes(py, &s)).transpose()?))
+        })
+    }
+
+    // -- the vocabulary ----------------------------------------------------------------------
+
+    /// Ids of the tokens (-1: not in the vocabulary; hashed models: the buckets).
+    fn find(&self, tokens: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+        guard(|| {
+            let mut scratch = Vec::new();
+            let mut out = Vec::new();
+            for token in tokens.try_iter()? {
+                let token = token?;
+                out.push(match (self.nb.vocabulary(), self.nb.n_buckets()) {
+                    (Some(v), _) => v.find(key_of(&token, &mut scratch)?).map_or(-1, |id| id as i64),
+                    (None, Some(n)) => crate::vocab::bucket(bucket_text(&token, &mut scratch)?, n) as i64,
+                    (None, None) => -1,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// The names of feature ids (hashed models: '#<bucket>').
+    fn tokens_of<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyList>> {
+        guard(|| self.tokens(py, &ids))
+    }
+
+    /// Ids free for reuse (the last is reused first).
+    fn free_ids(&self) -> Vec<u32> {
+        self.nb.vocabulary().map_or_else(Vec::new, |v| v.free_ids().to_vec())
+    }
+
+    /// Tokens in the vocabulary (|V| of an exact model).
+    fn vocabulary_size(&self) -> usize {
+        self.nb.vocabulary().map_or(self.nb.store.n_features, |v| v.len())
+    }
+
+    // -- loading -----------------------------------------------------------------------------
+
+    /// Restore a saved store (the caller validated every value): labels, vocabulary tokens
+    /// at ids (exact models) with the free ids, stored class totals, cells, stamps, clocks.
+    #[allow(clippy::too_many_arguments)]
+    fn load(
+        &mut self,
+        labels: &Bound<'_, PyList>,
+        ids: Vec<u32>,
+        tokens: Option<&Bound<'_, PyAny>>,
+        free: Vec<u32>,
+        class_docs: Vec<f64>,
+        class_tokens: Vec<f64>,
+        cells: (Vec<u32>, Vec<usize>, Vec<f64>, Vec<f64>),
+        stamps: (Vec<u64>, Vec<u64>),
+        scale: f64,
+        n_learned: u64,
+        pruned_at: u64,
+    ) -> PyResult<()> {
+        guard(|| {
+            if self.nb.n_classes() != 0 {
+                return Err(error(ErrorKind::ModelFormat, "a store loads into an empty model only"));
+            }
+            if let (Some(tokens), Some(vocabulary)) = (tokens, self.nb.vocabulary_mut()) {
+                let mut scratch = Vec::new();
+                let keys: Vec<Vec<u8>> = tokens
+                    .try_iter()?
+                    .map(|t| {
+                        let t = t?;
+                        key_of(&t, &mut scratch).map(<[u8]>::to_vec)
+                    })
+                    .collect::<PyResult<_>>()
+                    .map_err(|e| error(ErrorKind::ModelFormat, format!("vocabulary tokens must be usable features: {e}")))?;
+                let borrowed: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+                vocabulary.restore(&ids, &borrowed, &free).map_err(|m| error(ErrorKind::ModelFormat, m))?;
+            }
+            for label in labels.iter() {
+                let weight = self.prior_weight(&label)?;
+                self.nb.add_class(weight);
+                self.push_label(&label)?;
+            }
+            let k = self.nb.n_classes();
+            let (feature, class, tokens, docs) = cells;
+            for i in 0..feature.len() {
+                if class[i] >= k {
+                    return Err(error(ErrorKind::ModelFormat, format!("cell classes must be in [0, {k})")));
+                }
+                self.nb.store.load_cell(feature[i], class[i], tokens[i], docs[i]);
+            }
+            for c in 0..k {
+                self.nb.store.load_class(c, class_docs[c], class_tokens[c]);
+            }
+            for ((&id, &b), &s) in ids.iter().zip(&stamps.0).zip(&stamps.1) {
+                self.nb.store.set_stamps(id, Some(b), Some(s));
+            }
+            self.nb.store.scale = scale;
+            self.nb.store.n_learned = n_learned;
+            self.nb.store.pruned_at = pruned_at;
+            self.last_text = None;
+            Ok(())
+        })
+    }
+
+    /// Bytes the model holds in the core (vocabulary, counts, stamps, derived sums).
+    fn nbytes(&self) -> usize {
+        self.nb.heap_bytes()
+    }
+
+    /// Bytes of the count cells alone.
+    fn cells_nbytes(&self) -> usize {
+        self.nb.store.cells_heap_bytes()
+    }
+
+    /// Internal state for tests: the complement normaliser for alpha, if in step with the
+    /// counts (sums, incremental updates since derived, derivations so far).
+    fn _normaliser<'py>(&mut self, py: Python<'py>, alpha: f64) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        guard(|| {
+            Ok(match self.nb.normaliser_state(alpha) {
+                Some((sums, updates)) => Some(PyTuple::new(
+                    py,
+                    [
+                        PyList::new(py, sums)?.into_any(),
+                        updates.into_pyobject(py)?.into_any(),
+                        self.nb.derivations.into_pyobject(py)?.into_any(),
+                    ],
+                )?),
+                None => None,
+            })
+        })
+    }
+
+    /// Internal state for tests: per class, the (stored D_cf, number of features) pairs of
+    /// the Bernoulli histogram, sorted; None for models that keep none.
+    fn _histograms(&self) -> Option<Vec<Vec<(f64, u64)>>> {
+        (0..self.nb.n_classes())
+            .map(|c| {
+                self.nb.store.histogram(c).map(|h| {
+                    let mut pairs: Vec<(f64, u64)> = h.iter().map(|(&bits, &n)| (f64::from_bits(bits), n)).collect();
+                    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    pairs
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+            .filter(|_| matches!(self.nb.kind, Kind::Bernoulli { .. }))
+    }
+
+    /// Drop the cached text document (its vocabulary ids are re-checked anyway).
+    fn forget_last_text(&mut self) {
+        self.last_text = None;
+    }
+
+    fn __len__(&self) -> usize {
+        self.vocabulary_size()
+    }
+}

@@ -622,8 +622,29 @@ def streamnb_command_row(raws: Sequence[bytes], labels: Sequence[str]) -> dict[s
             "messages": n, "spam": list(labels).count(SPAM), "ham": list(labels).count(HAM),
             "ham_as_spam": fields["verdict_false_positive_rate"], "spam_as_ham": fields["verdict_false_negative_rate"],
             "unsure": fields["unsure_rate"], "decided_accuracy": fields["decided_accuracy"],
-            "one_minus_auc_percent": fields["one_minus_auc_percent"], "run_seconds": wall,
-            "msg_per_s_wall": n / wall, "msg_per_s_cpu": n / cpu}
+            "one_minus_auc_percent": fields["one_minus_auc_percent"],
+            "one_minus_auc_percent_window": _streamnb_window_auc(args, raws, labels, fields["one_minus_auc_percent"]),
+            "run_seconds": wall, "msg_per_s_wall": n / wall, "msg_per_s_cpu": n / cpu}
+
+
+def _streamnb_window_auc(args: Any, raws: Sequence[bytes], labels: Sequence[str], whole: float | None) -> float | None:
+    """(1-AUC)% of the command's model from :func:`bayes_window` on, or None.
+
+    The command reports no per-message scores, so its model and rule are run again through
+    ``progressive_filter`` (the calibrator changes neither the log-odds nor the verdicts);
+    the figure is kept only if this run's whole-stream (1-AUC)% equals the command's.
+    """
+    from streamnb import cli
+    from streamnb.decision import SpamFilter, progressive_filter
+
+    window = bayes_window(labels)
+    if window is None:
+        return None
+    spam_filter = SpamFilter(cli.build_model(args), cli._rule(args), min_per_class=args.min_per_class)
+    report = progressive_filter(spam_filter, list(zip(raws, labels)), curve=None)
+    if whole is None or not math.isclose(report.one_minus_auc_percent, whole, rel_tol=1e-12, abs_tol=1e-12):
+        return None
+    return _auc(labels[window:], list(report.log_odds[window:]))
 
 
 # -- the section --------------------------------------------------------------------------------

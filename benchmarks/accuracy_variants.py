@@ -287,7 +287,7 @@ def classic_rows(messages: Sequence[Any], only: str | None) -> list[str]:
     is_spam = np.array([y == "spam" for y in labels])
     lines = []
     for f in classic.FILTERS.values():
-        name = f"{f.name} {f.version() or ''} (its defaults, one process per call) [contender]"
+        name = f"{f.name} {f.version() or ''} (defaults, a process per call) [contender]"
         if only is not None and only.lower() not in name.lower():
             continue
         if f.missing():

@@ -166,6 +166,14 @@ def parse_spamprobe_settings(help_text: str) -> dict[str, float]:
 
 # -- the figures: computed by streamnb.evaluate's functions, as for streamnb -------------------
 
+def _auc(labels: Sequence[str], scores: Sequence[float]) -> float | None:
+    """(1-AUC)% of the scores (streamnb.evaluate.one_minus_auc_percent), None with one class only."""
+    try:
+        return one_minus_auc_percent(list(labels), list(scores), SPAM)
+    except ValueError:  # one class only (InvalidInputError)
+        return None
+
+
 def verdict_figures(y_true: Sequence[str], verdicts: Sequence[str], scores: Sequence[float]) -> dict[str, Any]:
     """Verdict rates, unsure share, accuracy among decided messages and (1-AUC)% of one filter's run.
 
@@ -570,13 +578,6 @@ def bayes_window(labels: Sequence[str], spam: int = 200, ham: int = 200) -> int 
     return None
 
 
-def _auc(labels: Sequence[str], scores: Sequence[float]) -> float | None:
-    try:
-        return one_minus_auc_percent(list(labels), list(scores), SPAM)
-    except ValueError:  # one class only (InvalidInputError)
-        return None
-
-
 def summarise(record: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]:
     """The figures of one filter's run (per-message lists left out)."""
     n = record["messages"]
@@ -740,7 +741,8 @@ def markdown(data: dict[str, Any]) -> list[str]:
     if "streamnb" in data["rows"]:
         settings = data["rows"]["streamnb"]["settings"]
         lines.append("- streamnb evaluate: " + ", ".join(f"{k} {v}" for k, v in settings.items())
-                     + ". It runs in this process (no process start per message): its msg/s is not comparable.")
+                     + ". It runs in this process (no process start per message; its CPU is this process's): its msg/s "
+                     "is not comparable.")
     note = _spamassassin_note(data)
     if note:
         lines += ["", note]

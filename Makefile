@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CORPUS ?= $(wildcard ../shared/data/spamassassin-public-corpus.tgz)
 export STREAMNB_SPAMASSASSIN ?= $(if $(CORPUS),$(abspath $(CORPUS)),)
 
-.PHONY: demo test bench bench-smoke clean
+.PHONY: demo test bench bench-smoke bench-classic clean
 
 # The Rust core (src/) is compiled by maturin when the package is installed; any change to
 # it reinstalls (an editable install, but the extension module is a build product).
@@ -29,6 +29,10 @@ bench: $(VENV)/.installed-dev
 
 bench-smoke: $(VENV)/.installed-dev
 	$(PY) -m benchmarks --quick
+
+# bogofilter, spamprobe and SpamAssassin's Bayes on the stream (installs their Debian packages as root when missing)
+bench-classic: $(VENV)/.installed-dev
+	$(PY) -m benchmarks --only classic
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis target streamnb/_core*.so

@@ -26,6 +26,16 @@ message with the model as it stands, then learn it). Columns:
   runs once and its time is added to every variant that uses it; river's row tokenizes
   inside its own loop).
 
+Contender rows: bogofilter and spamprobe with their defaults, one process per call, on the
+same messages (``benchmarks.bench_classic``: classify each message, then train it on its
+true label). Their acc / FPR / FNR count a verdict of spam as spam and unsure as not spam;
+(1-AUC)% and acc@FPR<=0.3% come from their own scores; s is the wall time of the run. A
+second line gives their three-way verdicts (bogofilter says unsure; spamprobe never does).
+They are read from ``benchmarks/_cache/classic/`` when that stream was run before
+(``python -m benchmarks --only classic`` fills it; the first table run fills it too, in a
+few minutes), and left out, with the reason, when the filter is not installed.
+SpamAssassin's Bayes is shown only from that cache (its run takes many minutes).
+
 benchmarks/accuracy_errors.py lists the messages a setting gets wrong and when they come.
 
 ``--quick`` uses the first 1,000 messages (a smoke run: 216 of them are ham, so the
@@ -269,6 +279,41 @@ def river_row(messages: Sequence[Any]) -> str | None:
                np.array(wrapped.log_odds), "-", seconds)
 
 
+def classic_rows(messages: Sequence[Any], only: str | None) -> list[str]:
+    """The classic filters' rows (see the module docstring), from the cache or a new run."""
+    from benchmarks import bench_classic as classic
+
+    raws, labels = [m.raw for m in messages], [m.label for m in messages]
+    is_spam = np.array([y == "spam" for y in labels])
+    lines = []
+    for f in classic.FILTERS.values():
+        name = f"{f.name} {f.version() or ''} (defaults, a process per call) [contender]"
+        if only is not None and only.lower() not in name.lower():
+            continue
+        if f.missing():
+            lines.append(f"{f.name}: not installed ({', '.join(f.packages)}): no contender row")
+            continue
+        record = classic.cached(f, raws, labels)
+        if record is None:
+            if f.daemon is not None:
+                lines.append(f"{f.name}: not in benchmarks/_cache/classic/ for these messages (python -m benchmarks "
+                             "--only classic runs it): no contender row")
+                continue
+            record, _ = classic.cached_run(f, raws, labels)
+        verdicts, scores = record["verdicts"], np.array(record["scores"])
+        flagged = np.array([v == "spam" for v in verdicts])
+        fpr = float(flagged[~is_spam].mean()) if (~is_spam).any() else math.nan
+        fnr = float((~flagged[is_spam]).mean()) if is_spam.any() else math.nan
+        auc = roc_auc(labels, scores) if is_spam.any() and not is_spam.all() else math.nan
+        lines.append(f"{name:66s} {(flagged == is_spam).mean():7.2%} {fpr:6.2%} {fnr:6.2%} {100 * (1 - auc):8.4f} "
+                     f"{best_accuracy_at_fpr(scores, is_spam, TARGET_FPR):9.2%} {'-':>8} {record['wall_seconds']:6.1f}")
+        figures = classic.verdict_figures(labels, verdicts, scores)
+        lines.append(f"{'':4s}verdicts: ham called spam {figures['ham_as_spam']:.2%}, spam called ham "
+                     f"{figures['spam_as_ham']:.2%}, unsure {figures['unsure']:.1%}, accuracy among decided "
+                     f"{figures['decided_accuracy']:.2%}")
+    return lines
+
+
 RIVER_NAME = "river BagOfWords + MultinomialNB(alpha=1) [reference]"
 CUTOFFS_NAME = "EmailPipeline() cutoffs"
 Factory = Callable[[], Any]
@@ -374,6 +419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         line = river_row(messages)
         print(line if line else "river not installed: no reference row")
         sys.stdout.flush()
+
+    for line in classic_rows(messages, args.only):
+        print(line)
+    sys.stdout.flush()
 
     features_of: dict[str, tuple[list[dict[str, int]], float]] = {}
     for name, spec, weights_factory, model_factory in VARIANTS:

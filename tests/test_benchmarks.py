@@ -154,6 +154,34 @@ def test_smoke_run_writes_report_and_plots(smoke):
         assert target["what"] in stdout and target["status"] in stdout
 
 
+def test_classic_section_quick_run_runs_or_skips_each_filter(tmp_path):
+    """``--quick --only classic``: the first 30 messages through every installed classic filter; the others are
+    recorded as skipped with the reason, and the log says so."""
+    from benchmarks import bench_classic
+
+    env = {k: v for k, v in os.environ.items() if k != "STREAMNB_SPAMASSASSIN"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "classic", "--out", str(tmp_path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    data = results["sections"]["classic"]["data"]
+    assert data["messages"] == bench_classic.QUICK_PREFIX == data["spam"] + data["ham"]
+    for name, f in bench_classic.FILTERS.items():
+        if f.missing():
+            assert name not in data["rows"] and "--quick never installs" in data["skipped"][name]
+            assert f"{name}: SKIPPED" in done.stdout
+        else:
+            row = data["rows"][name]
+            assert row["messages"] == data["messages"] and row["msg_per_s_wall"] > 0
+            for rate in ("ham_as_spam", "spam_as_ham", "unsure"):
+                assert 0 <= row[rate] <= 1
+            assert set(data["commands"][name]) >= {"classify", "train spam", "train ham"}
+    assert data["rows"]["streamnb"]["messages"] == data["messages"]
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert f"## {bench_classic.TITLE}" in text and "streamnb evaluate (defaults, in-process)" in text
+
+
 def test_committed_results_have_the_schema():
     results = json.loads(COMMITTED.read_text())
     check_schema(results, quick=False)

@@ -1,76 +1,62 @@
-//! A bag of features: distinct byte strings with their counts, in first-appearance order.
-//!
-//! What a tokenizer's feature occurrences become before they meet the vocabulary: each
-//! distinct feature is hashed once (with the vocabulary's hasher, so the hash is reused
-//! for the vocabulary lookup) and its bytes kept in one arena.
+//! A bag of features being counted: distinct byte strings with their counts, in
+//! first-appearance order, each hashed once (by the caller: a model passes its
+//! vocabulary's hash, so its lookups reuse it).
 
+use crate::doc::Keys;
 use hashbrown::HashTable;
-
-#[derive(Clone, Copy, Debug)]
-pub struct Entry {
-    start: u32,
-    len: u32,
-    pub hash: u64,
-    pub count: f64,
-}
 
 #[derive(Default, Debug)]
 pub struct Bag {
-    arena: Vec<u8>,
-    entries: Vec<Entry>,
-    table: HashTable<u32>,
+    keys: Keys,
+    values: Vec<f64>,
+    /// (hash, index): the hash inline, so a probe rarely reads the keys.
+    table: HashTable<(u64, u32)>,
 }
 
 impl Bag {
-    pub fn clear(&mut self) {
-        self.arena.clear();
-        self.entries.clear();
-        self.table.clear();
+    /// An empty bag with room for about `features` distinct features of `bytes` bytes.
+    pub fn with_capacity(features: usize, bytes: usize) -> Self {
+        Bag { keys: Keys::with_capacity(features, bytes), values: Vec::with_capacity(features), table: HashTable::with_capacity(features) }
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.values.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.values.is_empty()
     }
 
     /// Count `by` more of `feature`, whose hash is `hash`.
     #[inline]
     pub fn add(&mut self, feature: &[u8], hash: u64, by: f64) {
-        let (arena, entries) = (&self.arena, &mut self.entries);
-        let found = self.table.find(hash, |&i| {
-            let e = entries[i as usize];
-            e.hash == hash && &arena[e.start as usize..(e.start + e.len) as usize] == feature
-        });
-        if let Some(&i) = found {
-            entries[i as usize].count += by;
+        let keys = &self.keys;
+        if let Some(&(_, i)) = self.table.find(hash, |&(h, i)| h == hash && keys.key(i as usize) == feature) {
+            self.values[i as usize] += by;
             return;
         }
-        let i = entries.len() as u32;
-        entries.push(Entry { start: self.arena.len() as u32, len: feature.len() as u32, hash, count: by });
-        self.arena.extend_from_slice(feature);
-        let entries = &self.entries;
-        self.table.insert_unique(hash, i, |&j| entries[j as usize].hash);
+        let i = self.values.len() as u32;
+        self.keys.push(feature, hash);
+        self.values.push(by);
+        self.table.insert_unique(hash, (hash, i), |&(h, _)| h);
     }
 
     pub fn feature(&self, i: usize) -> &[u8] {
-        let e = self.entries[i];
-        &self.arena[e.start as usize..(e.start + e.len) as usize]
+        self.keys.key(i)
     }
 
-    pub fn entry(&self, i: usize) -> &Entry {
-        &self.entries[i]
-    }
-
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
+    pub fn count(&self, i: usize) -> f64 {
+        self.values[i]
     }
 
     /// Every count set to 1 (binary features).
     pub fn binarize(&mut self) {
-        self.entries.iter_mut().for_each(|e| e.count = 1.0);
+        self.values.iter_mut().for_each(|v| *v = 1.0);
+    }
+
+    /// The keys and their counts.
+    pub fn into_parts(self) -> (Keys, Vec<f64>) {
+        (self.keys, self.values)
     }
 }
 
@@ -84,7 +70,7 @@ mod tests {
         for (word, hash) in [(&b"b"[..], 7), (b"a", 3), (b"b", 7), (b"c", 7)] {
             bag.add(word, hash, 1.0);
         }
-        let listed: Vec<(&[u8], f64)> = (0..bag.len()).map(|i| (bag.feature(i), bag.entry(i).count)).collect();
+        let listed: Vec<(&[u8], f64)> = (0..bag.len()).map(|i| (bag.feature(i), bag.count(i))).collect();
         assert_eq!(listed, vec![(&b"b"[..], 2.0), (&b"a"[..], 1.0), (&b"c"[..], 1.0)]);
     }
 }

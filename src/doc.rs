@@ -1,58 +1,79 @@
-//! One document on its way in: its distinct features (key bytes, hash, value), and the
-//! feature ids they have in the model's vocabulary at a given vocabulary epoch.
+//! One document on its way in: its distinct features with their values, as vocabulary ids
+//! where the vocabulary knows them and as key bytes (with their hash) where it does not.
 //!
-//! A document is encoded once (text tokenized, or a mapping read and validated) and may be
-//! used many times: predicting and then learning the same message looks its tokens up
-//! once, as long as the vocabulary has not changed in between (the epoch says so).
+//! A document is encoded once (text tokenized, or a mapping read and checked) against the
+//! vocabulary at one epoch; predicting and then learning the same message looks its tokens
+//! up once. The features the vocabulary knew come first (in order of first appearance),
+//! then the new ones (`first_key` on), whose keys are kept so that learning can add them.
 
 /// Id of a feature that is not in the vocabulary.
 pub const UNKNOWN: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug)]
-struct Span {
-    start: u32,
-    len: u32,
+/// Byte strings back to back, each with its hash.
+#[derive(Clone, Debug, Default)]
+pub struct Keys {
+    arena: Vec<u8>,
+    spans: Vec<(u32, u32)>,
+    hashes: Vec<u64>,
+}
+
+impl Keys {
+    pub fn with_capacity(keys: usize, bytes: usize) -> Self {
+        Keys { arena: Vec::with_capacity(bytes), spans: Vec::with_capacity(keys), hashes: Vec::with_capacity(keys) }
+    }
+
+    #[inline]
+    pub fn push(&mut self, key: &[u8], hash: u64) {
+        self.spans.push((self.arena.len() as u32, key.len() as u32));
+        self.arena.extend_from_slice(key);
+        self.hashes.push(hash);
+    }
+
+    #[inline]
+    pub fn key(&self, i: usize) -> &[u8] {
+        let (start, len) = self.spans[i];
+        &self.arena[start as usize..(start + len) as usize]
+    }
+
+    #[inline]
+    pub fn hash(&self, i: usize) -> u64 {
+        self.hashes[i]
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Bytes of all keys.
+    pub fn bytes(&self) -> usize {
+        self.arena.len()
+    }
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct Doc {
-    arena: Vec<u8>,
-    spans: Vec<Span>,
-    hashes: Vec<u64>,
-    pub values: Vec<f64>,
-    /// Per feature: its id (UNKNOWN when not in V) at vocabulary `epoch`.
+    /// Per feature: its id (UNKNOWN when the vocabulary does not hold it).
     pub ids: Vec<u32>,
-    /// The vocabulary epoch `ids` were looked up at (None: not looked up yet).
+    pub values: Vec<f64>,
+    /// Keys of the features from `first_key` on.
+    keys: Keys,
+    first_key: usize,
+    /// The vocabulary epoch the ids were found at (None: hashed features, or not looked up).
     pub epoch: Option<u64>,
 }
 
 impl Doc {
-    pub fn with_capacity(features: usize, bytes: usize) -> Self {
-        Doc {
-            arena: Vec::with_capacity(bytes),
-            spans: Vec::with_capacity(features),
-            hashes: Vec::with_capacity(features),
-            values: Vec::with_capacity(features),
-            ids: Vec::new(),
-            epoch: None,
-        }
-    }
-
-    /// Add a feature (distinct from the ones already added) with its hash and value.
-    pub fn push(&mut self, key: &[u8], hash: u64, value: f64) {
-        self.spans.push(Span { start: self.arena.len() as u32, len: key.len() as u32 });
-        self.arena.extend_from_slice(key);
-        self.hashes.push(hash);
-        self.values.push(value);
-        self.epoch = None;
-    }
-
-    /// A feature already resolved to an id (hashed models: the bucket).
-    pub fn push_id(&mut self, id: u32, value: f64) {
-        self.spans.push(Span { start: self.arena.len() as u32, len: 0 });
-        self.hashes.push(0);
-        self.values.push(value);
-        self.ids.push(id);
+    /// A document of known features (ids, values) and new ones (keys, values).
+    pub fn new(ids: Vec<u32>, mut values: Vec<f64>, keys: Keys, key_values: Vec<f64>, epoch: Option<u64>) -> Self {
+        let first_key = ids.len();
+        let mut ids = ids;
+        ids.resize(first_key + keys.len(), UNKNOWN);
+        values.extend(key_values);
+        Doc { ids, values, keys, first_key, epoch }
     }
 
     pub fn len(&self) -> usize {
@@ -63,17 +84,142 @@ impl Doc {
         self.values.is_empty()
     }
 
-    pub fn key(&self, i: usize) -> &[u8] {
-        let span = self.spans[i];
-        &self.arena[span.start as usize..(span.start + span.len) as usize]
+    /// The key of feature i, if the document keeps it (the features new at encoding time).
+    #[inline]
+    pub fn key(&self, i: usize) -> Option<&[u8]> {
+        (i >= self.first_key).then(|| self.keys.key(i - self.first_key))
     }
 
+    #[inline]
     pub fn hash(&self, i: usize) -> u64 {
-        self.hashes[i]
+        self.keys.hash(i - self.first_key)
     }
 
-    /// Bytes of the features' keys (what adding them all to a vocabulary would take).
-    pub fn key_bytes(&self) -> usize {
-        self.arena.len()
+    /// Keep the key of every feature (copied from `key_of` for the known ones), so the
+    /// document can be looked up again after the vocabulary changed.
+    pub fn keep_keys(&mut self, key_of: impl Fn(u32) -> Option<(Vec<u8>, u64)>) {
+        if self.first_key == 0 {
+            return;
+        }
+        let mut keys = Keys::with_capacity(self.len(), self.keys.bytes() + 8 * self.first_key);
+        for i in 0..self.first_key {
+            let (key, hash) = key_of(self.ids[i]).unwrap_or_default();
+            keys.push(&key, hash);
+        }
+        for i in 0..self.keys.len() {
+            keys.push(self.keys.key(i), self.keys.hash(i));
+        }
+        self.keys = keys;
+        self.first_key = 0;
+        self.epoch = None;
+    }
+
+    /// The first feature whose key the document keeps.
+    pub fn first_key(&self) -> usize {
+        self.first_key
+    }
+
+    /// Does the document keep the key of every feature?
+    pub fn keys_everything(&self) -> bool {
+        self.first_key == 0
+    }
+
+    /// Bytes of the keys of the features the vocabulary does not hold.
+    pub fn unknown_bytes(&self) -> (usize, usize) {
+        let mut tokens = 0;
+        let mut bytes = 0;
+        for i in self.first_key..self.len() {
+            if self.ids[i] == UNKNOWN {
+                tokens += 1;
+                bytes += self.keys.key(i - self.first_key).len();
+            }
+        }
+        (tokens, bytes)
+    }
+}
+
+/// Counts per feature id within one document, in order of first appearance: a small open
+/// addressing table from id to position.
+#[derive(Default)]
+pub struct IdCounts {
+    slots: Vec<u64>,
+    pub ids: Vec<u32>,
+    pub values: Vec<f64>,
+}
+
+impl IdCounts {
+    pub fn with_capacity(n: usize) -> Self {
+        IdCounts { slots: vec![0; (2 * n).next_power_of_two().max(16)], ids: Vec::with_capacity(n), values: Vec::with_capacity(n) }
+    }
+
+    /// Add `by` to the count of `id`.
+    #[inline]
+    pub fn add(&mut self, id: u32, by: f64) {
+        if 2 * (self.ids.len() + 1) > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 7 & mask;
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                self.slots[at] = ((id as u64 + 1) << 32) | self.ids.len() as u64;
+                self.ids.push(id);
+                self.values.push(by);
+                return;
+            }
+            if (slot >> 32) as u32 == id.wrapping_add(1) && (slot >> 32) != 0 {
+                self.values[(slot & 0xffff_ffff) as usize] += by;
+                return;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(16);
+        self.slots = vec![0; size];
+        let mask = size - 1;
+        for (position, &id) in self.ids.iter().enumerate() {
+            let mut at = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 7 & mask;
+            while self.slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = ((id as u64 + 1) << 32) | position as u64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_counts_add_up_in_first_appearance_order() {
+        let mut counts = IdCounts::with_capacity(2);
+        for id in [7, 3, 7, 0, 3, 7, u32::MAX - 1] {
+            counts.add(id, 1.0);
+        }
+        for id in 100..200 {
+            counts.add(id, 0.5);
+        }
+        assert_eq!(&counts.ids[..4], &[7, 3, 0, u32::MAX - 1]);
+        assert_eq!(&counts.values[..4], &[3.0, 2.0, 1.0, 1.0]);
+        assert_eq!(counts.ids.len(), 104);
+    }
+
+    #[test]
+    fn known_features_come_first_and_keys_follow() {
+        let mut keys = Keys::default();
+        keys.push(b"new", 42);
+        let mut doc = Doc::new(vec![5], vec![2.0], keys, vec![1.0], Some(3));
+        assert_eq!(doc.ids, vec![5, UNKNOWN]);
+        assert_eq!(doc.key(0), None);
+        assert_eq!(doc.key(1), Some(&b"new"[..]));
+        assert_eq!(doc.unknown_bytes(), (1, 3));
+        doc.keep_keys(|id| (id == 5).then(|| (b"old".to_vec(), 9)));
+        assert_eq!(doc.key(0), Some(&b"old"[..]));
+        assert_eq!(doc.hash(0), 9);
+        assert_eq!(doc.epoch, None);
     }
 }

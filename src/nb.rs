@@ -7,7 +7,8 @@
 //! `update`/`remove`, which keep the derived sums in step. Smoothing (alpha) is an
 //! argument of every prediction, so a view with another alpha shares the counts.
 
-use crate::doc::{Doc, UNKNOWN};
+use crate::bag::Bag;
+use crate::doc::{Doc, IdCounts, UNKNOWN};
 use crate::store::{Removal, Store, StoreError, MAX_DOCUMENTS};
 use crate::vocab::{bucket, Vocabulary, VocabularyError};
 use std::collections::HashMap;
@@ -157,6 +158,159 @@ struct Normaliser {
     updates: u64,
 }
 
+/// Builds a document from feature occurrences: known tokens counted by vocabulary id,
+/// new ones by key (hashed models: everything by bucket).
+pub struct Encoder<'a> {
+    nb: &'a NaiveBayes,
+    known: IdCounts,
+    new: Bag,
+}
+
+impl Encoder<'_> {
+    /// Count `by` more of the feature `key` (hashed models: of its bucket).
+    #[inline]
+    pub fn add(&mut self, key: &[u8], by: f64) {
+        match &self.nb.features {
+            Features::Exact(vocabulary) => {
+                let hash = vocabulary.hash(key);
+                match vocabulary.find_hashed(key, hash) {
+                    Some(id) => self.known.add(id, by),
+                    None => self.new.add(key, hash, by),
+                }
+            }
+            Features::Hashed(n) => self.known.add(bucket(key, *n), by),
+        }
+    }
+
+    /// Every count set to 1 (binary features).
+    pub fn binarize(&mut self) {
+        self.known.values.iter_mut().for_each(|v| *v = 1.0);
+        self.new.binarize();
+    }
+
+    pub fn finish(self) -> Doc {
+        let (keys, values) = self.new.into_parts();
+        Doc::new(self.known.ids, self.known.values, keys, values, self.nb.epoch_stamp())
+    }
+}
+
+/// Reads a feature's row of stored counts (no copy for dense rows) and scales it.
+struct RowScratch {
+    tokens: Vec<f64>,
+    docs: Vec<f64>,
+}
+
+impl RowScratch {
+    fn new(k: usize) -> Self {
+        RowScratch { tokens: vec![0.0; k], docs: vec![0.0; k] }
+    }
+
+    /// True (tokens, docs) of feature `id` in every class.
+    #[inline]
+    fn read(&mut self, store: &Store, id: u32) -> (&[f64], &[f64]) {
+        store.gather(id, &mut self.tokens, &mut self.docs);
+        let scale = store.scale;
+        if scale != 1.0 {
+            self.tokens.iter_mut().chain(self.docs.iter_mut()).for_each(|v| *v *= scale);
+        }
+        (&self.tokens, &self.docs)
+    }
+}
+
+/// One prediction's per-class constants; `add_terms` is each model's per-feature formula.
+enum Scorer {
+    /// log P(w|c) = log(T_cw + b_w) - denominator_c, with b_w = alpha (additive smoothing)
+    /// or mu P(w) = (mu / (T + alpha*|V|)) (T_w + alpha) (Dirichlet, `mu_over_pooled`).
+    Multinomial { alpha: f64, mu_over_pooled: Option<f64>, denominator: Vec<f64>, unseen: f64 },
+    /// A present word adds log(D_cw + alpha) - log(D_c - D_cw + alpha).
+    Bernoulli { alpha: f64, binarize: f64, class_docs: Vec<f64> },
+    /// x_w theta_cw = x_w (log(T_w - T_cw + alpha) - log_denominator_c), negated or, with
+    /// norm, divided by sum_k theta_ck (`sums`).
+    Complement { alpha: f64, log_denominator: Vec<f64>, sums: Option<Vec<f64>>, n_features: usize },
+}
+
+impl Scorer {
+    /// Does a feature with value x have a term (Bernoulli: only present words)?
+    #[inline]
+    fn counts(&self, x: f64) -> bool {
+        match self {
+            Scorer::Bernoulli { binarize, .. } => x > *binarize,
+            _ => true,
+        }
+    }
+
+    /// out[c] += the term of a known feature with value x and true counts (tokens, docs).
+    #[inline]
+    fn add_terms(&self, x: f64, tokens: &[f64], docs: &[f64], out: &mut [f64]) {
+        match self {
+            Scorer::Multinomial { alpha, mu_over_pooled, denominator, .. } => {
+                let background = match mu_over_pooled {
+                    None => *alpha,
+                    Some(m) => m * (tokens.iter().sum::<f64>() + alpha),
+                };
+                for (c, o) in out.iter_mut().enumerate() {
+                    *o += x * (tokens[c] + background).ln() - x * denominator[c];
+                }
+            }
+            Scorer::Bernoulli { alpha, class_docs, .. } => {
+                for (c, o) in out.iter_mut().enumerate() {
+                    *o += (docs[c] + alpha).ln() - (class_docs[c] - docs[c] + alpha).ln();
+                }
+            }
+            Scorer::Complement { alpha, log_denominator, sums, n_features } => {
+                let total: f64 = tokens.iter().sum();
+                for (c, o) in out.iter_mut().enumerate() {
+                    let theta = x * ((total + alpha - tokens[c]).ln() - log_denominator[c]);
+                    *o += complement_weight(theta, sums.as_deref(), *n_features, c);
+                }
+            }
+        }
+    }
+
+    /// rest[c] += what unseen words add with unseen="score", each one a zero-count word:
+    /// multinomial sum(x) (log P(unseen|c)), T_cw = T_w = 0; Bernoulli, per unseen present
+    /// word, log p_cw at D_cw = 0 (it has no absent term: it is not in V); complement, an
+    /// F_notc,w = 0 in every class.
+    fn add_unseen(&self, unseen_sum: f64, unseen_present: usize, rest: &mut [f64]) {
+        match self {
+            Scorer::Multinomial { denominator, unseen, .. } => {
+                if unseen_sum != 0.0 {
+                    for (c, r) in rest.iter_mut().enumerate() {
+                        *r += unseen_sum * (unseen - denominator[c]);
+                    }
+                }
+            }
+            Scorer::Bernoulli { alpha, class_docs, .. } => {
+                if unseen_present > 0 {
+                    for (c, r) in rest.iter_mut().enumerate() {
+                        *r += unseen_present as f64 * (alpha.ln() - (class_docs[c] + 2.0 * alpha).ln());
+                    }
+                }
+            }
+            Scorer::Complement { alpha, log_denominator, sums, n_features } => {
+                if unseen_sum != 0.0 {
+                    for (c, r) in rest.iter_mut().enumerate() {
+                        let theta = unseen_sum * (alpha.ln() - log_denominator[c]);
+                        *r += complement_weight(theta, sums.as_deref(), *n_features, c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Complement weight of a theta term: -theta, or Rennie's normalisation theta / sum_k theta_ck
+/// (with |V| <= 1 a single theta is log 1 = 0 and 0/0 is taken as 0: one word tells the
+/// classes nothing; scikit-learn gives NaN).
+#[inline]
+fn complement_weight(theta: f64, sums: Option<&[f64]>, n_features: usize, c: usize) -> f64 {
+    match sums {
+        None => -theta,
+        Some(_) if n_features <= 1 => 0.0,
+        Some(sums) => theta / sums[c],
+    }
+}
+
 /// A document's known features (id, value) and what its unknown ones add up to.
 pub struct Known {
     pub ids: Vec<u32>,
@@ -276,7 +430,22 @@ impl NaiveBayes {
         }
     }
 
-    /// Look the document's features up in the vocabulary, unless done at this epoch.
+    /// The vocabulary's state a document's ids hold at (None for hashed models).
+    pub fn epoch_stamp(&self) -> Option<u64> {
+        self.vocabulary().map(Vocabulary::epoch)
+    }
+
+    /// Can the document's ids be trusted? Ids found earlier stay valid while no token has
+    /// left the vocabulary since (new tokens do not move them); the keyed features are
+    /// looked up again by `resolve`.
+    pub fn doc_is_current(&self, doc: &Doc) -> bool {
+        match (self.vocabulary(), doc.epoch) {
+            (Some(v), Some(epoch)) => v.removals_since(epoch) == 0 || doc.keys_everything(),
+            _ => true,
+        }
+    }
+
+    /// Look the document's keyed features up again if the vocabulary changed since.
     pub fn resolve(&self, doc: &mut Doc) {
         let Features::Exact(vocabulary) = &self.features else {
             return; // hashed documents carry their buckets
@@ -284,10 +453,25 @@ impl NaiveBayes {
         if doc.epoch == Some(vocabulary.epoch()) {
             return;
         }
-        let ids: Vec<u32> =
-            (0..doc.len()).map(|i| vocabulary.find_hashed(doc.key(i), doc.hash(i)).unwrap_or(UNKNOWN)).collect();
-        doc.ids = ids;
+        debug_assert!(self.doc_is_current(doc), "a document is used after tokens it holds left the vocabulary");
+        for i in doc.first_key()..doc.len() {
+            let (key, hash) = (doc.key(i).unwrap_or_default(), doc.hash(i));
+            doc.ids[i] = vocabulary.find_hashed(key, hash).unwrap_or(UNKNOWN);
+        }
         doc.epoch = Some(vocabulary.epoch());
+    }
+
+    /// Before a change that may take tokens out of the vocabulary (rescaling), let the
+    /// documents still to be used keep every key, so they can be looked up afresh.
+    fn keep_keys(&self, doc: &mut Doc) {
+        if let Features::Exact(vocabulary) = &self.features {
+            doc.keep_keys(|id| vocabulary.token(id).map(|key| (key.to_vec(), vocabulary.hash(key))));
+        }
+    }
+
+    /// A document encoder: feature occurrences in, a document out.
+    pub fn encoder(&self, features: usize, bytes: usize) -> Encoder<'_> {
+        Encoder { nb: self, known: IdCounts::with_capacity(features), new: Bag::with_capacity(features / 4, bytes / 4) }
     }
 
     /// Free the vocabulary ids of features that left V.
@@ -421,51 +605,126 @@ impl NaiveBayes {
         (tokens, docs)
     }
 
-    /// The joint log-likelihood log P(c) + log P(x | c) of every class, split by known
-    /// feature (see `Contributions`); the formulas of each model are in the `*_terms`.
-    pub fn contributions(&mut self, known: &Known, alpha: f64) -> Contributions {
-        let mut prior = Vec::new();
-        self.log_prior(&mut prior);
-        let (terms, mut rest) = match self.kind {
-            Kind::Multinomial { mu } => self.multinomial_terms(known, alpha, mu),
-            Kind::Bernoulli { binarize } => self.bernoulli_terms(known, alpha, binarize),
-            Kind::Complement { norm } => self.complement_terms(known, alpha, norm),
-        };
-        let single_class = self.active().len() == 1;
-        for (c, r) in rest.iter_mut().enumerate() {
-            // As in scikit-learn, the complement score carries no class prior, except while
-            // a single class has been seen (the probability is 1 anyway).
-            if !matches!(self.kind, Kind::Complement { .. }) || single_class {
-                *r += prior[c];
+    /// The per-class constants of one prediction with `alpha`, and what the document's
+    /// unseen words and the class prior add (`rest`): everything but the per-feature terms.
+    fn scorer(&mut self, alpha: f64) -> Scorer {
+        let k = self.n_classes();
+        let n_features = self.store.n_features as f64;
+        match self.kind {
+            Kind::Multinomial { mu } => {
+                let class_tokens: Vec<f64> = (0..k).map(|c| self.store.true_class_tokens(c)).collect();
+                match mu {
+                    None => Scorer::Multinomial {
+                        alpha,
+                        mu_over_pooled: None,
+                        denominator: class_tokens.iter().map(|&t| (t + alpha * n_features).ln()).collect(),
+                        unseen: if alpha > 0.0 { alpha.ln() } else { f64::NEG_INFINITY },
+                    },
+                    Some(mu) => {
+                        let pooled = class_tokens.iter().sum::<f64>() + alpha * n_features;
+                        let unseen = if pooled <= 0.0 {
+                            mu.ln()
+                        } else if alpha > 0.0 {
+                            (mu * alpha / pooled).ln()
+                        } else {
+                            f64::NEG_INFINITY
+                        };
+                        Scorer::Multinomial {
+                            alpha,
+                            mu_over_pooled: Some(if pooled > 0.0 { mu / pooled } else { 0.0 }),
+                            denominator: class_tokens.iter().map(|&t| (t + mu).ln()).collect(),
+                            unseen,
+                        }
+                    }
+                }
+            }
+            Kind::Bernoulli { binarize } => Scorer::Bernoulli {
+                alpha,
+                binarize,
+                class_docs: (0..k).map(|c| self.store.true_class_docs(c)).collect(),
+            },
+            Kind::Complement { norm } => {
+                let log_denominator = self.complement_log_denominator(alpha);
+                let sums = norm.then(|| self.theta_sums(alpha, &log_denominator));
+                Scorer::Complement { alpha, log_denominator, sums, n_features: self.store.n_features }
             }
         }
-        let (ids, positions) = match self.kind {
-            Kind::Bernoulli { binarize } => {
-                let keep: Vec<usize> = (0..known.ids.len()).filter(|&i| known.values[i] > binarize).collect();
-                (keep.iter().map(|&i| known.ids[i]).collect(), keep.iter().map(|&i| known.positions[i]).collect())
-            }
-            _ => (known.ids.clone(), known.positions.clone()),
+    }
+
+    /// rest[c]: the class prior (not for complement models, but while a single class is
+    /// seen), Bernoulli's sum over absent words, and the unseen words' terms.
+    fn rest(&mut self, scorer: &Scorer, unseen_sum: f64, unseen_present: usize, alpha: f64) -> Vec<f64> {
+        let k = self.n_classes();
+        let mut rest = match scorer {
+            Scorer::Bernoulli { .. } => self.absent_log_sum(alpha),
+            _ => vec![0.0; k],
         };
+        if self.unseen_score {
+            scorer.add_unseen(unseen_sum, unseen_present, &mut rest);
+        }
+        if !matches!(self.kind, Kind::Complement { .. }) || self.active().len() == 1 {
+            let mut prior = Vec::new();
+            self.log_prior(&mut prior);
+            rest.iter_mut().zip(prior).for_each(|(r, p)| *r += p);
+        }
+        rest
+    }
+
+    /// The joint log-likelihood log P(c) + log P(x | c) of every class, split by known
+    /// feature (see `Contributions`; Bernoulli: the present features).
+    pub fn contributions(&mut self, known: &Known, alpha: f64) -> Contributions {
+        let k = self.n_classes();
+        let scorer = self.scorer(alpha);
+        let rest = self.rest(&scorer, known.unseen_sum, known.unseen_present, alpha);
+        let (mut ids, mut positions, mut terms) = (Vec::new(), Vec::new(), Vec::new());
+        let mut row = RowScratch::new(k);
+        for i in 0..known.ids.len() {
+            let x = known.values[i];
+            if !scorer.counts(x) {
+                continue;
+            }
+            let at = terms.len();
+            terms.resize(at + k, 0.0);
+            let (tokens, docs) = row.read(&self.store, known.ids[i]);
+            scorer.add_terms(x, tokens, docs, &mut terms[at..]);
+            ids.push(known.ids[i]);
+            positions.push(known.positions[i]);
+        }
         Contributions { ids, positions, terms, rest }
     }
 
-    /// The joint log-likelihood of every class (inactive ones included, as computed).
-    pub fn joint_log_likelihood(&mut self, known: &Known, alpha: f64) -> Vec<f64> {
-        let split = self.contributions(known, alpha);
+    /// The joint log-likelihood of every class (inactive ones included, as computed):
+    /// `contributions` summed, without materialising the per-feature terms.
+    pub fn joint_log_likelihood(&mut self, doc: &mut Doc, alpha: f64) -> Vec<f64> {
+        self.resolve(doc);
         let k = self.n_classes();
-        let mut jll = split.rest;
-        for row in split.terms.chunks_exact(k.max(1)) {
-            for c in 0..k {
-                jll[c] += row[c];
+        let scorer = self.scorer(alpha);
+        let hashed = matches!(self.features, Features::Hashed(_));
+        let threshold = self.threshold();
+        let (mut unseen_sum, mut unseen_present) = (0.0, 0usize);
+        for (&id, &x) in doc.ids.iter().zip(&doc.values) {
+            let inside = if hashed { self.store.known(id) } else { id != UNKNOWN };
+            if !inside {
+                unseen_sum += x;
+                unseen_present += (x > threshold) as usize;
+            }
+        }
+        let mut jll = self.rest(&scorer, unseen_sum, unseen_present, alpha);
+        let mut row = RowScratch::new(k);
+        for (&id, &x) in doc.ids.iter().zip(&doc.values) {
+            let inside = if hashed { self.store.known(id) } else { id != UNKNOWN };
+            if inside && scorer.counts(x) {
+                let (tokens, docs) = row.read(&self.store, id);
+                scorer.add_terms(x, tokens, docs, &mut jll);
             }
         }
         jll
     }
 
     /// log P(c | x) over the active classes (in index order), see `log_posterior`.
-    pub fn log_posterior(&mut self, known: &Known, alpha: f64, normalise: bool) -> (Vec<usize>, Vec<f64>) {
+    pub fn log_posterior(&mut self, doc: &mut Doc, alpha: f64, normalise: bool) -> (Vec<usize>, Vec<f64>) {
         let active = self.active();
-        let full = self.joint_log_likelihood(known, alpha);
+        let full = self.joint_log_likelihood(doc, alpha);
         let mut jll: Vec<f64> = active.iter().map(|&c| full[c]).collect();
         let prior = || {
             let mut prior = Vec::new();
@@ -474,94 +733,6 @@ impl NaiveBayes {
         };
         log_posterior(&mut jll, prior, normalise);
         (active, jll)
-    }
-
-    /// Multinomial: log P(w|c) = log(T_cw + alpha) - log(T_c + alpha*|V|), or with Dirichlet
-    /// smoothing (`mu`, Zhai & Lafferty 2001) log(T_cw + mu*P(w)) - log(T_c + mu), with
-    /// P(w) = (T_w + alpha) / (T + alpha*|V|), T_w = sum_c T_cw and T = sum_c T_c.
-    /// terms[i][c] = x_i log P(w_i|c); rest[c] = the unseen words' sum(x) log P(unseen|c)
-    /// with unseen="score", an unseen word having T_cw = T_w = 0: log(alpha) - the
-    /// denominator (Dirichlet: log(mu*alpha / (T + alpha*|V|)) - log(T_c + mu)). Before any
-    /// token is counted P(w) is undefined; every class then has T_c = 0 and the same
-    /// P(w|c), so an unseen word gets log P(w|c) = 0 there.
-    fn multinomial_terms(&self, known: &Known, alpha: f64, mu: Option<f64>) -> (Vec<f64>, Vec<f64>) {
-        let k = self.n_classes();
-        let tokens = self.gather_tokens(&known.ids);
-        let n_features = self.store.n_features as f64;
-        let class_tokens: Vec<f64> = (0..k).map(|c| self.store.true_class_tokens(c)).collect();
-        let mut terms = vec![0.0; known.ids.len() * k];
-        let (denominator, unseen): (Vec<f64>, f64) = match mu {
-            None => {
-                for (i, row) in tokens.chunks_exact(k.max(1)).enumerate() {
-                    let x = known.values[i];
-                    for c in 0..k {
-                        terms[i * k + c] = x * (row[c] + alpha).ln();
-                    }
-                }
-                let unseen = if alpha > 0.0 { alpha.ln() } else { f64::NEG_INFINITY };
-                (class_tokens.iter().map(|&t| (t + alpha * n_features).ln()).collect(), unseen)
-            }
-            Some(mu) => {
-                let pooled = class_tokens.iter().sum::<f64>() + alpha * n_features;
-                for (i, row) in tokens.chunks_exact(k.max(1)).enumerate() {
-                    let x = known.values[i];
-                    let background =
-                        if pooled > 0.0 { (mu / pooled) * (row.iter().sum::<f64>() + alpha) } else { 0.0 };
-                    for c in 0..k {
-                        terms[i * k + c] = x * (row[c] + background).ln();
-                    }
-                }
-                let unseen = if pooled <= 0.0 {
-                    mu.ln()
-                } else if alpha > 0.0 {
-                    (mu * alpha / pooled).ln()
-                } else {
-                    f64::NEG_INFINITY
-                };
-                (class_tokens.iter().map(|&t| (t + mu).ln()).collect(), unseen)
-            }
-        };
-        // x_i log P(w_i|c) = x_i numerator_ic - x_i denominator_c.
-        for (i, row) in terms.chunks_exact_mut(k.max(1)).enumerate() {
-            let x = known.values[i];
-            for c in 0..k {
-                row[c] -= x * denominator[c];
-            }
-        }
-        let mut rest = vec![0.0; k];
-        if self.unseen_score && known.unseen_sum != 0.0 {
-            for c in 0..k {
-                rest[c] = known.unseen_sum * (unseen - denominator[c]);
-            }
-        }
-        (terms, rest)
-    }
-
-    /// Bernoulli: p_cw = (D_cw + alpha) / (D_c + 2*alpha). The score sums over ALL w in V
-    /// [x_w log p_cw + (1 - x_w) log(1 - p_cw)]; written as rest[c] = sum over w in V of
-    /// log(1 - p_cw) (`absent_log_sum`) plus, per present word, terms[i][c] =
-    /// log p_cw - log(1 - p_cw) = log(D_cw + alpha) - log(D_c - D_cw + alpha). With
-    /// unseen="score" each unseen present word adds log p_cw at D_cw = 0 (it is not in V,
-    /// so it has no absent term): log(alpha) - log(D_c + 2*alpha).
-    fn bernoulli_terms(&mut self, known: &Known, alpha: f64, binarize: f64) -> (Vec<f64>, Vec<f64>) {
-        let k = self.n_classes();
-        let present: Vec<u32> =
-            known.ids.iter().zip(&known.values).filter(|&(_, &v)| v > binarize).map(|(&id, _)| id).collect();
-        let docs = self.gather_docs(&present);
-        let class_docs: Vec<f64> = (0..k).map(|c| self.store.true_class_docs(c)).collect();
-        let mut terms = vec![0.0; present.len() * k];
-        for (i, row) in docs.chunks_exact(k.max(1)).enumerate() {
-            for c in 0..k {
-                terms[i * k + c] = (row[c] + alpha).ln() - (class_docs[c] - row[c] + alpha).ln();
-            }
-        }
-        let mut rest = self.absent_log_sum(alpha);
-        if self.unseen_score && known.unseen_present > 0 {
-            for c in 0..k {
-                rest[c] += known.unseen_present as f64 * (alpha.ln() - (class_docs[c] + 2.0 * alpha).ln());
-            }
-        }
-        (terms, rest)
     }
 
     /// sum over w in V of log(1 - p_cw) for every class:
@@ -608,44 +779,6 @@ impl NaiveBayes {
         }
         cache.push(AbsentSum { alpha: key.0, scale: key.1, version: key.2, total, n_seen });
         (total, n_seen)
-    }
-
-    /// Complement (Rennie et al. 2003): theta_cw = log((F_notc,w + alpha) / (F_notc + alpha*|V|)),
-    /// F_notc,w = T_w - T_cw the count of w in every class except c, F_notc = T - T_c.
-    /// Weights w_cw = -theta_cw, or with `norm` theta_cw / sum_{k in V} theta_ck; the score
-    /// is sum_w x_w w_cw. With unseen="score" an unseen word has F_notc,w = 0 in every class.
-    /// Normalised, the terms are x_w theta_cw / sum_k theta_ck (the unseen words' share in
-    /// rest); with |V| <= 1 a single theta is log 1 = 0 and the ratio 0/0 is taken as 0.
-    fn complement_terms(&mut self, known: &Known, alpha: f64, norm: bool) -> (Vec<f64>, Vec<f64>) {
-        let k = self.n_classes();
-        let tokens = self.gather_tokens(&known.ids);
-        let log_denominator = self.complement_log_denominator(alpha);
-        let mut terms = vec![0.0; known.ids.len() * k];
-        for (i, row) in tokens.chunks_exact(k.max(1)).enumerate() {
-            let total: f64 = row.iter().sum();
-            let x = known.values[i];
-            for c in 0..k {
-                terms[i * k + c] = x * ((total + alpha - row[c]).ln() - log_denominator[c]);
-            }
-        }
-        let mut rest = vec![0.0; k];
-        if self.unseen_score && known.unseen_sum != 0.0 {
-            for c in 0..k {
-                rest[c] = known.unseen_sum * (alpha.ln() - log_denominator[c]);
-            }
-        }
-        if norm {
-            let n_features = self.store.n_features;
-            let sums = self.theta_sums(alpha, &log_denominator);
-            for row in terms.chunks_exact_mut(k.max(1)).chain(std::iter::once(&mut rest[..])) {
-                for c in 0..k {
-                    row[c] = if n_features <= 1 { 0.0 } else { row[c] / sums[c] };
-                }
-            }
-        } else {
-            terms.iter_mut().chain(rest.iter_mut()).for_each(|t| *t = -*t);
-        }
-        (terms, rest)
     }
 
     /// log(F_notc + alpha*|V|) for every class, F_notc = T - T_c.
@@ -813,9 +946,9 @@ impl NaiveBayes {
         let (mut tokens, mut bytes) = (0usize, 0usize);
         for (doc, positions) in docs {
             for &i in positions {
-                if doc.ids.get(i).is_none_or(|&id| id == UNKNOWN) {
+                if doc.ids[i] == UNKNOWN {
                     tokens += 1;
-                    bytes += doc.key(i).len();
+                    bytes += doc.key(i).map_or(0, <[u8]>::len);
                 }
             }
         }
@@ -826,32 +959,36 @@ impl NaiveBayes {
         }
     }
 
-    /// Give new tokens of the document ids (recycled first); all or nothing.
+    /// Give the document's new present tokens ids (recycled first). The room was checked.
     fn add_tokens(&mut self, doc: &mut Doc, positions: &[usize]) -> Result<(), NbError> {
         self.resolve(doc);
         let Features::Exact(vocabulary) = &mut self.features else {
             return Ok(());
         };
-        let mut added = Vec::new();
         for &i in positions {
             if doc.ids[i] == UNKNOWN {
-                match vocabulary.add_hashed(doc.key(i), doc.hash(i)) {
-                    Ok(id) => {
-                        doc.ids[i] = id;
-                        added.push(id);
-                    }
-                    Err(e) => {
-                        for id in added {
-                            vocabulary.remove(id);
-                        }
-                        doc.epoch = None;
-                        return Err(e.into());
-                    }
-                }
+                let (key, hash) = (doc.key(i).unwrap_or_default(), doc.hash(i));
+                // an earlier document of a batch may have added it
+                doc.ids[i] = match vocabulary.find_hashed(key, hash) {
+                    Some(id) => id,
+                    None => vocabulary.add_hashed(key, hash)?,
+                };
             }
         }
         doc.epoch = Some(vocabulary.epoch());
         Ok(())
+    }
+
+    /// Age every count by `factor` (the clock moves on by `n_docs`), keeping the keys of
+    /// the documents about to be learned if ageing is going to fold the scale (which may
+    /// take features out of V).
+    fn advance_clock_for(&mut self, docs: &mut [&mut Doc], n_docs: u64, factor: f64) {
+        if self.store.decay_folds(factor) {
+            for doc in docs.iter_mut() {
+                self.keep_keys(doc);
+            }
+        }
+        self.advance_clock(n_docs, factor);
     }
 
     /// Would `learn` accept this document? Changes nothing.
@@ -899,7 +1036,7 @@ impl NaiveBayes {
         self.check_vocabulary_room(std::iter::once((&*doc, &positions[..])))?;
         // Nothing has changed so far. The clock first: ageing may empty features (rescale),
         // whose ids the document's new tokens may then reuse.
-        self.advance_clock(1, factor);
+        self.advance_clock_for(&mut [&mut *doc], 1, factor);
         if weight == 0.0 {
             return Ok(c.unwrap_or(usize::MAX)); // so old that nothing of it is left
         }
@@ -1053,7 +1190,10 @@ impl NaiveBayes {
         )
         .map_err(|e| (usize::MAX, e))?;
         let n0 = self.store.n_learned;
-        self.advance_clock(n as u64, factor);
+        {
+            let mut all: Vec<&mut Doc> = docs.iter_mut().collect();
+            self.advance_clock_for(&mut all, n as u64, factor);
+        }
         // Ids for every new token of the batch's counted rows (rows so old that nothing of
         // them is left add nothing; their features already in V still get seen).
         for (row, (doc, (positions, _))) in docs.iter_mut().zip(&present).enumerate() {
@@ -1202,16 +1342,18 @@ impl NaiveBayes {
     /// multinomial log P(w|c); complement w_cw; Bernoulli (log p_cw, log(1 - p_cw)) in
     /// `second`. Row-major (n x K).
     pub fn feature_weights(&mut self, ids: &[u32], alpha: f64) -> (Vec<f64>, Option<Vec<f64>>) {
-        let known = Known {
-            ids: ids.to_vec(),
-            values: vec![1.0; ids.len()],
-            positions: (0..ids.len()).collect(),
-            unseen_sum: 0.0,
-            unseen_present: 0,
-        };
         match self.kind {
-            Kind::Multinomial { mu } => (self.multinomial_terms(&known, alpha, mu).0, None),
-            Kind::Complement { norm } => (self.complement_terms(&known, alpha, norm).0, None),
+            Kind::Multinomial { .. } | Kind::Complement { .. } => {
+                let k = self.n_classes();
+                let scorer = self.scorer(alpha);
+                let mut weights = vec![0.0; ids.len() * k];
+                let mut row = RowScratch::new(k);
+                for (i, &id) in ids.iter().enumerate() {
+                    let (tokens, docs) = row.read(&self.store, id);
+                    scorer.add_terms(1.0, tokens, docs, &mut weights[i * k..(i + 1) * k]);
+                }
+                (weights, None)
+            }
             Kind::Bernoulli { .. } => {
                 let k = self.n_classes();
                 let docs = self.gather_docs(ids);
@@ -1247,11 +1389,11 @@ mod tests {
     use super::*;
 
     fn doc(model: &NaiveBayes, features: &[(&str, f64)]) -> Doc {
-        let mut d = Doc::default();
+        let mut encoder = model.encoder(features.len(), 64);
         for &(key, value) in features {
-            d.push(key.as_bytes(), model.hash(key.as_bytes()), value);
+            encoder.add(key.as_bytes(), value);
         }
-        d
+        encoder.finish()
     }
 
     fn china_japan(kind: Kind) -> NaiveBayes {
@@ -1277,8 +1419,7 @@ mod tests {
     fn multinomial_reproduces_the_textbook_example() {
         let mut m = china_japan(Kind::Multinomial { mu: None });
         let mut d = doc(&m, &[("chinese", 3.0), ("tokyo", 1.0), ("japan", 1.0)]);
-        let known = m.known(&mut d);
-        let (active, log_proba) = m.log_posterior(&known, 1.0, true);
+        let (active, log_proba) = m.log_posterior(&mut d, 1.0, true);
         assert_eq!(active, vec![0, 1]);
         assert!((log_proba[0].exp() - 0.6898).abs() < 1e-4);
     }
@@ -1288,8 +1429,7 @@ mod tests {
     fn bernoulli_reproduces_the_textbook_example() {
         let mut m = china_japan(Kind::Bernoulli { binarize: 0.0 });
         let mut d = doc(&m, &[("chinese", 3.0), ("tokyo", 1.0), ("japan", 1.0)]);
-        let known = m.known(&mut d);
-        let (_, log_proba) = m.log_posterior(&known, 1.0, true);
+        let (_, log_proba) = m.log_posterior(&mut d, 1.0, true);
         let expected = 0.005 / (0.005 + 0.022);
         assert!((log_proba[0].exp() - expected).abs() < 0.01, "{}", log_proba[0].exp());
     }
@@ -1299,15 +1439,14 @@ mod tests {
         for kind in [Kind::Multinomial { mu: Some(3.0) }, Kind::Bernoulli { binarize: 0.0 }, Kind::Complement { norm: true }] {
             let mut m = china_japan(kind);
             let mut probe = doc(&m, &[("chinese", 1.0), ("tokyo", 2.0)]);
-            let known = m.known(&mut probe);
-            let before = m.log_posterior(&known, 0.5, true);
+            let before = m.log_posterior(&mut probe, 0.5, true);
             let mut extra = doc(&m, &[("new", 1.0), ("tokyo", 0.3)]);
             m.learn(&mut extra, Some(1), 1.0, 0.7, 1.0).unwrap();
             let mut extra = doc(&m, &[("new", 1.0), ("tokyo", 0.3)]);
             m.unlearn(&mut extra, 1, 0.7, None).unwrap();
             assert_eq!(m.vocabulary().unwrap().find(b"new"), None);
-            let known = m.known(&mut probe);
-            let after = m.log_posterior(&known, 0.5, true);
+            let mut probe = doc(&m, &[("chinese", 1.0), ("tokyo", 2.0)]); // tokens left V: encode again
+            let after = m.log_posterior(&mut probe, 0.5, true);
             for (a, b) in before.1.iter().zip(&after.1) {
                 assert!((a - b).abs() < 1e-12, "{kind:?}: {a} vs {b}");
             }

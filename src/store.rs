@@ -597,6 +597,11 @@ impl Store {
 
     // -- forgetting ------------------------------------------------------------------------
 
+    /// Will `decay(factor)` fold the scale into the counts (`rescale`)?
+    pub fn decay_folds(&self, factor: f64) -> bool {
+        factor != 1.0 && self.scale * factor < MIN_SCALE
+    }
+
     /// Multiply every count by `factor` (0 <= factor <= 1) in O(1): only the scale changes.
     /// Below MIN_SCALE the scale is folded into the counts (`rescale`, O(cells)); with a
     /// factor gamma per document that happens once every log(MIN_SCALE)/log(gamma)

@@ -45,6 +45,72 @@ const fn build_latin1() -> [u16; 256] {
     table
 }
 
+/// ASCII byte -> its lowercase if it is a word character, 0 if it is not; bytes >= 128
+/// (parts of other characters) are kept.
+static ASCII_LOWER: [u8; 256] = ascii_table(true);
+/// The same without lowercasing.
+static ASCII_KEEP: [u8; 256] = ascii_table(false);
+
+const fn ascii_table(lowercase: bool) -> [u8; 256] {
+    let mut table = [0u8; 256];
+    let mut code = 0;
+    while code < 256 {
+        table[code] = if code >= 128 {
+            code as u8
+        } else if LATIN1[code] & 0x100 != 0 {
+            if lowercase { (LATIN1[code] & 0xff) as u8 } else { code as u8 }
+        } else {
+            0
+        };
+        code += 1;
+    }
+    table
+}
+
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Bit 7 of each byte of the result is set exactly where the byte of `block` is zero.
+#[inline]
+fn zero_bytes(block: u64) -> u64 {
+    !(((block & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x7f7f_7f7f_7f7f_7f7f)) | block) & HIGH_BITS
+}
+
+/// The words of a run holding non-ASCII characters, character by character: each is
+/// lowercased (when asked) and the run splits where a character is no word character.
+/// Returns false when `matched` says to stop.
+fn split_unicode(run: &str, lowercase: bool, word: &mut Vec<u8>, matched: &mut impl FnMut(&[u8]) -> bool) -> bool {
+    word.clear();
+    let mut chars = 0usize;
+    let mut go_on = true;
+    let mut add = |c: char, word: &mut Vec<u8>, chars: &mut usize| {
+        if !go_on {
+            return;
+        }
+        if is_word_char(c) {
+            let mut buf = [0u8; 4];
+            word.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            *chars += 1;
+        } else {
+            if *chars >= 2 {
+                go_on = matched(word);
+            }
+            word.clear();
+            *chars = 0;
+        }
+    };
+    for c in run.chars() {
+        if lowercase {
+            lower_char(c, |lc| add(lc, word, &mut chars));
+        } else {
+            add(c, word, &mut chars);
+        }
+    }
+    if go_on && chars >= 2 {
+        go_on = matched(word);
+    }
+    go_on
+}
+
 /// Is `c` a character Python's `re` matches with `\w`?
 #[inline]
 pub fn is_word_char(c: char) -> bool {
@@ -132,12 +198,6 @@ impl Words {
     }
 }
 
-/// The word being read: its bytes are appended to `Words::bytes` as they come.
-struct Run {
-    start: usize,
-    chars: usize,
-}
-
 impl Options {
     /// Steps 1-4: the words of `text`, appended to `words`.
     pub fn words(&self, text: &str, words: &mut Words) {
@@ -147,72 +207,87 @@ impl Options {
     /// `words` with steps 1 and 2 set apart: for text the caller has already cut and
     /// lowercased (see `needs_python_lower`), pass `false, None`.
     pub fn words_with(&self, text: &str, lowercase: bool, max_chars: Option<usize>, words: &mut Words) {
-        let mut run = Run { start: words.bytes.len(), chars: 0 };
-        let mut matches = 0usize;
-        let max_tokens = self.max_tokens.unwrap_or(usize::MAX);
-        let max_chars = max_chars.unwrap_or(usize::MAX);
+        let mut scratch = Vec::new();
+        self.scan(text, lowercase, max_chars, &mut scratch, |word| words.push(word));
+    }
+
+    /// Steps 1-4: `emit` gets each word (stop words left out), in order.
+    ///
+    /// Two tight passes, as `bytes.translate` + `split` would do it: every ASCII byte is
+    /// mapped through one table (its lowercase if it is a word character, 0 otherwise;
+    /// other bytes are kept), then the runs of nonzero bytes are the words. A run holding
+    /// non-ASCII characters is read again character by character (decoded, lowercased
+    /// through Python's tables, split where a character is no word character).
+    pub fn scan(&self, text: &str, lowercase: bool, max_chars: Option<usize>, buffer: &mut Vec<u8>, mut emit: impl FnMut(&[u8])) {
         let bytes = text.as_bytes();
+        // Step 1: the byte offset of the first character past max_chars (a text with no
+        // more bytes than max_chars has no more characters either).
+        let end = match max_chars {
+            Some(limit) if bytes.len() > limit => text.char_indices().nth(limit).map_or(bytes.len(), |(at, _)| at),
+            _ => bytes.len(),
+        };
+        let table = if lowercase { &ASCII_LOWER } else { &ASCII_KEEP };
+        buffer.clear();
+        buffer.extend(bytes[..end].iter().map(|&b| table[b as usize]));
+        buffer.extend_from_slice(&[0; 8]); // so that 8-byte reads never pass the end
+        let max_tokens = self.max_tokens.unwrap_or(usize::MAX);
+        let stop = self.stop_words.as_ref();
+        let mut matches = 0usize;
+        // One run of 2+ characters is a match; a stop word is matched but not emitted.
+        // Returns false once max_tokens words have been matched.
+        let mut matched = |word: &[u8]| -> bool {
+            matches += 1;
+            if !stop.is_some_and(|stop| stop.contains(word)) {
+                emit(word);
+            }
+            matches < max_tokens
+        };
+        let mut slow = Vec::new();
+        let mapped = &buffer[..];
         let mut at = 0usize;
-        let mut n_chars = 0usize;
-        // One pass over the text: ASCII bytes through the table, other characters decoded.
-        while at < bytes.len() && n_chars < max_chars && matches < max_tokens {
-            n_chars += 1;
-            let byte = bytes[at];
-            if byte < 128 {
-                at += 1;
-                let entry = LATIN1[byte as usize];
-                if entry & 0x100 != 0 {
-                    let out = if lowercase { (entry & 0xff) as u8 } else { byte };
-                    words.bytes.push(out);
-                    run.chars += 1;
-                } else {
-                    self.end_run(&mut run, words, &mut matches);
-                }
+        // The runs of nonzero bytes, found 8 bytes at a time.
+        while at < end {
+            let block = u64::from_le_bytes(mapped[at..at + 8].try_into().unwrap_or([0; 8]));
+            let words = !zero_bytes(block) & HIGH_BITS;
+            if words == 0 {
+                at += 8;
                 continue;
             }
-            // `text` is valid UTF-8: decode the one character starting here.
-            let c = text[at..].chars().next().unwrap_or('\u{fffd}');
-            at += c.len_utf8();
-            if lowercase {
-                lower_char(c, |lc| self.add_char(lc, &mut run, words, &mut matches));
-            } else {
-                self.add_char(c, &mut run, words, &mut matches);
+            at += (words.trailing_zeros() / 8) as usize;
+            if at >= end {
+                return;
             }
-        }
-        if matches < max_tokens {
-            self.end_run(&mut run, words, &mut matches);
-        } else {
-            words.bytes.truncate(run.start);
+            let start = at;
+            loop {
+                let block = u64::from_le_bytes(mapped[at..at + 8].try_into().unwrap_or([0; 8]));
+                let separators = zero_bytes(block);
+                if separators != 0 {
+                    at += (separators.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                at += 8;
+            }
+            let run = &mapped[start..at];
+            if run.is_ascii() {
+                if run.len() >= 2 && !matched(run) {
+                    return;
+                }
+            } else if !split_unicode(&text[start..at], lowercase, &mut slow, &mut matched) {
+                return;
+            }
         }
     }
 
-    #[inline]
-    fn add_char(&self, c: char, run: &mut Run, words: &mut Words, matches: &mut usize) {
-        if *matches >= self.max_tokens.unwrap_or(usize::MAX) {
+    /// Every feature occurrence of `text` (steps 1-5 and 7) in the order Python counts
+    /// them; unigram counts stream straight from the scan.
+    pub fn for_each_feature(&self, text: &str, lowercase: bool, max_chars: Option<usize>, scratch: &mut Vec<u8>, mut emit: impl FnMut(&[u8])) {
+        if self.unigrams_only() {
+            self.scan(text, lowercase, max_chars, scratch, emit);
             return;
         }
-        if is_word_char(c) {
-            let mut buf = [0u8; 4];
-            words.bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            run.chars += 1;
-        } else {
-            self.end_run(run, words, matches);
-        }
-    }
-
-    /// A non-word character ends the run: a word if it has 2+ characters and is no stop word.
-    #[inline]
-    fn end_run(&self, run: &mut Run, words: &mut Words, matches: &mut usize) {
-        if run.chars >= 2 && *matches < self.max_tokens.unwrap_or(usize::MAX) {
-            *matches += 1;
-            let word = &words.bytes[run.start..];
-            if !self.stop_words.as_ref().is_some_and(|stop| stop.contains(word)) {
-                words.ends.push(words.bytes.len());
-                run.start = words.bytes.len();
-            }
-        }
-        words.bytes.truncate(run.start);
-        run.chars = 0;
+        let mut words = Words::default();
+        self.scan(text, lowercase, max_chars, scratch, |w| words.push(w));
+        self.features(&words, None, scratch, &mut emit);
     }
 
     /// Steps 5 and 7: every feature occurrence of the words, in the order Python counts

@@ -3,8 +3,9 @@
 //! Tokens live back to back in one byte arena and the hash table holds only ids, so a token
 //! costs its bytes plus about 16 bytes of bookkeeping (no allocation per token). Ids of
 //! removed tokens are reused (last freed, first reused), so |V| and the id range stay as if
-//! the removed token had never been seen. The hash is foldhash with a random per-process
-//! seed: tokens come from strangers, and a fixed hash would let them choose collisions.
+//! the removed token had never been seen. The hash is foldhash (its fast variant) with a
+//! random per-process seed: tokens come from strangers, and a fixed hash would let them
+//! choose collisions.
 //!
 //! A token is an arbitrary byte string. The Python layer stores a `str` token as its UTF-8
 //! bytes and any other hashable token as 0xFF followed by a tagged encoding; 0xFF never
@@ -32,12 +33,15 @@ pub struct Vocabulary {
     arena: Vec<u8>,
     spans: Vec<Span>,
     table: HashTable<u32>,
-    hasher: foldhash::quality::RandomState,
+    hasher: foldhash::fast::RandomState,
     free: Vec<u32>,
     /// Bytes of the arena no live token points to (removed tokens); compacted when large.
     garbage: usize,
     /// Bumped whenever a token gains or loses its id, so cached lookups can be trusted.
     epoch: u64,
+    /// (epoch, number of removals so far) at each removal: ids found at an epoch stay
+    /// valid as long as no token was removed since.
+    last_removal_epoch: u64,
 }
 
 impl Default for Vocabulary {
@@ -52,10 +56,11 @@ impl Vocabulary {
             arena: Vec::new(),
             spans: Vec::new(),
             table: HashTable::new(),
-            hasher: foldhash::quality::RandomState::default(),
+            hasher: foldhash::fast::RandomState::default(),
             free: Vec::new(),
             garbage: 0,
             epoch: 0,
+            last_removal_epoch: 0,
         }
     }
 
@@ -75,6 +80,11 @@ impl Vocabulary {
 
     pub fn epoch(&self) -> u64 {
         self.epoch
+    }
+
+    /// Tokens removed since `epoch`? (0 or 1: whether any was.)
+    pub fn removals_since(&self, epoch: u64) -> u64 {
+        (self.last_removal_epoch > epoch) as u64
     }
 
     /// Ids free for reuse, in the order they will NOT be reused (the last is reused first).
@@ -196,6 +206,7 @@ impl Vocabulary {
         self.free.push(id);
         self.garbage += span.len as usize;
         self.epoch += 1;
+        self.last_removal_epoch = self.epoch;
         if self.garbage > 4096 && 2 * self.garbage > self.arena.len() {
             self.compact();
         }
@@ -264,6 +275,7 @@ impl Vocabulary {
         }
         fresh.free = free.to_vec();
         fresh.epoch = self.epoch + 1;
+        fresh.last_removal_epoch = fresh.epoch;
         *self = fresh;
         Ok(())
     }

@@ -5,15 +5,12 @@
 use super::errors::{error, guard, Kind as ErrorKind};
 use super::keys::{bucket_text, key_of, token_of};
 use super::tokenizer::WordTokenizer;
-use crate::bag::Bag;
 use crate::doc::Doc;
 use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
 use crate::store::StoreError;
-use crate::tokenize::Words;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use std::collections::HashMap;
 
 /// How raw text becomes features.
 enum Featurizer {
@@ -164,7 +161,10 @@ impl Core {
         if self.nb.n_buckets().is_some() {
             return self.token(py, doc.ids[i]);
         }
-        token_of(py, doc.key(i))
+        match doc.key(i) {
+            Some(key) => token_of(py, key),
+            None => self.token(py, doc.ids[i]),
+        }
     }
 
     // -- encoding ------------------------------------------------------------------------
@@ -207,76 +207,25 @@ impl Core {
             }
         }
         let mut scratch = Vec::new();
-        match self.nb.n_buckets() {
-            None => {
-                let mut doc = Doc::with_capacity(items.len(), items.len() * 8);
-                for ((key, _), v) in items.iter().zip(values) {
-                    let bytes = key_of(key, &mut scratch)?;
-                    doc.push(bytes, self.nb.hash(bytes), v);
-                }
-                Ok(doc)
-            }
-            Some(n) => {
-                let mut buckets: Vec<(u32, f64)> = Vec::with_capacity(items.len());
-                let mut at: HashMap<u32, usize> = HashMap::new();
-                for ((key, _), v) in items.iter().zip(values) {
-                    let bucket = crate::vocab::bucket(bucket_text(key, &mut scratch)?, n);
-                    match at.get(&bucket) {
-                        Some(&i) => buckets[i].1 += v, // words sharing a bucket are one feature
-                        None => {
-                            at.insert(bucket, buckets.len());
-                            buckets.push((bucket, v));
-                        }
-                    }
-                }
-                let mut doc = Doc::with_capacity(buckets.len(), 0);
-                for (bucket, v) in buckets {
-                    doc.push_id(bucket, v);
-                }
-                Ok(doc)
-            }
+        let hashed = self.nb.n_buckets().is_some();
+        let mut encoder = self.nb.encoder(items.len(), items.len() * 8);
+        for ((key, _), v) in items.iter().zip(values) {
+            // hashed models bucket str(token), as they always did (saved models still load)
+            encoder.add(if hashed { bucket_text(key, &mut scratch)? } else { key_of(key, &mut scratch)? }, v);
         }
+        Ok(encoder.finish())
     }
 
     /// A document from text through the core's word tokenizer.
     fn encode_words(&self, tokenizer: &WordTokenizer, binary: bool, text: &Bound<'_, PyString>) -> PyResult<Doc> {
-        let mut words = Words::default();
-        tokenizer.words_of(text, &mut words)?;
-        let mut bag = Bag::default();
+        let length = text.len()?;
+        let mut encoder = self.nb.encoder(length / 16 + 8, length / 2);
         let mut scratch = Vec::new();
-        let nb = &self.nb;
-        tokenizer.options.features(&words, None, &mut scratch, |f| bag.add(f, nb.hash(f), 1.0));
+        tokenizer.for_each_feature(text, &mut scratch, |f| encoder.add(f, 1.0))?;
         if binary {
-            bag.binarize();
+            encoder.binarize();
         }
-        match nb.n_buckets() {
-            None => {
-                let mut doc = Doc::with_capacity(bag.len(), 0);
-                for (i, entry) in bag.entries().iter().enumerate() {
-                    doc.push(bag.feature(i), entry.hash, entry.count);
-                }
-                Ok(doc)
-            }
-            Some(n) => {
-                let mut at: HashMap<u32, usize> = HashMap::new();
-                let mut buckets: Vec<(u32, f64)> = Vec::new();
-                for (i, entry) in bag.entries().iter().enumerate() {
-                    let bucket = crate::vocab::bucket(bag.feature(i), n);
-                    match at.get(&bucket) {
-                        Some(&j) => buckets[j].1 += entry.count,
-                        None => {
-                            at.insert(bucket, buckets.len());
-                            buckets.push((bucket, entry.count));
-                        }
-                    }
-                }
-                let mut doc = Doc::with_capacity(buckets.len(), 0);
-                for (bucket, v) in buckets {
-                    doc.push_id(bucket, v);
-                }
-                Ok(doc)
-            }
-        }
+        Ok(encoder.finish())
     }
 
     fn encode_text(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
@@ -315,7 +264,7 @@ impl Core {
         let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
         if is_text {
             let mut doc = match self.last_text.take() {
-                Some((last, doc)) if same_text(last.bind(py), x)? => doc,
+                Some((last, doc)) if self.nb.doc_is_current(&doc) && same_text(last.bind(py), x)? => doc,
                 _ => self.encode_text(x)?,
             };
             let result = body(self, &mut doc);
@@ -428,8 +377,7 @@ impl Core {
             if core.nb.active().is_empty() {
                 return Ok(if what == 0 { py.None().into_bound(py) } else { PyDict::new(py).into_any() });
             }
-            let known = core.nb.known(doc);
-            let (active, values) = core.nb.log_posterior(&known, alpha, what != 0);
+            let (active, values) = core.nb.log_posterior(doc, alpha, what != 0);
             if what == 0 {
                 return Ok(core.label(py, active[argmax(&values)]));
             }
@@ -541,8 +489,7 @@ impl Core {
         guard(|| {
             let py = x.py();
             self.with_doc(x, |core, doc| {
-                let known = core.nb.known(doc);
-                let jll = core.nb.joint_log_likelihood(&known, alpha);
+                let jll = core.nb.joint_log_likelihood(doc, alpha);
                 let active = core.nb.active();
                 let values: Vec<f64> = active.iter().map(|&c| jll[c]).collect();
                 core.proba_dict(py, &active, &values, false)

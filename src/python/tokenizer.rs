@@ -29,7 +29,30 @@ impl WordTokenizer {
                 return Ok(());
             }
         }
+        let prepared = self.python_prepared(text)?;
+        options.words_with(&prepared, false, None, words);
+        Ok(())
+    }
+
+    /// Every feature occurrence of a Python str (steps 1-5 and 7), see `words_of`.
+    pub fn for_each_feature(&self, text: &Bound<'_, PyString>, scratch: &mut Vec<u8>, emit: impl FnMut(&[u8])) -> PyResult<()> {
+        let options = &self.options;
+        if let Ok(s) = text.to_str() {
+            if !(options.lowercase && needs_python_lower(s)) {
+                options.for_each_feature(s, options.lowercase, options.max_chars, scratch, emit);
+                return Ok(());
+            }
+        }
+        let prepared = self.python_prepared(text)?;
+        options.for_each_feature(&prepared, false, None, scratch, emit);
+        Ok(())
+    }
+
+    /// Text Python must cut and lowercase first (capital sigma, lone surrogates), as UTF-8
+    /// (surrogates, which are no word characters, replaced).
+    fn python_prepared(&self, text: &Bound<'_, PyString>) -> PyResult<String> {
         let py = text.py();
+        let options = &self.options;
         let mut prepared = text.clone().into_any();
         if let Some(max_chars) = options.max_chars {
             let cut = PySlice::new(py, 0, max_chars.min(isize::MAX as usize) as isize, 1);
@@ -39,9 +62,7 @@ impl WordTokenizer {
             prepared = prepared.call_method0("lower")?;
         }
         let encoded = prepared.call_method1("encode", ("utf-8", "surrogatepass"))?;
-        let lossy = String::from_utf8_lossy(encoded.cast::<PyBytes>()?.as_bytes()).into_owned();
-        options.words_with(&lossy, false, None, words);
-        Ok(())
+        Ok(String::from_utf8_lossy(encoded.cast::<PyBytes>()?.as_bytes()).into_owned())
     }
 
     /// Every feature of the words counted into `bag` (binary: each feature once).
@@ -69,7 +90,7 @@ fn bag_to_dict<'py>(py: Python<'py>, bag: &Bag) -> PyResult<Bound<'py, PyDict>> 
     let dict = PyDict::new(py);
     for i in 0..bag.len() {
         let key = super::keys::token_of(py, bag.feature(i))?;
-        dict.set_item(key, bag.entry(i).count as i64)?;
+        dict.set_item(key, bag.count(i) as i64)?;
     }
     Ok(dict)
 }
@@ -123,10 +144,13 @@ impl WordTokenizer {
     #[pyo3(signature = (text, binary=false))]
     fn count<'py>(&self, py: Python<'py>, text: &Bound<'py, PyString>, binary: bool) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
-            let mut words = Words::default();
-            self.words_of(text, &mut words)?;
+            let hasher = bag_hasher();
             let mut bag = Bag::default();
-            self.count_into(&words, None, binary, &mut bag);
+            let mut scratch = Vec::new();
+            self.for_each_feature(text, &mut scratch, |f| bag.add(f, hasher.hash_one(f), 1.0))?;
+            if binary {
+                bag.binarize();
+            }
             bag_to_dict(py, &bag)
         })
     }

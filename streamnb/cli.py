@@ -13,6 +13,9 @@ A source (SRC) is a Maildir, an mbox file, a folder of message files or one mess
 The model file is streamnb's persistence format (``streamnb.persist``): written atomically,
 so a failed command leaves it as it was.
 
+Imports are made where they are needed: ``streamnb classify`` loads numpy, the model and the
+tokenizer, and nothing for evaluation, calibration, plots or the corpus.
+
 Exit codes: ``classify`` of one message returns 0 for spam, 1 for ham, 2 for unsure (as
 bogofilter does); every command returns 3 on an error, with a one-line message on stderr.
 """
@@ -20,31 +23,18 @@ bogofilter does); every command returns 3 on an error, with a one-line message o
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-import numpy as np
-
 from . import __version__
-from .calibrate import IsotonicCalibrator
-from .datasets import load_spamassassin, parse_date
-from .decision import ArgmaxRule, ChiSquareRule, PosteriorRule, SpamFilter, Verdict, progressive_filter
-from .errors import CorpusNotFoundError, StreamNBError
-from .evaluate import brier_score, precision_recall_f1
-from .mail import EmailTokenizer
-from .models import BernoulliNB, ComplementNB, MultinomialNB
-from .persist import load
-from .progress import ProgressBar
-from .sources import SourceError, looks_like_mail, read_labelled, read_mail
-from .text import Tokenizer
+from .errors import StreamNBError
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_CODES = {"spam": EXIT_SPAM, "ham": EXIT_HAM, "unsure": EXIT_UNSURE}
-MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}
+MODEL_TYPES = ("bernoulli", "complement", "multinomial")
 TOKENIZERS = ("email", "words")
 # The filter's default model: multinomial NB, alpha 0.01, uniform class prior, over the
 # email tokenizer with binary body words: the best of the retrainable settings measured on
@@ -70,14 +60,21 @@ class _Parser(argparse.ArgumentParser):
 
 def build_model(args: argparse.Namespace) -> Any:
     """The model the options describe; empty messages (e.g. an image only) still count."""
+    from .mail import EmailTokenizer
+    from .models import BernoulliNB, ComplementNB, MultinomialNB
+    from .text import Tokenizer
+
     binary = not args.counts
     tokenizer = EmailTokenizer(body={"binary": binary}) if args.tokenizer == "email" else Tokenizer(binary=binary)
-    return MODELS[args.model_type](alpha=args.alpha, class_prior=args.class_prior, tokenizer=tokenizer,
-                                   empty_documents="learn")
+    model_type = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}[args.model_type]
+    return model_type(alpha=args.alpha, class_prior=args.class_prior, tokenizer=tokenizer,
+                      empty_documents="learn")
 
 
 def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     """(message, label) from --spam and --ham mail sources and --data JSONL/CSV files."""
+    from .sources import read_labelled, read_mail
+
     for label in ("spam", "ham"):
         for path in getattr(args, label) or []:
             for message in read_mail(path):
@@ -88,12 +85,16 @@ def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
 
 def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
     """Messages sorted by their Date header (undated ones keep their place after the dated)."""
+    from .datasets import parse_date
+
     dated = [(parse_date(x) if isinstance(x, bytes) else None, i) for i, (x, _) in enumerate(items)]
     order = sorted(range(len(items)), key=lambda i: (dated[i][0] is None, dated[i][0] or 0.0, i))
     return [items[i] for i in order]
 
 
 def with_progress(items: list, label: str) -> Iterator:
+    from .progress import ProgressBar
+
     bar = ProgressBar(len(items), label=label)
     try:
         for done, item in enumerate(items, start=1):
@@ -106,17 +107,21 @@ def with_progress(items: list, label: str) -> Iterator:
 def load_model(path: str) -> Any:
     if not Path(path).exists():
         raise CommandError(f"model file {path!r} does not exist (create one with 'streamnb train')")
+    from .persist import load
+
     return load(path)
 
 
-def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
+def spam_filter(model: Any, args: argparse.Namespace) -> Any:
+    from .decision import SpamFilter
+
     classes = set(getattr(model, "classes", []))
     if not {"spam", "ham"} <= classes:
         raise CommandError(f"the model's classes are {sorted(map(str, classes))}; a spam filter needs 'spam' and 'ham'")
     return SpamFilter(model, _rule(args), min_per_class=args.min_per_class, evidence_k=args.evidence)
 
 
-def tag_message(raw: bytes, verdict: Verdict) -> bytes:
+def tag_message(raw: bytes, verdict: Any) -> bytes:
     """The message with X-StreamNB-Status and X-StreamNB-Score headers; the body byte for byte.
 
     Earlier X-StreamNB-* headers are replaced, so a message can be classified again.
@@ -178,6 +183,9 @@ def cmd_unlearn(args: argparse.Namespace) -> int:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
+    _defer_import("scipy.sparse")
+    from .sources import SourceError, looks_like_mail, read_mail
+
     model = load_model(args.model)
     spam = spam_filter(model, args)
     if not args.sources:
@@ -202,7 +210,41 @@ def cmd_classify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _defer_import(name: str) -> None:
+    """Import module ``name`` only when one of its attributes is first used.
+
+    For ``classify``: the model classes import scipy.sparse for learn_many's sparse input,
+    which a classification never touches, and importing it costs more than loading a model.
+    A stand-in module goes into sys.modules; its first attribute lookup imports the real
+    module and forwards to it. (importlib.util.LazyLoader cannot do this on Python 3.11: the
+    import statement itself reads ``__spec__`` and so loads the module.) Only this command's
+    process is affected; nothing changes if the module is already imported.
+    """
+    import types
+
+    if name in sys.modules:
+        return
+
+    class Deferred(types.ModuleType):
+        def __getattr__(self, attribute: str) -> Any:
+            if attribute.startswith("__") and attribute.endswith("__"):
+                raise AttributeError(attribute)  # probes (__path__, __file__ ...) must not load it
+            import importlib
+
+            if sys.modules.get(name) is self:
+                del sys.modules[name]
+            real = importlib.import_module(name)
+            self.__dict__.update(real.__dict__)  # later lookups find the real attributes directly
+            return getattr(real, attribute)
+
+    sys.modules[name] = Deferred(name, f"stand-in for {name}, imported on first use")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .datasets import load_spamassassin
+
     if args.corpus is not None:
         items = [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=args.order, seed=args.seed)]
     else:
@@ -218,6 +260,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> int:
     """Classify-then-learn every message, print the metrics, write what was asked for."""
+    import json
+
+    from .calibrate import IsotonicCalibrator
+    from .decision import SpamFilter, progressive_filter
+
     model = build_model(args)
     spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=args.min_per_class)
     report = progressive_filter(spam, items, progress=True)
@@ -237,6 +284,8 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> in
 
 
 def _rule(args: argparse.Namespace) -> Any:
+    from .decision import ArgmaxRule, ChiSquareRule, PosteriorRule
+
     if args.rule == "argmax":
         return ArgmaxRule()
     return {"chi2": ChiSquareRule, "posterior": PosteriorRule}[args.rule](args.ham_cutoff, args.spam_cutoff)
@@ -244,6 +293,8 @@ def _rule(args: argparse.Namespace) -> Any:
 
 def report_fields(report: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The JSON report: settings, the model's argmax metrics, calibration, the verdicts."""
+    from .evaluate import brier_score, precision_recall_f1
+
     truth = list(report.y_true)
     predicted = [p if p is not None else "none" for p in report.model_predictions]
     per_class = precision_recall_f1(truth, predicted, labels=["ham", "spam"])
@@ -325,6 +376,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, float]]]:
     """Per class, the k features whose weight most exceeds their mean weight in the other classes."""
+    import numpy as np
+
     view = model.log_linear()
     weights = view.weights
     top = {}
@@ -338,6 +391,9 @@ def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, flo
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Locate the corpus, stream it through the filter, show the metrics, save plots and model."""
+    from .datasets import load_spamassassin
+    from .errors import CorpusNotFoundError
+
     try:
         messages = load_spamassassin(args.corpus, download=args.download)
     except CorpusNotFoundError as error:
@@ -355,7 +411,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- the parser ------------------------------------------------------------------------------------
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model-type", choices=sorted(MODELS), default=DEFAULT_MODEL, help="naive Bayes variant")
+    parser.add_argument("--model-type", choices=MODEL_TYPES, default=DEFAULT_MODEL, help="naive Bayes variant")
     parser.add_argument("--alpha", type=_positive_float, default=DEFAULT_ALPHA, help="additive smoothing (> 0)")
     parser.add_argument("--tokenizer", choices=TOKENIZERS, default=DEFAULT_TOKENIZER,
                         help="email: headers, subject, URLs, MIME and body words; words: plain words")
@@ -455,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (StreamNBError, OSError) as error:
+    except (StreamNBError, OSError) as error:  # SourceError ... are StreamNBErrors
         message = " ".join(str(error).split())  # one line, whatever the error said
         print(f"streamnb {args.command}: error: {message}", file=sys.stderr)
         return EXIT_ERROR

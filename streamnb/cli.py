@@ -11,7 +11,9 @@
 A source (SRC) is a Maildir, an mbox file, a folder of message files or one message file
 (see ``streamnb.sources``); ``--data`` takes JSONL/CSV files with text and label columns.
 The model file is streamnb's persistence format (``streamnb.persist``): written atomically,
-so a failed command leaves it as it was.
+so a failed command leaves it as it was. learn, unlearn and train --force hold the model's
+write lock (``streamnb.journal``) from load to save, so commands run at once on one file
+each add their lessons: none is lost to a concurrent writer.
 
 Imports are made where they are needed: ``streamnb classify`` loads numpy, the model and the
 tokenizer, and nothing for evaluation, calibration, plots or the corpus.
@@ -42,6 +44,7 @@ TOKENIZERS = ("email", "words")
 # 97.59% / 2.07% for alpha 1 with counts). streamnb.email_pipeline does better still but
 # cannot unlearn or merge, which learn/unlearn corrections need.
 DEFAULT_MODEL, DEFAULT_ALPHA, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "multinomial", 0.01, "email", "uniform"
+LOCK_TIMEOUT = 600.0  # seconds a command waits for another writer of the same model file
 
 
 class CommandError(StreamNBError):
@@ -59,7 +62,10 @@ class _Parser(argparse.ArgumentParser):
 # -- building blocks ------------------------------------------------------------------------------
 
 def build_model(args: argparse.Namespace) -> Any:
-    """The model the options describe; empty messages (e.g. an image only) still count."""
+    """The model the options describe; empty messages (e.g. an image only) still count.
+
+    ``args.ledger`` (when given) remembers that many learned messages (see streamnb.ledger).
+    """
     from .mail import EmailTokenizer
     from .models import BernoulliNB, ComplementNB, MultinomialNB
     from .text import Tokenizer
@@ -67,8 +73,9 @@ def build_model(args: argparse.Namespace) -> Any:
     binary = not args.counts
     tokenizer = EmailTokenizer(body={"binary": binary}) if args.tokenizer == "email" else Tokenizer(binary=binary)
     model_type = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}[args.model_type]
+    ledger = getattr(args, "ledger", None) or None  # 0: no ledger
     return model_type(alpha=args.alpha, class_prior=args.class_prior, tokenizer=tokenizer,
-                      empty_documents="learn")
+                      empty_documents="learn", ledger=ledger)
 
 
 def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
@@ -146,6 +153,8 @@ def tag_message(raw: bytes, verdict: Any) -> bytes:
 # -- commands ---------------------------------------------------------------------------------------
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from . import journal
+
     target = Path(args.model)
     if target.exists() and not args.force:
         raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
@@ -155,22 +164,32 @@ def cmd_train(args: argparse.Namespace) -> int:
     model = build_model(args)
     for x, label in with_progress(items, "train"):
         model.learn_one(x, label)
-    model.save(target)
+    with journal.write_lock(target, LOCK_TIMEOUT):
+        if target.exists() and not args.force:  # made by another command while this one trained
+            raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
+        model.save(target)
+        journal.remove_journal(target)  # lessons for the model this one replaces
     print(f"trained {type(model).__name__} on {len(items)} messages {dict(model.class_counts)}; "
           f"|V| = {model.n_features}; saved {target}")
     return 0
 
 
 def _correct(args: argparse.Namespace, unlearn: bool) -> int:
-    model = load_model(args.model)
-    items = list(labelled(args))
+    from . import journal
+
+    items = list(labelled(args))  # read the mail before taking the lock: others wait less
     if not items:
         raise CommandError(f"nothing to {'unlearn' if unlearn else 'learn'}: give --spam, --ham or --data sources")
-    change = model.unlearn_many if unlearn else model.learn_many
-    change([x for x, _ in items], [label for _, label in items])  # all or nothing
-    model.save(args.model)
+    with journal.write_lock(args.model, LOCK_TIMEOUT):
+        model = load_model(args.model)
+        folded = journal.fold_pending(args.model, model)  # lessons a server acknowledged (streamnb.journal)
+        change = model.unlearn_many if unlearn else model.learn_many
+        change([x for x, _ in items], [label for _, label in items])  # all or nothing
+        model.save(args.model)
+        journal.remove_journal(args.model)
     verb = "unlearned" if unlearn else "learned"
-    print(f"{verb} {len(items)} messages; classes now {dict(model.class_counts)}; saved {args.model}")
+    also = f" (and {folded} journaled lessons)" if folded else ""
+    print(f"{verb} {len(items)} messages{also}; classes now {dict(model.class_counts)}; saved {args.model}")
     return 0
 
 
@@ -443,6 +462,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
 def _probability(text: str) -> float:
     value = float(text)
     if not 0 <= value <= 1:
@@ -460,6 +486,9 @@ def build_parser() -> argparse.ArgumentParser:
     _sources(train)
     _model_options(train)
     train.add_argument("--force", action="store_true", help="replace an existing model file")
+    train.add_argument("--ledger", type=_count, default=0, metavar="N",
+                       help="remember the last N messages learned: learning one again is a no-op, under the "
+                            "other class it moves (default 0: none)")
     train.set_defaults(run=cmd_train)
 
     classify = commands.add_parser("classify", help="verdicts: one message on stdin, or many from sources")
@@ -511,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (StreamNBError, OSError) as error:  # SourceError ... are StreamNBErrors
+    except (StreamNBError, OSError) as error:  # SourceError, ModelLockedError ... are StreamNBErrors
         message = " ".join(str(error).split())  # one line, whatever the error said
         print(f"streamnb {args.command}: error: {message}", file=sys.stderr)
         return EXIT_ERROR

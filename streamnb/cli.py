@@ -7,13 +7,14 @@
     streamnb evaluate (--corpus PATH | --spam SRC --ham SRC)        progressive evaluation
     streamnb inspect MODEL                                          classes, counts, |V|, top tokens
     streamnb demo                                                   the SpamAssassin stream, end to end
+    streamnb serve --models DIR [--allow-tell]                      spamd-compatible service (spamc)
 
 A source (SRC) is a Maildir, an mbox file, a folder of message files or one message file
 (see ``streamnb.sources``); ``--data`` takes JSONL/CSV files with text and label columns.
 The model file is streamnb's persistence format (``streamnb.persist``): written atomically,
 so a failed command leaves it as it was. learn, unlearn and train --force hold the model's
-write lock (``streamnb.journal``) from load to save, so commands run at once on one file
-each add their lessons: none is lost to a concurrent writer.
+write lock (``streamnb.journal``) from load to save, so commands run at once on one file (or
+beside ``streamnb serve``) each add their lessons: none is lost to a concurrent writer.
 
 Imports are made where they are needed: ``streamnb classify`` loads numpy, the model and the
 tokenizer, and nothing for evaluation, calibration, plots or the corpus.
@@ -27,7 +28,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -44,6 +45,9 @@ TOKENIZERS = ("email", "words")
 # 97.59% / 2.07% for alpha 1 with counts). streamnb.email_pipeline does better still but
 # cannot unlearn or merge, which learn/unlearn corrections need.
 DEFAULT_MODEL, DEFAULT_ALPHA, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "multinomial", 0.01, "email", "uniform"
+# The ledger of a model made by `streamnb serve` for a new user: the last 100,000 messages
+# learned are remembered, so a TELL repeated is a no-op and one in the other class moves.
+SERVE_LEDGER = 100_000
 LOCK_TIMEOUT = 600.0  # seconds a command waits for another writer of the same model file
 
 
@@ -133,20 +137,27 @@ def tag_message(raw: bytes, verdict: Any) -> bytes:
 
     Earlier X-StreamNB-* headers are replaced, so a message can be classified again.
     """
+    return rewrite_headers(raw, [("X-StreamNB-Status", verdict.label), ("X-StreamNB-Score", f"{verdict.score:.6f}")],
+                           remove=("X-StreamNB-Status", "X-StreamNB-Score"))
+
+
+def rewrite_headers(raw: bytes, headers: Sequence[tuple[str, str]], remove: Sequence[str] = ()) -> bytes:
+    """The message with the headers named in ``remove`` dropped and ``headers`` added after
+    the others, in the message's own line ending; the body byte for byte."""
     newline = b"\r\n" if b"\r\n" in raw[:4096] else b"\n"
     end = raw.find(newline + newline)
     head, rest = (raw, b"") if end < 0 else (raw[: end + len(newline)], raw[end + len(newline):])
+    dropped = tuple(name.lower().encode("ascii") + b":" for name in remove)
     kept, skipping = [], False
     for line in head.splitlines(keepends=True):
         if line[:1] in (b" ", b"\t") and skipping:
             continue  # continuation of a replaced header
-        skipping = line.lower().startswith((b"x-streamnb-status:", b"x-streamnb-score:"))
+        skipping = bool(dropped) and line.lower().startswith(dropped)
         if not skipping:
             kept.append(line)
     if kept and not kept[-1].endswith(b"\n"):
         kept[-1] += newline
-    added = (b"X-StreamNB-Status: " + verdict.label.encode() + newline
-             + b"X-StreamNB-Score: " + f"{verdict.score:.6f}".encode() + newline)
+    added = b"".join(name.encode("ascii") + b": " + value.encode("utf-8") + newline for name, value in headers)
     return b"".join(kept) + added + rest  # rest is empty for a message of headers only
 
 
@@ -182,7 +193,7 @@ def _correct(args: argparse.Namespace, unlearn: bool) -> int:
         raise CommandError(f"nothing to {'unlearn' if unlearn else 'learn'}: give --spam, --ham or --data sources")
     with journal.write_lock(args.model, LOCK_TIMEOUT):
         model = load_model(args.model)
-        folded = journal.fold_pending(args.model, model)  # lessons a server acknowledged (streamnb.journal)
+        folded = journal.fold_pending(args.model, model)  # lessons `streamnb serve` acknowledged
         change = model.unlearn_many if unlearn else model.learn_many
         change([x for x, _ in items], [label for _, label in items])  # all or nothing
         model.save(args.model)
@@ -469,6 +480,13 @@ def _count(text: str) -> int:
     return value
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
 def _probability(text: str) -> float:
     value = float(text)
     if not 0 <= value <= 1:
@@ -488,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--force", action="store_true", help="replace an existing model file")
     train.add_argument("--ledger", type=_count, default=0, metavar="N",
                        help="remember the last N messages learned: learning one again is a no-op, under the "
-                            "other class it moves (default 0: none)")
+                            "other class it moves (needed by 'streamnb serve' TELL; default 0: none)")
     train.set_defaults(run=cmd_train)
 
     classify = commands.add_parser("classify", help="verdicts: one message on stdin, or many from sources")
@@ -533,7 +551,51 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(demo)
     _decision_options(demo)
     demo.set_defaults(run=cmd_demo)
+
+    serve = commands.add_parser("serve", help="spamd-compatible filter service for spamc (per-user models)")
+    serve.add_argument("--models", required=True, metavar="DIR", help="folder of the per-user models DIR/<user>.snb")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=_count, default=783, help="TCP port (default 783, spamd's; 0: any free port)")
+    serve.add_argument("--allow-tell", action="store_true", help="accept TELL (spamc -L spam|ham|forget)")
+    serve.add_argument("--max-models", type=_positive_int, default=32, help="models kept loaded (default 32)")
+    serve.add_argument("--max-size", type=_positive_int, default=500 * 1024, metavar="BYTES",
+                       help="largest message accepted (default 512000, spamc's default)")
+    serve.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
+                       help="time a client has to send a whole request (default 30)")
+    serve.add_argument("--max-connections", type=_positive_int, default=64,
+                       help="connections served at once; more are refused with EX_TEMPFAIL (default 64)")
+    serve.add_argument("--snapshot-every", type=_positive_int, default=1000, metavar="N",
+                       help="fold a user's journal into the model file after N lessons (default 1000)")
+    serve.add_argument("--snapshot-seconds", type=_positive_float, default=60.0, metavar="SECONDS",
+                       help="... or once its oldest lesson is this old (default 60)")
+    serve.add_argument("--lock-timeout", type=_positive_float, default=10.0, metavar="SECONDS",
+                       help="wait this long for a model file another writer holds (default 10)")
+    serve.add_argument("--ledger", type=_positive_int, default=SERVE_LEDGER, metavar="N",
+                       help=f"ledger of a new user's model (default {SERVE_LEDGER:,})")
+    serve.add_argument("-v", "--verbose", action="store_true", help="log every refused request and model event")
+    _model_options(serve)
+    _decision_options(serve)
+    serve.set_defaults(run=cmd_serve)
     return parser
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import functools
+    import logging
+
+    from .serve import Limits, Settings, run
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s streamnb serve: %(message)s")
+    rule = _rule(args)
+    build_model(args)  # a bad option fails now, not at the first user
+    settings = Settings(
+        models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule,
+        spam_cutoff=rule.spam_cutoff, min_per_class=args.min_per_class, allow_tell=args.allow_tell,
+        max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
+        limits=Limits(max_size=args.max_size, timeout=args.timeout, max_connections=args.max_connections,
+                      lock_timeout=args.lock_timeout))
+    return run(settings, args.host, args.port)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -86,11 +86,30 @@ def targets_table(targets: list[dict[str, Any]]) -> list[str]:
 
 # -- text ----------------------------------------------------------------------------------
 
+def _when(results: dict[str, Any]) -> str:
+    """When, where and under which load: one run, or each day's sections when ``--only`` runs were merged."""
+    machine, suite = results["machine"], results["suite"]
+    where = f"{machine['cpu']} ({machine['cores']} cores, a machine shared with other jobs"
+    days: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for name, section in results["sections"].items():
+        days.setdefault(section["run"]["started"]["time"][:10], []).append((name, section["run"]))
+    if len(days) <= 1:
+        start = suite["started"]["load_average"] or ["?"]
+        end = (suite["finished"] or suite["started"])["load_average"] or ["?"]
+        return (f"Measured {suite['started']['time'][:10]} on {where}; load average {start[0]} at the start, "
+                f"{end[0]} at the end)")
+    parts = []
+    for day, runs in sorted(days.items()):
+        start = runs[0][1]["started"]["load_average"] or ["?"]
+        end = runs[-1][1]["finished"]["load_average"] or ["?"]
+        parts.append(f"{day} ({', '.join(name for name, _ in runs)}; load average {start[0]} at the start, "
+                     f"{end[0]} at the end)")
+    return f"Measured on {where}), section by section: " + "; ".join(parts)
+
+
 def setting(results: dict[str, Any]) -> str:
     """One paragraph: machine, load, versions, corpus, clocks."""
     machine, versions, suite = results["machine"], results["versions"], results["suite"]
-    start = suite["started"]["load_average"] or ["?"]
-    end = (suite["finished"] or suite["started"])["load_average"] or ["?"]
     corpus = results.get("corpus") or {}
     if corpus.get("name") == "spamassassin":
         data = f"the SpamAssassin public corpus ({corpus['messages']:,} messages, {corpus['spam']:,} spam, Date order)"
@@ -101,8 +120,7 @@ def setting(results: dict[str, Any]) -> str:
     libraries = ", ".join(f"{name} {versions[name]}" for name in ("streamnb", "river", "scikit-learn", "numpy")
                           if versions.get(name))
     quick = " QUICK SMOKE RUN (small sizes, 1 round): not figures to quote." if suite["quick"] else ""
-    return (f"Measured {suite['started']['time'][:10]} on {machine['cpu']} ({machine['cores']} cores, a machine shared "
-            f"with other jobs; load average {start[0]} at the start, {end[0]} at the end), Python {machine['python']}, "
+    return (f"{_when(results)}, Python {machine['python']}, "
             f"{libraries}; on {data}. Times are CPU seconds of the process (time.process_time) unless marked wall; "
             f"each figure is the median of {suite['repeats']} round(s), the contenders taking turns within a round, "
             f"with min and max; ratios are taken within each round.{quick}")

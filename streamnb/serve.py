@@ -96,7 +96,6 @@ PROTOCOL = "SPAMD/1.5"
 EX_OK, EX_DATAERR, EX_UNAVAILABLE, EX_SOFTWARE = 0, 65, 69, 70
 EX_IOERR, EX_TEMPFAIL, EX_PROTOCOL, EX_TIMEOUT = 74, 75, 76, 79
 METHODS = ("CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS", "HEADERS", "PING", "SKIP", "TELL")
-CHECKS = ("CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS", "HEADERS")
 DEFAULT_USER = "default"
 MODEL_SUFFIX = ".snb"
 USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,63}")
@@ -393,7 +392,12 @@ class UserModel:
 
                 model = load(self.path)
             digest = journal.file_digest(self.path)
-            lessons = journal.pending_lessons(self.path, digest)
+            try:
+                lessons = journal.pending_lessons(self.path, digest)
+            except journal.JournalError as error:  # kept for a person to look at, never deleted
+                log.error("user %s: %s; set aside as %s", self.user, error,
+                          journal.set_aside(journal.journal_path(self.path)))
+                lessons = []
             if lessons:  # left by a crash or by another server: fold now, start with no journal
                 journal.replay(model, lessons, f"user {self.user}")
                 model.save(self.path)

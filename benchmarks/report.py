@@ -24,6 +24,8 @@ START, END = "<!-- performance:start -->", "<!-- performance:end -->"
 HERE = Path(__file__).resolve().parent
 REPRODUCE = [
     "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz .venv/bin/python -m benchmarks",
+    "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz .venv/bin/python -m benchmarks --only serve"
+    "   # opt-in: needs spamc, and spamd + spamassassin to compare",
     ".venv/bin/python -m benchmarks.report   # RESULTS.md, plots and this section, from results.json",
 ]
 
@@ -167,6 +169,15 @@ def _headline(results: dict[str, Any]) -> list[str]:
         lines.append("Prequential accuracy / FPR / (1-AUC)%: " + "; ".join(
             f"{name} {100 * rows[name]['accuracy']:.2f}% / {100 * rows[name]['fpr']:.2f}% / "
             f"{number(rows[name]['one_minus_auc_percent'])}" for name in picks if name in rows) + ".")
+    if "serve" in sections:
+        data = sections["serve"]["data"]
+        parts = [f"{name} " + " / ".join(f"{row[str(c)]['msg_per_s']['median']:,.0f}" for c in data["clients"])
+                 + f" msg/s (p50 {row['1']['p50_ms']['median']:.1f} ms at 1 client)" for name, row in data["rows"].items()]
+        missing = [name for name, ok in data["installed"].items() if not ok]
+        lines.append(f"Filter service, spamc -c with {' / '.join(map(str, data['clients']))} clients (wall): "
+                     + "; ".join(parts) + (f" ({', '.join(missing)} not installed)" if missing else "")
+                     + f"; streamnb classify, one process per message: "
+                     f"{data['classify']['seconds_per_message']['median']:.2f} s per message.")
     return [f"- {line}" for line in lines]
 
 

@@ -51,8 +51,8 @@ Durability (see :mod:`streamnb.journal`): one writer per model (the model file's
 with ``streamnb learn``); each TELL is appended to ``DIR/<user>.snb.journal`` and fsynced
 before the reply (TELLs arriving together share one fsync); the journal is folded into the
 model file by an atomic save every ``--snapshot-every`` lessons or ``--snapshot-seconds``,
-when a model leaves the cache, and on SIGTERM/SIGINT (then the server exits). At start every
-journal left by a crash is folded. After a clean stop ``DIR/<user>.snb`` loads with
+once it holds 64 MiB, when a model leaves the cache, and on SIGTERM/SIGINT (then the server
+exits). At start every journal left by a crash is folded. After a clean stop ``DIR/<user>.snb`` loads with
 ``streamnb.load`` and holds every acknowledged lesson. A file changed by another writer
 (``streamnb learn`` on it) is noticed and reloaded.
 
@@ -100,6 +100,9 @@ DEFAULT_USER = "default"
 MODEL_SUFFIX = ".snb"
 USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,63}")
 SPAMC_MAX_SIZE = 500 * 1024  # spamc's default --max-size
+# A journal holds whole messages: fold it once it is this big, whatever --snapshot-every says,
+# so that a burst of large messages neither fills the disk nor makes the replay at start slow.
+JOURNAL_FOLD_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -514,7 +517,8 @@ class UserModel:
                     future.set_exception(error)  # refused now, and again (the same way) on replay
                 else:
                     future.set_result(changed)
-            if self.pending >= self.settings.snapshot_every:
+            journal_bytes = self.journal_stamp[1] if self.journal_stamp else 0
+            if self.pending >= self.settings.snapshot_every or journal_bytes >= JOURNAL_FOLD_BYTES:
                 await self._fold_locked()
 
     async def _fold_locked(self) -> None:

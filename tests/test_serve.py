@@ -468,6 +468,17 @@ def test_a_crash_between_snapshot_and_journal_removal_applies_each_lesson_once(t
     assert docs(model, "uniq00003") == {"ham": 1.0}
 
 
+def test_journals_are_folded_after_snapshot_seconds(serve, tmp_path):
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--snapshot-seconds", "0.5")
+    assert tell_raw(server.port, spam(1), "spam", user="ivy") == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+    deadline = time.monotonic() + 10
+    while (models / "ivy.snb.journal").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (models / "ivy.snb.journal").exists()  # folded while the server runs
+    assert streamnb.load(models / "ivy.snb").class_counts == {"spam": 1.0}
+
+
 # -- users, the cache, other writers ------------------------------------------------------------------
 
 @needs_spamc

@@ -26,6 +26,8 @@ REPRODUCE = [
     "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz .venv/bin/python -m benchmarks",
     "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz .venv/bin/python -m benchmarks --only classic"
     "   # opt-in: bogofilter, spamprobe, SpamAssassin (installs the Debian packages as root when missing)",
+    "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz .venv/bin/python -m benchmarks --only serve"
+    "   # opt-in: needs spamc, and spamd + spamassassin to compare",
     ".venv/bin/python -m benchmarks.report   # RESULTS.md, plots and this section, from results.json",
 ]
 
@@ -88,11 +90,30 @@ def targets_table(targets: list[dict[str, Any]]) -> list[str]:
 
 # -- text ----------------------------------------------------------------------------------
 
+def _when(results: dict[str, Any]) -> str:
+    """When, where and under which load: one run, or each day's sections when ``--only`` runs were merged."""
+    machine, suite = results["machine"], results["suite"]
+    where = f"{machine['cpu']} ({machine['cores']} cores, a machine shared with other jobs"
+    days: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for name, section in results["sections"].items():
+        days.setdefault(section["run"]["started"]["time"][:10], []).append((name, section["run"]))
+    if len(days) <= 1:
+        start = suite["started"]["load_average"] or ["?"]
+        end = (suite["finished"] or suite["started"])["load_average"] or ["?"]
+        return (f"Measured {suite['started']['time'][:10]} on {where}; load average {start[0]} at the start, "
+                f"{end[0]} at the end)")
+    parts = []
+    for day, runs in sorted(days.items()):
+        start = runs[0][1]["started"]["load_average"] or ["?"]
+        end = runs[-1][1]["finished"]["load_average"] or ["?"]
+        parts.append(f"{day} ({', '.join(name for name, _ in runs)}; load average {start[0]} at the start, "
+                     f"{end[0]} at the end)")
+    return f"Measured on {where}), section by section: " + "; ".join(parts)
+
+
 def setting(results: dict[str, Any]) -> str:
     """One paragraph: machine, load, versions, corpus, clocks."""
     machine, versions, suite = results["machine"], results["versions"], results["suite"]
-    start = suite["started"]["load_average"] or ["?"]
-    end = (suite["finished"] or suite["started"])["load_average"] or ["?"]
     corpus = results.get("corpus") or {}
     if corpus.get("name") == "spamassassin":
         data = f"the SpamAssassin public corpus ({corpus['messages']:,} messages, {corpus['spam']:,} spam, Date order)"
@@ -103,12 +124,7 @@ def setting(results: dict[str, Any]) -> str:
     libraries = ", ".join(f"{name} {versions[name]}" for name in ("streamnb", "river", "scikit-learn", "numpy")
                           if versions.get(name))
     quick = " QUICK SMOKE RUN (small sizes, 1 round): not figures to quote." if suite["quick"] else ""
-    days = sorted({section["run"]["started"]["time"][:10] for section in results["sections"].values()}
-                  or {suite["started"]["time"][:10]})
-    when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]} (each section's date in RESULTS.md)"
-    return (f"Measured {when} on {machine['cpu']} ({machine['cores']} cores, a machine shared "
-            f"with other jobs; load average {start[0]} at the start, {end[0]} at the end"
-            + (f" of the last run, `{suite['command'].strip()}`" if len(days) > 1 else "") + f"), Python {machine['python']}, "
+    return (f"{_when(results)}, Python {machine['python']}, "
             f"{libraries}; on {data}. Times are CPU seconds of the process (time.process_time) unless marked wall; "
             f"each figure is the median of {suite['repeats']} round(s), the contenders taking turns within a round, "
             f"with min and max; ratios are taken within each round.{quick}")
@@ -175,6 +191,15 @@ def _headline(results: dict[str, Any]) -> list[str]:
         lines.append("Prequential accuracy / FPR / (1-AUC)%: " + "; ".join(
             f"{name} {100 * rows[name]['accuracy']:.2f}% / {100 * rows[name]['fpr']:.2f}% / "
             f"{number(rows[name]['one_minus_auc_percent'])}" for name in picks if name in rows) + ".")
+    if "serve" in sections:
+        data = sections["serve"]["data"]
+        parts = [f"{name} " + " / ".join(f"{row[str(c)]['msg_per_s']['median']:,.0f}" for c in data["clients"])
+                 + f" msg/s (p50 {row['1']['p50_ms']['median']:.1f} ms at 1 client)" for name, row in data["rows"].items()]
+        missing = [name for name, ok in data["installed"].items() if not ok]
+        lines.append(f"Filter service, spamc -c with {' / '.join(map(str, data['clients']))} clients (wall): "
+                     + "; ".join(parts) + (f" ({', '.join(missing)} not installed)" if missing else "")
+                     + f"; streamnb classify, one process per message: "
+                     f"{data['classify']['seconds_per_message']['median']:.2f} s per message.")
     return [f"- {line}" for line in lines]
 
 

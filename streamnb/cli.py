@@ -7,11 +7,17 @@
     streamnb evaluate (--corpus PATH | --spam SRC --ham SRC)        progressive evaluation
     streamnb inspect MODEL                                          classes, counts, |V|, top tokens
     streamnb demo                                                   the SpamAssassin stream, end to end
+    streamnb serve --models DIR [--allow-tell]                      spamd-compatible service (spamc)
 
 A source (SRC) is a Maildir, an mbox file, a folder of message files or one message file
 (see ``streamnb.sources``); ``--data`` takes JSONL/CSV files with text and label columns.
 The model file is streamnb's persistence format (``streamnb.persist``): written atomically,
-so a failed command leaves it as it was.
+so a failed command leaves it as it was. learn, unlearn and train --force hold the model's
+write lock (``streamnb.journal``) from load to save, so commands run at once on one file (or
+beside ``streamnb serve``) each add their lessons: none is lost to a concurrent writer.
+
+Imports are made where they are needed: ``streamnb classify`` loads numpy, the model and the
+tokenizer, and nothing for evaluation, calibration, plots or the corpus.
 
 Exit codes: ``classify`` of one message returns 0 for spam, 1 for ham, 2 for unsure (as
 bogofilter does); every command returns 3 on an error, with a one-line message on stderr.
@@ -20,31 +26,18 @@ bogofilter does); every command returns 3 on an error, with a one-line message o
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-import numpy as np
-
 from . import __version__
-from .calibrate import IsotonicCalibrator
-from .datasets import load_spamassassin, parse_date
-from .decision import ArgmaxRule, ChiSquareRule, PosteriorRule, SpamFilter, Verdict, progressive_filter
-from .errors import CorpusNotFoundError, StreamNBError
-from .evaluate import brier_score, precision_recall_f1
-from .mail import EmailTokenizer
-from .models import BernoulliNB, ComplementNB, MultinomialNB
-from .persist import load
-from .progress import ProgressBar
-from .sources import SourceError, looks_like_mail, read_labelled, read_mail
-from .text import Tokenizer
+from .errors import StreamNBError
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_CODES = {"spam": EXIT_SPAM, "ham": EXIT_HAM, "unsure": EXIT_UNSURE}
-MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}
+MODEL_TYPES = ("bernoulli", "complement", "multinomial")
 TOKENIZERS = ("email", "words")
 # The filter's default model: multinomial NB, alpha 0.01, uniform class prior, over the
 # email tokenizer with binary body words: the best of the retrainable settings measured on
@@ -52,6 +45,10 @@ TOKENIZERS = ("email", "words")
 # 97.59% / 2.07% for alpha 1 with counts). streamnb.email_pipeline does better still but
 # cannot unlearn or merge, which learn/unlearn corrections need.
 DEFAULT_MODEL, DEFAULT_ALPHA, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "multinomial", 0.01, "email", "uniform"
+# The ledger of a model made by `streamnb serve` for a new user: the last 100,000 messages
+# learned are remembered, so a TELL repeated is a no-op and one in the other class moves.
+SERVE_LEDGER = 100_000
+LOCK_TIMEOUT = 600.0  # seconds a command waits for another writer of the same model file
 
 
 class CommandError(StreamNBError):
@@ -69,15 +66,26 @@ class _Parser(argparse.ArgumentParser):
 # -- building blocks ------------------------------------------------------------------------------
 
 def build_model(args: argparse.Namespace) -> Any:
-    """The model the options describe; empty messages (e.g. an image only) still count."""
+    """The model the options describe; empty messages (e.g. an image only) still count.
+
+    ``args.ledger`` (when given) remembers that many learned messages (see streamnb.ledger).
+    """
+    from .mail import EmailTokenizer
+    from .models import BernoulliNB, ComplementNB, MultinomialNB
+    from .text import Tokenizer
+
     binary = not args.counts
     tokenizer = EmailTokenizer(body={"binary": binary}) if args.tokenizer == "email" else Tokenizer(binary=binary)
-    return MODELS[args.model_type](alpha=args.alpha, class_prior=args.class_prior, tokenizer=tokenizer,
-                                   empty_documents="learn")
+    model_type = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}[args.model_type]
+    ledger = getattr(args, "ledger", None) or None  # 0: no ledger
+    return model_type(alpha=args.alpha, class_prior=args.class_prior, tokenizer=tokenizer,
+                      empty_documents="learn", ledger=ledger)
 
 
 def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     """(message, label) from --spam and --ham mail sources and --data JSONL/CSV files."""
+    from .sources import read_labelled, read_mail
+
     for label in ("spam", "ham"):
         for path in getattr(args, label) or []:
             for message in read_mail(path):
@@ -88,12 +96,16 @@ def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
 
 def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
     """Messages sorted by their Date header (undated ones keep their place after the dated)."""
+    from .datasets import parse_date
+
     dated = [(parse_date(x) if isinstance(x, bytes) else None, i) for i, (x, _) in enumerate(items)]
     order = sorted(range(len(items)), key=lambda i: (dated[i][0] is None, dated[i][0] or 0.0, i))
     return [items[i] for i in order]
 
 
 def with_progress(items: list, label: str) -> Iterator:
+    from .progress import ProgressBar
+
     bar = ProgressBar(len(items), label=label)
     try:
         for done, item in enumerate(items, start=1):
@@ -106,41 +118,54 @@ def with_progress(items: list, label: str) -> Iterator:
 def load_model(path: str) -> Any:
     if not Path(path).exists():
         raise CommandError(f"model file {path!r} does not exist (create one with 'streamnb train')")
+    from .persist import load
+
     return load(path)
 
 
-def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
+def spam_filter(model: Any, args: argparse.Namespace) -> Any:
+    from .decision import SpamFilter
+
     classes = set(getattr(model, "classes", []))
     if not {"spam", "ham"} <= classes:
         raise CommandError(f"the model's classes are {sorted(map(str, classes))}; a spam filter needs 'spam' and 'ham'")
     return SpamFilter(model, _rule(args), min_per_class=args.min_per_class, evidence_k=args.evidence)
 
 
-def tag_message(raw: bytes, verdict: Verdict) -> bytes:
+def tag_message(raw: bytes, verdict: Any) -> bytes:
     """The message with X-StreamNB-Status and X-StreamNB-Score headers; the body byte for byte.
 
     Earlier X-StreamNB-* headers are replaced, so a message can be classified again.
     """
+    return rewrite_headers(raw, [("X-StreamNB-Status", verdict.label), ("X-StreamNB-Score", f"{verdict.score:.6f}")],
+                           remove=("X-StreamNB-Status", "X-StreamNB-Score"))
+
+
+def rewrite_headers(raw: bytes, headers: Sequence[tuple[str, str]], remove: Sequence[str] = ()) -> bytes:
+    """The message with the headers named in ``remove`` dropped and ``headers`` added after
+    the others, in the message's own line ending; the body byte for byte."""
     newline = b"\r\n" if b"\r\n" in raw[:4096] else b"\n"
     end = raw.find(newline + newline)
     head, rest = (raw, b"") if end < 0 else (raw[: end + len(newline)], raw[end + len(newline):])
+    dropped = tuple(name.lower().encode("ascii") + b":" for name in remove)
     kept, skipping = [], False
     for line in head.splitlines(keepends=True):
         if line[:1] in (b" ", b"\t") and skipping:
             continue  # continuation of a replaced header
-        skipping = line.lower().startswith((b"x-streamnb-status:", b"x-streamnb-score:"))
+        skipping = bool(dropped) and line.lower().startswith(dropped)
         if not skipping:
             kept.append(line)
     if kept and not kept[-1].endswith(b"\n"):
         kept[-1] += newline
-    added = (b"X-StreamNB-Status: " + verdict.label.encode() + newline
-             + b"X-StreamNB-Score: " + f"{verdict.score:.6f}".encode() + newline)
+    added = b"".join(name.encode("ascii") + b": " + value.encode("utf-8") + newline for name, value in headers)
     return b"".join(kept) + added + rest  # rest is empty for a message of headers only
 
 
 # -- commands ---------------------------------------------------------------------------------------
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from . import journal
+
     target = Path(args.model)
     if target.exists() and not args.force:
         raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
@@ -150,22 +175,32 @@ def cmd_train(args: argparse.Namespace) -> int:
     model = build_model(args)
     for x, label in with_progress(items, "train"):
         model.learn_one(x, label)
-    model.save(target)
+    with journal.write_lock(target, LOCK_TIMEOUT):
+        if target.exists() and not args.force:  # made by another command while this one trained
+            raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
+        model.save(target)
+        journal.remove_journal(target)  # lessons for the model this one replaces
     print(f"trained {type(model).__name__} on {len(items)} messages {dict(model.class_counts)}; "
           f"|V| = {model.n_features}; saved {target}")
     return 0
 
 
 def _correct(args: argparse.Namespace, unlearn: bool) -> int:
-    model = load_model(args.model)
-    items = list(labelled(args))
+    from . import journal
+
+    items = list(labelled(args))  # read the mail before taking the lock: others wait less
     if not items:
         raise CommandError(f"nothing to {'unlearn' if unlearn else 'learn'}: give --spam, --ham or --data sources")
-    change = model.unlearn_many if unlearn else model.learn_many
-    change([x for x, _ in items], [label for _, label in items])  # all or nothing
-    model.save(args.model)
+    with journal.write_lock(args.model, LOCK_TIMEOUT):
+        model = load_model(args.model)
+        folded = journal.fold_pending(args.model, model)  # lessons `streamnb serve` acknowledged
+        change = model.unlearn_many if unlearn else model.learn_many
+        change([x for x, _ in items], [label for _, label in items])  # all or nothing
+        model.save(args.model)
+        journal.remove_journal(args.model)
     verb = "unlearned" if unlearn else "learned"
-    print(f"{verb} {len(items)} messages; classes now {dict(model.class_counts)}; saved {args.model}")
+    also = f" (and {folded} journaled lessons)" if folded else ""
+    print(f"{verb} {len(items)} messages{also}; classes now {dict(model.class_counts)}; saved {args.model}")
     return 0
 
 
@@ -178,6 +213,9 @@ def cmd_unlearn(args: argparse.Namespace) -> int:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
+    _defer_import("scipy.sparse")
+    from .sources import SourceError, looks_like_mail, read_mail
+
     model = load_model(args.model)
     spam = spam_filter(model, args)
     if not args.sources:
@@ -202,7 +240,41 @@ def cmd_classify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _defer_import(name: str) -> None:
+    """Import module ``name`` only when one of its attributes is first used.
+
+    For ``classify``: the model classes import scipy.sparse for learn_many's sparse input,
+    which a classification never touches, and importing it costs more than loading a model.
+    A stand-in module goes into sys.modules; its first attribute lookup imports the real
+    module and forwards to it. (importlib.util.LazyLoader cannot do this on Python 3.11: the
+    import statement itself reads ``__spec__`` and so loads the module.) Only this command's
+    process is affected; nothing changes if the module is already imported.
+    """
+    import types
+
+    if name in sys.modules:
+        return
+
+    class Deferred(types.ModuleType):
+        def __getattr__(self, attribute: str) -> Any:
+            if attribute.startswith("__") and attribute.endswith("__"):
+                raise AttributeError(attribute)  # probes (__path__, __file__ ...) must not load it
+            import importlib
+
+            if sys.modules.get(name) is self:
+                del sys.modules[name]
+            real = importlib.import_module(name)
+            self.__dict__.update(real.__dict__)  # later lookups find the real attributes directly
+            return getattr(real, attribute)
+
+    sys.modules[name] = Deferred(name, f"stand-in for {name}, imported on first use")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .datasets import load_spamassassin
+
     if args.corpus is not None:
         items = [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=args.order, seed=args.seed)]
     else:
@@ -218,6 +290,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> int:
     """Classify-then-learn every message, print the metrics, write what was asked for."""
+    import json
+
+    from .calibrate import IsotonicCalibrator
+    from .decision import SpamFilter, progressive_filter
+
     model = build_model(args)
     spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=args.min_per_class)
     report = progressive_filter(spam, items, progress=True)
@@ -237,6 +314,8 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> in
 
 
 def _rule(args: argparse.Namespace) -> Any:
+    from .decision import ArgmaxRule, ChiSquareRule, PosteriorRule
+
     if args.rule == "argmax":
         return ArgmaxRule()
     return {"chi2": ChiSquareRule, "posterior": PosteriorRule}[args.rule](args.ham_cutoff, args.spam_cutoff)
@@ -244,6 +323,8 @@ def _rule(args: argparse.Namespace) -> Any:
 
 def report_fields(report: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The JSON report: settings, the model's argmax metrics, calibration, the verdicts."""
+    from .evaluate import brier_score, precision_recall_f1
+
     truth = list(report.y_true)
     predicted = [p if p is not None else "none" for p in report.model_predictions]
     per_class = precision_recall_f1(truth, predicted, labels=["ham", "spam"])
@@ -325,6 +406,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, float]]]:
     """Per class, the k features whose weight most exceeds their mean weight in the other classes."""
+    import numpy as np
+
     view = model.log_linear()
     weights = view.weights
     top = {}
@@ -338,6 +421,9 @@ def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, flo
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Locate the corpus, stream it through the filter, show the metrics, save plots and model."""
+    from .datasets import load_spamassassin
+    from .errors import CorpusNotFoundError
+
     try:
         messages = load_spamassassin(args.corpus, download=args.download)
     except CorpusNotFoundError as error:
@@ -355,7 +441,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- the parser ------------------------------------------------------------------------------------
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model-type", choices=sorted(MODELS), default=DEFAULT_MODEL, help="naive Bayes variant")
+    parser.add_argument("--model-type", choices=MODEL_TYPES, default=DEFAULT_MODEL, help="naive Bayes variant")
     parser.add_argument("--alpha", type=_positive_float, default=DEFAULT_ALPHA, help="additive smoothing (> 0)")
     parser.add_argument("--tokenizer", choices=TOKENIZERS, default=DEFAULT_TOKENIZER,
                         help="email: headers, subject, URLs, MIME and body words; words: plain words")
@@ -387,6 +473,20 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
 def _probability(text: str) -> float:
     value = float(text)
     if not 0 <= value <= 1:
@@ -404,6 +504,9 @@ def build_parser() -> argparse.ArgumentParser:
     _sources(train)
     _model_options(train)
     train.add_argument("--force", action="store_true", help="replace an existing model file")
+    train.add_argument("--ledger", type=_count, default=0, metavar="N",
+                       help="remember the last N messages learned: learning one again is a no-op, under the "
+                            "other class it moves (needed by 'streamnb serve' TELL; default 0: none)")
     train.set_defaults(run=cmd_train)
 
     classify = commands.add_parser("classify", help="verdicts: one message on stdin, or many from sources")
@@ -448,14 +551,58 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(demo)
     _decision_options(demo)
     demo.set_defaults(run=cmd_demo)
+
+    serve = commands.add_parser("serve", help="spamd-compatible filter service for spamc (per-user models)")
+    serve.add_argument("--models", required=True, metavar="DIR", help="folder of the per-user models DIR/<user>.snb")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=_count, default=783, help="TCP port (default 783, spamd's; 0: any free port)")
+    serve.add_argument("--allow-tell", action="store_true", help="accept TELL (spamc -L spam|ham|forget)")
+    serve.add_argument("--max-models", type=_positive_int, default=32, help="models kept loaded (default 32)")
+    serve.add_argument("--max-size", type=_positive_int, default=500 * 1024, metavar="BYTES",
+                       help="largest message accepted (default 512000, spamc's default)")
+    serve.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
+                       help="time a client has to send a whole request (default 30)")
+    serve.add_argument("--max-connections", type=_positive_int, default=64,
+                       help="connections served at once; more are refused with EX_TEMPFAIL (default 64)")
+    serve.add_argument("--snapshot-every", type=_positive_int, default=1000, metavar="N",
+                       help="fold a user's journal into the model file after N lessons (default 1000)")
+    serve.add_argument("--snapshot-seconds", type=_positive_float, default=60.0, metavar="SECONDS",
+                       help="... or once its oldest lesson is this old (default 60)")
+    serve.add_argument("--lock-timeout", type=_positive_float, default=10.0, metavar="SECONDS",
+                       help="wait this long for a model file another writer holds (default 10)")
+    serve.add_argument("--ledger", type=_positive_int, default=SERVE_LEDGER, metavar="N",
+                       help=f"ledger of a new user's model (default {SERVE_LEDGER:,})")
+    serve.add_argument("-v", "--verbose", action="store_true", help="log every refused request and model event")
+    _model_options(serve)
+    _decision_options(serve)
+    serve.set_defaults(run=cmd_serve)
     return parser
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import functools
+    import logging
+
+    from .serve import Limits, Settings, run
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s streamnb serve: %(message)s")
+    rule = _rule(args)
+    build_model(args)  # a bad option fails now, not at the first user
+    settings = Settings(
+        models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule,
+        spam_cutoff=rule.spam_cutoff, min_per_class=args.min_per_class, allow_tell=args.allow_tell,
+        max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
+        limits=Limits(max_size=args.max_size, timeout=args.timeout, max_connections=args.max_connections,
+                      lock_timeout=args.lock_timeout))
+    return run(settings, args.host, args.port)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (StreamNBError, OSError) as error:
+    except (StreamNBError, OSError) as error:  # SourceError, ModelLockedError ... are StreamNBErrors
         message = " ".join(str(error).split())  # one line, whatever the error said
         print(f"streamnb {args.command}: error: {message}", file=sys.stderr)
         return EXIT_ERROR

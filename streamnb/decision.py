@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
-from scipy.special import expit, gammaln
 
 from .errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
 from .evaluate import (CurvePoint, RunningMetrics, _objects, _pairs, _progress_callback, _total, accuracy,
@@ -53,6 +52,26 @@ __all__ = [
 
 HAM, UNSURE, SPAM = "ham", "unsure", "spam"
 Verdicts = Literal["ham", "unsure", "spam"]
+
+
+def expit(z: Any) -> Any:
+    """The logistic function 1 / (1 + exp(-z)) of a number (float) or an array, overflow-free.
+
+    Written here rather than imported from scipy.special, whose import costs more than a
+    whole `streamnb classify` of one message should.
+    """
+    if isinstance(z, np.ndarray):
+        with np.errstate(over="ignore"):
+            return 1.0 / (1.0 + np.exp(-z))  # exp overflows to inf for z < -709: the result is 0, as it should be
+    z = float(z)
+    if z < -700.0:  # math.exp would raise OverflowError; exp(z) is the answer to double precision
+        return math.exp(z)
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def _log_factorials(n: int) -> np.ndarray:
+    """log(i!) for i = 0 .. n-1 (log-gamma of i + 1)."""
+    return np.array([math.lgamma(i + 1.0) for i in range(n)])
 
 
 # --- evidence: the model's log-odds, word by word ------------------------------------------
@@ -152,7 +171,7 @@ def chi2_sf_even(statistic: float, dof: int) -> float:
     if m == 0.0:
         return 1.0
     i = np.arange(dof // 2)
-    log_terms = i * math.log(m) - m - gammaln(i + 1.0)
+    log_terms = i * math.log(m) - m - _log_factorials(dof // 2)
     top = log_terms.max()
     return float(min(1.0, math.exp(top) * np.exp(log_terms - top).sum()))
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import json
-import mailbox
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,6 +71,8 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
             raise SourceError(f"{str(source)!r}: no mail message found in this folder")
         return
     if _read_bytes(source, 5) == b"From ":  # an mbox: read message by message below
+        import mailbox  # here: `streamnb classify` of a message on stdin does not need it
+
         box = mailbox.mbox(str(source), create=False)
         try:
             for number, key in enumerate(box.iterkeys()):

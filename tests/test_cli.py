@@ -5,6 +5,7 @@ from __future__ import annotations
 import email
 import json
 import mailbox
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -264,3 +265,135 @@ def test_demo_without_a_corpus_says_how_to_get_it(tmp_path):
     result = run("demo", "--out", str(tmp_path / "out"), cwd=tmp_path, env=env)
     assert_error(result, "STREAMNB_SPAMASSASSIN", "--corpus PATH", "--download")
     assert not (tmp_path / "out").exists()
+
+
+# -- many writers at once (issue 16): the write lock around load-learn-save ------------------------
+
+def unique_message(i: int, kind: str) -> bytes:
+    words = SPAM_WORDS if kind == "spam" else HAM_WORDS
+    return message(i, words, "someone@example.net", f"{kind} {i}") + f"solo{i:04d}\n".encode()
+
+
+def present(model, token: str) -> dict:
+    return {label: count for label, count in model.feature_doc_counts(token).items() if count}
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "streamnb", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def _command(argv: list[str]) -> None:
+    from streamnb.cli import main
+
+    sys.stdout = open(os.devnull, "w")
+    sys.exit(main(argv))
+
+
+def run_at_once(*commands: list[str]) -> None:
+    """Each command in its own process, all started together; every one must succeed.
+
+    The processes are forked from this one (streamnb already imported), so they reach the
+    model file within milliseconds of each other instead of after an interpreter start each.
+    """
+    context = multiprocessing.get_context("fork")
+    processes = [context.Process(target=_command, args=(argv,)) for argv in commands]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=300)
+    assert [process.exitcode for process in processes] == [0] * len(processes)
+
+
+def test_sixteen_concurrent_learns_on_one_file_add_sixteen_messages(model_copy, tmp_path):
+    before = streamnb.load(model_copy).class_counts
+    files = []
+    for i in range(16):
+        kind = "spam" if i % 2 else "ham"
+        files.append((tmp_path / f"m{i}.eml", kind))
+        files[-1][0].write_bytes(unique_message(i, kind))
+    run_at_once(*[["learn", str(model_copy), f"--{kind}", str(path)] for path, kind in files])
+    model = streamnb.load(model_copy)
+    assert model.class_counts == {"spam": before["spam"] + 8, "ham": before["ham"] + 8}
+    for i, (_, kind) in enumerate(files):
+        assert present(model, f"solo{i:04d}") == {kind: 1.0}
+
+
+def test_concurrent_learns_and_unlearns_each_take_effect(model_copy, tmp_path):
+    paths = []
+    for i in range(8):
+        paths.append(tmp_path / f"u{i}.eml")
+        paths[-1].write_bytes(unique_message(100 + i, "spam"))
+    assert run("learn", str(model_copy), *[arg for p in paths[:4] for arg in ("--spam", str(p))]).returncode == 0
+    before = streamnb.load(model_copy).class_counts
+    run_at_once(*[["unlearn", str(model_copy), "--spam", str(p)] for p in paths[:4]],
+                *[["learn", str(model_copy), "--spam", str(p)] for p in paths[4:]])
+    model = streamnb.load(model_copy)
+    assert model.class_counts == before
+    assert [present(model, f"solo{100 + i:04d}") for i in range(8)] == [{}] * 4 + [{"spam": 1.0}] * 4
+
+
+def test_concurrent_train_force_leaves_one_whole_model(mail, tmp_path):
+    target = tmp_path / "model.snb"
+    sources = []
+    for k in range(4):  # four different training sets: k + 1 spam each
+        folder = tmp_path / f"set{k}"
+        folder.mkdir()
+        for i in range(k + 1):
+            (folder / f"{i}.eml").write_bytes(unique_message(10 * k + i, "spam"))
+        sources.append(folder)
+    run_at_once(*[["train", str(target), "--force", "--spam", str(folder), "--ham", str(mail["folder"] / "h1.eml")]
+                  for folder in sources])
+    model = streamnb.load(target)
+    k = int(model.class_counts["spam"]) - 1  # one of the four models, whole
+    assert 0 <= k < 4 and model.class_counts == {"spam": k + 1.0, "ham": 1.0}
+    assert all(present(model, f"solo{10 * k + i:04d}") == {"spam": 1.0} for i in range(k + 1))
+
+
+def test_train_with_a_ledger_learns_a_message_once(mail, tmp_path):
+    target = tmp_path / "ledger.snb"
+    assert run("train", str(target), "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]),
+               "--ledger", "1000").returncode == 0
+    assert streamnb.load(target).get_params()["ledger"] == 1000
+    one = str(mail["folder"] / "s1.eml")
+    run_at_once(["learn", str(target), "--spam", one], ["learn", str(target), "--spam", one])
+    assert streamnb.load(target).class_counts == {"spam": 13.0, "ham": 12.0}  # twice as spam: once
+    run_at_once(["learn", str(target), "--ham", one])
+    assert streamnb.load(target).class_counts == {"spam": 12.0, "ham": 13.0}  # as ham: moved
+
+
+def test_learn_waits_for_the_write_lock(model_copy, tmp_path):
+    from streamnb import journal
+
+    lesson = tmp_path / "late.eml"
+    lesson.write_bytes(unique_message(7, "ham"))
+    before = streamnb.load(model_copy).class_counts
+    with journal.write_lock(model_copy):
+        process = start("learn", str(model_copy), "--ham", str(lesson))
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.wait(timeout=2)  # blocked on the lock: the file is ours until we let go
+        assert streamnb.load(model_copy).class_counts == before
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert streamnb.load(model_copy).class_counts == {"spam": before["spam"], "ham": before["ham"] + 1}
+
+
+def test_classify_imports_only_what_it_needs(mail):
+    """One message classified without scipy.special, scipy.sparse (deferred), calibration, plots, corpus code."""
+    script = ("import io, json, sys\n"
+              "from streamnb.cli import main\n"
+              "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
+              "code = main(['classify', sys.argv[1]])\n"
+              "print(json.dumps({'code': code, 'modules': sorted(sys.modules),"
+              " 'sparse': type(sys.modules.get('scipy.sparse')).__name__}))\n")
+    result = subprocess.run([sys.executable, "-c", script, str(mail["model"]), spam(5).decode()],
+                            capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.decode().splitlines()[-1])
+    assert report["code"] == 0  # spam
+    modules = set(report["modules"])
+    for unwanted in ("scipy.special", "scipy.sparse._csr", "scipy.stats", "streamnb.calibrate", "streamnb.datasets",
+                     "streamnb.plots", "streamnb.river", "matplotlib", "river", "sklearn", "pandas", "filelock",
+                     "asyncio", "tarfile", "urllib.request"):
+        assert unwanted not in modules, unwanted
+    assert report["sparse"] == "Deferred"  # a stand-in, never loaded

@@ -14,6 +14,7 @@ import textwrap
 import time
 
 import streamnb
+import streamnb.models  # noqa: F401  (streamnb imports its models on first use: forked savers start with them)
 
 STEP = 40  # documents learned between two saves
 KILLS = 120
@@ -84,6 +85,7 @@ def test_a_killed_fresh_interpreter_never_leaves_a_broken_file(tmp_path):
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r})
         from test_crash_safety import save_forever
+        import streamnb.models  # imported on first use otherwise: "ready" means the imports are done
         print("ready", flush=True)
         save_forever({path!r})
     """)

@@ -1,0 +1,385 @@
+"""The filter as a service (issue 16): CHECK through Debian's spamc against ``streamnb serve`` and SpamAssassin's spamd, and ``streamnb classify`` one process per message; not run by default (``--only serve``).
+
+The model is the demo's: the command's default filter (``streamnb train``/``demo``:
+multinomial NB, alpha 0.01, email tokenizer, presence, uniform prior) trained on every
+message of the corpus. ``streamnb serve`` serves it as one user's model; SpamAssassin's
+Bayes database is trained with ``sa-learn`` on the same messages and spamd runs Bayes only:
+its Check and Bayes plugins, the stock BAYES_* rules and scores, no network tests, no
+auto-learning, ``bayes_min_spam_num``/``bayes_min_ham_num`` 10 (streamnb's --min-per-class),
+``required_score 3.5`` (with Bayes alone the stock scores never reach 5: a message is spam
+when BAYES_99 fires), spamd's default 5 children.
+
+The checked messages are every k-th message of the corpus. For 1, 8 and 32 clients,
+``clients`` threads of this process pull messages from a shared queue and run ``spamc -c``
+once per message (a new process each, as a mail server does); a message's latency is the
+wall time of its spamc process (process start, connect, request, verdict, exit). msg/s is
+messages over the wall time of the whole run. Servers and clients share the machine's
+cores. ``streamnb classify MODEL < message`` runs one process per message, one after the
+other, with its bytecode cached as in any installed Python package (the first run is a
+warm-up); in the same rounds, ``python -c pass`` and ``python -c "import numpy"`` are timed
+as the floor any such command pays on the machine at that moment. The per-message ratio compares classify's median wall time with serve's median
+latency at 1 client. Wall clock throughout (the point is waiting time); the servers' own
+CPU is not separated from the clients'. A contender that is not installed is reported as
+such and not measured.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from . import common
+
+NAME = "serve"
+TITLE = "Filter service: spamc against streamnb serve and spamd, and streamnb classify"
+DEFAULT = False
+CLIENTS = (1, 8, 32)
+ROOT = Path(__file__).resolve().parent.parent
+SPAMD_CHILDREN = 5
+USER = "bench"
+
+
+# -- the servers --------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def child_env() -> dict[str, str]:
+    """This environment, with bytecode caching on (as for an installed package) and streamnb importable."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def start_streamnb(models: Path) -> tuple[subprocess.Popen, int]:
+    process = subprocess.Popen([sys.executable, "-m", "streamnb", "serve", "--models", str(models), "--port", "0"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               env=child_env())
+    for line in process.stderr:
+        match = re.search(rb"listening on 127\.0\.0\.1:(\d+)", line)
+        if match:
+            threading.Thread(target=lambda: process.stderr.read(), daemon=True).start()
+            return process, int(match.group(1))
+    raise RuntimeError(f"streamnb serve did not start (exit {process.wait()})")
+
+
+def ping(spamc: str, port: int) -> bool:
+    done = subprocess.run([spamc, "-d", "127.0.0.1", "-p", str(port), "-K"], capture_output=True, timeout=30)
+    return done.returncode == 0 and done.stdout.startswith(b"SPAMD/")
+
+
+def spamassassin_config(folder: Path) -> tuple[list[str], dict[str, Any]]:
+    """Bayes-only SpamAssassin: (the config options for sa-learn and spamd, what was set)."""
+    site, rules, bayes = folder / "site", folder / "rules", folder / "bayes"
+    for path in (site, rules, bayes):
+        path.mkdir(parents=True)
+    (site / "init.pre").write_text("loadplugin Mail::SpamAssassin::Plugin::Check\n"
+                                   "loadplugin Mail::SpamAssassin::Plugin::Bayes\n")
+    stock = Path("/usr/share/spamassassin")
+    (rules / "23_bayes.cf").write_text("".join(line for line in (stock / "23_bayes.cf").read_text().splitlines(True)
+                                               if not line.startswith("require_version")))
+    for name in ("20_aux_tlds.cf", "60_bayes_stopwords.cf"):
+        if (stock / name).exists():
+            shutil.copy(stock / name, rules / name)
+    scores = [line for line in (stock / "50_scores.cf").read_text().splitlines(True) if line.startswith("score BAYES_")]
+    (rules / "50_scores.cf").write_text("".join(scores))
+    settings = {"required_score": "3.5", "use_bayes": "1", "use_bayes_rules": "1", "bayes_auto_learn": "0",
+                "bayes_path": str(bayes / "bayes"), "bayes_file_mode": "0777", "bayes_min_ham_num": "10",
+                "bayes_min_spam_num": "10", "lock_method": "flock", "dns_available": "no"}
+    (rules / "10_bayes_only.cf").write_text("".join(f"{key} {value}\n" for key, value in settings.items()))
+    return ["--configpath", str(rules), "--siteconfigpath", str(site)], settings
+
+
+def train_spamassassin(folder: Path, options: list[str], messages) -> float:
+    """sa-learn on the corpus (spam, then ham); the wall seconds it took."""
+    for label in ("spam", "ham"):
+        (folder / label).mkdir(parents=True)
+    for i, message in enumerate(messages):
+        (folder / message.label / f"{i:05d}.eml").write_bytes(message.raw)
+    start = time.perf_counter()
+    for label in ("spam", "ham"):
+        subprocess.run(["sa-learn", *options, f"--{label}", str(folder / label)], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def start_spamd(folder: Path, options: list[str], spamc: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    command = ["spamd", *options, "--nouser-config", "--listen", "127.0.0.1", "--port", str(port),
+               "--max-children", str(SPAMD_CHILDREN), "-s", "stderr"]
+    if os.geteuid() == 0:  # spamd will not check mail as root
+        subprocess.run(["chown", "-R", "nobody", str(folder / "bayes")], check=True)
+        for parent in (folder.parent, folder):  # nobody must reach the rules and the database
+            parent.chmod(0o755)
+        command += ["--username", "nobody"]
+    log = open(folder / "spamd.log", "wb")
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"spamd exited with {process.returncode}: {(folder / 'spamd.log').read_text()[-2000:]}")
+        if ping(spamc, port):
+            return process, port
+        time.sleep(0.5)
+    raise RuntimeError("spamd did not answer PING within 120 s")
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+# -- the clients --------------------------------------------------------------------------------
+
+def check_run(spamc: str, port: int, files: list[tuple[Path, str]], clients: int) -> dict[str, Any]:
+    """Every file through ``spamc -c`` by ``clients`` concurrent threads: rate, latencies, verdicts."""
+    work: queue.Queue = queue.Queue()
+    for item in files:
+        work.put(item)
+    latencies: list[float] = []
+    flagged = {"spam": 0, "ham": 0}
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def client() -> None:
+        while True:
+            try:
+                path, label = work.get_nowait()
+            except queue.Empty:
+                return
+            with open(path, "rb") as stdin:
+                start = time.perf_counter()
+                done = subprocess.run([spamc, "-d", "127.0.0.1", "-p", str(port), "-u", USER, "-c"], stdin=stdin,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                elapsed = time.perf_counter() - start
+            with lock:
+                latencies.append(elapsed)
+                if done.returncode not in (0, 1) or not re.fullmatch(rb"-?\d+\.\d/\d+\.\d\n", done.stdout) \
+                        or done.stdout == b"0/0\n":
+                    errors.append(f"exit {done.returncode}: {done.stdout[:40]!r} {done.stderr[:200]!r}")
+                elif done.returncode == 1:
+                    flagged[label] += 1
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    latencies.sort()
+    return {"messages": len(files), "wall": wall, "msg_per_s": len(files) / wall,
+            "p50_ms": 1e3 * statistics.median(latencies),
+            "p99_ms": 1e3 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
+            "flagged": flagged, "errors": errors[:5], "n_errors": len(errors)}
+
+
+def floor_run(code: str, times: int) -> float:
+    """Median wall seconds of ``python -c code``: what any Python command pays here, now."""
+    seconds = []
+    for _ in range(times):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=child_env())
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
+
+
+def classify_run(model: Path, files: list[tuple[Path, str]]) -> dict[str, Any]:
+    """``streamnb classify MODEL < message``, one process per message, one after the other."""
+    seconds, failures = [], 0
+    for path, _ in files:
+        with open(path, "rb") as stdin:
+            start = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "streamnb", "classify", str(model)], stdin=stdin,
+                                  capture_output=True, env=child_env())
+            seconds.append(time.perf_counter() - start)
+        failures += done.returncode not in (0, 1, 2)
+    return {"seconds": seconds, "median_s": statistics.median(seconds), "failures": failures}
+
+
+# -- the section ---------------------------------------------------------------------------------
+
+def run(ctx: common.Context) -> dict[str, Any]:
+    from streamnb import cli
+
+    corpus = ctx.corpus()
+    messages = corpus.messages
+    spamc = shutil.which("spamc")
+    spamd_ready = shutil.which("spamd") is not None and shutil.which("sa-learn") is not None
+    data: dict[str, Any] = {
+        "messages_trained": len(messages), "clients": list(CLIENTS),
+        "installed": {"spamc": spamc is not None, "spamd": spamd_ready},
+        "spamd_children": SPAMD_CHILDREN, "rows": {}, "classify": None,
+    }
+    n_check = ctx.pick(400, 60)
+    step = max(1, len(messages) // n_check)
+    sample = messages[::step][:n_check]
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as scratch:
+        folder = Path(scratch)
+        models, mail = folder / "models", folder / "mail"
+        models.mkdir()
+        mail.mkdir()
+        files = []
+        for i, message in enumerate(sample):
+            path = mail / f"{i:04d}.eml"
+            path.write_bytes(message.raw)
+            files.append((path, message.label))
+        data["messages_checked"] = len(files)
+        data["spam_checked"] = sum(label == "spam" for _, label in files)
+
+        args = cli.build_parser().parse_args(["train", "unused"])
+        model = cli.build_model(args)
+        start = time.perf_counter()
+        for message in messages:
+            model.learn_one(message.raw, message.label)
+        model.save(models / f"{USER}.snb")
+        data["streamnb_train_seconds"] = time.perf_counter() - start
+        data["model_bytes"] = (models / f"{USER}.snb").stat().st_size
+        ctx.log(f"  model: {len(messages):,} messages, {data['model_bytes'] / 1e6:.1f} MB, "
+                f"{data['streamnb_train_seconds']:.1f} s")
+
+        n_classify = ctx.pick(20, 4)
+        model_copy = folder / "demo-model.snb"
+        shutil.copy(models / f"{USER}.snb", model_copy)
+        classify_run(model_copy, files[:1])  # warm-up: bytecode written once, as an installed package has it
+
+        contenders: dict[str, Any] = {}
+        processes: list[subprocess.Popen] = []
+        try:
+            if spamc is None:
+                ctx.log("  spamc is not installed (Debian package spamc): no CHECK measurements")
+            else:
+                process, port = start_streamnb(models)
+                processes.append(process)
+                contenders["streamnb serve"] = port
+                if spamd_ready:
+                    options, settings = spamassassin_config(folder / "sa")
+                    ctx.log(f"  sa-learn on {len(messages):,} messages ...")
+                    data["spamd_train_seconds"] = train_spamassassin(folder / "sa-train", options, messages)
+                    data["spamd_settings"] = settings
+                    ctx.log(f"  sa-learn: {data['spamd_train_seconds']:.1f} s")
+                    process, port = start_spamd(folder / "sa", options, spamc)
+                    processes.append(process)
+                    contenders["spamd (Bayes only)"] = port
+                    data["spamd_version"] = subprocess.run(["spamd", "--version"], capture_output=True,
+                                                           text=True).stdout.splitlines()[0]
+                else:
+                    ctx.log("  spamd is not installed (Debian packages spamd, spamassassin): not measured")
+                data["spamc_version"] = subprocess.run([spamc, "-V"], capture_output=True,
+                                                       text=True).stdout.splitlines()[0]
+                for name, port in contenders.items():  # warm-up: the model loaded, spamd's children started
+                    check_run(spamc, port, files[:10], 2)
+
+            jobs = {f"{name}|{clients}": (lambda port=port, clients=clients: check_run(spamc, port, files, clients))
+                    for name, port in contenders.items() for clients in CLIENTS}
+            jobs["classify"] = lambda: classify_run(model_copy, files[:n_classify])
+            jobs["python"] = lambda: floor_run("pass", ctx.pick(10, 3))
+            jobs["numpy"] = lambda: floor_run("import numpy", ctx.pick(10, 3))
+            results = common.rounds(jobs, ctx.repeats, ctx.log)
+        finally:
+            for process in processes:
+                stop(process)
+
+    for key, runs in results.items():
+        if "|" not in key:
+            continue
+        name, clients = key.split("|")
+        row = data["rows"].setdefault(name, {})
+        row[clients] = {
+            "msg_per_s": common.summary([r["msg_per_s"] for r in runs], common.WALL),
+            "p50_ms": common.summary([r["p50_ms"] for r in runs], common.WALL),
+            "p99_ms": common.summary([r["p99_ms"] for r in runs], common.WALL),
+            "flagged": runs[-1]["flagged"], "errors": sum(r["n_errors"] for r in runs),
+            "error_samples": [e for r in runs for e in r["errors"]][:3],
+        }
+        ctx.log(f"  {name}, {clients} clients: {row[clients]['msg_per_s']['median']:.0f} msg/s, p50 "
+                f"{row[clients]['p50_ms']['median']:.1f} ms, p99 {row[clients]['p99_ms']['median']:.1f} ms, "
+                f"errors {row[clients]['errors']}")
+    runs = results["classify"]
+    data["classify"] = {"messages": n_classify,
+                        "seconds_per_message": common.summary([r["median_s"] for r in runs], common.WALL),
+                        "failures": sum(r["failures"] for r in runs)}
+    data["python_start"] = common.summary(results["python"], common.WALL)
+    data["numpy_import"] = common.summary(results["numpy"], common.WALL)
+    ctx.log(f"  streamnb classify: {data['classify']['seconds_per_message']['median']:.3f} s per message "
+            f"(python -c pass {data['python_start']['median']:.3f} s, import numpy {data['numpy_import']['median']:.3f} s)")
+    if "streamnb serve" in data["rows"]:
+        serve_runs = [r["p50_ms"] / 1e3 for r in results["streamnb serve|1"]]
+        data["classify_vs_serve"] = common.ratio([r["median_s"] for r in runs], serve_runs)
+        ctx.log(f"  per message, serve (1 client) is {data['classify_vs_serve']['median']:.0f}x faster than classify")
+    return data
+
+
+def markdown(data: dict[str, Any]) -> list[str]:
+    lines = [f"Model: the demo's filter trained on {data['messages_trained']:,} messages "
+             f"({data['model_bytes'] / 1e6:.1f} MB file, {data['streamnb_train_seconds']:.1f} s to train); "
+             f"{data['messages_checked']:,} messages checked per run ({data['spam_checked']:,} spam). "
+             + (f"Client: {data['spamc_version']}. " if data.get("spamc_version") else "")
+             + (f"{data['spamd_version']}, Bayes only, {data['spamd_children']} children, trained by sa-learn in "
+                f"{data['spamd_train_seconds']:.0f} s. " if data.get("spamd_version") else ""), ""]
+    missing = [f"{name} is NOT INSTALLED: not measured" for name, ok in data["installed"].items() if not ok]
+    if missing:
+        lines += ["; ".join(missing) + " (Debian packages spamc, spamd and spamassassin).", ""]
+    if data["rows"]:
+        lines += ["| server | clients | msg/s (min-max) | p50 latency ms | p99 latency ms | flagged spam / ham | "
+                  "errors |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for name, row in data["rows"].items():
+            for clients, r in row.items():
+                rate = r["msg_per_s"]
+                lines.append(f"| {name} | {clients} | {rate['median']:,.0f} ({rate['min']:,.0f}-{rate['max']:,.0f}) | "
+                             f"{r['p50_ms']['median']:.1f} | {r['p99_ms']['median']:.1f} | "
+                             f"{r['flagged']['spam']} / {r['flagged']['ham']} | {r['errors']} |")
+        lines.append("")
+    classify = data["classify"]
+    lines.append(f"`streamnb classify MODEL < message`, one process per message ({classify['messages']} messages): "
+                 f"{classify['seconds_per_message']['median']:.3f} s per message (wall, median; min "
+                 f"{classify['seconds_per_message']['min']:.3f}, max {classify['seconds_per_message']['max']:.3f}), "
+                 f"{classify['failures']} failures. In the same rounds, `python -c pass` took "
+                 f"{data['python_start']['median']:.3f} s and `python -c 'import numpy'` "
+                 f"{data['numpy_import']['median']:.3f} s (what any command importing numpy pays on this machine at "
+                 "that time).")
+    if "classify_vs_serve" in data:
+        lines.append(f"Per message, `spamc -c` against streamnb serve (1 client, p50) is "
+                     f"{data['classify_vs_serve']['median']:,.0f}x faster than `streamnb classify`.")
+    lines += ["", "\"flagged\" counts the messages spamc reported as spam (exit 1), of the checked spam and ham: "
+              "streamnb's spam verdict, spamd's score >= its required score; the counts show each server really "
+              "classified (the messages checked were learned: this is not an accuracy figure)."]
+    return lines
+
+
+def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 16: a message through spamc >= 20x faster than a classify process; classify <= 0.25 s."""
+    ratio = data.get("classify_vs_serve")
+    return [
+        {"id": "serve_vs_classify", "what": "time per message: streamnb classify (one process per message) over "
+         "spamc -c against streamnb serve (1 client, p50)", "value": ratio["median"] if ratio else None,
+         "op": ">=", "threshold": 20, "unit": "x"},
+        {"id": "classify_one_message", "what": "streamnb classify of one message on the demo's model, interpreter "
+         "start included (wall)", "value": data["classify"]["seconds_per_message"]["median"], "op": "<=",
+         "threshold": 0.25, "unit": " s"},
+    ]
+
+
+if __name__ == "__main__":
+    from .suite import main
+
+    raise SystemExit(main(["--only", NAME, *sys.argv[1:]]))

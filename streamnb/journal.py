@@ -1,0 +1,304 @@
+"""Lessons that are never lost: a write lock and an append-only journal beside a model file.
+
+Three files live side by side::
+
+    DIR/alice.snb          the model (streamnb.persist: written atomically, checksummed)
+    DIR/alice.snb.lock     the write lock (``filelock``) held around every load-change-save
+    DIR/alice.snb.journal  lessons acknowledged but not yet folded into the model file
+
+Every writer (``streamnb learn``/``unlearn``/``train --force``, ``streamnb serve``) takes the
+lock before it reads the model file and keeps it until its change is on disk, so two
+writers never both start from the same file and lose each other's lessons.
+
+The journal lets a server acknowledge a lesson at the cost of one appended record and one
+fsync instead of a rewrite of the whole model. It starts with a header naming the SHA-256
+of the model file its lessons apply to (its *base*); then come records, each with a CRC32::
+
+    header:  b"streamnb-journal v1 base sha256:<64 hex digits>\\n"
+    record:  b"SNBJ" | action (1 byte: L learn, F forget) | label length (1 byte)
+             | message length (4 bytes, big-endian) | label (UTF-8) | message | CRC32 of all before (4 bytes)
+
+Folding writes the model (with the lessons applied) atomically, then deletes the journal.
+A crash between the two leaves a journal whose base is no longer the model file's digest:
+its lessons are already in the file, and whoever opens it next discards it. A journal
+whose base *is* the file's digest holds lessons the file lacks: they are replayed. So each
+acknowledged lesson is applied exactly once, whatever the model (a ledger is not needed
+for that), and a record torn by a crash in the middle of an append (never acknowledged,
+since the reply waits for the fsync) is dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import struct
+import time
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+from .errors import StreamNBError
+
+__all__ = ["Lesson", "JournalError", "ModelLockedError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
+           "file_digest", "read_journal", "pending_lessons", "create_journal", "append_lessons",
+           "remove_journal", "apply_lesson", "fold_pending"]
+
+LOCK_SUFFIX = ".lock"
+JOURNAL_SUFFIX = ".journal"
+LEARN, FORGET = "learn", "forget"
+_ACTIONS = {LEARN: b"L", FORGET: b"F"}
+_ACTION_NAMES = {code: name for name, code in _ACTIONS.items()}
+_HEADER = re.compile(rb"streamnb-journal v1 base sha256:([0-9a-f]{64})\n")
+_HEADER_SIZE = len(b"streamnb-journal v1 base sha256:") + 64 + 1
+_RECORD = struct.Struct(">4scBI")
+_MAGIC = b"SNBJ"
+_CRC = struct.Struct(">I")
+MAX_RECORD_MESSAGE = 1 << 28  # a length beyond this is damage, not a message (spamc's own cap is 256 MB)
+
+log = logging.getLogger("streamnb.journal")
+
+
+class JournalError(StreamNBError, ValueError):
+    """A journal cannot be used: not a journal, damaged header, or unwritable."""
+
+
+class ModelLockedError(StreamNBError, TimeoutError):
+    """Another writer held the model's lock for longer than we were willing to wait."""
+
+
+class Lesson(NamedTuple):
+    """One acknowledged lesson: learn ``message`` as ``label``, or forget it (label None)."""
+
+    action: str
+    label: str | None
+    message: bytes
+
+
+def lock_path(model_path: str | os.PathLike) -> str:
+    return os.fspath(model_path) + LOCK_SUFFIX
+
+
+def journal_path(model_path: str | os.PathLike) -> str:
+    return os.fspath(model_path) + JOURNAL_SUFFIX
+
+
+def write_lock(model_path: str | os.PathLike, timeout: float = 120.0) -> Any:
+    """The write lock of a model file, as a context manager (``with write_lock(path): ...``).
+
+    Raises ModelLockedError after ``timeout`` seconds (< 0: wait forever). The lock is an
+    flock on ``<model>.lock``: the kernel releases it when its holder dies, so a killed
+    writer never leaves it stuck.
+    """
+    from filelock import FileLock, Timeout  # imported here: `streamnb classify` never locks
+
+    lock = FileLock(lock_path(model_path), timeout=timeout)
+
+    class _Held:
+        def __enter__(self) -> None:
+            try:
+                lock.acquire()
+            except Timeout:
+                raise ModelLockedError(f"{os.fspath(model_path)!r} is locked by another writer "
+                                       f"(waited {timeout:g} s; a running 'streamnb serve' or 'streamnb learn'?)") from None
+
+        def __exit__(self, *exc_info: object) -> None:
+            lock.release()
+
+    return _Held()
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a file's bytes: the identity a journal's base refers to."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fsync_folder(path: str) -> None:
+    folder = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def encode_lesson(lesson: Lesson) -> bytes:
+    """One journal record (see the module docstring)."""
+    if lesson.action not in _ACTIONS:
+        raise JournalError(f"unknown lesson action {lesson.action!r} (expected 'learn' or 'forget')")
+    label = b"" if lesson.label is None else lesson.label.encode("utf-8")
+    if len(label) > 255:
+        raise JournalError(f"label {lesson.label!r} is longer than 255 bytes")
+    if len(lesson.message) > MAX_RECORD_MESSAGE:
+        raise JournalError(f"message of {len(lesson.message)} bytes is too long for a journal record")
+    body = _RECORD.pack(_MAGIC, _ACTIONS[lesson.action], len(label), len(lesson.message)) + label + lesson.message
+    return body + _CRC.pack(zlib.crc32(body))
+
+
+class JournalContents(NamedTuple):
+    """What a journal file holds: its base digest, the intact lessons, and where they end."""
+
+    base: str
+    lessons: list[Lesson]
+    end: int  # offset just past the last intact record
+    size: int  # the file's size; > end when a torn or damaged tail follows
+
+
+def read_journal(path: str | os.PathLike) -> JournalContents | None:
+    """Parse a journal; None if there is none. JournalError if its header is not a journal's."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    match = _HEADER.match(data)
+    if match is None:
+        raise JournalError(f"{os.fspath(path)!r} is not a streamnb journal (bad header)")
+    lessons = list(_records(data, _HEADER_SIZE))
+    end = _HEADER_SIZE + sum(len(encode_lesson(lesson)) for lesson in lessons)
+    return JournalContents(match.group(1).decode("ascii"), lessons, end, len(data))
+
+
+def _records(data: bytes, offset: int) -> Iterator[Lesson]:
+    """The intact records from offset on; stops at the first torn or damaged one."""
+    while offset + _RECORD.size <= len(data):
+        magic, action, label_size, message_size = _RECORD.unpack_from(data, offset)
+        if magic != _MAGIC or action not in _ACTION_NAMES or message_size > MAX_RECORD_MESSAGE:
+            return
+        stop = offset + _RECORD.size + label_size + message_size
+        if stop + _CRC.size > len(data) or _CRC.unpack_from(data, stop)[0] != zlib.crc32(data[offset:stop]):
+            return
+        label = data[offset + _RECORD.size: offset + _RECORD.size + label_size].decode("utf-8", "replace")
+        yield Lesson(_ACTION_NAMES[action], label or None, data[stop - message_size: stop])
+        offset = stop + _CRC.size
+
+
+def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
+    """The journal's lessons not yet in the model file whose digest is ``digest``.
+
+    A journal with another base was folded already (a crash came between the snapshot and
+    its removal): its lessons are in the file, and none is returned. Call under the lock.
+    """
+    contents = read_journal(journal_path(model_path))
+    if contents is None:
+        return []
+    if contents.base != digest:
+        log.info("%s: journal of %d lessons already folded into the model file; discarding it",
+                 journal_path(model_path), len(contents.lessons))
+        return []
+    if contents.size > contents.end:
+        # Only the tail can be torn (records are appended); a lesson there was never
+        # acknowledged, because replies wait for the fsync that follows each append.
+        log.warning("%s: %d bytes after the last intact record dropped (a write interrupted by a crash)",
+                    journal_path(model_path), contents.size - contents.end)
+    return contents.lessons
+
+
+def create_journal(model_path: str | os.PathLike, digest: str) -> int:
+    """A new, empty journal for the model file of digest ``digest``; returns a descriptor for appending.
+
+    Written to a temporary file, fsynced and renamed into place, so a journal on disk always
+    has its whole header. Call under the lock.
+    """
+    path = journal_path(model_path)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(descriptor, b"streamnb-journal v1 base sha256:" + digest.encode("ascii") + b"\n")
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    os.replace(temporary, path)
+    _fsync_folder(path)
+    return os.open(path, os.O_WRONLY | os.O_APPEND)
+
+
+def append_lessons(descriptor: int, lessons: Iterable[Lesson]) -> int:
+    """Append records and fsync: when this returns, the lessons survive a crash. Returns the bytes written."""
+    data = b"".join(encode_lesson(lesson) for lesson in lessons)
+    view, written = memoryview(data), 0
+    while written < len(data):
+        written += os.write(descriptor, view[written:])
+    os.fsync(descriptor)
+    return written
+
+
+def remove_journal(model_path: str | os.PathLike) -> None:
+    """Delete the journal (its lessons are in the model file now). Call under the lock."""
+    path = journal_path(model_path)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    _fsync_folder(path)
+
+
+def apply_lesson(model: Any, lesson: Lesson) -> bool:
+    """Apply one lesson to a model through its public API; True if the model changed.
+
+    learn: ``learn_one(message, label)``. With a ledger, a message already learned under
+    that label is a no-op and one learned under the other label moves.
+
+    forget: ``learn_one(message, c)`` then ``unlearn_one(message, c)`` for a class c the
+    model knows. With a ledger, whatever the model held about the message (nothing, or the
+    message under any label) ends up removed: learning first makes the message known under
+    c, and unlearning takes it out with the weight and age the ledger recorded. A plain
+    unlearn_one could not tell a message never learned from one learned, and would subtract
+    counts the message never added. Returns whether the message was known (the learn added
+    no document). Needs a model without forgetting to tell "known" apart (the server's).
+    """
+    if lesson.action == LEARN:
+        before = model.class_counts
+        model.learn_one(lesson.message, lesson.label)
+        return model.class_counts != before
+    classes = list(model.classes)
+    if not classes:
+        return False
+    before = sum(model.class_counts.values())
+    model.learn_one(lesson.message, classes[0])
+    known = sum(model.class_counts.values()) <= before + 0.5  # an unknown message adds one document
+    model.unlearn_one(lesson.message, classes[0])
+    return known
+
+
+def replay(model: Any, lessons: Iterable[Lesson], origin: str = "journal") -> int:
+    """Apply lessons in order; a lesson the model refuses is logged and skipped (as it was when first told)."""
+    applied = 0
+    for lesson in lessons:
+        try:
+            apply_lesson(model, lesson)
+            applied += 1
+        except (StreamNBError, ValueError, TypeError) as error:
+            log.warning("%s: a %s lesson was refused on replay (as when it was told): %s", origin, lesson.action, error)
+    return applied
+
+
+def fold_pending(model_path: str | os.PathLike, model: Any) -> int:
+    """Apply the journal's pending lessons to ``model`` (just loaded from ``model_path``).
+
+    Call under the lock, then save the model and :func:`remove_journal`. Returns how many
+    lessons were pending.
+    """
+    lessons = pending_lessons(model_path, file_digest(model_path))
+    replay(model, lessons, journal_path(model_path))
+    return len(lessons)
+
+
+def stamp(path: str | os.PathLike) -> tuple[int, int, int] | None:
+    """(inode, size, mtime in ns) of a file, or None: tells whether someone replaced or grew it."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return status.st_ino, status.st_size, status.st_mtime_ns
+
+
+def set_aside(path: str | os.PathLike) -> str:
+    """Rename a damaged file to ``<path>.damaged-<time>`` (kept for inspection, never deleted)."""
+    target = f"{os.fspath(path)}.damaged-{time.strftime('%Y%m%dT%H%M%S')}"
+    os.replace(path, target)
+    return target

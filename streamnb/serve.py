@@ -1,0 +1,818 @@
+"""``streamnb serve``: the spam filter as a service that speaks SpamAssassin's spamd protocol.
+
+Debian's ``spamc`` (and any other spamd client) works unchanged: a mail server pipes each
+message through ``spamc``, which sends it here over TCP and prints what comes back. One
+Python process serves every message, so a verdict costs a few milliseconds instead of the
+interpreter start, imports and model load that ``streamnb classify`` pays per message.
+
+Protocol (SpamAssassin's spamd/PROTOCOL and spamc's libspamc.c, SPAMC/1.5). A request is
+``<METHOD> SPAMC/<version>\\r\\n``, headers ``Name: value\\r\\n`` (names are case-sensitive:
+``Content-length``, ``User``, ``Compress``, ``Message-class``, ``Set``, ``Remove``; others
+are ignored), an empty line, then the message. The reply is ``SPAMD/1.5 <code> <text>\\r\\n``,
+headers, an empty line and a body; the server closes the connection after it.
+
+==============  ============================================================================
+method          reply (after ``SPAMD/1.5 0 EX_OK``)
+==============  ============================================================================
+CHECK           ``Spam: True ; 9.9 / 9.0`` and ``X-StreamNB-Status: spam|ham|unsure``
+SYMBOLS         the same headers, a body ``STREAMNB_SPAM`` (``_HAM``, ``_UNSURE``, and
+                ``STREAMNB_UNTRAINED`` while the model lacks min-per-class messages of a class)
+REPORT          the same headers, a body: verdict, scores, model counts, strongest clues
+REPORT_IFSPAM   as REPORT for spam; an empty body otherwise
+PROCESS         the message with X-StreamNB-Status, X-StreamNB-Score, X-Spam-Status and (spam
+                only) X-Spam-Flag headers; the body byte for byte
+HEADERS         as PROCESS, up to the empty line ending the headers (spamc adds the body)
+PING            ``SPAMD/1.5 0 PONG``
+SKIP            nothing: the connection is closed
+TELL            ``DidSet: local`` (learned, or moved from the other class) or ``DidRemove:
+                local`` (forgotten); neither when the model already was that way
+==============  ============================================================================
+
+Scores: the decision rule's score (the chi-square indicator I in [0, 1] by default) times 10,
+cut (not rounded) to one decimal, over the spam cutoff times 10: ``9.9 / 9.0``. ``Spam:
+True`` exactly when the verdict is spam, so spamc's exit code says spam (1) or not (0);
+"unsure" (the score between the cutoffs, or a model not yet trained on ``--min-per-class``
+messages of each class) cannot travel in that exit code and is carried by the
+``X-StreamNB-Status`` header and the ``STREAMNB_UNSURE`` symbol.
+
+TELL (``spamc -L spam|ham|forget``, needs ``--allow-tell``): ``Set: local`` with
+``Message-class: spam|ham`` learns the message as that class (with the model's ledger, a
+message learned before under the same class is left alone, under the other class it moves);
+``Remove: local`` forgets it. ``remote`` (collaborative reporting) is not offered and ignored.
+
+Users: the ``User`` header picks ``DIR/<user>.snb`` (``default`` without one). A user name is
+1-64 characters of letters, digits and ``_ . @ + = -``, not starting with ``.`` or ``-``; no
+other name is accepted, so no path ever leaves DIR (symbolic links are refused too). A
+user's model file is made at the first TELL, with the default filter of ``streamnb train``
+plus a ledger; before that, messages are checked against an empty model ("unsure") and
+nothing is written. At most ``--max-models`` models stay loaded (least recently used out).
+
+Durability (see :mod:`streamnb.journal`): one writer per model (the model file's lock, shared
+with ``streamnb learn``); each TELL is appended to ``DIR/<user>.snb.journal`` and fsynced
+before the reply (TELLs arriving together share one fsync); the journal is folded into the
+model file by an atomic save every ``--snapshot-every`` lessons or ``--snapshot-seconds``,
+once it holds 64 MiB, when a model leaves the cache, and on SIGTERM/SIGINT (then the server
+exits). At start every journal left by a crash is folded. After a clean stop ``DIR/<user>.snb`` loads with
+``streamnb.load`` and holds every acknowledged lesson. A file changed by another writer
+(``streamnb learn`` on it) is noticed and reloaded.
+
+Errors, as spamd sends them (then the connection is closed): ``76 Bad header line: (...)``
+EX_PROTOCOL for a malformed request (unknown method, bad header line or ``Content-length``,
+a body shorter than announced, an invalid user name, too many or too long header lines, a
+bad zlib stream); ``65`` EX_DATAERR for a message over ``--max-size`` (spamc's default
+500 KB); ``79 Timeout: (...)`` EX_TIMEOUT when a request takes longer than ``--timeout``
+seconds to arrive (slow clients); ``69 Service Unavailable: (...)`` EX_UNAVAILABLE for TELL
+without ``--allow-tell`` or on a model without a ledger; ``75`` EX_TEMPFAIL beyond
+``--max-connections`` or when a model stays locked by another writer; ``74`` EX_IOERR when a
+lesson cannot be made durable; ``70`` EX_SOFTWARE for an internal error (logged). The
+server listens on 127.0.0.1 unless ``--host`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import re
+import signal
+import time
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import journal
+from .decision import SPAM, SpamFilter, Verdict
+from .errors import StreamNBError
+from .journal import FORGET, LEARN, Lesson, ModelLockedError
+
+log = logging.getLogger("streamnb.serve")
+
+PROTOCOL = "SPAMD/1.5"
+# sysexits.h, as spamd answers with them
+EX_OK, EX_DATAERR, EX_UNAVAILABLE, EX_SOFTWARE = 0, 65, 69, 70
+EX_IOERR, EX_TEMPFAIL, EX_PROTOCOL, EX_TIMEOUT = 74, 75, 76, 79
+METHODS = ("CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS", "HEADERS", "PING", "SKIP", "TELL")
+DEFAULT_USER = "default"
+MODEL_SUFFIX = ".snb"
+USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,63}")
+SPAMC_MAX_SIZE = 500 * 1024  # spamc's default --max-size
+# A journal holds whole messages: fold it once it is this big, whatever --snapshot-every says,
+# so that a burst of large messages neither fills the disk nor makes the replay at start slow.
+JOURNAL_FOLD_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one client may cost the server."""
+
+    max_size: int = SPAMC_MAX_SIZE  # message bytes (after zlib decompression too)
+    timeout: float = 30.0  # seconds for a whole request to arrive (and for a reply to be taken)
+    max_connections: int = 64  # connections handled at once; more are answered EX_TEMPFAIL
+    max_line: int = 8192  # bytes per request/header line (spamc's own buffer)
+    max_headers: int = 255  # as spamd
+    lock_timeout: float = 10.0  # seconds to wait for a model another writer holds
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server needs besides where to listen."""
+
+    models: Path
+    new_model: Callable[[], Any]  # the model a new user starts with (cli.build_model + a ledger)
+    rule: Any  # the decision rule (decision.ChiSquareRule ...)
+    spam_cutoff: float
+    min_per_class: float = 10
+    allow_tell: bool = False
+    max_models: int = 32
+    snapshot_every: int = 1000
+    snapshot_seconds: float = 60.0
+    limits: Limits = Limits()
+
+    def __post_init__(self) -> None:
+        # Resolved once: a user's file is checked to resolve inside exactly this folder.
+        object.__setattr__(self, "models", Path(os.path.realpath(self.models)))
+
+
+class ProtocolError(Exception):
+    """A request the server answers with an error code (and closes)."""
+
+    def __init__(self, code: int, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
+
+    def reply(self) -> bytes:
+        return f"{PROTOCOL} {self.code} {self.text}\r\n".encode("ascii", "replace")
+
+
+def protocol_error(reason: str) -> ProtocolError:
+    return ProtocolError(EX_PROTOCOL, f"Bad header line: ({reason})")
+
+
+def unavailable(reason: str) -> ProtocolError:
+    return ProtocolError(EX_UNAVAILABLE, f"Service Unavailable: ({reason})")
+
+
+class _Evicted(Exception):
+    """The user's model left the cache while a TELL waited: look it up again."""
+
+
+# -- requests -----------------------------------------------------------------------------------
+
+@dataclass
+class Request:
+    method: str
+    version: float
+    headers: dict[str, str]
+    user: str = DEFAULT_USER
+    body: bytes = b""
+
+
+def _printable(data: bytes, limit: int = 60) -> str:
+    text = data.decode("latin-1")
+    text = "".join(c if 32 <= ord(c) < 127 else "?" for c in text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def _line(reader: asyncio.StreamReader) -> bytes:
+    try:
+        line = await reader.readline()
+    except ValueError:  # StreamReader's limit: a line longer than Limits.max_line
+        raise protocol_error("line too long") from None
+    if not line.endswith(b"\n"):
+        raise protocol_error("EOF during headers" if line else "closed before headers")
+    return line.rstrip(b"\r\n")
+
+
+async def read_head(reader: asyncio.StreamReader, limits: Limits) -> Request:
+    """The request line and headers, checked; the body is read by :func:`read_body`."""
+    first = await _line(reader)
+    match = re.fullmatch(rb"([A-Z_]{1,20}) SPAMC/(\d{1,3}(?:\.\d{1,3})?)", first)
+    if match is None or match.group(1).decode() not in METHODS:
+        raise protocol_error(f"unknown request {_printable(first)!r}")
+    request = Request(match.group(1).decode(), float(match.group(2)), {})
+    if request.method in ("PING", "SKIP") and request.version < 1.5:
+        return request  # before 1.5 these came without headers (spamd's doskip_or_ping)
+    for _ in range(limits.max_headers + 1):
+        line = await _line(reader)
+        if not line:
+            break
+        name, colon, value = line.partition(b":")
+        if not colon or not name or not re.fullmatch(rb"[A-Za-z0-9-]+", name):
+            raise protocol_error("header not in 'Name: value' format")
+        key, text = name.decode("ascii"), value.strip().decode("latin-1")
+        if key in request.headers and request.headers[key] != text:
+            raise protocol_error(f"conflicting {key} headers")
+        request.headers[key] = text
+    else:
+        raise protocol_error("too many headers")
+    length = request.headers.get("Content-length")
+    if length is not None and not re.fullmatch(r"\d{1,18}", length):
+        raise protocol_error(f"Content-length {length[:30]!r} is not a number of bytes")
+    if length is not None and int(length) > limits.max_size:
+        raise ProtocolError(EX_DATAERR, f"Message too big: ({int(length)} bytes; the limit is {limits.max_size})")
+    compress = request.headers.get("Compress")
+    if compress is not None and compress != "zlib":
+        raise protocol_error(f"Compress {compress[:20]!r} is not supported (only zlib)")
+    if "User" in request.headers:
+        request.user = check_user(request.headers["User"])
+    return request
+
+
+async def read_body(reader: asyncio.StreamReader, request: Request, limits: Limits) -> bytes:
+    """The message: Content-length bytes (or up to EOF without one), decompressed if zlib."""
+    length = request.headers.get("Content-length")
+    if length is not None:
+        try:
+            body = await reader.readexactly(int(length))
+        except asyncio.IncompleteReadError as short:
+            raise protocol_error(f"Content-Length mismatch: Expected {length} bytes, got {len(short.partial)} bytes") \
+                from None
+    else:
+        parts, size = [], 0
+        while True:
+            part = await reader.read(65536)
+            if not part:
+                break
+            size += len(part)
+            if size > limits.max_size:
+                raise ProtocolError(EX_DATAERR, f"Message too big: (more than the limit of {limits.max_size} bytes)")
+            parts.append(part)
+        body = b"".join(parts)
+    if request.headers.get("Compress") == "zlib":
+        inflate = zlib.decompressobj()
+        try:
+            plain = inflate.decompress(body, limits.max_size + 1)  # bounded: no zip bomb
+        except zlib.error as error:
+            raise protocol_error(f"zlib: {error}") from None
+        if len(plain) > limits.max_size:
+            raise ProtocolError(EX_DATAERR, f"Message too big: (more than {limits.max_size} bytes decompressed)")
+        if not inflate.eof:
+            raise protocol_error("zlib: truncated stream")
+        body = plain
+    return body
+
+
+def check_user(name: str) -> str:
+    """A user name that maps to a file in DIR and nowhere else; ProtocolError otherwise."""
+    if not USER_NAME.fullmatch(name):
+        raise protocol_error(f"User {name[:70]!r} is not a valid user name: 1-64 letters, digits or _.@+=- "
+                             "not starting with . or -")
+    return name
+
+
+def model_path(models: Path, user: str) -> Path:
+    """DIR/<user>.snb for a checked user name; refuses anything that would resolve outside DIR."""
+    path = models / f"{check_user(user)}{MODEL_SUFFIX}"
+    if path.parent != models or path.is_symlink() or Path(os.path.realpath(path)).parent != models:
+        raise protocol_error(f"User {user!r} does not name a model file inside the models folder")
+    return path
+
+
+# -- replies --------------------------------------------------------------------------------------
+
+def score_fields(verdict: Verdict, spam_cutoff: float) -> tuple[str, str, str]:
+    """("True"/"False", score, threshold) as spamd writes them: the rule's score and the spam cutoff, times 10."""
+    # Cut, not rounded: a score shown as 9.0 is never below a 9.0 threshold.
+    score = math.floor(verdict.score * 100.0) / 10.0 if math.isfinite(verdict.score) else 0.0
+    return ("True" if verdict.label == SPAM else "False"), f"{score:.1f}", f"{10.0 * spam_cutoff:.1f}"
+
+
+def symbols(verdict: Verdict, ready: bool) -> list[str]:
+    names = [f"STREAMNB_{verdict.label.upper()}"]
+    if not ready:
+        names.append("STREAMNB_UNTRAINED")
+    return names
+
+
+def report_text(verdict: Verdict, user: str, counts: dict, settings: Settings) -> str:
+    rule = settings.rule
+    lines = [f"streamnb verdict for user {user}: {verdict.label}",
+             f"  score {10 * verdict.score:.2f} of 10 (rule {type(rule).__name__}: spam from "
+             f"{10 * rule.spam_cutoff:.1f}, ham below {10 * rule.ham_cutoff:.1f})",
+             f"  P(spam|x) = {verdict.probability:.6f} (naive Bayes posterior)",
+             f"  model: {counts.get('spam', 0):g} spam and {counts.get('ham', 0):g} ham learned"
+             + (f" (unsure until {settings.min_per_class:g} of each)"
+                if min(counts.get("spam", 0), counts.get("ham", 0)) < settings.min_per_class else "")]
+    if verdict.evidence:
+        lines += ["", "Strongest clues (weight: > 0 toward spam, < 0 toward ham):"]
+        lines += [f"  {clue.weight:+8.3f}  {clue.feature}" for clue in verdict.evidence]
+    return "\r\n".join(lines) + "\r\n"
+
+
+def rewrite_message(raw: bytes, verdict: Verdict, score: str, threshold: str, tests: list[str]) -> bytes:
+    """The message with streamnb's and spamd-compatible X-Spam-* headers (earlier ones replaced)."""
+    from .cli import rewrite_headers
+
+    spam = verdict.label == SPAM
+    headers = [("X-StreamNB-Status", verdict.label), ("X-StreamNB-Score", f"{verdict.score:.6f}"),
+               ("X-Spam-Status", f"{'Yes' if spam else 'No'}, score={score} required={threshold} "
+                                 f"tests={','.join(tests)}")]
+    if spam:
+        headers.append(("X-Spam-Flag", "YES"))
+    return rewrite_headers(raw, headers, remove=("X-StreamNB-Status", "X-StreamNB-Score", "X-Spam-Status",
+                                                  "X-Spam-Flag"))
+
+
+def check_reply(method: str, verdict: Verdict, ready: bool, raw: bytes, user: str, counts: dict,
+                settings: Settings) -> bytes:
+    flag, score, threshold = score_fields(verdict, settings.spam_cutoff)
+    tests = symbols(verdict, ready)
+    head = f"{PROTOCOL} {EX_OK} EX_OK\r\n"
+    extra = f"Spam: {flag} ; {score} / {threshold}\r\nX-StreamNB-Status: {verdict.label}\r\n"
+    if method == "CHECK":
+        return (head + extra + "\r\n").encode("ascii")
+    if method == "SYMBOLS":
+        body = ",".join(tests).encode("ascii")
+    elif method == "REPORT" or (method == "REPORT_IFSPAM" and verdict.label == SPAM):
+        body = report_text(verdict, user, counts, settings).encode("utf-8", "replace")
+    elif method == "REPORT_IFSPAM":
+        body = b""
+    else:
+        body = rewrite_message(raw, verdict, score, threshold, tests)
+        if method == "HEADERS":
+            body = _headers_only(body)
+    return (head + f"Content-length: {len(body)}\r\n" + extra + "\r\n").encode("ascii") + body
+
+
+def _headers_only(message: bytes) -> bytes:
+    """The message up to and including the empty line after its headers (spamd's HEADERS)."""
+    ends = [i for i in (message.find(b"\r\n\r\n"), message.find(b"\n\n")) if i >= 0]
+    if not ends:
+        return message
+    end = min(ends)
+    return message[: end + (4 if message[end:end + 4] == b"\r\n\r\n" else 2)]
+
+
+# -- one user's model -----------------------------------------------------------------------------
+
+class UserModel:
+    """One user's model in memory: the only writer of DIR/<user>.snb in this process.
+
+    ``lock`` (asyncio) serialises everything done with the model; blocking file work (the
+    write lock shared with other processes, appends and fsyncs, saves) runs in a thread
+    while the caller holds it. The model in memory is always the model file plus the lessons
+    of its journal: lessons are journaled (and fsynced) first, then applied.
+    """
+
+    def __init__(self, user: str, path: Path, settings: Settings) -> None:
+        self.user = user
+        self.path = path
+        self.settings = settings
+        self.lock = asyncio.Lock()
+        self.model: Any = None
+        self.filter: SpamFilter | None = None
+        self.digest: str | None = None  # SHA-256 of the model file the memory state starts from
+        self.file_stamp: tuple | None = None
+        self.journal_fd: int | None = None
+        self.journal_stamp: tuple | None = None
+        self.pending = 0  # lessons in the journal, not in the model file
+        self.oldest_pending = 0.0
+        self.queue: list[tuple[Lesson, asyncio.Future]] = []
+        self.committing = False
+        self._committer: asyncio.Future | None = None
+        self.closed = False
+
+    # -- blocking parts (run in a thread, with self.lock held) ----------------------------------
+    def _held(self) -> Any:
+        return journal.write_lock(self.path, self.settings.limits.lock_timeout)
+
+    def _load_sync(self, create: bool) -> bool:
+        """Load the file (making it if asked), fold any journal left behind. False: no model file."""
+        with self._held():
+            if not self.path.exists():
+                if not create:
+                    return False
+                model = self.settings.new_model()
+                model.save(self.path)
+                log.info("user %s: new model %s", self.user, self.path)
+            else:
+                from .persist import load
+
+                model = load(self.path)
+            digest = journal.file_digest(self.path)
+            try:
+                lessons = journal.pending_lessons(self.path, digest)
+            except journal.JournalError as error:  # kept for a person to look at, never deleted
+                log.error("user %s: %s; set aside as %s", self.user, error,
+                          journal.set_aside(journal.journal_path(self.path)))
+                lessons = []
+            if lessons:  # left by a crash or by another server: fold now, start with no journal
+                journal.replay(model, lessons, f"user {self.user}")
+                model.save(self.path)
+                digest = journal.file_digest(self.path)
+                log.info("user %s: folded %d journaled lessons into %s", self.user, len(lessons), self.path)
+            journal.remove_journal(self.path)
+            self._close_journal()
+            self.model, self.digest = model, digest
+            self.file_stamp, self.journal_stamp = journal.stamp(self.path), None
+            self.pending = 0
+            return True
+
+    def _changed_on_disk(self) -> bool:
+        """Has another writer replaced the model file or written to the journal since we last did?"""
+        return (journal.stamp(self.path) != self.file_stamp
+                or journal.stamp(journal.journal_path(self.path)) != self.journal_stamp)
+
+    def _append_sync(self, lessons: list[Lesson]) -> bool:
+        """Journal the lessons durably; False (nothing written) if the files changed under us."""
+        with self._held():
+            if self._changed_on_disk():
+                return False
+            if self.journal_fd is None:
+                self.journal_fd = journal.create_journal(self.path, self.digest)
+            journal.append_lessons(self.journal_fd, lessons)
+            self.journal_stamp = journal.stamp(journal.journal_path(self.path))
+            return True
+
+    def _fold_sync(self) -> bool:
+        """Save the model with its lessons, then drop the journal; False if the files changed under us."""
+        with self._held():
+            if self._changed_on_disk():
+                return False
+            self.model.save(self.path)
+            self.digest = journal.file_digest(self.path)
+            self.file_stamp = journal.stamp(self.path)
+            # A crash here leaves a journal whose base is the old file: it is known as folded.
+            journal.remove_journal(self.path)
+            self._close_journal()
+            self.journal_stamp = None
+            self.pending = 0
+            return True
+
+    def _close_journal(self) -> None:
+        if self.journal_fd is not None:
+            os.close(self.journal_fd)
+            self.journal_fd = None
+
+    # -- the model, in the event loop -------------------------------------------------------------
+    async def _reload(self, create: bool) -> bool:
+        found = await asyncio.to_thread(self._load_sync, create)
+        if found:
+            self.filter = SpamFilter(self.model, self.settings.rule, min_per_class=self.settings.min_per_class)
+        return found
+
+    async def current(self, create: bool) -> bool:
+        """Make sure the model is loaded and is what the files say (call with self.lock held)."""
+        if self.model is None or self._changed_on_disk():
+            return await self._reload(create)
+        return True
+
+    async def classify(self, raw: bytes, explain: bool) -> tuple[Verdict, bool, dict] | None:
+        """(verdict, ready, class counts), or None when the user has no model file yet."""
+        async with self.lock:
+            if not await self.current(create=False):
+                return None
+            self.filter.evidence_k = 10 if explain else 0
+            verdict = self.filter.classify(raw, explain=explain)
+            return verdict, self.filter.ready, self.model.class_counts
+
+    async def tell(self, lesson: Lesson) -> bool:
+        """Journal the lesson (fsynced), apply it, and say whether it changed the model."""
+        future = asyncio.get_running_loop().create_future()
+        self.queue.append((lesson, future))
+        if not self.committing:
+            self.committing = True
+            self._committer = asyncio.ensure_future(self._commit())  # kept: a task without a reference may vanish
+        return await future
+
+    async def _commit(self) -> None:
+        """Group commit: every lesson queued meanwhile shares one lock, append and fsync."""
+        try:
+            while self.queue:
+                batch, self.queue = self.queue, []
+                try:
+                    await self._commit_batch(batch)
+                except BaseException as error:  # nothing of the batch is acknowledged
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(error if isinstance(error, Exception) else _Evicted())
+                    if not isinstance(error, Exception):
+                        raise
+        finally:
+            self.committing = False
+
+    async def _commit_batch(self, batch: list[tuple[Lesson, asyncio.Future]]) -> None:
+        async with self.lock:
+            if self.closed:
+                raise _Evicted()
+            await self.current(create=True)
+            if self.model.get_params().get("ledger") is None:
+                raise unavailable(f"the model of user {self.user} has no ledger, which TELL needs to learn a "
+                                  "message once (train it with --ledger)")
+            lessons = [lesson for lesson, _ in batch]
+            while not await asyncio.to_thread(self._append_sync, lessons):
+                await self._reload(create=True)  # another writer changed the files: start from them
+            if not self.pending:
+                self.oldest_pending = time.monotonic()
+            self.pending += len(lessons)
+            for lesson, future in batch:
+                try:
+                    changed = journal.apply_lesson(self.model, lesson)
+                except (StreamNBError, ValueError, TypeError) as error:
+                    future.set_exception(error)  # refused now, and again (the same way) on replay
+                else:
+                    future.set_result(changed)
+            journal_bytes = self.journal_stamp[1] if self.journal_stamp else 0
+            if self.pending >= self.settings.snapshot_every or journal_bytes >= JOURNAL_FOLD_BYTES:
+                await self._fold_locked()
+
+    async def _fold_locked(self) -> None:
+        if not self.pending or self.model is None:
+            return
+        try:
+            if not await asyncio.to_thread(self._fold_sync):
+                await self._reload(create=True)  # the other writer folded our journal already
+        except (OSError, ModelLockedError, StreamNBError) as error:
+            log.error("user %s: could not fold %d lessons into %s (they stay in the journal): %s",
+                      self.user, self.pending, self.path, error)
+
+    async def fold(self) -> None:
+        async with self.lock:
+            await self._fold_locked()
+
+    async def close(self) -> None:
+        """Fold and let go (eviction, shutdown); a TELL still queued is sent to a fresh entry."""
+        async with self.lock:
+            self.closed = True
+            await self._fold_locked()
+            self._close_journal()
+
+
+class ModelCache:
+    """Loaded user models, least recently used out beyond ``max_models``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.entries: OrderedDict[str, UserModel] = OrderedDict()
+        self.closing: set[asyncio.Task] = set()
+
+    def get(self, user: str) -> UserModel:
+        entry = self.entries.get(user)
+        if entry is not None:
+            self.entries.move_to_end(user)
+            return entry
+        entry = self.entries[user] = UserModel(user, model_path(self.settings.models, user), self.settings)
+        while len(self.entries) > self.settings.max_models:
+            _, old = self.entries.popitem(last=False)
+            task = asyncio.ensure_future(old.close())
+            self.closing.add(task)
+            task.add_done_callback(self.closing.discard)
+        return entry
+
+    def has_model(self, user: str) -> bool:
+        return user in self.entries or model_path(self.settings.models, user).exists()
+
+    async def close(self) -> None:
+        if self.closing:
+            await asyncio.gather(*self.closing, return_exceptions=True)
+        entries, self.entries = list(self.entries.values()), OrderedDict()
+        for entry in entries:
+            await entry.close()
+
+
+# -- the server ---------------------------------------------------------------------------------------
+
+def recover(models: Path, lock_timeout: float = 60.0) -> int:
+    """Fold every journal left in DIR by a crash (before serving); returns the lessons folded."""
+    from .persist import load
+
+    folded = 0
+    for name in sorted(os.listdir(models)):
+        if not name.endswith(MODEL_SUFFIX + journal.JOURNAL_SUFFIX):
+            continue
+        path = models / name[: -len(journal.JOURNAL_SUFFIX)]
+        try:
+            with journal.write_lock(path, lock_timeout):
+                if not path.exists():
+                    log.warning("%s: a journal without its model file; left alone", models / name)
+                    continue
+                try:
+                    lessons = journal.pending_lessons(path, journal.file_digest(path))
+                except journal.JournalError as error:
+                    log.error("%s; set aside as %s", error, journal.set_aside(models / name))
+                    continue
+                if lessons:
+                    model = load(path)
+                    journal.replay(model, lessons, str(models / name))
+                    model.save(path)
+                    folded += len(lessons)
+                    log.warning("%s: folded %d lessons journaled before a crash", path, len(lessons))
+                journal.remove_journal(path)
+        except (ModelLockedError, OSError, StreamNBError) as error:
+            log.error("%s: could not recover its journal now (it is folded when the user is next served): %s",
+                      path, error)
+    return folded
+
+
+class Server:
+    """The spamd-compatible service: ``await Server(settings).serve(host, port)``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.cache = ModelCache(settings)
+        self.active = 0
+        self.tasks: set[asyncio.Task] = set()
+        self._server: asyncio.base_events.Server | None = None
+        self._stopping: asyncio.Event | None = None
+        self._empty: SpamFilter | None = None
+
+    def empty_filter(self) -> SpamFilter:
+        """The verdicts of a user without a model file: an empty model (always unsure)."""
+        if self._empty is None:
+            self._empty = SpamFilter(self.settings.new_model(), self.settings.rule,
+                                     min_per_class=self.settings.min_per_class, evidence_k=0)
+        return self._empty
+
+    async def start(self, host: str, port: int) -> list[tuple]:
+        self.settings.models.mkdir(parents=True, exist_ok=True)
+        folded = await asyncio.to_thread(recover, self.settings.models)
+        if folded:
+            log.warning("recovered %d journaled lessons", folded)
+        self._stopping = asyncio.Event()
+        self._server = await asyncio.start_server(self._connection, host, port, limit=self.settings.limits.max_line,
+                                                  reuse_address=True)
+        asyncio.ensure_future(self._snapshots())
+        return [sock.getsockname() for sock in self._server.sockets]
+
+    async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None) -> None:
+        """Serve until SIGTERM or SIGINT, then fold every model and return."""
+        addresses = await self.start(host, port)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stopping.set)
+        if ready is not None:
+            ready(addresses)
+        await self._stopping.wait()
+        await self.stop()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop accepting, let the requests under way finish (up to ``grace`` s), fold every model."""
+        if self._server is not None:
+            self._server.close()
+        if self.tasks:
+            done, pending = await asyncio.wait(set(self.tasks), timeout=grace)
+            for task in pending:
+                task.cancel()
+        await self.cache.close()
+        log.info("stopped; every model folded into its file")
+
+    async def _snapshots(self) -> None:
+        """Fold the journals that have waited longer than --snapshot-seconds."""
+        period = max(0.2, min(5.0, self.settings.snapshot_seconds / 4))
+        while not self._stopping.is_set():
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for entry in list(self.cache.entries.values()):
+                if entry.pending and now - entry.oldest_pending >= self.settings.snapshot_seconds:
+                    await entry.fold()
+
+    # -- one connection ---------------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self.tasks.add(task)
+        try:
+            if self.active >= self.settings.limits.max_connections:
+                log.warning("refused a connection: %d under way (--max-connections)", self.active)
+                await self._finish(writer, reader, ProtocolError(
+                    EX_TEMPFAIL, f"Service Unavailable: (too many connections; limit "
+                                 f"{self.settings.limits.max_connections})").reply(), drain=True)
+                return
+            self.active += 1
+            try:
+                reply, drain = await self._answer(reader)
+                await self._finish(writer, reader, reply, drain)
+            finally:
+                self.active -= 1
+        except Exception:  # a broken connection must never take the server down
+            log.exception("connection failed")
+            writer.transport.abort()
+        finally:
+            self.tasks.discard(task)
+
+    async def _answer(self, reader: asyncio.StreamReader) -> tuple[bytes, bool]:
+        """(reply, whether unread input may remain) for one request."""
+        limits = self.settings.limits
+        deadline = asyncio.get_running_loop().time() + limits.timeout
+        body_read = False
+        try:
+            request = await asyncio.wait_for(read_head(reader, limits), limits.timeout)
+            if request.method == "PING":
+                return f"{PROTOCOL} {EX_OK} PONG\r\n".encode(), False
+            if request.method == "SKIP":
+                return b"", False
+            if request.method == "TELL" and not self.settings.allow_tell:
+                raise unavailable("TELL commands are not enabled, set the --allow-tell switch.")
+            model_path(self.settings.models, request.user)  # refuse a bad name before reading the body
+            remaining = max(0.0, deadline - asyncio.get_running_loop().time())
+            request.body = await asyncio.wait_for(read_body(reader, request, limits), remaining)
+            body_read = True
+            if request.method == "TELL":
+                return await self._tell(request), False
+            return await self._check(request), False
+        except asyncio.TimeoutError:
+            log.info("request timed out after %g s", limits.timeout)
+            return ProtocolError(EX_TIMEOUT, f"Timeout: ({limits.timeout:g} second timeout reading input "
+                                             "from client)").reply(), True
+        except ProtocolError as error:
+            log.info("refused a request: %s %s", error.code, error.text)
+            return error.reply(), not body_read
+        except ModelLockedError as error:
+            return ProtocolError(EX_TEMPFAIL, f"Service Unavailable: ({error})").reply(), not body_read
+        except (StreamNBError, ValueError, TypeError) as error:  # the model refused the message
+            log.info("a message was refused: %s", error)
+            return ProtocolError(EX_DATAERR, f"Message refused: ({' '.join(str(error).split())[:200]})").reply(), \
+                not body_read
+        except OSError as error:
+            log.error("I/O error: %s", error)
+            return ProtocolError(EX_IOERR, f"I/O error: ({error})").reply(), not body_read
+        except Exception as error:
+            log.exception("internal error")
+            return ProtocolError(EX_SOFTWARE, f"Internal error: ({type(error).__name__})").reply(), not body_read
+
+    async def _check(self, request: Request) -> bytes:
+        explain = request.method in ("REPORT", "REPORT_IFSPAM")
+        result = None
+        if self.cache.has_model(request.user):
+            result = await self.cache.get(request.user).classify(request.body, explain)
+        if result is None:  # no model file: an empty model's verdict, nothing written
+            spam_filter = self.empty_filter()
+            result = spam_filter.classify(request.body, explain=False), False, {}
+        verdict, ready, counts = result
+        return check_reply(request.method, verdict, ready, request.body, request.user, counts, self.settings)
+
+    async def _tell(self, request: Request) -> bytes:
+        headers = request.headers
+        sets = {part.strip() for part in headers.get("Set", "").split(",") if part.strip()}
+        removes = {part.strip() for part in headers.get("Remove", "").split(",") if part.strip()}
+        if "local" in sets and "local" in removes:
+            raise protocol_error("Unable to set local and remove local in the same operation.")
+        if "local" in sets:
+            label = headers.get("Message-class")
+            if label not in ("spam", "ham"):
+                raise protocol_error(f"Message-class must be spam or ham, got {str(label)[:20]!r}")
+            lesson = Lesson(LEARN, label, request.body)
+        elif "local" in removes:
+            lesson = Lesson(FORGET, None, request.body)
+        else:
+            return f"{PROTOCOL} {EX_OK} EX_OK\r\n\r\n".encode()  # nothing local asked: nothing done
+        for _ in range(3):
+            try:
+                changed = await self.cache.get(request.user).tell(lesson)
+                break
+            except _Evicted:
+                continue
+        else:
+            raise ProtocolError(EX_TEMPFAIL, "Service Unavailable: (the model is being unloaded; try again)")
+        done = ""
+        if changed:
+            done = "DidSet: local\r\n" if lesson.action == LEARN else "DidRemove: local\r\n"
+        return f"{PROTOCOL} {EX_OK} EX_OK\r\n{done}\r\n".encode()
+
+    async def _finish(self, writer: asyncio.StreamWriter, reader: asyncio.StreamReader, reply: bytes,
+                      drain: bool) -> None:
+        """Send the reply and close; unread input is drained briefly first, so that closing does
+        not reset the connection before the client has read the reply."""
+        timeout = self.settings.limits.timeout
+        try:
+            if reply:
+                writer.write(reply)
+                await asyncio.wait_for(writer.drain(), timeout)
+            if drain and writer.can_write_eof():
+                writer.write_eof()
+                await asyncio.wait_for(self._discard(reader), min(2.0, timeout))
+        except (asyncio.TimeoutError, ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+            try:
+                await asyncio.wait_for(writer.wait_closed(), 2.0)
+            except (asyncio.TimeoutError, ConnectionError, OSError):
+                pass
+
+    @staticmethod
+    async def _discard(reader: asyncio.StreamReader, limit: int = 64 << 20) -> None:
+        seen = 0
+        while seen < limit:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            seen += len(chunk)
+
+
+def run(settings: Settings, host: str, port: int) -> int:
+    """Serve until SIGTERM/SIGINT (the ``streamnb serve`` command); prints where it listens."""
+    import sys
+
+    def ready(addresses: list) -> None:
+        for address in addresses:
+            print(f"streamnb serve: listening on {address[0]}:{address[1]} (models in {settings.models})",
+                  file=sys.stderr, flush=True)
+
+    asyncio.run(Server(settings).serve(host, port, ready))
+    print("streamnb serve: stopped; every lesson is in its model file", file=sys.stderr, flush=True)
+    return 0

@@ -7,6 +7,7 @@
 //! extension module `streamnb._core`; see ARCHITECTURE.md for the data path.
 
 pub mod bag;
+pub mod mail;
 pub mod tokenize;
 pub mod unicode_tables;
 pub mod vocab;

@@ -464,6 +464,9 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+            // From here on this multipart is the last part seen (an enclosing multipart
+            // then leaves its children's line ends alone).
+            self.last_created = index;
         }
         if in_preamble {
             self.parts[index].defects.push("StartBoundaryNotFoundDefect");

@@ -282,6 +282,43 @@ mod tests {
         assert_eq!(got[2].1, 2.0);
     }
 
+    /// A hasher that panics on one feature: stands in for a bug anywhere in the reading.
+    struct PanicOn(&'static [u8]);
+    struct Hashing(&'static [u8], Vec<u8>);
+
+    impl BuildHasher for PanicOn {
+        type Hasher = Hashing;
+        fn build_hasher(&self) -> Hashing {
+            Hashing(self.0, Vec::new())
+        }
+    }
+
+    impl std::hash::Hasher for Hashing {
+        fn write(&mut self, bytes: &[u8]) {
+            self.1.extend_from_slice(bytes);
+        }
+        fn finish(&self) -> u64 {
+            // Vec<u8>/[u8] hashing writes a length prefix first: compare the tail.
+            assert!(!self.1.ends_with(self.0), "deliberate panic");
+            self.1.len() as u64
+        }
+    }
+
+    #[test]
+    fn a_panic_gives_a_best_effort_result() {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let raw = b"Subject: boom\n\nhello\n";
+        let mut bag = Bag::default();
+        EmailFeatures::default().count_into(raw, &mut bag, &PanicOn(b"subject:boom"));
+        let mut names: Vec<&[u8]> = (0..bag.len()).map(|i| bag.feature(i)).collect();
+        names.sort();
+        assert_eq!(names, [&b"boom"[..], b"hello", b"mime:unparsed", b"subject"]);
+        EmailFeatures::default().count_into(raw, &mut bag, &PanicOn(b"hello"));
+        std::panic::set_hook(hook);
+        assert_eq!((0..bag.len()).map(|i| bag.feature(i)).collect::<Vec<_>>(), [&b"mime:unparsed"[..]]);
+    }
+
     #[test]
     fn address_domains_as_the_regex() {
         let found: Vec<&str> = address_domains("a@b.c, d@ e-f.g. x@.y @@z.w").collect();

@@ -420,6 +420,7 @@ impl<'a> Parser<'a> {
         let mut preamble: Vec<Span> = Vec::new();
         let mut in_preamble = true;
         let mut closed = false;
+        let mut limited = false;
         let mut children = Vec::new();
         while let Some(line) = self.cursor.read_line() {
             let Some(close) = matches(self.text(line)) else {
@@ -445,7 +446,10 @@ impl<'a> Parser<'a> {
             self.cursor.matchers.push(Matcher::Boundary(separator.clone()));
             let child = self.child(depth, default_type);
             self.cursor.matchers.pop();
-            let Some(child) = child else { break };
+            let Some(child) = child else {
+                limited = true;
+                break;
+            };
             children.push(child);
             // The line end before a boundary belongs to the boundary.
             let last = self.last_created;
@@ -475,7 +479,7 @@ impl<'a> Parser<'a> {
             return;
         }
         self.parts[index].body = Body::Children(children);
-        if !closed {
+        if !closed && !limited {
             self.parts[index].defects.push("CloseBoundaryNotFoundDefect");
             return;
         }

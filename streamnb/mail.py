@@ -25,7 +25,6 @@ and the limit shows as defects (``mime:toomanyparts`` ... and ``mime:truncated``
 from __future__ import annotations
 
 import email.utils
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -381,8 +380,7 @@ class EmailTokenizer:
         """Features of a raw message (see the class docstring)."""
         raw = _to_bytes(message)
         if self._in_core:
-            counts = self._core.count(raw)
-            return counts if self._binary else Counter(counts)
+            return self._core.count(raw)  # a Counter, or a dict of 1s with binary settings
         body, subject, extras = self._core.split(raw)
         return self._combine(body, subject, extras)
 

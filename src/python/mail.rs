@@ -9,8 +9,11 @@ use crate::mail::mime::Limits;
 use crate::mail::{charset, header, html, url};
 use crate::tokenize::{english_stop_words, Options, Words};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::borrow::Cow;
+
+static COUNTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// (content type, charset, transfer encoding, attachment, filename) of a MIME part.
 type PartTuple = (String, Option<String>, Option<String>, bool, Option<String>);
@@ -97,7 +100,8 @@ impl EmailTokenizer {
     }
 
     /// {feature: count} of a raw message, in first-appearance order (the GIL is released
-    /// while the message is read and counted).
+    /// while the message is read and counted): a dict with binary settings, else a
+    /// collections.Counter (as the Python tokenizer always returned), filled in place.
     fn count<'py>(&self, py: Python<'py>, raw: &[u8]) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
             let bag = py.detach(|| {
@@ -105,7 +109,30 @@ impl EmailTokenizer {
                 self.features.count_into(raw, &mut bag, &bag_hasher());
                 bag
             });
-            bag_to_dict(py, &bag)
+            let out = if self.features.binary {
+                PyDict::new(py)
+            } else {
+                let counter = COUNTER.get_or_try_init(py, || {
+                    Ok::<_, PyErr>(py.import("collections")?.getattr("Counter")?.unbind())
+                })?;
+                counter.bind(py).call0()?.cast_into::<PyDict>().map_err(PyErr::from)?
+            };
+            for i in 0..bag.len() {
+                out.set_item(super::keys::token_of(py, bag.feature(i))?, bag.entry(i).count as i64)?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// The number of distinct features of a raw message: the core's whole work (reading,
+    /// counting, hashing) without a Python string per feature, as a model path pays it.
+    fn feature_count(&self, py: Python<'_>, raw: &[u8]) -> PyResult<usize> {
+        guard(|| {
+            Ok(py.detach(|| {
+                let mut bag = Bag::default();
+                self.features.count_into(raw, &mut bag, &bag_hasher());
+                bag.len()
+            }))
         })
     }
 

@@ -9,3 +9,5 @@ pub mod message;
 pub mod mime;
 pub mod transfer;
 pub mod url;
+#[cfg(test)]
+mod fuzz_harness;

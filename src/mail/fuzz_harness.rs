@@ -128,7 +128,7 @@ fn mutation_fuzz() {
         let elapsed = start.elapsed();
         if slow.len() < 20 || elapsed > slow[slow.len() - 1].0 {
             slow.push((elapsed, run, input.clone()));
-            slow.sort_by(|a, b| b.0.cmp(&a.0));
+            slow.sort_by_key(|s| std::cmp::Reverse(s.0));
             slow.truncate(20);
         }
     }

@@ -18,9 +18,12 @@ static COUNTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// (content type, charset, transfer encoding, attachment, filename) of a MIME part.
 type PartTuple = (String, Option<String>, Option<String>, bool, Option<String>);
 
+/// The email tokenizer's settings in the core. A model path holding the Python
+/// `EmailTokenizer` takes its `_core` attribute (this class) and calls
+/// `features.count_into(raw, bag, hasher)`: bytes to a Bag with no Python string per token.
 #[pyclass(module = "streamnb._core", frozen)]
 pub struct EmailTokenizer {
-    features: EmailFeatures,
+    pub features: EmailFeatures,
 }
 
 fn names(list: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {

@@ -5,7 +5,7 @@
 
 mod errors;
 mod keys;
-mod mail;
+pub(crate) mod mail;
 mod tokenizer;
 mod vocabulary;
 

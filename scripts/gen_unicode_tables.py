@@ -28,6 +28,39 @@ def word_ranges():
     return ranges
 
 
+def ranges_of(predicate):
+    ranges, start = [], None
+    for code in range(sys.maxunicode + 2):
+        inside = code <= sys.maxunicode and not 0xD800 <= code <= 0xDFFF and predicate(chr(code))
+        if inside and start is None:
+            start = code
+        elif not inside and start is not None:
+            ranges.append((start, code - 1))
+            start = None
+    return ranges
+
+
+def final_sigma(text):
+    return text.lower()[-1] == "\u03c2"
+
+
+# Capital sigma lowers to a final sigma after a cased character (skipping case-ignorable
+# ones) that is not followed by one (Unicode's Final_Sigma, as Python's str.lower() applies
+# it). Python does not expose "cased" or "case-ignorable", so both are read off lower()
+# itself: "cΣ" ends in a final sigma iff c is cased and not case-ignorable; "AcΣ" does iff
+# c is case-ignorable or cased.
+def cased(char):
+    return final_sigma(char + "\u03a3")
+
+
+def case_ignorable(char):
+    return final_sigma("A" + char + "\u03a3") and not cased(char)
+
+
+SPACE = re.compile(r"\s")
+DIGIT = re.compile(r"\d")
+
+
 def lower_map():
     # U+03A3 (capital sigma) lowers by context (final sigma); the core asks Python for text
     # holding it, so it is left out of the table.
@@ -58,6 +91,16 @@ def main():
         "pub static WORD_RANGES: &[(u32, u32)] = &[",
     ]
     out += [f"    (0x{a:x}, 0x{b:x})," for a, b in word_ranges()]
+    for name, doc, predicate in (
+        ("SPACE_RANGES", "the code points Python's `re` matches with `\\\\s` (str.isspace())",
+         lambda c: SPACE.match(c) is not None),
+        ("DIGIT_RANGES", "the code points Python's `re` matches with `\\\\d` (decimal digits)",
+         lambda c: DIGIT.match(c) is not None),
+        ("CASED_RANGES", "the cased, not case-ignorable code points (Final_Sigma context)", cased),
+        ("CASE_IGNORABLE_RANGES", "the case-ignorable code points (Final_Sigma context)", case_ignorable),
+    ):
+        out += ["];", "", f"/// Inclusive ranges of {doc}.", f"pub static {name}: &[(u32, u32)] = &["]
+        out += [f"    (0x{a:x}, 0x{b:x})," for a, b in ranges_of(predicate)]
     out += ["];", "", "/// (code point, str.lower() of it) for the non-ASCII characters lower() changes,",
             "/// sorted by code point (U+03A3 excepted: final sigma depends on context).",
             "pub static LOWER_MAP: &[(u32, &str)] = &["]

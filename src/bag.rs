@@ -19,6 +19,12 @@ impl Bag {
         Bag { keys: Keys::with_capacity(features, bytes), values: Vec::with_capacity(features), table: HashTable::with_capacity(features) }
     }
 
+    pub fn clear(&mut self) {
+        self.keys = Keys::default();
+        self.values.clear();
+        self.table.clear();
+    }
+
     pub fn len(&self) -> usize {
         self.values.len()
     }
@@ -43,6 +49,10 @@ impl Bag {
 
     pub fn feature(&self, i: usize) -> &[u8] {
         self.keys.key(i)
+    }
+
+    pub fn hash(&self, i: usize) -> u64 {
+        self.keys.hash(i)
     }
 
     pub fn count(&self, i: usize) -> f64 {

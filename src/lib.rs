@@ -1,13 +1,18 @@
 //! streamnb's compiled core: the hot path of streaming naive Bayes text classification.
 //!
 //! Pure Rust modules (tested with `cargo test`, no Python needed):
-//! - `vocab`: the exact vocabulary (token bytes -> feature id) and feature hashing.
+//! - `vocab`: the exact vocabulary (token bytes -> feature id) and feature hashing;
+//! - `tokenize`: the default word tokenizer (Python's `\w` and `str.lower()`);
+//! - `bag`: distinct features with counts and hashes, in first-appearance order;
+//! - `mail`: raw email -> the email tokenizer's features (`mail::features::EmailFeatures`),
+//!   bounded on any input.
 //!
 //! With the `python` feature (what maturin builds), `python` exposes them to Python as the
 //! extension module `streamnb._core`; see ARCHITECTURE.md for the data path.
 
 pub mod bag;
 pub mod doc;
+pub mod mail;
 pub mod nb;
 pub mod store;
 pub mod tokenize;

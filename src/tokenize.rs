@@ -15,7 +15,7 @@
 //! Features are emitted one occurrence at a time, in the order Python counts them, so a
 //! consumer can count them, look them up in a vocabulary, or build a dict.
 
-use crate::unicode_tables::{LOWER_MAP, WORD_RANGES};
+use crate::unicode_tables::{CASED_RANGES, CASE_IGNORABLE_RANGES, DIGIT_RANGES, LOWER_MAP, SPACE_RANGES, WORD_RANGES};
 use std::collections::HashSet;
 
 /// Latin-1 characters: bit 0x100 set = word character; low byte = `str.lower()` of the
@@ -111,14 +111,10 @@ fn split_unicode(run: &str, lowercase: bool, word: &mut Vec<u8>, matched: &mut i
     go_on
 }
 
-/// Is `c` a character Python's `re` matches with `\w`?
+/// Is `code` in one of the sorted inclusive `ranges`?
 #[inline]
-pub fn is_word_char(c: char) -> bool {
-    let code = c as u32;
-    if code < 256 {
-        return LATIN1[code as usize] & 0x100 != 0;
-    }
-    WORD_RANGES
+fn in_ranges(ranges: &[(u32, u32)], code: u32) -> bool {
+    ranges
         .binary_search_by(|&(low, high)| {
             if high < code {
                 std::cmp::Ordering::Less
@@ -129,6 +125,68 @@ pub fn is_word_char(c: char) -> bool {
             }
         })
         .is_ok()
+}
+
+/// Is `c` a character Python's `re` matches with `\w`?
+#[inline]
+pub fn is_word_char(c: char) -> bool {
+    let code = c as u32;
+    if code < 256 {
+        return LATIN1[code as usize] & 0x100 != 0;
+    }
+    in_ranges(WORD_RANGES, code)
+}
+
+/// Is `c` a character Python's `re` matches with `\s` (`str.isspace()`)?
+#[inline]
+pub fn is_space(c: char) -> bool {
+    let code = c as u32;
+    if code < 128 {
+        return matches!(code, 0x09..=0x0d | 0x1c..=0x20);
+    }
+    in_ranges(SPACE_RANGES, code)
+}
+
+/// Is `c` a character Python's `re` matches with `\d` (a Unicode decimal digit)?
+#[inline]
+pub fn is_digit(c: char) -> bool {
+    let code = c as u32;
+    if code < 128 {
+        return c.is_ascii_digit();
+    }
+    in_ranges(DIGIT_RANGES, code)
+}
+
+/// Python's `str.strip()`: without the leading and trailing `\s` characters.
+pub fn py_strip(text: &str) -> &str {
+    text.trim_matches(is_space)
+}
+
+/// Python's `str.lower()` of a whole text, final sigma included: U+03A3 lowers to U+03C2
+/// after a cased character (case-ignorable ones skipped) not followed by one.
+pub fn python_lower(text: &str, out: &mut String) {
+    if !needs_python_lower(text) {
+        for c in text.chars() {
+            lower_char(c, |lc| out.push(lc));
+        }
+        return;
+    }
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c != '\u{3a3}' {
+            lower_char(c, |lc| out.push(lc));
+            continue;
+        }
+        let cased = |c: char| in_ranges(CASED_RANGES, c as u32);
+        let ignorable = |c: char| in_ranges(CASE_IGNORABLE_RANGES, c as u32);
+        let before = chars[..i].iter().rev().find(|&&b| !ignorable(b));
+        let mut last = before.is_some_and(|&b| cased(b));
+        if last {
+            let after = chars[i + 1..].iter().find(|&&a| !ignorable(a));
+            last = after.is_none_or(|&a| !cased(a));
+        }
+        out.push(if last { '\u{3c2}' } else { '\u{3c3}' });
+    }
 }
 
 /// Python's `str.lower()` of one character (U+03A3 aside, see `needs_python_lower`).
@@ -199,8 +257,18 @@ impl Words {
 }
 
 impl Options {
-    /// Steps 1-4: the words of `text`, appended to `words`.
+    /// Steps 1-4: the words of `text`, appended to `words`. Text holding a capital sigma
+    /// (whose lowercase depends on context) is cut and lowercased whole first.
     pub fn words(&self, text: &str, words: &mut Words) {
+        if self.lowercase && needs_python_lower(text) {
+            let cut = match self.max_chars {
+                Some(n) => text.char_indices().nth(n).map_or(text, |(at, _)| &text[..at]),
+                None => text,
+            };
+            let mut lowered = String::with_capacity(cut.len());
+            python_lower(cut, &mut lowered);
+            return self.words_with(&lowered, false, None, words);
+        }
         self.words_with(text, self.lowercase, self.max_chars, words)
     }
 

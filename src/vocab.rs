@@ -98,7 +98,7 @@ impl Vocabulary {
     }
 
     #[inline]
-    fn bytes_of<'a>(arena: &'a [u8], span: Span) -> &'a [u8] {
+    fn bytes_of(arena: &[u8], span: Span) -> &[u8] {
         &arena[span.start as usize..span.start as usize + span.len as usize]
     }
 

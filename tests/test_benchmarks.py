@@ -28,7 +28,7 @@ COMMITTED = ROOT / "benchmarks" / "results.json"
 PNG = b"\x89PNG\r\n\x1a\n"
 TARGET_IDS = {"mnb_vs_river", "mnb_dicts_vs_river", "bnb_vs_river", "bnb_dicts_whole_stream", "cnb_vs_river",
               "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary", "memory_vs_river",
-              "tokenizer_vs_river", "email_tokenizer_vs_river"}
+              "tokenizer_vs_river", "email_tokenizer_vs_river", "email_tokenizer_vs_email_parse"}
 OPT_IN_TARGET_IDS = {"serve": {"serve_vs_classify", "classify_one_message"}}  # sections not run by default
 
 

@@ -565,3 +565,14 @@ def test_mail_shaped_fuzz_never_raises(pieces):
         name.encode("utf-8")
         value.encode("utf-8")
     parsed.date  # noqa: B018 - must not raise either
+
+
+def test_custom_token_pattern_reads_in_the_core_and_tokenizes_in_python():
+    raw = b"Subject: a big deal\nX-Mailer: Mutt\n\nI am a cat\n"
+    features = EmailTokenizer(body={"token_pattern": r"(?u)\b\w+\b"})(raw)
+    assert body_words(features) == {"i": 1, "am": 1, "a": 1, "cat": 1}
+    assert prefixed(features, "subject:") == {"subject:a": 1, "subject:big": 1, "subject:deal": 1}
+    assert features["x-mailer:mutt"] == 1 and features["content-type:text/plain"] == 1
+    assert list(features)[:4] == ["i", "am", "a", "cat"]
+    parsed = parse_message(raw)
+    assert EmailTokenizer().features(parsed) == EmailTokenizer()(raw)

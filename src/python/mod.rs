@@ -7,6 +7,7 @@ mod errors;
 mod formulas;
 mod keys;
 mod model;
+pub(crate) mod mail;
 mod tokenizer;
 mod vocabulary;
 
@@ -17,6 +18,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vocabulary::Vocabulary>()?;
     m.add_class::<tokenizer::WordTokenizer>()?;
     m.add_class::<model::Core>()?;
+    m.add_class::<mail::EmailTokenizer>()?;
+    m.add_function(wrap_pyfunction!(mail::parse_message, m)?)?;
+    m.add_function(wrap_pyfunction!(mail::decode_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(mail::decode_header_value, m)?)?;
+    m.add_function(wrap_pyfunction!(mail::html_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(mail::url_host, m)?)?;
     m.add("ENGLISH_STOP_WORDS", crate::tokenize::ENGLISH_STOP_WORDS)?;
     m.add("MIN_SCALE", crate::store::MIN_SCALE)?;
     m.add("MAX_STORED", crate::store::MAX_STORED)?;

@@ -76,7 +76,7 @@ impl WordTokenizer {
     }
 }
 
-fn words_from_list(list: &Bound<'_, PyAny>, words: &mut Words) -> PyResult<()> {
+pub fn words_from_list(list: &Bound<'_, PyAny>, words: &mut Words) -> PyResult<()> {
     for item in list.try_iter()? {
         let item = item?;
         let text = item.cast::<PyString>()?;
@@ -86,7 +86,7 @@ fn words_from_list(list: &Bound<'_, PyAny>, words: &mut Words) -> PyResult<()> {
     Ok(())
 }
 
-fn bag_to_dict<'py>(py: Python<'py>, bag: &Bag) -> PyResult<Bound<'py, PyDict>> {
+pub fn bag_to_dict<'py>(py: Python<'py>, bag: &Bag) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     for i in 0..bag.len() {
         let key = super::keys::token_of(py, bag.feature(i))?;

@@ -1,0 +1,327 @@
+//! The email tokenizer: a raw message -> features named after where they came from.
+//!
+//! In the order they are counted (so a Bag lists them as Python's dict did):
+//! - body words, unprefixed, by the body tokenizer settings (`tokenize::Options`);
+//! - `subject:<feature>` for the Subject's features by the same settings;
+//! - for each header in order, unless ignored: `header:<name>` the first time the name is
+//!   seen, `<name>:<domain suffix>` for the address domains of the address headers (at most
+//!   16 domains a header), `<name>:<word>` for the first 16 words of the word headers;
+//! - `url:<domain suffix>` for every link target and URL in the text (IPv4: the address
+//!   and `url:ip`);
+//! - `content-type:`, `charset:`, `encoding:` and `attachment:` for every MIME part, and
+//!   `mime:<defect>` for every defect (limits reached included, e.g. `mime:truncated`).
+//!
+//! Binary settings make every feature 1.
+
+use super::message::{self, Parsed};
+use super::mime::Limits;
+use super::url;
+use crate::bag::Bag;
+use crate::tokenize::{is_word_char, python_lower, Options, Words};
+use std::hash::BuildHasher;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Words kept per header value (bounds the features of absurdly long header lines).
+const MAX_HEADER_WORDS: usize = 16;
+
+/// The email tokenizer's settings (`streamnb.mail.EmailTokenizer`'s parameters).
+#[derive(Clone, Debug)]
+pub struct EmailFeatures {
+    /// Body (and subject) tokenizer settings.
+    pub words: Options,
+    /// Every feature 1 (the body settings' `binary`).
+    pub binary: bool,
+    pub subject: bool,
+    /// Lowercase header names.
+    pub address_headers: Vec<String>,
+    pub word_headers: Vec<String>,
+    pub header_names: bool,
+    /// Lowercase names; a trailing "*" matches a prefix.
+    pub ignored_headers: Vec<String>,
+    pub urls: bool,
+    pub mime: bool,
+    /// Bytes of the raw message read (None: all).
+    pub max_bytes: Option<usize>,
+    pub limits: Limits,
+}
+
+impl Default for EmailFeatures {
+    fn default() -> Self {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        EmailFeatures {
+            words: Options { lowercase: true, ngram_range: Some((1, 1)), max_chars: Some(1_000_000), ..Options::default() },
+            binary: false,
+            subject: true,
+            address_headers: names(&["from", "to", "cc", "reply-to", "sender"]),
+            word_headers: names(&[
+                "x-mailer", "user-agent", "x-priority", "x-msmail-priority", "importance", "precedence",
+                "organization", "x-mimeole",
+            ]),
+            header_names: true,
+            ignored_headers: names(&[
+                "received", "return-path", "delivered-to", "delivery-date", "envelope-to", "x-original-to",
+                "x-envelope-*", "status", "x-status", "x-keywords", "x-uid", "content-length", "lines", "x-spam-*",
+                "x-mailscanner*", "x-virus-*", "x-authentication-warning", "x-mime-autoconverted",
+            ]),
+            urls: true,
+            mime: true,
+            max_bytes: Some(2_000_000),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Reusable buffers of one count.
+#[derive(Default)]
+struct Scratch {
+    words: Words,
+    feature: Vec<u8>,
+    name: Vec<u8>,
+}
+
+impl EmailFeatures {
+    fn ignored(&self, name: &str) -> bool {
+        self.ignored_headers.iter().any(|pattern| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => pattern == name,
+        })
+    }
+
+    /// Read a raw message (never fails; see `message::parse`).
+    pub fn parse<'a>(&self, raw: &'a [u8]) -> Parsed<'a> {
+        message::parse(raw, self.max_bytes, self.limits)
+    }
+
+    /// Fill `bag` (cleared first) with the features of the raw message `raw` and their
+    /// counts, in first-appearance order, each hashed with `hasher`. Never panics: a bug in
+    /// reading or counting gives the features of the input read as plain text, and if even
+    /// that fails, the one feature `mime:unparsed`.
+    pub fn count_into<H: BuildHasher>(&self, raw: &[u8], bag: &mut Bag, hasher: &H) {
+        bag.clear();
+        let counted = catch_unwind(AssertUnwindSafe(|| {
+            let parsed = self.parse(raw);
+            self.count_parsed(&parsed, bag, hasher);
+        }));
+        if counted.is_ok() {
+            return;
+        }
+        bag.clear();
+        let cut = &raw[..self.max_bytes.map_or(raw.len(), |m| m.min(raw.len()))];
+        let fallback = catch_unwind(AssertUnwindSafe(|| self.count_parsed(&message::unparsed(cut), bag, hasher)));
+        if fallback.is_err() {
+            bag.clear();
+            bag.add(b"mime:unparsed", hasher.hash_one(&b"mime:unparsed"[..]), 1.0);
+        }
+    }
+
+    /// The features of a parsed message added to `bag`.
+    pub fn count_parsed<H: BuildHasher>(&self, parsed: &Parsed<'_>, bag: &mut Bag, hasher: &H) {
+        let mut scratch = Scratch::default();
+        let add = |feature: &[u8], bag: &mut Bag| bag.add(feature, hasher.hash_one(feature), 1.0);
+        self.words.words(&parsed.body, &mut scratch.words);
+        self.words.features(&scratch.words, None, &mut scratch.feature, |f| add(f, bag));
+        if self.subject {
+            let subject = parsed.subject();
+            if !subject.is_empty() {
+                scratch.words.clear();
+                self.words.words(&subject, &mut scratch.words);
+                let mut prefixed = Vec::new();
+                self.words.features(&scratch.words, None, &mut scratch.feature, |f| {
+                    prefixed.clear();
+                    prefixed.extend_from_slice(b"subject:");
+                    prefixed.extend_from_slice(f);
+                    add(&prefixed, bag);
+                });
+            }
+        }
+        self.count_extras(parsed, &mut scratch, &mut |f: &[u8]| add(f, bag));
+        if self.binary {
+            bag.binarize();
+        }
+    }
+
+    /// The header, URL and MIME features of a parsed message, in order.
+    fn count_extras(&self, parsed: &Parsed<'_>, scratch: &mut Scratch, emit: &mut dyn FnMut(&[u8])) {
+        let mut seen: Vec<&str> = Vec::new();
+        let feature = &mut scratch.feature;
+        let mut prefixed = |prefix: &str, rest: &str, emit: &mut dyn FnMut(&[u8])| {
+            feature.clear();
+            feature.extend_from_slice(prefix.as_bytes());
+            feature.push(b':');
+            feature.extend_from_slice(rest.as_bytes());
+            emit(feature);
+        };
+        for header in &parsed.headers {
+            let name = header.name.as_str();
+            if self.ignored(name) {
+                continue;
+            }
+            if self.header_names && !seen.contains(&name) {
+                seen.push(name);
+                prefixed("header", name, emit);
+            }
+            let address = self.address_headers.iter().any(|h| h == name);
+            let wordy = self.word_headers.iter().any(|h| h == name);
+            if !address && !wordy {
+                continue;
+            }
+            let value = header.value();
+            if address {
+                for domain in address_domains(&value).take(MAX_HEADER_WORDS) {
+                    let mut lower = String::with_capacity(domain.len());
+                    python_lower(domain.trim_matches('.'), &mut lower);
+                    if !lower.is_empty() {
+                        url::suffixes(&lower, |suffix| prefixed(name, suffix, emit));
+                    }
+                }
+            }
+            if wordy {
+                let mut lower = String::with_capacity(value.len());
+                python_lower(&value, &mut lower);
+                for word in lower.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()).take(MAX_HEADER_WORDS) {
+                    prefixed(name, word, emit);
+                }
+            }
+        }
+        scratch.name.clear();
+        if self.urls {
+            for link in &parsed.urls {
+                if let Some(host) = url::host(link) {
+                    url::suffixes(&host, |suffix| prefixed("url", suffix, emit));
+                }
+            }
+        }
+        if self.mime {
+            for part in &parsed.parts {
+                prefixed("content-type", &part.content_type, emit);
+                if let Some(charset) = &part.charset {
+                    prefixed("charset", charset, emit);
+                }
+                if let Some(encoding) = &part.transfer_encoding {
+                    prefixed("encoding", encoding, emit);
+                }
+                if part.attachment {
+                    prefixed("attachment", &part.content_type, emit);
+                }
+            }
+            for defect in &parsed.defects {
+                let mut lower = String::with_capacity(defect.len());
+                python_lower(defect, &mut lower);
+                prefixed("mime", &lower, emit);
+            }
+        }
+    }
+
+    /// The header, URL and MIME features alone, in order (for callers that tokenize the
+    /// body and subject themselves).
+    pub fn extras<H: BuildHasher>(&self, parsed: &Parsed<'_>, bag: &mut Bag, hasher: &H) {
+        let mut scratch = Scratch::default();
+        self.count_extras(parsed, &mut scratch, &mut |f: &[u8]| bag.add(f, hasher.hash_one(f), 1.0));
+    }
+}
+
+/// Domains of the addresses in a header value: `@\s*([\w-]+(?:\.[\w-]+)*)` (a display name
+/// holding an address gives its domain too, which is what the reader sees anyway).
+fn address_domains(value: &str) -> impl Iterator<Item = &str> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while let Some(found) = value[at..].find('@') {
+            let mut start = at + found + 1;
+            while let Some(c) = value[start..].chars().next() {
+                if !crate::tokenize::is_space(c) {
+                    break;
+                }
+                start += c.len_utf8();
+            }
+            // [\w-]+ labels joined by single dots.
+            let mut end = start;
+            let mut label = 0usize;
+            let mut last_good = start;
+            for c in value[start..].chars() {
+                if c == '-' || is_word_char(c) {
+                    label += 1;
+                    end += c.len_utf8();
+                    last_good = end;
+                } else if c == '.' && label > 0 {
+                    label = 0;
+                    end += 1;
+                } else {
+                    break;
+                }
+            }
+            at = at + found + 1;
+            if last_good > start {
+                at = last_good;
+                return Some(&value[start..last_good]);
+            }
+        }
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn features(settings: &EmailFeatures, raw: &[u8]) -> Vec<(String, f64)> {
+        let mut bag = Bag::default();
+        settings.count_into(raw, &mut bag, &foldhash::fast::FixedState::with_seed(1));
+        (0..bag.len()).map(|i| (String::from_utf8(bag.feature(i).to_vec()).unwrap(), bag.count(i))).collect()
+    }
+
+    #[test]
+    fn features_in_pythons_order() {
+        let raw = b"From: \"A\" <a@Mail.Example.com>\nSubject: Hi hi\nX-Mailer: Mutt 1.5\nReceived: x\nContent-Type: text/html\n\n<a href='http://w.example.org/x'>Hi there</a>\n";
+        let got = features(&EmailFeatures::default(), raw);
+        let names: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(names, [
+            "hi", "there", "subject:hi", "header:from", "from:mail.example.com", "from:example.com", "from:com",
+            "header:subject", "header:x-mailer", "x-mailer:mutt", "x-mailer:1", "x-mailer:5", "header:content-type",
+            "url:w.example.org", "url:example.org", "url:org", "content-type:text/html",
+        ]);
+        assert_eq!(got[2].1, 2.0);
+    }
+
+    /// A hasher that panics on one feature: stands in for a bug anywhere in the reading.
+    struct PanicOn(&'static [u8]);
+    struct Hashing(&'static [u8], Vec<u8>);
+
+    impl BuildHasher for PanicOn {
+        type Hasher = Hashing;
+        fn build_hasher(&self) -> Hashing {
+            Hashing(self.0, Vec::new())
+        }
+    }
+
+    impl std::hash::Hasher for Hashing {
+        fn write(&mut self, bytes: &[u8]) {
+            self.1.extend_from_slice(bytes);
+        }
+        fn finish(&self) -> u64 {
+            // Vec<u8>/[u8] hashing writes a length prefix first: compare the tail.
+            assert!(!self.1.ends_with(self.0), "deliberate panic");
+            self.1.len() as u64
+        }
+    }
+
+    #[test]
+    fn a_panic_gives_a_best_effort_result() {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let raw = b"Subject: boom\n\nhello\n";
+        let mut bag = Bag::default();
+        EmailFeatures::default().count_into(raw, &mut bag, &PanicOn(b"subject:boom"));
+        let mut names: Vec<&[u8]> = (0..bag.len()).map(|i| bag.feature(i)).collect();
+        names.sort();
+        assert_eq!(names, [&b"boom"[..], b"hello", b"mime:unparsed", b"subject"]);
+        EmailFeatures::default().count_into(raw, &mut bag, &PanicOn(b"hello"));
+        std::panic::set_hook(hook);
+        assert_eq!((0..bag.len()).map(|i| bag.feature(i)).collect::<Vec<_>>(), [&b"mime:unparsed"[..]]);
+    }
+
+    #[test]
+    fn address_domains_as_the_regex() {
+        let found: Vec<&str> = address_domains("a@b.c, d@ e-f.g. x@.y @@z.w").collect();
+        assert_eq!(found, ["b.c", "e-f.g", "z.w"]);
+    }
+}

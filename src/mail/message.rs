@@ -1,0 +1,252 @@
+//! A raw message read as text: headers, the readable body, link targets, MIME parts and
+//! defects (what streamnb's `ParsedMessage` holds).
+//!
+//! The body is the text/* parts (text attachments too: mail readers show them inline),
+//! joined by "\n"; of a multipart/alternative only the last text or multipart alternative
+//! is read (RFC 2046 orders them by increasing preference, so it is the one shown). HTML
+//! (and text/plain that starts like HTML) is reduced to its visible text, its link targets
+//! kept; URLs written in the text are collected too.
+
+use super::header::{self, content_type, decode_text, fix_8bit, mime_params};
+use super::mime::{self, Body, Limits, Tree};
+use super::transfer::{a2b_qp, decode_base64_body};
+use super::{charset, html};
+use crate::tokenize::{py_strip, python_lower};
+use std::borrow::Cow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A header of the message: lowercase name, raw or decoded value.
+#[derive(Clone, Debug)]
+pub struct Header<'a> {
+    pub name: String,
+    pub value: HeaderValue<'a>,
+}
+
+#[derive(Clone, Debug)]
+pub enum HeaderValue<'a> {
+    Raw(&'a [u8]),
+    Decoded(String),
+}
+
+impl Header<'_> {
+    /// The decoded value (see `header`), decoded on demand: most headers are never read.
+    pub fn value(&self) -> Cow<'_, str> {
+        match &self.value {
+            HeaderValue::Raw(raw) => Cow::Owned(header::decode_value(raw)),
+            HeaderValue::Decoded(text) => Cow::Borrowed(text),
+        }
+    }
+}
+
+/// One MIME part: its type and how it was encoded (containers carry only their type).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MimePart {
+    pub content_type: String,
+    pub charset: Option<String>,
+    pub transfer_encoding: Option<String>,
+    pub attachment: bool,
+    pub filename: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Parsed<'a> {
+    pub headers: Vec<Header<'a>>,
+    pub body: String,
+    pub urls: Vec<String>,
+    pub parts: Vec<MimePart>,
+    /// The parser's complaints (the email package's defect names), then the limits reached
+    /// ("TooLarge", "TooManyParts" ...) and "Truncated" if any was.
+    pub defects: Vec<Cow<'static, str>>,
+}
+
+impl Parsed<'_> {
+    /// The first Subject, decoded ("" if none).
+    pub fn subject(&self) -> Cow<'_, str> {
+        self.headers.iter().find(|h| h.name == "subject").map_or(Cow::Borrowed(""), Header::value)
+    }
+}
+
+/// Read `raw` (its first `max_bytes` bytes); never fails and never panics: a bug in the
+/// reading gives the whole input as the body and the defect "unparsed".
+pub fn parse(raw: &[u8], max_bytes: Option<usize>, limits: Limits) -> Parsed<'_> {
+    let mut data = raw;
+    let mut cut = false;
+    if let Some(max) = max_bytes {
+        if data.len() > max {
+            data = &data[..max];
+            cut = true;
+        }
+    }
+    if data.iter().all(|b| b.is_ascii_whitespace() || *b == 0x0b) {
+        return Parsed::default();
+    }
+    let read = catch_unwind(AssertUnwindSafe(|| read(data, limits, cut)));
+    read.unwrap_or_else(|_| unparsed(data))
+}
+
+/// The fallback: the input as undeclared text.
+pub fn unparsed(data: &[u8]) -> Parsed<'_> {
+    let mut body = String::with_capacity(data.len());
+    charset::decode_undeclared(data, &mut body);
+    let mut urls = Vec::new();
+    html::text_urls(&body, &mut urls);
+    Parsed { body, urls, defects: vec![Cow::Borrowed("unparsed")], ..Parsed::default() }
+}
+
+fn read(data: &[u8], limits: Limits, cut: bool) -> Parsed<'_> {
+    let tree = mime::parse(data, limits);
+    let headers = tree.parts[0]
+        .headers
+        .iter()
+        .map(|h| Header {
+            name: String::from_utf8_lossy(&data[h.name.0..h.name.1]).to_ascii_lowercase(),
+            value: HeaderValue::Raw(&data[h.value.0..h.value.1]),
+        })
+        .collect();
+    let mut walk = Walk { data, tree: &tree, out: Parsed { headers, ..Parsed::default() }, limits, texts: 0, full: false };
+    walk.part(0);
+    let mut reached: Vec<&'static str> = Vec::new();
+    if cut {
+        reached.push("TooLarge");
+    }
+    reached.extend(tree.limits.iter().copied());
+    if walk.full {
+        reached.push("DecodedTooLarge");
+    }
+    let mut out = walk.out;
+    if !reached.is_empty() {
+        for what in reached {
+            if !out.defects.iter().any(|d| d == what) {
+                out.defects.push(Cow::Borrowed(what));
+            }
+        }
+        out.defects.push(Cow::Borrowed("Truncated"));
+    }
+    out
+}
+
+struct Walk<'a, 't> {
+    data: &'a [u8],
+    tree: &'t Tree,
+    out: Parsed<'a>,
+    limits: Limits,
+    /// Text parts read so far (the body joins them with "\n").
+    texts: usize,
+    full: bool,
+}
+
+impl<'a> Walk<'a, '_> {
+    fn first(&self, index: usize, name: &str) -> Option<&'a [u8]> {
+        let data = self.data;
+        self.tree.parts[index]
+            .headers
+            .iter()
+            .find(|h| data[h.name.0..h.name.1].eq_ignore_ascii_case(name.as_bytes()))
+            .map(|h| &data[h.value.0..h.value.1])
+    }
+
+    fn part(&mut self, index: usize) {
+        let part = &self.tree.parts[index];
+        self.out.defects.extend(part.defects.iter().map(|&d| Cow::Borrowed(d)));
+        let declared_type = self.first(index, "content-type").map(fix_8bit);
+        let mime_type = match &declared_type {
+            Some(value) => content_type(value),
+            None => part.content_type.clone(),
+        };
+        if let Body::Children(children) = &part.body {
+            self.out.parts.push(MimePart { content_type: mime_type.clone(), ..MimePart::default() });
+            if part.too_deep {
+                self.out.defects.push(Cow::Borrowed("TooDeeplyNested"));
+                return;
+            }
+            let chosen: &[usize] = if mime_type == "multipart/alternative" {
+                let preferred = children
+                    .iter()
+                    .rposition(|&c| matches!(self.tree.parts[c].maintype(), "text" | "multipart"));
+                match preferred {
+                    Some(i) => &children[i..=i],
+                    None => children,
+                }
+            } else {
+                children
+            };
+            for &child in chosen {
+                self.part(child);
+            }
+            return;
+        }
+        let disposition_value = self.first(index, "content-disposition").map(fix_8bit);
+        let mut params = Vec::new();
+        for value in [&declared_type, &disposition_value].into_iter().flatten() {
+            if value.contains(';') {
+                mime_params(value, &mut params);
+            }
+        }
+        let param = |name: &str| params.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str());
+        let charset = param("charset").map(|c| lower(py_strip(c))).filter(|c| !c.is_empty());
+        let cte_raw = self.first(index, "content-transfer-encoding");
+        let transfer_encoding = cte_raw.map(|raw| lower(&header::decode_value(raw))).filter(|c| !c.is_empty());
+        let disposition = disposition_value.as_ref().map(|v| lower(py_strip(v.split(';').next().unwrap_or(""))));
+        let filename = param("filename").or_else(|| param("name")).map(decode_text);
+        let attachment = filename.is_some() || disposition.as_deref() == Some("attachment");
+        let is_text = mime_type.starts_with("text/");
+        self.out.parts.push(MimePart {
+            content_type: mime_type.clone(),
+            charset: charset.clone(),
+            transfer_encoding: transfer_encoding.clone(),
+            attachment,
+            filename,
+        });
+        if !is_text {
+            return;
+        }
+        let payload = self.tree.payload(self.data, index);
+        let decoded: Cow<'_, [u8]> = if transfer_encoding.as_deref() == Some("base64") {
+            let mut out = Vec::with_capacity(payload.len() / 4 * 3);
+            decode_base64_body(&payload, &mut out);
+            Cow::Owned(out)
+        } else if cte_raw.is_some_and(|raw| lower(&String::from_utf8_lossy(raw)) == "quoted-printable") {
+            let mut out = Vec::with_capacity(payload.len());
+            a2b_qp(&payload, false, &mut out);
+            Cow::Owned(out)
+        } else {
+            payload
+        };
+        self.text(&decoded, charset.as_deref(), &mime_type);
+    }
+
+    /// Decode one text part into the body (reduced to text if HTML), collecting URLs.
+    fn text(&mut self, payload: &[u8], charset: Option<&str>, mime_type: &str) {
+        if self.full {
+            return;
+        }
+        let body = &mut self.out.body;
+        if self.texts > 0 {
+            body.push('\n');
+        }
+        self.texts += 1;
+        let start = body.len();
+        charset::decode_into(payload, charset, body);
+        if mime_type == "text/html" || (mime_type == "text/plain" && html::looks_like_html(&body[start..])) {
+            let markup = body.split_off(start);
+            html::links(&markup, &mut self.out.urls);
+            html::to_text(&markup, body);
+        }
+        let room = self.limits.max_text_bytes.saturating_sub(start);
+        if body.len() - start > room {
+            let mut end = start + room;
+            while !body.is_char_boundary(end) {
+                end -= 1;
+            }
+            body.truncate(end);
+            self.full = true;
+        }
+        html::text_urls(&body[start..], &mut self.out.urls);
+    }
+}
+
+fn lower(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    python_lower(text, &mut out);
+    out
+}

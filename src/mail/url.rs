@@ -1,0 +1,101 @@
+//! Host names of links and addresses, and the domain suffixes that become features.
+
+use super::transfer::unquote;
+use crate::tokenize::{is_digit, is_word_char, py_strip, python_lower};
+
+/// Link labels kept per host: `a.b.c.d.e.f.g.h.i.j` gives its last 8 labels' suffixes.
+const MAX_HOST_LABELS: usize = 8;
+
+/// Lowercase host of an absolute URL (`http://user@Www.Example.com:80/x` ->
+/// `www.example.com`), None for relative, mailto: and malformed links. The authority is
+/// `(?:(?:https?|ftp):)?//([^/?#\\]*)|(www\.[^/?#\\]*)` (ignoring case) at the start; the
+/// host must read `[\w-]+(?:\.[\w-]+)*` (at most 253 characters) once %-escapes are decoded.
+pub fn host(url: &str) -> Option<String> {
+    let url = py_strip(url);
+    let bytes = url.as_bytes();
+    let lower_starts = |prefix: &[u8]| bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix);
+    let after_scheme = [&b"https://"[..], b"http://", b"ftp://", b"//"]
+        .into_iter()
+        .find(|p| lower_starts(p))
+        .map(|p| p.len());
+    let authority_start = match after_scheme {
+        Some(start) => start,
+        None if lower_starts(b"www.") => 0,
+        None => return None,
+    };
+    let rest = &url[authority_start..];
+    let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let host = &host[..host.find(':').unwrap_or(host.len())];
+    let decoded;
+    let host = if host.contains('%') {
+        decoded = unquote(host);
+        decoded.as_str()
+    } else {
+        host
+    };
+    let host = host.trim_matches('.');
+    let mut lower = String::with_capacity(host.len());
+    python_lower(host, &mut lower);
+    let valid = !lower.is_empty()
+        && lower.chars().count() <= 253
+        && lower.split('.').all(|label| !label.is_empty() && label.chars().all(|c| c == '-' || is_word_char(c)));
+    valid.then_some(lower)
+}
+
+/// `a.b.example.com` -> the host and each parent domain down to `com`; an IPv4 host
+/// (`\d{1,3}(?:\.\d{1,3}){3}`) is itself plus `ip` (numeric hosts have no hierarchy).
+pub fn suffixes(host: &str, mut emit: impl FnMut(&str)) {
+    let labels: Vec<&str> = host.split('.').collect();
+    let ipv4 = labels.len() == 4 && labels.iter().all(|l| (1..=3).contains(&l.chars().count()) && l.chars().all(is_digit));
+    if ipv4 {
+        emit(host);
+        emit("ip");
+        return;
+    }
+    let skip = labels.len().saturating_sub(MAX_HOST_LABELS);
+    let mut start = labels[..skip].iter().map(|l| l.len() + 1).sum::<usize>();
+    for label in &labels[skip..] {
+        emit(&host[start..]);
+        start += label.len() + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_as_python() {
+        let cases = [
+            ("http://Www.Example.COM/path", Some("www.example.com")),
+            ("https://user:pw@example.com:8443/x?y#z", Some("example.com")),
+            ("ftp://files.example.org", Some("files.example.org")),
+            ("//cdn.example.net/a.js", Some("cdn.example.net")),
+            ("www.example.co.uk/offer", Some("www.example.co.uk")),
+            ("http://%77%77%77.example.com/", Some("www.example.com")),
+            ("http://10.0.0.1/", Some("10.0.0.1")),
+            ("http://example.com./", Some("example.com")),
+            ("mailto:a@example.com", None),
+            ("/relative/path", None),
+            ("http:///nohost", None),
+            ("http://bad host/", None),
+            ("javascript:alert(1)", None),
+            ("HTTP://A..B/", None),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(host(url).as_deref(), expected, "{url}");
+        }
+    }
+
+    #[test]
+    fn suffixes_of_hosts() {
+        let mut out = Vec::new();
+        suffixes("a.b.example.com", |s| out.push(s.to_string()));
+        suffixes("10.0.0.1", |s| out.push(s.to_string()));
+        suffixes("1.2.3.4.5.6.7.8.9.10", |s| out.push(s.to_string()));
+        assert_eq!(out[..6], ["a.b.example.com", "b.example.com", "example.com", "com", "10.0.0.1", "ip"]);
+        assert_eq!(out[6], "3.4.5.6.7.8.9.10");
+        assert_eq!(out.len(), 14);
+    }
+}

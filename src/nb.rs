@@ -182,6 +182,18 @@ impl Encoder<'_> {
         }
     }
 
+    /// `add` with the key's hash already computed (with the model's `hasher`).
+    #[inline]
+    pub fn add_hashed(&mut self, key: &[u8], hash: u64, by: f64) {
+        match &self.nb.features {
+            Features::Exact(vocabulary) => match vocabulary.find_hashed(key, hash) {
+                Some(id) => self.known.add(id, by),
+                None => self.new.add(key, hash, by),
+            },
+            Features::Hashed(n) => self.known.add(bucket(key, *n), by),
+        }
+    }
+
     /// Every count set to 1 (binary features).
     pub fn binarize(&mut self) {
         self.known.values.iter_mut().for_each(|v| *v = 1.0);
@@ -401,7 +413,15 @@ impl NaiveBayes {
         }
     }
 
-    /// The hash of a feature key, for `Doc::push` (the vocabulary's seeded hash).
+    /// The vocabulary's seeded hasher (hashed models: any fixed one).
+    pub fn hasher(&self) -> foldhash::fast::RandomState {
+        match &self.features {
+            Features::Exact(v) => v.hasher().clone(),
+            Features::Hashed(_) => foldhash::fast::RandomState::default(),
+        }
+    }
+
+    /// The hash of a feature key (the vocabulary's seeded hash).
     #[inline]
     pub fn hash(&self, key: &[u8]) -> u64 {
         match &self.features {

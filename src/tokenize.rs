@@ -69,6 +69,24 @@ const fn ascii_table(lowercase: bool) -> [u8; 256] {
 
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
+/// For 64 bytes: (a bit per nonzero byte, a bit per byte >= 128), bit i for byte i.
+#[inline]
+fn chunk_masks(chunk: &[u8]) -> (u64, u64) {
+    let (mut words, mut high) = (0u64, 0u64);
+    for (k, block) in chunk.chunks_exact(8).enumerate() {
+        let block = u64::from_le_bytes(block.try_into().unwrap_or([0; 8]));
+        words |= gather_bits(!zero_bytes(block) & HIGH_BITS) << (8 * k);
+        high |= gather_bits(block & HIGH_BITS) << (8 * k);
+    }
+    (words, high)
+}
+
+/// The bit 7 of each byte of `flags` (all other bits zero) packed into bits 0-7.
+#[inline]
+fn gather_bits(flags: u64) -> u64 {
+    ((flags >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
+}
+
 /// Bit 7 of each byte of the result is set exactly where the byte of `block` is zero.
 #[inline]
 fn zero_bytes(block: u64) -> u64 {
@@ -297,7 +315,7 @@ impl Options {
         let table = if lowercase { &ASCII_LOWER } else { &ASCII_KEEP };
         buffer.clear();
         buffer.extend(bytes[..end].iter().map(|&b| table[b as usize]));
-        buffer.extend_from_slice(&[0; 8]); // so that 8-byte reads never pass the end
+        buffer.resize(end.div_ceil(64) * 64 + 64, 0); // whole 64-byte chunks, zero-padded
         let max_tokens = self.max_tokens.unwrap_or(usize::MAX);
         let stop = self.stop_words.as_ref();
         let mut matches = 0usize;
@@ -312,36 +330,55 @@ impl Options {
         };
         let mut slow = Vec::new();
         let mapped = &buffer[..];
-        let mut at = 0usize;
-        // The runs of nonzero bytes, found 8 bytes at a time.
-        while at < end {
-            let block = u64::from_le_bytes(mapped[at..at + 8].try_into().unwrap_or([0; 8]));
-            let words = !zero_bytes(block) & HIGH_BITS;
-            if words == 0 {
-                at += 8;
-                continue;
-            }
-            at += (words.trailing_zeros() / 8) as usize;
-            if at >= end {
-                return;
-            }
-            let start = at;
+        // The runs of nonzero bytes, 64 bytes at a time: one bit per byte for "in a run" and
+        // one for "not ASCII"; a run's ends are where the first mask changes. An ASCII run
+        // is a word as it stands; a run holding other characters is read character by
+        // character.
+        let mut pending: Option<usize> = None; // a run that began in an earlier chunk
+        let mut base = 0usize;
+        while base < end {
+            let (words, high) = chunk_masks(&mapped[base..base + 64]);
+            let mut rest = words;
             loop {
-                let block = u64::from_le_bytes(mapped[at..at + 8].try_into().unwrap_or([0; 8]));
-                let separators = zero_bytes(block);
-                if separators != 0 {
-                    at += (separators.trailing_zeros() / 8) as usize;
+                let (start, from) = match pending {
+                    Some(start) => (start, 0),
+                    None if rest == 0 => break,
+                    None => {
+                        let from = rest.trailing_zeros() as usize;
+                        (base + from, from)
+                    }
+                };
+                let after = !words & (u64::MAX << from); // the separators from the start on
+                if after == 0 {
+                    pending = Some(start); // the run goes on into the next chunk
                     break;
                 }
-                at += 8;
-            }
-            let run = &mapped[start..at];
-            if run.is_ascii() {
-                if run.len() >= 2 && !matched(run) {
+                let stop = after.trailing_zeros() as usize;
+                rest = words & (u64::MAX << stop);
+                let word = &mapped[start..base + stop];
+                let ascii = if pending.take().is_some() {
+                    word.is_ascii()
+                } else {
+                    high & (u64::MAX << from) & !(u64::MAX << stop) == 0
+                };
+                let go_on = if !ascii {
+                    split_unicode(&text[start..base + stop], lowercase, &mut slow, &mut matched)
+                } else {
+                    word.len() < 2 || matched(word)
+                };
+                if !go_on {
                     return;
                 }
-            } else if !split_unicode(&text[start..at], lowercase, &mut slow, &mut matched) {
-                return;
+            }
+            base += 64;
+        }
+        if let Some(start) = pending {
+            if mapped[start..end].is_ascii() {
+                if end - start >= 2 {
+                    matched(&mapped[start..end]);
+                }
+            } else {
+                split_unicode(&text[start..end], lowercase, &mut slow, &mut matched);
             }
         }
     }

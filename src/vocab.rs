@@ -92,6 +92,10 @@ impl Vocabulary {
         &self.free
     }
 
+    pub fn hasher(&self) -> &foldhash::fast::RandomState {
+        &self.hasher
+    }
+
     #[inline]
     pub fn hash(&self, token: &[u8]) -> u64 {
         self.hasher.hash_one(token)

@@ -4,7 +4,9 @@
 
 use super::errors::{error, guard, Kind as ErrorKind};
 use super::keys::{bucket_text, key_of, token_of};
+use super::mail::EmailTokenizer;
 use super::tokenizer::WordTokenizer;
+use crate::bag::Bag;
 use crate::doc::Doc;
 use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
 use crate::store::StoreError;
@@ -18,6 +20,8 @@ enum Featurizer {
     None,
     /// The core's word tokenizer (`Tokenizer` with the default pattern, no stemmer).
     Words { tokenizer: Py<WordTokenizer>, binary: bool },
+    /// The core's email tokenizer (`EmailTokenizer` with core body settings): raw bytes in.
+    Email { tokenizer: Py<EmailTokenizer> },
     /// Any other callable text -> mapping (called from here, once per text).
     Python(Py<PyAny>),
 }
@@ -243,6 +247,23 @@ impl Core {
                 };
                 self.encode_words(tokenizer.get(), *binary, text)
             }
+            Featurizer::Email { tokenizer } => {
+                let features = &tokenizer.get().features;
+                let mut bag = Bag::default();
+                match x.cast::<PyBytes>() {
+                    Ok(raw) => features.count_into(raw.as_bytes(), &mut bag, &self.nb.hasher()),
+                    Err(_) => {
+                        // text is re-encoded as the Python tokenizer does (streamnb.mail._to_bytes)
+                        let raw = x.call_method1("encode", ("utf-8", "surrogateescape")).or_else(|_| x.call_method1("encode", ("utf-8", "replace")))?;
+                        features.count_into(raw.cast::<PyBytes>()?.as_bytes(), &mut bag, &self.nb.hasher())
+                    }
+                }
+                let mut encoder = self.nb.encoder(bag.len(), 0);
+                for i in 0..bag.len() {
+                    encoder.add_hashed(bag.feature(i), bag.hash(i), bag.count(i));
+                }
+                Ok(encoder.finish())
+            }
             Featurizer::Python(tokenizer) => {
                 let py = x.py();
                 let features = tokenizer.bind(py).call1((x,))?;
@@ -401,7 +422,7 @@ fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
 impl Core {
     #[new]
     #[pyo3(signature = (*, kind, alpha_free_params, class_prior, fixed_prior, unseen, empty_documents, n_buckets,
-                        dense_max_classes, tokenizer, word_tokenizer, binary))]
+                        dense_max_classes, tokenizer, in_core, binary))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -414,7 +435,7 @@ impl Core {
         n_buckets: Option<u32>,
         dense_max_classes: usize,
         tokenizer: Option<Bound<'_, PyAny>>,
-        word_tokenizer: Option<Py<WordTokenizer>>,
+        in_core: Option<Bound<'_, PyAny>>,
         binary: bool,
     ) -> PyResult<Self> {
         guard(|| {
@@ -434,16 +455,24 @@ impl Core {
                 featurizer: Featurizer::None,
                 last_text: None,
             };
-            core.set_featurizer(tokenizer, word_tokenizer, binary);
+            core.set_featurizer(tokenizer, in_core, binary);
             Ok(core)
         })
     }
 
     /// Change how raw text becomes features (`tokenizer` is then the model's new tokenizer).
-    #[pyo3(signature = (tokenizer, word_tokenizer, binary))]
-    fn set_featurizer(&mut self, tokenizer: Option<Bound<'_, PyAny>>, word_tokenizer: Option<Py<WordTokenizer>>, binary: bool) {
-        self.featurizer = match (word_tokenizer, tokenizer) {
-            (Some(tokenizer), _) => Featurizer::Words { tokenizer, binary },
+    /// `in_core`: the tokenizer's core object (a `WordTokenizer`, or an `EmailTokenizer`)
+    /// when the core can run it itself, with `binary` for word tokenizers.
+    #[pyo3(signature = (tokenizer, in_core, binary))]
+    fn set_featurizer(&mut self, tokenizer: Option<Bound<'_, PyAny>>, in_core: Option<Bound<'_, PyAny>>, binary: bool) {
+        self.featurizer = match (in_core, tokenizer) {
+            (Some(core), _) => match core.cast_into::<WordTokenizer>() {
+                Ok(words) => Featurizer::Words { tokenizer: words.unbind(), binary },
+                Err(other) => match other.into_inner().cast_into::<EmailTokenizer>() {
+                    Ok(email) => Featurizer::Email { tokenizer: email.unbind() },
+                    Err(_) => Featurizer::None,
+                },
+            },
             (None, Some(callable)) => Featurizer::Python(callable.unbind()),
             (None, None) => Featurizer::None,
         };

@@ -26,6 +26,7 @@ from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParamete
 from ..ledger import Ledger
 from ..pruning import lowest_first, mutual_information
 from ..store import CountStore, _require
+from ..mail import EmailTokenizer
 from ..text import Tokenizer as WordTokenizer
 from ..validate import (Label, check_alpha, check_choice, check_class_allowed, check_class_prior, check_label,
                         check_positive, check_weight)
@@ -190,7 +191,7 @@ class DiscreteNB(abc.ABC):
             class_prior="fixed" if fixed is not None else self.class_prior, fixed_prior=fixed,
             unseen=check_choice("unseen", unseen, UNSEEN_CHOICES), empty_documents=self.empty_documents,
             n_buckets=self.n_buckets, dense_max_classes=dense_max_classes,
-            tokenizer=None, word_tokenizer=None, binary=False)
+            tokenizer=None, in_core=None, binary=False)
         self.store = CountStore(self._core, self.n_buckets)
         self.tokenizer = tokenizer
         self.unseen = unseen
@@ -209,12 +210,16 @@ class DiscreteNB(abc.ABC):
 
     @tokenizer.setter
     def tokenizer(self, tokenizer: TextTokenizer | None) -> None:
-        """A streamnb Tokenizer with the default pattern runs inside the core; any other
-        callable is called by the core, once per text."""
+        """A streamnb Tokenizer with the default pattern (and an EmailTokenizer whose body
+        settings are those) runs inside the core; any other callable is called by the core,
+        once per text."""
         self._tokenizer = tokenizer
-        in_core = isinstance(tokenizer, WordTokenizer) and tokenizer._default and tokenizer._stem is None
-        self._core.set_featurizer(tokenizer, tokenizer._core if in_core else None,
-                                  bool(in_core and tokenizer.binary))
+        in_core = None
+        if isinstance(tokenizer, WordTokenizer) and tokenizer._default and tokenizer._stem is None:
+            in_core = tokenizer._core
+        elif isinstance(tokenizer, EmailTokenizer) and tokenizer._in_core:
+            in_core = tokenizer._core
+        self._core.set_featurizer(tokenizer, in_core, bool(isinstance(tokenizer, WordTokenizer) and tokenizer.binary))
 
     @property
     def unseen(self) -> str:

@@ -3,26 +3,30 @@
 //! vocabulary's hash, so its lookups reuse it).
 
 use crate::doc::Keys;
-use hashbrown::HashTable;
 
 #[derive(Default, Debug)]
 pub struct Bag {
     keys: Keys,
     values: Vec<f64>,
-    /// (hash, index): the hash inline, so a probe rarely reads the keys.
-    table: HashTable<(u64, u32)>,
+    /// Open addressing: 0 is empty, else (high half of the hash << 32) | (index + 1), so a
+    /// probe compares keys only when 32 bits of the hash agree.
+    slots: Vec<u64>,
 }
 
 impl Bag {
     /// An empty bag with room for about `features` distinct features of `bytes` bytes.
     pub fn with_capacity(features: usize, bytes: usize) -> Self {
-        Bag { keys: Keys::with_capacity(features, bytes), values: Vec::with_capacity(features), table: HashTable::with_capacity(features) }
+        Bag {
+            keys: Keys::with_capacity(features, bytes),
+            values: Vec::with_capacity(features),
+            slots: vec![0; (2 * features).next_power_of_two().max(16)],
+        }
     }
 
     pub fn clear(&mut self) {
         self.keys = Keys::default();
         self.values.clear();
-        self.table.clear();
+        self.slots.iter_mut().for_each(|s| *s = 0);
     }
 
     pub fn len(&self) -> usize {
@@ -34,17 +38,45 @@ impl Bag {
     }
 
     /// Count `by` more of `feature`, whose hash is `hash`.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, feature: &[u8], hash: u64, by: f64) {
-        let keys = &self.keys;
-        if let Some(&(_, i)) = self.table.find(hash, |&(h, i)| h == hash && keys.key(i as usize) == feature) {
-            self.values[i as usize] += by;
-            return;
+        if 2 * (self.values.len() + 1) > self.slots.len() {
+            self.grow();
         }
-        let i = self.values.len() as u32;
-        self.keys.push(feature, hash);
-        self.values.push(by);
-        self.table.insert_unique(hash, (hash, i), |&(h, _)| h);
+        let mask = self.slots.len() - 1;
+        let tag = hash >> 32;
+        let mut at = hash as usize & mask;
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                self.slots[at] = (tag << 32) | (self.values.len() as u64 + 1);
+                self.keys.push(feature, hash);
+                self.values.push(by);
+                return;
+            }
+            if slot >> 32 == tag {
+                let i = (slot & 0xffff_ffff) as usize - 1;
+                if self.keys.key(i) == feature {
+                    self.values[i] += by;
+                    return;
+                }
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(16);
+        let mask = size - 1;
+        self.slots = vec![0; size];
+        for i in 0..self.values.len() {
+            let hash = self.keys.hash(i);
+            let mut at = hash as usize & mask;
+            while self.slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = ((hash >> 32) << 32) | (i as u64 + 1);
+        }
     }
 
     pub fn feature(&self, i: usize) -> &[u8] {
@@ -73,6 +105,18 @@ impl Bag {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_features_and_colliding_hashes_stay_apart() {
+        let mut bag = Bag::with_capacity(1, 1);
+        for i in 0..1000u64 {
+            let key = format!("k{i}");
+            bag.add(key.as_bytes(), i % 7, 1.0); // few distinct hashes: keys decide
+            bag.add(key.as_bytes(), i % 7, 1.0);
+        }
+        assert_eq!(bag.len(), 1000);
+        assert!((0..1000).all(|i| bag.count(i) == 2.0 && bag.feature(i) == format!("k{i}").as_bytes()));
+    }
 
     #[test]
     fn counts_distinct_features_in_first_appearance_order() {

@@ -22,14 +22,14 @@ impl Keys {
         Keys { arena: Vec::with_capacity(bytes), spans: Vec::with_capacity(keys), hashes: Vec::with_capacity(keys) }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, key: &[u8], hash: u64) {
         self.spans.push((self.arena.len() as u32, key.len() as u32));
         self.arena.extend_from_slice(key);
         self.hashes.push(hash);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn key(&self, i: usize) -> &[u8] {
         let (start, len) = self.spans[i];
         &self.arena[start as usize..(start + len) as usize]

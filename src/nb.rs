@@ -8,7 +8,7 @@
 //! argument of every prediction, so a view with another alpha shares the counts.
 
 use crate::bag::Bag;
-use crate::doc::{Doc, IdCounts, UNKNOWN};
+use crate::doc::{Doc, IdCounts, Keys, UNKNOWN};
 use crate::store::{Removal, Store, StoreError, MAX_DOCUMENTS};
 use crate::vocab::{bucket, Vocabulary, VocabularyError};
 use std::collections::HashMap;
@@ -158,12 +158,13 @@ struct Normaliser {
     updates: u64,
 }
 
-/// Builds a document from feature occurrences: known tokens counted by vocabulary id,
-/// new ones by key (hashed models: everything by bucket).
+/// Builds a document from feature occurrences: counted by key first (a small table that
+/// stays in cache), then each distinct key looked up once in the vocabulary (hashed
+/// models: everything counted by bucket).
 pub struct Encoder<'a> {
     nb: &'a NaiveBayes,
-    known: IdCounts,
-    new: Bag,
+    bag: Bag,
+    buckets: IdCounts,
 }
 
 impl Encoder<'_> {
@@ -171,14 +172,24 @@ impl Encoder<'_> {
     #[inline]
     pub fn add(&mut self, key: &[u8], by: f64) {
         match &self.nb.features {
+            Features::Exact(vocabulary) => self.bag.add(key, vocabulary.hash(key), by),
+            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
+        }
+    }
+
+    /// `add` for a key the document holds once (a mapping's keys): looked up in the
+    /// vocabulary at once, without counting by key first.
+    #[inline]
+    pub fn add_distinct(&mut self, key: &[u8], by: f64) {
+        match &self.nb.features {
             Features::Exact(vocabulary) => {
                 let hash = vocabulary.hash(key);
                 match vocabulary.find_hashed(key, hash) {
-                    Some(id) => self.known.add(id, by),
-                    None => self.new.add(key, hash, by),
+                    Some(id) => self.buckets.add(id, by), // ids of known keys (their own table)
+                    None => self.bag.add(key, hash, by),
                 }
             }
-            Features::Hashed(n) => self.known.add(bucket(key, *n), by),
+            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
         }
     }
 
@@ -186,23 +197,36 @@ impl Encoder<'_> {
     #[inline]
     pub fn add_hashed(&mut self, key: &[u8], hash: u64, by: f64) {
         match &self.nb.features {
-            Features::Exact(vocabulary) => match vocabulary.find_hashed(key, hash) {
-                Some(id) => self.known.add(id, by),
-                None => self.new.add(key, hash, by),
-            },
-            Features::Hashed(n) => self.known.add(bucket(key, *n), by),
+            Features::Exact(_) => self.bag.add(key, hash, by),
+            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
         }
     }
 
     /// Every count set to 1 (binary features).
     pub fn binarize(&mut self) {
-        self.known.values.iter_mut().for_each(|v| *v = 1.0);
-        self.new.binarize();
+        self.buckets.values.iter_mut().for_each(|v| *v = 1.0);
+        self.bag.binarize();
     }
 
     pub fn finish(self) -> Doc {
-        let (keys, values) = self.new.into_parts();
-        Doc::new(self.known.ids, self.known.values, keys, values, self.nb.epoch_stamp())
+        let Features::Exact(vocabulary) = &self.nb.features else {
+            return Doc::new(self.buckets.ids, self.buckets.values, Keys::default(), Vec::new(), None);
+        };
+        // known ids: those `add_distinct` found, then the counted keys the vocabulary holds
+        let mut known = self.buckets;
+        let mut new = Keys::default();
+        let mut new_values = Vec::new();
+        for i in 0..self.bag.len() {
+            let (key, hash) = (self.bag.feature(i), self.bag.hash(i));
+            match vocabulary.find_hashed(key, hash) {
+                Some(id) => known.add(id, self.bag.count(i)),
+                None => {
+                    new.push(key, hash);
+                    new_values.push(self.bag.count(i));
+                }
+            }
+        }
+        Doc::new(known.ids, known.values, new, new_values, Some(vocabulary.epoch()))
     }
 }
 
@@ -217,11 +241,17 @@ impl RowScratch {
         RowScratch { tokens: vec![0.0; k], docs: vec![0.0; k] }
     }
 
-    /// True (tokens, docs) of feature `id` in every class.
+    /// True (tokens, docs) of feature `id` in every class: a dense row as it stands when
+    /// the scale is 1, else a scaled copy.
     #[inline]
-    fn read(&mut self, store: &Store, id: u32) -> (&[f64], &[f64]) {
-        store.gather(id, &mut self.tokens, &mut self.docs);
+    fn read<'a>(&'a mut self, store: &'a Store, id: u32) -> (&'a [f64], &'a [f64]) {
         let scale = store.scale;
+        if scale == 1.0 {
+            if let Some(row) = store.dense_row(id, self.tokens.len()) {
+                return row;
+            }
+        }
+        store.gather(id, &mut self.tokens, &mut self.docs);
         if scale != 1.0 {
             self.tokens.iter_mut().chain(self.docs.iter_mut()).for_each(|v| *v *= scale);
         }
@@ -260,8 +290,8 @@ impl Scorer {
                     None => *alpha,
                     Some(m) => m * (tokens.iter().sum::<f64>() + alpha),
                 };
-                for (c, o) in out.iter_mut().enumerate() {
-                    *o += x * (tokens[c] + background).ln() - x * denominator[c];
+                for ((o, &t), &d) in out.iter_mut().zip(tokens).zip(denominator) {
+                    *o += x * (t + background).ln() - x * d;
                 }
             }
             Scorer::Bernoulli { alpha, class_docs, .. } => {
@@ -491,7 +521,10 @@ impl NaiveBayes {
 
     /// A document encoder: feature occurrences in, a document out.
     pub fn encoder(&self, features: usize, bytes: usize) -> Encoder<'_> {
-        Encoder { nb: self, known: IdCounts::with_capacity(features), new: Bag::with_capacity(features / 4, bytes / 4) }
+        match self.features {
+            Features::Exact(_) => Encoder { nb: self, bag: Bag::with_capacity(features, bytes), buckets: IdCounts::with_capacity(features) },
+            Features::Hashed(_) => Encoder { nb: self, bag: Bag::default(), buckets: IdCounts::with_capacity(features) },
+        }
     }
 
     /// Free the vocabulary ids of features that left V.

@@ -299,6 +299,16 @@ impl Store {
         }
     }
 
+    /// Stored (tokens, docs) of every class of feature `id` as slices of a dense row, or
+    /// None (sparse layout, or a row never written: use `gather`).
+    #[inline]
+    pub fn dense_row(&self, id: u32, k: usize) -> Option<(&[f64], &[f64])> {
+        match &self.cells {
+            Cells::Dense { k_cap, rows } => rows.get(id as usize).map(|row| (&row[..k], &row[*k_cap..*k_cap + k])),
+            Cells::Sparse { .. } => None,
+        }
+    }
+
     /// Stored (tokens, docs) of one cell.
     #[inline]
     pub fn cell(&self, id: u32, c: usize) -> (f64, f64) {
@@ -447,12 +457,27 @@ impl Store {
                 (token_delta[i] / self.scale, doc_delta[i] / self.scale)
             };
             token_sum += dt;
-            let (old_t, old_d) = self.cell(id, c);
-            let new_d = old_d + dd;
+            let old_d = match &mut self.cells {
+                // dense rows: one access to the row (the common case, kept short)
+                Cells::Dense { k_cap, rows } => {
+                    if id as usize >= self.rows {
+                        self.rows = id as usize + 1;
+                    }
+                    let row = rows.get_mut(id as usize);
+                    let old_d = row[*k_cap + c];
+                    row[c] += dt;
+                    row[*k_cap + c] = old_d + dd;
+                    old_d
+                }
+                Cells::Sparse { .. } => {
+                    let (old_t, old_d) = self.cell(id, c);
+                    self.set_cell(id, c, old_t + dt, old_d + dd);
+                    old_d
+                }
+            };
             if let Some(h) = self.histograms.as_mut() {
-                move_in_histogram(&mut h[c], old_d, new_d);
+                move_in_histogram(&mut h[c], old_d, old_d + dd);
             }
-            self.set_cell(id, c, old_t + dt, new_d);
             let meta = &mut self.meta.get_mut(id as usize)[0];
             if meta.born == NOT_IN_V {
                 meta.born = stamp;

@@ -33,8 +33,15 @@ pub struct Core {
     class_index: Py<PyDict>,
     fixed_prior: Option<Py<PyDict>>,
     featurizer: Featurizer,
-    /// The last raw text encoded and its document: predict-then-learn tokenizes once.
-    last_text: Option<(Py<PyAny>, Doc)>,
+    /// The last document encoded: predicting and then learning the same message encodes it
+    /// once (raw text: compared by value; a dict: the same object, still equal to a copy).
+    last: Option<Last>,
+}
+
+struct Last {
+    x: Py<PyAny>,
+    copy: Option<Py<PyDict>>,
+    doc: Doc,
 }
 
 static HELPERS: PyOnceLock<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
@@ -177,45 +184,45 @@ impl Core {
     /// models always did (numbers, finite, >= 0 unless Bernoulli).
     fn encode_mapping(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
         let py = x.py();
-        let items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = if let Ok(dict) = x.cast::<PyDict>() {
-            dict.iter().collect()
-        } else {
-            x.call_method0("items")?.try_iter()?.map(|item| item?.extract()).collect::<PyResult<_>>()?
+        let dict = match x.cast::<PyDict>() {
+            Ok(dict) => dict.clone(),
+            Err(_) => PyDict::from_sequence(&x.call_method0("items")?)?,
         };
         let real = helpers(py)?.1.bind(py);
-        let mut values = Vec::with_capacity(items.len());
-        for (_, value) in &items {
+        let signed = matches!(self.nb.kind, Kind::Bernoulli { .. });
+        let hashed = self.nb.n_buckets().is_some();
+        let mut encoder = self.nb.encoder(dict.len(), dict.len() * 8);
+        let mut scratch = Vec::new();
+        // As the models always checked: a value that is not a number is reported first,
+        // then the first non-finite value, then the first negative count.
+        let (mut non_finite, mut negative) = (None, None);
+        for (key, value) in dict.iter() {
             let v = if let Ok(f) = value.cast_exact::<PyFloat>() {
                 f.value()
-            } else if value.is_instance_of::<PyInt>() || value.is_instance(real)? {
-                match value.extract::<f64>() {
-                    Ok(v) => v,
-                    Err(_) => {
-                        return Err(error(
-                            ErrorKind::InvalidInput,
-                            format!("feature values must be finite numbers, got {}", describe(value)),
-                        ))
-                    }
+            } else if let Ok(i) = value.cast::<PyInt>() {
+                match i.extract::<i64>() {
+                    Ok(i) => i as f64,
+                    Err(_) => i.extract::<f64>().unwrap_or(f64::INFINITY), // beyond float range
                 }
+            } else if value.is_instance(real)? {
+                value.extract::<f64>().unwrap_or(f64::NAN)
             } else {
-                return Err(error(ErrorKind::InvalidType, format!("feature values must be numbers, got {}", describe(value))));
+                return Err(error(ErrorKind::InvalidType, format!("feature values must be numbers, got {}", describe(&value))));
             };
-            values.push(v);
+            if !v.is_finite() {
+                non_finite.get_or_insert(v);
+            } else if v < 0.0 && !signed {
+                negative.get_or_insert(v);
+            }
+            // hashed models bucket str(token), as they always did (saved models still load)
+            let key = if hashed { bucket_text(&key, &mut scratch)? } else { key_of(&key, &mut scratch)? };
+            encoder.add_distinct(key, v);
         }
-        if let Some(&bad) = values.iter().find(|v| !v.is_finite()) {
+        if let Some(bad) = non_finite {
             return Err(error(ErrorKind::InvalidInput, format!("feature values must be finite, got {}", float_repr(py, bad))));
         }
-        if !matches!(self.nb.kind, Kind::Bernoulli { .. }) {
-            if let Some(&bad) = values.iter().find(|&&v| v < 0.0) {
-                return Err(error(ErrorKind::InvalidInput, format!("feature counts must be >= 0, got {}", float_repr(py, bad))));
-            }
-        }
-        let mut scratch = Vec::new();
-        let hashed = self.nb.n_buckets().is_some();
-        let mut encoder = self.nb.encoder(items.len(), items.len() * 8);
-        for ((key, _), v) in items.iter().zip(values) {
-            // hashed models bucket str(token), as they always did (saved models still load)
-            encoder.add(if hashed { bucket_text(key, &mut scratch)? } else { key_of(key, &mut scratch)? }, v);
+        if let Some(bad) = negative {
+            return Err(error(ErrorKind::InvalidInput, format!("feature counts must be >= 0, got {}", float_repr(py, bad))));
         }
         Ok(encoder.finish())
     }
@@ -283,23 +290,39 @@ impl Core {
     fn with_doc<R>(&mut self, x: &Bound<'_, PyAny>, body: impl FnOnce(&mut Self, &mut Doc) -> PyResult<R>) -> PyResult<R> {
         let py = x.py();
         let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
-        if is_text {
-            let mut doc = match self.last_text.take() {
-                Some((last, doc)) if self.nb.doc_is_current(&doc) && same_text(last.bind(py), x)? => doc,
-                _ => self.encode_text(x)?,
-            };
-            let result = body(self, &mut doc);
-            self.last_text = Some((x.clone().unbind(), doc));
-            return result;
-        }
-        if !(x.is_instance_of::<PyDict>() || x.is_instance(helpers(py)?.2.bind(py))?) {
+        let is_dict = !is_text && x.is_instance_of::<PyDict>();
+        if !(is_text || is_dict || x.is_instance(helpers(py)?.2.bind(py))?) {
             return Err(error(
                 ErrorKind::InvalidType,
                 format!("a document must be a mapping feature -> value, or str/bytes text, got {}", describe(x)),
             ));
         }
-        let mut doc = self.encode_mapping(x)?;
-        body(self, &mut doc)
+        if !(is_text || is_dict) {
+            let mut doc = self.encode_mapping(x)?; // another Mapping: not remembered
+            return body(self, &mut doc);
+        }
+        let cached = match self.last.take() {
+            Some(last) if self.nb.doc_is_current(&last.doc) && self.same_document(&last, x)? => Some(last.doc),
+            _ => None,
+        };
+        let mut doc = match cached {
+            Some(doc) => doc,
+            None if is_text => self.encode_text(x)?,
+            None => self.encode_mapping(x)?,
+        };
+        let result = body(self, &mut doc);
+        let copy = if is_dict { Some(x.cast::<PyDict>()?.copy()?.unbind()) } else { None };
+        self.last = Some(Last { x: x.clone().unbind(), copy, doc });
+        result
+    }
+
+    /// Is x the document remembered: the same text, or the same dict with the same contents?
+    fn same_document(&self, last: &Last, x: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = x.py();
+        match &last.copy {
+            Some(copy) => Ok(last.x.bind(py).is(x) && copy.bind(py).eq(x)?),
+            None => same_text(last.x.bind(py), x),
+        }
     }
 
     /// An error of the model as the Python exception that names what was wrong.
@@ -453,7 +476,7 @@ impl Core {
                 class_index: PyDict::new(py).unbind(),
                 fixed_prior: fixed_prior.map(Bound::unbind),
                 featurizer: Featurizer::None,
-                last_text: None,
+                last: None,
             };
             core.set_featurizer(tokenizer, in_core, binary);
             Ok(core)
@@ -476,7 +499,7 @@ impl Core {
             (None, Some(callable)) => Featurizer::Python(callable.unbind()),
             (None, None) => Featurizer::None,
         };
-        self.last_text = None;
+        self.last = None;
     }
 
     /// Score words never seen in training as zero-count words (river's way), or ignore them.
@@ -1085,7 +1108,7 @@ impl Core {
             self.nb.store.scale = scale;
             self.nb.store.n_learned = n_learned;
             self.nb.store.pruned_at = pruned_at;
-            self.last_text = None;
+            self.last = None;
             Ok(())
         })
     }
@@ -1135,7 +1158,7 @@ impl Core {
 
     /// Drop the cached text document (its vocabulary ids are re-checked anyway).
     fn forget_last_text(&mut self) {
-        self.last_text = None;
+        self.last = None;
     }
 
     fn __len__(&self) -> usize {

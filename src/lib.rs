@@ -14,6 +14,7 @@ pub mod bag;
 pub mod doc;
 pub mod mail;
 pub mod nb;
+pub mod parallel;
 pub mod store;
 pub mod tokenize;
 pub mod unicode_tables;

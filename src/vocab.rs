@@ -156,6 +156,7 @@ impl Vocabulary {
                 return Err(VocabularyError::Full);
             }
         }
+        grow_gently(&mut self.arena, token.len());
         let id = match self.free.last() {
             Some(&id) => id,
             None if self.spans.len() >= FREE as usize => return Err(VocabularyError::Full),
@@ -165,6 +166,7 @@ impl Vocabulary {
         if self.free.last() == Some(&id) {
             self.free.pop();
         } else {
+            grow_gently(&mut self.spans, 1);
             self.spans.push(Span { start: 0, len: FREE });
         }
         let span = Span {
@@ -299,6 +301,15 @@ impl Vocabulary {
             .enumerate()
             .filter(|(_, s)| s.len != FREE)
             .map(|(i, _)| i as u32)
+    }
+}
+
+/// Make room for `more` items growing by a quarter (not Vec's doubling): a vocabulary of
+/// hundreds of thousands of tokens then wastes at most a fifth of its size, and growth stays
+/// geometric (amortised O(1) per token).
+fn grow_gently<T>(vec: &mut Vec<T>, more: usize) {
+    if vec.len() + more > vec.capacity() {
+        vec.reserve_exact((vec.capacity() / 4).max(more).max(64));
     }
 }
 

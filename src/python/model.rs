@@ -8,7 +8,9 @@ use super::mail::EmailTokenizer;
 use super::tokenizer::WordTokenizer;
 use crate::bag::Bag;
 use crate::doc::Doc;
+use crate::mail::features::EmailFeatures;
 use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
+use crate::parallel;
 use crate::store::StoreError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -229,14 +231,48 @@ impl Core {
 
     /// A document from text through the core's word tokenizer.
     fn encode_words(&self, tokenizer: &WordTokenizer, binary: bool, text: &Bound<'_, PyString>) -> PyResult<Doc> {
-        let length = text.len()?;
-        let mut encoder = self.nb.encoder(length / 16 + 8, length / 2);
-        let mut scratch = Vec::new();
-        tokenizer.for_each_feature(text, &mut scratch, |f| encoder.add(f, 1.0))?;
-        if binary {
-            encoder.binarize();
+        let input = TextInput::of(tokenizer, text)?;
+        Ok(encode_str(&self.nb, tokenizer, binary, &input))
+    }
+
+    /// The documents of a batch: raw texts the core tokenizes itself are read on several
+    /// threads, with the GIL released; anything else one by one.
+    fn encode_batch(&self, xs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Doc>> {
+        let py = match xs.first() {
+            Some(x) => x.py(),
+            None => return Ok(Vec::new()),
+        };
+        match &self.featurizer {
+            Featurizer::Words { tokenizer, binary } if xs.iter().all(|x| x.is_instance_of::<PyString>()) => {
+                let tokenizer = tokenizer.get();
+                let inputs: Vec<TextInput<'_>> =
+                    xs.iter().map(|x| TextInput::of(tokenizer, x.cast::<PyString>()?)).collect::<PyResult<_>>()?;
+                let nb = &self.nb;
+                Ok(py.detach(|| parallel::map(&inputs, |input| encode_str(nb, tokenizer, *binary, input))))
+            }
+            Featurizer::Email { tokenizer } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
+                let features = &tokenizer.get().features;
+                let raws: Vec<&[u8]> = xs.iter().map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes())).collect::<Result<_, _>>()?;
+                let nb = &self.nb;
+                Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(nb, features, raw))))
+            }
+            _ => xs.iter().map(|x| self.with_fresh_doc(x)).collect(),
         }
-        Ok(encoder.finish())
+    }
+
+    /// One document of a batch, not remembered as the last one.
+    fn with_fresh_doc(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
+        let py = x.py();
+        if x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>() {
+            self.encode_text(x)
+        } else if x.is_instance_of::<PyDict>() || x.is_instance(helpers(py)?.2.bind(py))? {
+            self.encode_mapping(x)
+        } else {
+            Err(error(
+                ErrorKind::InvalidType,
+                format!("a document must be a mapping feature -> value, or str/bytes text, got {}", describe(x)),
+            ))
+        }
     }
 
     fn encode_text(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
@@ -256,20 +292,16 @@ impl Core {
             }
             Featurizer::Email { tokenizer } => {
                 let features = &tokenizer.get().features;
-                let mut bag = Bag::default();
                 match x.cast::<PyBytes>() {
-                    Ok(raw) => features.count_into(raw.as_bytes(), &mut bag, &self.nb.hasher()),
+                    Ok(raw) => Ok(encode_email(&self.nb, features, raw.as_bytes())),
                     Err(_) => {
                         // text is re-encoded as the Python tokenizer does (streamnb.mail._to_bytes)
-                        let raw = x.call_method1("encode", ("utf-8", "surrogateescape")).or_else(|_| x.call_method1("encode", ("utf-8", "replace")))?;
-                        features.count_into(raw.cast::<PyBytes>()?.as_bytes(), &mut bag, &self.nb.hasher())
+                        let raw = x
+                            .call_method1("encode", ("utf-8", "surrogateescape"))
+                            .or_else(|_| x.call_method1("encode", ("utf-8", "replace")))?;
+                        Ok(encode_email(&self.nb, features, raw.cast::<PyBytes>()?.as_bytes()))
                     }
                 }
-                let mut encoder = self.nb.encoder(bag.len(), 0);
-                for i in 0..bag.len() {
-                    encoder.add_hashed(bag.feature(i), bag.hash(i), bag.count(i));
-                }
-                Ok(encoder.finish())
             }
             Featurizer::Python(tokenizer) => {
                 let py = x.py();
@@ -417,17 +449,65 @@ impl Core {
     /// What one prediction returns: 0 the label, 1 probabilities, 2 log-probabilities.
     fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64, what: u8) -> PyResult<Bound<'py, PyAny>> {
         let py = x.py();
-        self.with_doc(x, |core, doc| {
-            if core.nb.active().is_empty() {
-                return Ok(if what == 0 { py.None().into_bound(py) } else { PyDict::new(py).into_any() });
-            }
-            let (active, values) = core.nb.log_posterior(doc, alpha, what != 0);
-            if what == 0 {
-                return Ok(core.label(py, active[argmax(&values)]));
-            }
-            Ok(core.proba_dict(py, &active, &values, what == 1)?.into_any())
-        })
+        self.with_doc(x, |core, doc| core.predict_doc(py, doc, alpha, what))
     }
+
+    fn predict_doc<'py>(&mut self, py: Python<'py>, doc: &mut Doc, alpha: f64, what: u8) -> PyResult<Bound<'py, PyAny>> {
+        if self.nb.active().is_empty() {
+            return Ok(if what == 0 { py.None().into_bound(py) } else { PyDict::new(py).into_any() });
+        }
+        let (active, values) = self.nb.log_posterior(doc, alpha, what != 0);
+        if what == 0 {
+            return Ok(self.label(py, active[argmax(&values)]));
+        }
+        Ok(self.proba_dict(py, &active, &values, what == 1)?.into_any())
+    }
+}
+
+/// A text ready for the core's word tokenizer: borrowed as it is, or (capital sigma, lone
+/// surrogates) cut and lowercased by Python first.
+enum TextInput<'a> {
+    Borrowed(&'a str),
+    Prepared(String),
+}
+
+impl<'a> TextInput<'a> {
+    fn of(tokenizer: &WordTokenizer, text: &'a Bound<'_, PyString>) -> PyResult<Self> {
+        let options = &tokenizer.options;
+        if let Ok(s) = text.to_str() {
+            if !(options.lowercase && crate::tokenize::needs_python_lower(s)) {
+                return Ok(TextInput::Borrowed(s));
+            }
+        }
+        Ok(TextInput::Prepared(tokenizer.python_prepared(text)?))
+    }
+}
+
+/// A text through the core's word tokenizer into a document of the model (no Python).
+fn encode_str(nb: &NaiveBayes, tokenizer: &WordTokenizer, binary: bool, input: &TextInput<'_>) -> Doc {
+    let options = &tokenizer.options;
+    let (text, lowercase, max_chars) = match input {
+        TextInput::Borrowed(s) => (*s, options.lowercase, options.max_chars),
+        TextInput::Prepared(s) => (s.as_str(), false, None),
+    };
+    let mut encoder = nb.encoder(text.len() / 16 + 8, text.len() / 2);
+    let mut scratch = Vec::new();
+    options.for_each_feature(text, lowercase, max_chars, &mut scratch, |f| encoder.add(f, 1.0));
+    if binary {
+        encoder.binarize();
+    }
+    encoder.finish()
+}
+
+/// A raw message through the core's email tokenizer into a document of the model.
+fn encode_email(nb: &NaiveBayes, features: &EmailFeatures, raw: &[u8]) -> Doc {
+    let mut bag = Bag::default();
+    features.count_into(raw, &mut bag, &nb.hasher());
+    let mut encoder = nb.encoder(bag.len(), 0);
+    for i in 0..bag.len() {
+        encoder.add_hashed(bag.feature(i), bag.hash(i), bag.count(i));
+    }
+    encoder.finish()
 }
 
 /// Are two raw texts the same text (same type, equal)?
@@ -528,9 +608,12 @@ impl Core {
     /// One prediction per document (`what`: 0 labels, 1 probabilities, 2 log-probabilities).
     fn predict_many<'py>(&mut self, xs: &Bound<'py, PyAny>, alpha: f64, what: u8) -> PyResult<Bound<'py, PyList>> {
         guard(|| {
-            let out = PyList::empty(xs.py());
-            for x in xs.try_iter()? {
-                out.append(self.predict(&x?, alpha, what)?)?;
+            let py = xs.py();
+            let items: Vec<Bound<'py, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
+            let docs = self.encode_batch(&items)?;
+            let out = PyList::empty(py);
+            for mut doc in docs {
+                out.append(self.predict_doc(py, &mut doc, alpha, what)?)?;
             }
             Ok(out)
         })
@@ -723,10 +806,8 @@ impl Core {
     fn learn_many(&mut self, xs: &Bound<'_, PyList>, labels: &Bound<'_, PyList>, weights: Vec<f64>, factor: f64) -> PyResult<()> {
         guard(|| {
             let py = xs.py();
-            let mut docs = Vec::with_capacity(xs.len());
-            for x in xs.iter() {
-                docs.push(self.with_doc(&x, |_, doc| Ok(doc.clone()))?);
-            }
+            let items: Vec<Bound<'_, PyAny>> = xs.iter().collect();
+            let mut docs = self.encode_batch(&items)?;
             let k = self.nb.n_classes();
             let mut new_labels: Vec<Bound<'_, PyAny>> = Vec::new();
             let mut classes = Vec::with_capacity(labels.len());

@@ -50,7 +50,7 @@ impl WordTokenizer {
 
     /// Text Python must cut and lowercase first (capital sigma, lone surrogates), as UTF-8
     /// (surrogates, which are no word characters, replaced).
-    fn python_prepared(&self, text: &Bound<'_, PyString>) -> PyResult<String> {
+    pub fn python_prepared(&self, text: &Bound<'_, PyString>) -> PyResult<String> {
         let py = text.py();
         let options = &self.options;
         let mut prepared = text.clone().into_any();

@@ -21,7 +21,9 @@ demo: $(VENV)/.installed-plots
 	$(VENV)/bin/streamnb demo --out demo-output
 
 test: $(VENV)/.installed-dev
+	cargo clippy --quiet --locked --features python --all-targets -- -D warnings
 	cargo test --quiet --locked
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed-dev

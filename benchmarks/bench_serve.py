@@ -286,7 +286,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
                     ctx.log("  spamd is not installed (Debian packages spamd, spamassassin): not measured")
                 data["spamc_version"] = subprocess.run([spamc, "-V"], capture_output=True,
                                                        text=True).stdout.splitlines()[0]
-                for name, port in contenders.items():  # warm-up: the model loaded, spamd's children started
+                for port in contenders.values():  # warm-up: the model loaded, spamd's children started
                     check_run(spamc, port, files[:10], 2)
 
             jobs = {f"{name}|{clients}": (lambda port=port, clients=clients: check_run(spamc, port, files, clients))

@@ -949,8 +949,8 @@ impl NaiveBayes {
             let versions = self.store.class_version().to_vec();
             let state = &mut self.normalisers[i];
             state.sums.resize(new_sums.len(), state.zero_sum);
-            for c in 0..new_sums.len() {
-                state.sums[c] += new_sums[c] - old_sums.get(c).copied().unwrap_or(0.0);
+            for (c, (sum, new)) in state.sums.iter_mut().zip(&new_sums).enumerate() {
+                *sum += new - old_sums.get(c).copied().unwrap_or(0.0);
             }
             state.zero_sum += new_zero - old_zero;
             state.versions = versions;
@@ -1163,7 +1163,9 @@ impl NaiveBayes {
         weights: &[f64],
         learned_at: &[Option<u64>],
     ) -> Result<(), (usize, NbError)> {
-        let mut per_class: Vec<(usize, HashMap<u32, (f64, f64)>, f64)> = Vec::new();
+        // per class: (class, summed (token, doc) deltas per feature, documents removed)
+        type ClassRemoval = (usize, HashMap<u32, (f64, f64)>, f64);
+        let mut per_class: Vec<ClassRemoval> = Vec::new();
         for (row, doc) in docs.iter_mut().enumerate() {
             let (c, weight) = (classes[row], weights[row]);
             let (ids, deltas) = self.prepare_unlearn(doc, weight, learned_at[row]).map_err(|e| (row, e))?;
@@ -1260,7 +1262,9 @@ impl NaiveBayes {
             self.add_class(w);
         }
         // Per class: summed cells, in order of first appearance of each feature.
-        let mut sums: Vec<(Vec<u32>, HashMap<u32, usize>, Vec<f64>, Vec<f64>, f64)> =
+        // per class: (ids, position of each id, token sums, document sums, documents)
+        type ClassSums = (Vec<u32>, HashMap<u32, usize>, Vec<f64>, Vec<f64>, f64);
+        let mut sums: Vec<ClassSums> =
             (0..k + n_new).map(|_| (Vec::new(), HashMap::new(), Vec::new(), Vec::new(), 0.0)).collect();
         let mut last_row: HashMap<u32, usize> = HashMap::new();
         for (row, doc) in docs.iter().enumerate() {

@@ -688,9 +688,9 @@ impl Store {
                 emptied.push(id);
             }
         }
-        for c in 0..k {
-            if live_cells[c] == 0 {
-                self.class_tokens[c] = 0.0;
+        for (tokens, &live) in self.class_tokens.iter_mut().zip(&live_cells) {
+            if live == 0 {
+                *tokens = 0.0;
             }
         }
         self.bury(&emptied)

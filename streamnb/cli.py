@@ -547,14 +547,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="stream the SpamAssassin corpus through the filter")
     demo.add_argument("--corpus", help="corpus folder or archive (default: $STREAMNB_SPAMASSASSIN)")
     demo.add_argument("--download", action="store_true", help="download the official archives if not found")
-    demo.add_argument("--out", default="demo-output", help="folder for report.json, plots and model (default: ./demo-output)")
+    demo.add_argument("--out", default="demo-output",
+                      help="folder for report.json, plots and model (default: ./demo-output)")
     _model_options(demo)
     _decision_options(demo)
     demo.set_defaults(run=cmd_demo)
 
     serve = commands.add_parser("serve", help="spamd-compatible filter service for spamc (per-user models)")
     serve.add_argument("--models", required=True, metavar="DIR", help="folder of the per-user models DIR/<user>.snb")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=_count, default=783, help="TCP port (default 783, spamd's; 0: any free port)")
     serve.add_argument("--allow-tell", action="store_true", help="accept TELL (spamc -L spam|ham|forget)")
     serve.add_argument("--max-models", type=_positive_int, default=32, help="models kept loaded (default 32)")

@@ -436,8 +436,10 @@ class SpamFilter:
             raise InvalidParameterError(f"model {describe(model)} has no class_counts (documents per class)")
         if calibrator is not None and not (callable(getattr(calibrator, "update", None))
                                            and callable(getattr(calibrator, "transform", None))):
-            raise InvalidParameterError(f"calibrator {describe(calibrator)} needs update(score, outcome) and transform(score)")
-        if isinstance(min_per_class, bool) or not isinstance(min_per_class, numbers.Real) or not 0 <= min_per_class < math.inf:
+            raise InvalidParameterError(
+                f"calibrator {describe(calibrator)} needs update(score, outcome) and transform(score)")
+        if isinstance(min_per_class, bool) or not isinstance(min_per_class, numbers.Real) \
+                or not 0 <= min_per_class < math.inf:
             raise InvalidParameterError(f"min_per_class must be a finite number >= 0, got {describe(min_per_class)}")
         if tokenizer is not None and not callable(tokenizer):
             raise InvalidParameterError(f"tokenizer must be callable (message -> mapping), got {describe(tokenizer)}")
@@ -737,5 +739,6 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Hash
     return FilterReport(
         positive=spam_filter.positive, negative=spam_filter.negative, y_true=labels,
         verdicts=np.asarray(verdicts, dtype=object), scores=np.asarray(scores, dtype=float),
-        log_odds=z_array, model_predictions=_objects(predictions), model_probability=expit(z_array), probability=np.asarray(probability, dtype=float),
+        log_odds=z_array, model_predictions=_objects(predictions), model_probability=expit(z_array),
+        probability=np.asarray(probability, dtype=float),
         curve=list(running.curve), seconds=time.perf_counter() - start)

@@ -201,8 +201,8 @@ class EmailTfidf:
 # 24 of the 250 hard hams (mostly commercial mail people subscribed to) arrive while fewer
 # than 70 hams have been learned, and 10 of the 11 hams still marked spam at the strict
 # cutoff are the first message from their sender address, 9 of them bulk mailings
-# (newsletters, offers, notices) worded like advertisements. Their content is what spam says too; the gains above came from how the
-# evidence is weighed, not from more features.
+# (newsletters, offers, notices) worded like advertisements. Their content is what spam
+# says too; the gains above came from how the evidence is weighed, not from more features.
 
 
 def default_model() -> Any:

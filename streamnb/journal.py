@@ -101,7 +101,8 @@ def write_lock(model_path: str | os.PathLike, timeout: float = 120.0) -> Any:
                 lock.acquire()
             except Timeout:
                 raise ModelLockedError(f"{os.fspath(model_path)!r} is locked by another writer "
-                                       f"(waited {timeout:g} s; a running 'streamnb serve' or 'streamnb learn'?)") from None
+                                       f"(waited {timeout:g} s; a running 'streamnb serve' or "
+                                       "'streamnb learn'?)") from None
 
         def __exit__(self, *exc_info: object) -> None:
             lock.release()

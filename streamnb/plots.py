@@ -112,7 +112,8 @@ def plot_learning_curve(curves: Any, path: str | os.PathLike[str], *, title: str
                     label=f"{name}: FNR (spam let through)" if len(named) > 1 else "FNR (spam let through)")
     top.set_xscale("log")
     top.set_ylabel("accuracy so far")
-    top.set_ylim(max(0.0, min(min(p.accuracy for p in pts if not math.isnan(p.accuracy)) for pts in named.values()) - 0.02), 1.0)
+    lowest = min(min(p.accuracy for p in pts if not math.isnan(p.accuracy)) for pts in named.values())
+    top.set_ylim(max(0.0, lowest - 0.02), 1.0)
     top.grid(True, which="both", alpha=0.3)
     if len(named) > 1:
         top.legend(loc="lower right")

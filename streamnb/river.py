@@ -49,27 +49,9 @@ __all__ = ["NaiveBayesClassifier", "MultinomialNB", "BernoulliNB", "ComplementNB
 # -- signatures ------------------------------------------------------------------------
 
 def _constructor_parameters(cls: type) -> list[inspect.Parameter]:
-    """The named parameters of ``cls(...)``, following ``**kwargs`` into the base classes.
-
-    ``streamnb.BernoulliNB(alpha, *, binarize, **kwargs)`` hands ``**kwargs`` on to
-    ``DiscreteNB``; river needs every parameter by name to clone, so the parameters of the
-    base constructors that ``**kwargs`` reaches are added as keyword-only ones.
-    """
-    found: dict[str, inspect.Parameter] = {}
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        parameters = list(inspect.signature(init).parameters.values())[1:]  # drop self
-        for parameter in parameters:
-            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) or parameter.name in found:
-                continue
-            if found and klass is not cls:
-                parameter = parameter.replace(kind=parameter.KEYWORD_ONLY)
-            found[parameter.name] = parameter
-        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-            break
-    return list(found.values())
+    """The parameters of ``cls(...)``: every streamnb class names all of its own,
+    keyword-only after the first (no ``**kwargs`` handed up to a base)."""
+    return list(inspect.signature(cls).parameters.values())
 
 
 def _init_with_signature(owner: str, parameters: list[inspect.Parameter]) -> Callable[..., None]:
@@ -384,7 +366,8 @@ class TextTransformer(river_base.MiniBatchTransformer):
         if self.on is None:
             return x
         if not isinstance(x, Mapping):
-            raise InvalidTypeError(f"with on={self.on!r} the input must be a mapping holding the text, got {describe(x)}")
+            raise InvalidTypeError(
+                f"with on={self.on!r} the input must be a mapping holding the text, got {describe(x)}")
         return x.get(self.on, "")
 
     def learn_one(self, x: Any) -> None:
@@ -402,7 +385,8 @@ class TextTransformer(river_base.MiniBatchTransformer):
         """The inputs of a mini-batch: texts of a Series, the ``on`` column, or rows as dicts."""
         if self.on is None:
             if not isinstance(X, (pd.Series, pd.DataFrame)):
-                raise InvalidTypeError(f"a mini-batch must be a pandas Series of texts (or a DataFrame), got {describe(X)}")
+                raise InvalidTypeError(
+                    f"a mini-batch must be a pandas Series of texts (or a DataFrame), got {describe(X)}")
             return _frame_rows(X)
         if not isinstance(X, pd.DataFrame):
             raise InvalidTypeError(f"with on={self.on!r} a mini-batch must be a pandas DataFrame, got {describe(X)}")

@@ -91,7 +91,8 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
     yield RawMessage(str(source), raw)
 
 
-def read_labelled(path: str | Path, text_column: str = "text", label_column: str = "label") -> Iterator[tuple[str, str]]:
+def read_labelled(path: str | Path, text_column: str = "text",
+                  label_column: str = "label") -> Iterator[tuple[str, str]]:
     """(text, label) pairs from a JSONL or CSV file with the given columns."""
     source = Path(path).expanduser()
     if not source.is_file():

@@ -271,7 +271,7 @@ def test_prediction_does_not_rederive_between_updates():
     assert state.derivations == derivations
     np.testing.assert_allclose(state.sums, exact_sums(model), rtol=1e-12)
     # after REDERIVE_EVERY incremental updates the sums are derived afresh
-    for i in range(_core.REDERIVE_EVERY - state.updates):
+    for _ in range(_core.REDERIVE_EVERY - state.updates):
         model.learn_one({"a": 1}, "x")
     model.predict_one({"a": 1})
     state = Normaliser(model)

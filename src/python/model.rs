@@ -40,6 +40,9 @@ pub struct Core {
     last: Option<Last>,
 }
 
+/// What `contributions` returns: (features, terms, rest, classes).
+type Split<'py> = (Bound<'py, PyList>, Bound<'py, PyByteArray>, Vec<f64>, Bound<'py, PyList>);
+
 struct Last {
     x: Py<PyAny>,
     copy: Option<Py<PyDict>>,
@@ -661,11 +664,7 @@ impl Core {
 
     /// The score split by known feature over the active classes: (features, terms as
     /// float64 bytes (n x active), rest per active class, the active classes' labels).
-    fn contributions<'py>(
-        &mut self,
-        x: &Bound<'py, PyAny>,
-        alpha: f64,
-    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyByteArray>, Vec<f64>, Bound<'py, PyList>)> {
+    fn contributions<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Split<'py>> {
         guard(|| {
             let py = x.py();
             self.with_doc(x, |core, doc| {

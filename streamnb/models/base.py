@@ -71,7 +71,8 @@ class DocumentCounts(NamedTuple):
     class_docs: np.ndarray  # (K,) N_c
 
 
-def class_log_prior(counts: np.ndarray, labels: Sequence[Label], class_prior: str | Mapping[Label, float]) -> np.ndarray:
+def class_log_prior(counts: np.ndarray, labels: Sequence[Label],
+                    class_prior: str | Mapping[Label, float]) -> np.ndarray:
     """log P(c) from the class counts N_c, -inf for classes with N_c = 0 (the core's formula,
     ``nb::class_log_prior``; for the record models, whose likelihoods are numpy's)."""
     if isinstance(class_prior, Mapping):

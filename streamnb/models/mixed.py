@@ -151,7 +151,8 @@ class MixedNB(RecordNB):
                 continue
             name = type(part).__dict__.get("_persist_name")
             if name is None:
-                raise InvalidTypeError(f"cannot save the {kind} part {type(part).__name__}: not a registered model type")
+                raise InvalidTypeError(
+                    f"cannot save the {kind} part {type(part).__name__}: not a registered model type")
             state, part_arrays = part._state()
             params = dict(state["params"])
             if "tokenizer" in params:
@@ -170,7 +171,8 @@ class MixedNB(RecordNB):
             cls = persist.MODEL_TYPES.get(info.get("model")) if isinstance(info, dict) else None
             expected = {"text": DiscreteNB, "numeric": GaussianNB, "categorical": CategoricalNB}[kind]
             if cls is None or not issubclass(cls, expected) or not isinstance(info.get("state"), dict):
-                raise ModelFormatError(f"MixedNB {kind} part: {info.get('model') if isinstance(info, dict) else info!r} "
+                name = info.get("model") if isinstance(info, dict) else info
+                raise ModelFormatError(f"MixedNB {kind} part: {name!r} "
                                        f"is not a known {expected.__name__} type")
             state = info["state"]
             params = state.get("params")

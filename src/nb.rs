@@ -11,7 +11,8 @@ use crate::bag::Bag;
 use crate::doc::{Doc, IdCounts, Keys, UNKNOWN};
 use crate::store::{Removal, Store, StoreError, MAX_DOCUMENTS};
 use crate::vocab::{bucket, Vocabulary, VocabularyError};
-use std::collections::HashMap;
+/// Hash maps keyed by feature ids inside one call (no seed needed: the keys are ours).
+type HashMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::FixedState>;
 
 /// The sums a complement model re-derives exactly (O(|V| K)) after this many incremental
 /// updates: each update adds about one rounding error to a running sum, whatever its size.
@@ -1172,7 +1173,7 @@ impl NaiveBayes {
             let slot = match per_class.iter().position(|(k, _, _)| *k == c) {
                 Some(i) => i,
                 None => {
-                    per_class.push((c, HashMap::new(), 0.0));
+                    per_class.push((c, HashMap::default(), 0.0));
                     per_class.len() - 1
                 }
             };
@@ -1265,8 +1266,8 @@ impl NaiveBayes {
         // per class: (ids, position of each id, token sums, document sums, documents)
         type ClassSums = (Vec<u32>, HashMap<u32, usize>, Vec<f64>, Vec<f64>, f64);
         let mut sums: Vec<ClassSums> =
-            (0..k + n_new).map(|_| (Vec::new(), HashMap::new(), Vec::new(), Vec::new(), 0.0)).collect();
-        let mut last_row: HashMap<u32, usize> = HashMap::new();
+            (0..k + n_new).map(|_| (Vec::new(), HashMap::default(), Vec::new(), Vec::new(), 0.0)).collect();
+        let mut last_row: HashMap<u32, usize> = HashMap::default();
         for (row, doc) in docs.iter().enumerate() {
             let weight = weights[row];
             if !counted(row) {

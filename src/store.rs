@@ -23,7 +23,6 @@
 //! `dense_max_classes`. Rows live in chunks of `CHUNK` features allocated on first touch,
 //! so growth never copies the table and a hashed model touches only the buckets it uses.
 
-use std::collections::HashMap;
 
 /// Below this global scale the stored counts are folded back (`rescale`): 1e-200 leaves
 /// ~1e100 of headroom before stored counts could overflow a float64.
@@ -146,7 +145,7 @@ pub fn settle(old: f64, delta: f64) -> f64 {
 
 /// Per class: {stored D_cf value (bits): number of features with that value}, over the
 /// features with D_cf > 0. Bernoulli's sum over absent words needs only this.
-pub type Histogram = HashMap<u64, u64>;
+pub type Histogram = hashbrown::HashMap<u64, u64, foldhash::fast::FixedState>;
 
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -221,7 +220,7 @@ impl Store {
         self.class_tokens.push(0.0);
         self.class_version.push(0);
         if let Some(h) = self.histograms.as_mut() {
-            h.push(Histogram::new());
+            h.push(Histogram::default());
         }
         self.version += 1;
         c
@@ -863,7 +862,7 @@ mod tests {
     }
 
     fn histogram_of(values: &[f64]) -> Histogram {
-        let mut h = Histogram::new();
+        let mut h = Histogram::default();
         for &v in values {
             move_in_histogram(&mut h, 0.0, v);
         }

@@ -1048,13 +1048,6 @@ impl Core {
         (born, seen)
     }
 
-    /// Set stamps of features in V (loading).
-    fn set_stamps(&mut self, ids: Vec<u32>, born: Vec<u64>, last_seen: Vec<u64>) {
-        for ((id, b), s) in ids.into_iter().zip(born).zip(last_seen) {
-            self.nb.store.set_stamps(id, Some(b), Some(s));
-        }
-    }
-
     /// Remove whole features (pruning); returns how many were in V.
     fn drop_features(&mut self, ids: Vec<i64>) -> PyResult<usize> {
         guard(|| {
@@ -1234,11 +1227,6 @@ impl Core {
             })
             .collect::<Option<Vec<_>>>()
             .filter(|_| matches!(self.nb.kind, Kind::Bernoulli { .. }))
-    }
-
-    /// Drop the cached text document (its vocabulary ids are re-checked anyway).
-    fn forget_last_text(&mut self) {
-        self.last = None;
     }
 
     fn __len__(&self) -> usize {

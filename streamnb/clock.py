@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from .errors import InvalidInputError, describe
+from .validate import is_finite
 
 
 class Clock:
@@ -80,7 +81,7 @@ class Clock:
 
     def check_time(self, t: object, default_now: bool) -> float | None:
         """A validated timestamp (None when the model does not forget in time)."""
-        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t)):
+        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Real) or not is_finite(t)):
             raise InvalidInputError(f"timestamp t must be a finite number of seconds, got {describe(t)}")
         if self.half_life_seconds is None:
             return None

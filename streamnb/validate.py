@@ -23,6 +23,14 @@ T = TypeVar("T")
 PRIOR_CHOICES = ("mle", "laplace", "uniform")
 
 
+def is_finite(value: numbers.Real) -> bool:
+    """math.isfinite, False for an int too large for a float (where math.isfinite raises OverflowError)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def check_label(y: object) -> Label:
     """y as a plain str/int/bool label, or InvalidLabelError.
 
@@ -58,7 +66,7 @@ def check_positive(name: str, value: object, *, integer: bool) -> float | int | 
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise InvalidParameterError(f"{name} must be an int >= 1 or None, got {describe(value)}")
         return int(value)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not is_finite(value) or value <= 0:
         raise InvalidParameterError(f"{name} must be a finite number > 0 or None, got {describe(value)}")
     return float(value)
 
@@ -76,7 +84,7 @@ def check_optional_int(name: str, value: object) -> int | None:
 
 def check_finite(name: str, value: object) -> float:
     """A finite number (int or float, not bool)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not is_finite(value):
         raise InvalidParameterError(f"{name} must be a finite number, got {describe(value)}")
     return float(value)
 
@@ -98,7 +106,7 @@ def check_range(name: str, value: object) -> tuple[int, int] | None:
 
 def check_alpha(alpha: object, allow_zero: bool) -> float:
     """Additive smoothing: a finite number > 0 (or 0 with ``allow_zero``)."""
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(alpha):
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not is_finite(alpha):
         raise InvalidParameterError(f"alpha must be a finite number > 0, got {describe(alpha)}")
     if alpha < 0 or (alpha == 0 and not allow_zero):
         raise InvalidParameterError(f"alpha must be > 0 (alpha = 0 needs allow_zero_alpha=True), got {alpha!r}")
@@ -107,7 +115,7 @@ def check_alpha(alpha: object, allow_zero: bool) -> float:
 
 def check_weight(w: object) -> float:
     """A sample weight: a finite number > 0."""
-    if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w) or w <= 0:
+    if isinstance(w, bool) or not isinstance(w, numbers.Real) or not is_finite(w) or w <= 0:
         raise InvalidInputError(f"sample weight must be a finite number > 0, got {describe(w)}")
     return float(w)
 

@@ -51,8 +51,12 @@ class CorpusNotFoundError(StreamNBError, FileNotFoundError):
 
 
 def describe(value: object, limit: int = 60) -> str:
-    """Short repr of a value for error messages, with its type."""
-    text = repr(value)
+    """Short repr of a value for error messages, with its type (a value whose repr fails,
+    e.g. a tuple nested past the recursion limit, is named by its type alone)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__} without a usable repr>"
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return f"{text} (type {type(value).__name__})"

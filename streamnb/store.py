@@ -163,7 +163,11 @@ def _token_key(token: object) -> bytes:
     """Vocabulary key of a feature name that is not a str (called by the core)."""
     if isinstance(token, float) and not math.isfinite(token):
         return _OTHER_KEY + repr(token).encode()
-    return _OTHER_KEY + json.dumps(_plain_token(token), separators=(",", ":")).encode()
+    try:
+        return _OTHER_KEY + json.dumps(_plain_token(token), separators=(",", ":")).encode()
+    except RecursionError:
+        raise InvalidTypeError(f"feature names must be str, int, float, bool, None, bytes or tuples of those, "
+                               f"nested less deeply than the recursion limit, got {describe(token)}") from None
 
 
 def _token_from_key(key: bytes) -> Hashable:

@@ -5,6 +5,7 @@
 //! (int, tuple ...) is 0xFF followed by a tagged encoding made by
 //! `streamnb.store._token_key`; 0xFF never occurs in UTF-8, so the kinds cannot collide.
 
+use super::errors::{error, Kind};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyString};
@@ -52,7 +53,12 @@ pub fn bucket_text<'a>(token: &'a Bound<'_, PyAny>, scratch: &'a mut Vec<u8>) ->
     if let Ok(text) = token.cast::<PyString>() {
         return str_key(text, scratch);
     }
-    let text = token.str()?;
+    // str() is the user's code (or a repr past the recursion limit): a failure names the key's type.
+    let text = token.str().map_err(|err| {
+        let kind = token.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_string());
+        let message = format!("feature names of a hashed model are hashed through str(), which failed on a {kind}: {err}");
+        error(Kind::InvalidType, message)
+    })?;
     let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
     scratch.clear();
     scratch.extend_from_slice(encoded.cast::<PyBytes>()?.as_bytes());

@@ -191,7 +191,21 @@ impl Core {
         let py = x.py();
         let dict = match x.cast::<PyDict>() {
             Ok(dict) => dict.clone(),
-            Err(_) => PyDict::from_sequence(&x.call_method0("items")?)?,
+            Err(_) => {
+                // Any Mapping: its items() must give pairs (errors raised by items() itself propagate).
+                let not_pairs = |what: &Bound<'_, PyAny>| {
+                    let message = format!("a document's items() must give (feature, value) pairs, got {}", describe(what));
+                    error(ErrorKind::InvalidType, message)
+                };
+                let listed = x.call_method0("items")?;
+                let dict = PyDict::new(py);
+                for item in listed.try_iter().map_err(|_| not_pairs(&listed))? {
+                    let item = item?;
+                    let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract().map_err(|_| not_pairs(&item))?;
+                    dict.set_item(key, value)?;
+                }
+                dict
+            }
         };
         let real = helpers(py)?.1.bind(py);
         let signed = matches!(self.nb.kind, Kind::Bernoulli { .. });

@@ -52,6 +52,11 @@ impl Keys {
     pub fn bytes(&self) -> usize {
         self.arena.len()
     }
+
+    /// Bytes held on the heap (allocated capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.arena.capacity() + self.spans.capacity() * 8 + self.hashes.capacity() * 8
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -112,6 +117,11 @@ impl Doc {
         self.keys = keys;
         self.first_key = 0;
         self.epoch = None;
+    }
+
+    /// Bytes held on the heap (allocated capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.ids.capacity() * 4 + self.values.capacity() * 8 + self.keys.heap_bytes()
     }
 
     /// The first feature whose key the document keeps.

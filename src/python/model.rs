@@ -1200,9 +1200,10 @@ impl Core {
         })
     }
 
-    /// Bytes the model holds in the core (vocabulary, counts, stamps, derived sums).
+    /// Bytes the model holds in the core (vocabulary, counts, stamps, derived sums, and the
+    /// document of the last raw text, kept for predict-then-learn: a huge one is no small part).
     fn nbytes(&self) -> usize {
-        self.nb.heap_bytes()
+        self.nb.heap_bytes() + self.last_text.as_ref().map_or(0, |(_, doc)| doc.heap_bytes())
     }
 
     /// Bytes of the count cells alone.

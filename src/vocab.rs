@@ -286,10 +286,15 @@ impl Vocabulary {
         Ok(())
     }
 
-    /// Bytes this vocabulary holds on the heap (allocated capacity, not just what is used).
+    /// Bytes this vocabulary holds in memory. The arena and the spans count up to their
+    /// length: they grow by doubling, and the spare capacity past the length is never
+    /// written, so the allocator's large blocks (mapped lazily, grown by mremap) leave it
+    /// without pages; counting it put nbytes up to 1.5x the resident memory right after a
+    /// doubling (tests/test_core_memory.py). The hash table is written across its whole
+    /// allocation (control bytes), so it counts whole.
     pub fn heap_bytes(&self) -> usize {
-        self.arena.capacity()
-            + self.spans.capacity() * std::mem::size_of::<Span>()
+        self.arena.len()
+            + self.spans.len() * std::mem::size_of::<Span>()
             + self.table.allocation_size()
             + self.free.capacity() * 4
     }

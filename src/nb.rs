@@ -303,7 +303,8 @@ impl Scorer {
             Scorer::Complement { alpha, log_denominator, sums, n_features } => {
                 let total: f64 = tokens.iter().sum();
                 for (c, o) in out.iter_mut().enumerate() {
-                    let theta = x * ((total + alpha - tokens[c]).ln() - log_denominator[c]);
+                    // F_notc,w = T_w - T_cw before alpha: total + alpha rounds alpha away from 2^53 on
+                    let theta = x * ((total - tokens[c] + alpha).ln() - log_denominator[c]);
                     *o += complement_weight(theta, sums.as_deref(), *n_features, c);
                 }
             }
@@ -868,7 +869,7 @@ impl NaiveBayes {
         for row in tokens.chunks_exact(k.max(1)) {
             let total: f64 = row.iter().sum();
             for c in 0..k {
-                sums[c] += (total + alpha - row[c]).ln();
+                sums[c] += (total - row[c] + alpha).ln();
             }
             zero += (total + alpha).ln();
         }

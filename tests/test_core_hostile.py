@@ -144,6 +144,25 @@ def test_learning_then_unlearning_a_huge_document_restores_its_class():
     assert model.predict_log_proba_one({"cheap": 1}) == pytest.approx(before, abs=1e-9)
 
 
+@pytest.mark.parametrize("norm", [False, True])
+@pytest.mark.parametrize("weight", [2.0**53, 1e20])
+def test_complement_weights_stay_finite_when_one_class_holds_a_huge_count(norm, weight):
+    """F_notc,w = T_w - T_cw is taken before alpha is added: (T_w + alpha) - T_cw rounded alpha
+    away once T_w >= 2^53, giving log 0 and NaN probabilities (found by tests/test_core_fuzz.py)."""
+    model = ComplementNB(norm=norm)
+    model.learn_one({"cheap": 1}, "spam")
+    model.learn_one({"a": 1}, "ham", weight)
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    kind = "complement-norm" if norm else "complement"
+    for probe in ({"a": 1}, {"cheap": 1}, {"a": 2, "cheap": 1}):
+        got = model.predict_log_proba_one(probe)
+        Xq = np.array([[probe.get("cheap", 0), probe.get("a", 0)]], dtype=float)
+        classes, table = numpy_log_proba(kind, 1.0, None, X, np.array(["spam", "ham"], dtype=object),
+                                         np.array([1.0, weight]), Xq)
+        assert all(math.isfinite(v) for v in got.values()), got
+        assert got == pytest.approx(dict(zip(classes, table[0].tolist())), abs=1e-9)
+
+
 # -- weights and clocks --------------------------------------------------------------------------
 BAD_WEIGHTS = [math.nan, math.inf, -1.0, 0.0, -0.0, 10**400, "1", None, Decimal("2"), [1.0], True]
 

@@ -303,8 +303,7 @@ impl Scorer {
             Scorer::Complement { alpha, log_denominator, sums, n_features } => {
                 let total: f64 = tokens.iter().sum();
                 for (c, o) in out.iter_mut().enumerate() {
-                    // F_notc,w = T_w - T_cw before alpha: total + alpha rounds alpha away from 2^53 on
-                    let theta = x * ((total - tokens[c] + alpha).ln() - log_denominator[c]);
+                    let theta = x * ((complement_count(tokens, c, total) + alpha).ln() - log_denominator[c]);
                     *o += complement_weight(theta, sums.as_deref(), *n_features, c);
                 }
             }
@@ -340,6 +339,19 @@ impl Scorer {
                 }
             }
         }
+    }
+}
+
+/// F_notc = sum over the other classes of counts[c'] (total = the sum of all counts):
+/// total - counts[c] where that is exact enough, summed over the others where class c holds
+/// most of the total, since total - counts[c] then cancels away whatever the others hold
+/// past 2^53 apart (a class total of 1e17 and one of 1 gave F = 0, log 0, NaN).
+#[inline]
+fn complement_count(counts: &[f64], c: usize, total: f64) -> f64 {
+    if counts[c] * 2.0 <= total {
+        total - counts[c]
+    } else {
+        counts.iter().enumerate().filter(|&(other, _)| other != c).map(|(_, v)| v).sum()
     }
 }
 
@@ -836,13 +848,13 @@ impl NaiveBayes {
         (total, n_seen)
     }
 
-    /// log(F_notc + alpha*|V|) for every class, F_notc = T - T_c.
+    /// log(F_notc + alpha*|V|) for every class, F_notc = T - T_c (`complement_count`).
     fn complement_log_denominator(&self, alpha: f64) -> Vec<f64> {
         let k = self.n_classes();
         let class_tokens: Vec<f64> = (0..k).map(|c| self.store.true_class_tokens(c)).collect();
         let total: f64 = class_tokens.iter().sum();
         let n_features = self.store.n_features as f64;
-        class_tokens.iter().map(|&t| (total - t + alpha * n_features).ln()).collect()
+        (0..k).map(|c| (complement_count(&class_tokens, c, total) + alpha * n_features).ln()).collect()
     }
 
     /// sum_{k in V} theta_ck = L_c - |V| log(F_notc + alpha*|V|) for every class, L_c kept
@@ -869,7 +881,7 @@ impl NaiveBayes {
         for row in tokens.chunks_exact(k.max(1)) {
             let total: f64 = row.iter().sum();
             for c in 0..k {
-                sums[c] += (total - row[c] + alpha).ln();
+                sums[c] += (complement_count(row, c, total) + alpha).ln();
             }
             zero += (total + alpha).ln();
         }

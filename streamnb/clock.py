@@ -10,7 +10,6 @@ computes the factors and keeps the latest timestamp learned.
 
 from __future__ import annotations
 
-import math
 import numbers
 import time
 import numpy as np

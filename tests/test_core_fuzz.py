@@ -29,7 +29,6 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import streamnb
 from streamnb import BernoulliNB, ComplementNB, EmailTokenizer, MultinomialNB, Tokenizer, persist
 from streamnb.errors import StreamNBError
 from tests.retrain_support import counts, snapshot

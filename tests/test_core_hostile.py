@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import pickle
-import re
 import sys
 import time
 from collections import Counter

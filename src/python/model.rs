@@ -189,39 +189,53 @@ impl Core {
     /// models always did (numbers, finite, >= 0 unless Bernoulli).
     fn encode_mapping(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
         let py = x.py();
-        let dict = match x.cast::<PyDict>() {
-            Ok(dict) => dict.clone(),
-            Err(_) => {
-                // Any Mapping: its items() must give pairs (errors raised by items() itself propagate).
-                let not_pairs = |what: &Bound<'_, PyAny>| {
-                    let message = format!("a document's items() must give (feature, value) pairs, got {}", describe(what));
-                    error(ErrorKind::InvalidType, message)
-                };
-                let listed = x.call_method0("items")?;
-                let dict = PyDict::new(py);
-                for item in listed.try_iter().map_err(|_| not_pairs(&listed))? {
-                    let item = item?;
-                    let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract().map_err(|_| not_pairs(&item))?;
-                    dict.set_item(key, value)?;
-                }
-                dict
-            }
+        if let Ok(dict) = x.cast::<PyDict>() {
+            return self.encode_pairs(py, dict.len(), dict.iter());
+        }
+        // Any other Mapping: its items() must give pairs (errors raised by items() itself
+        // propagate); a key it lists twice counts twice.
+        let not_pairs = |what: &Bound<'_, PyAny>| {
+            let message = format!("a document's items() must give (feature, value) pairs, got {}", describe(what));
+            error(ErrorKind::InvalidType, message)
         };
+        let listed = x.call_method0("items")?;
+        let mut pairs = Vec::new();
+        for item in listed.try_iter().map_err(|_| not_pairs(&listed))? {
+            let item = item?;
+            pairs.push(item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>().map_err(|_| not_pairs(&item))?);
+        }
+        self.encode_pairs(py, pairs.len(), pairs.into_iter())
+    }
+
+    /// The document of (feature, value) pairs. As the models always checked: a value that
+    /// is not a number is reported first, then the first non-finite value, then the first
+    /// negative count.
+    fn encode_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        len: usize,
+        pairs: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    ) -> PyResult<Doc> {
         let real = helpers(py)?.1.bind(py);
         let signed = matches!(self.nb.kind, Kind::Bernoulli { .. });
         let hashed = self.nb.n_buckets().is_some();
-        let mut encoder = self.nb.encoder(dict.len(), dict.len() * 8);
+        let mut encoder = self.nb.encoder(len, len * 8);
         let mut scratch = Vec::new();
-        // As the models always checked: a value that is not a number is reported first,
-        // then the first non-finite value, then the first negative count.
         let (mut non_finite, mut negative) = (None, None);
-        for (key, value) in dict.iter() {
+        for (key, value) in pairs {
             let v = if let Ok(f) = value.cast_exact::<PyFloat>() {
                 f.value()
             } else if let Ok(i) = value.cast::<PyInt>() {
                 match i.extract::<i64>() {
                     Ok(i) => i as f64,
-                    Err(_) => i.extract::<f64>().unwrap_or(f64::INFINITY), // beyond float range
+                    Err(_) => match i.extract::<f64>() {
+                        Ok(v) => v,
+                        Err(_) => {
+                            // an int beyond float range: named as it was given
+                            let message = format!("feature values must be finite numbers, got {}", describe(&value));
+                            return Err(error(ErrorKind::InvalidInput, message));
+                        }
+                    },
                 }
             } else if value.is_instance(real)? {
                 value.extract::<f64>().unwrap_or(f64::NAN)
@@ -235,7 +249,7 @@ impl Core {
             }
             // hashed models bucket str(token), as they always did (saved models still load)
             let key = if hashed { bucket_text(&key, &mut scratch)? } else { key_of(&key, &mut scratch)? };
-            encoder.add_distinct(key, v);
+            encoder.add_distinct(key, v); // a key listed twice: its ids and bag entries accumulate
         }
         if let Some(bad) = non_finite {
             return Err(error(ErrorKind::InvalidInput, format!("feature values must be finite, got {}", float_repr(py, bad))));
@@ -1201,9 +1215,9 @@ impl Core {
     }
 
     /// Bytes the model holds in the core (vocabulary, counts, stamps, derived sums, and the
-    /// document of the last raw text, kept for predict-then-learn: a huge one is no small part).
+    /// document of the last text or mapping, kept for predict-then-learn: a huge one is no small part).
     fn nbytes(&self) -> usize {
-        self.nb.heap_bytes() + self.last_text.as_ref().map_or(0, |(_, doc)| doc.heap_bytes())
+        self.nb.heap_bytes() + self.last.as_ref().map_or(0, |last| last.doc.heap_bytes())
     }
 
     /// Bytes of the count cells alone.

@@ -880,8 +880,8 @@ impl NaiveBayes {
         let mut zero = 0.0;
         for row in tokens.chunks_exact(k.max(1)) {
             let total: f64 = row.iter().sum();
-            for c in 0..k {
-                sums[c] += (complement_count(row, c, total) + alpha).ln();
+            for (c, sum) in sums.iter_mut().enumerate() {
+                *sum += (complement_count(row, c, total) + alpha).ln();
             }
             zero += (total + alpha).ln();
         }

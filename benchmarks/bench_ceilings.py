@@ -1,102 +1,144 @@
-"""Ceilings: how fast a streaming naive Bayes that maps tokens to ids with a Python dict could be, against river.
+"""Ceilings: what share of each message's time is the Python call itself, timed against river.
 
-Two targets ask for ratios that such a store cannot reach whatever the model code does:
-MNB on token dicts >= 20x river's MultinomialNB, and MNB from raw text >= 15x river's
-``BagOfWords() | MultinomialNB()``. This section times the irreducible part of each,
-in the same rounds as river, so the best ratio any such implementation could have (its
-ceiling) is measured rather than argued:
+With the hot path in the compiled core, a prequential step from Python is two calls into it
+(predict_one, then learn_one). What no implementation behind such calls can save is the
+calls themselves; this section times that floor and the layers above it, over the whole
+stream, in the same rounds as river:
 
-- **lookup**: turning each message's tokens into vocabulary ids, the one step a count
-  store keyed by token cannot skip: ``np.fromiter(map(vocab.get, tokens))`` over a dict that
-  grows as the stream is learned (new tokens added with one ``dict.update``). No counting,
-  no scoring.
-- **split + count**: the core of streamnb's default tokenizer, two C calls per message:
-  ``Counter(text.encode("latin-1").translate(table).decode("latin-1").split())``.
+- **two no-op calls**: per message, two calls of a ``_core`` method that does nothing of
+  note (``Core.class_id(label)``: one dictionary lookup in Rust), with the message's label
+  as argument: the Python loop and the crossing of the boundary, nothing else;
+- **empty document**: ``predict_one`` then ``learn_one`` of the public API on an empty
+  document (``""`` or ``{}``; the model is built with ``empty_documents="learn"``), so
+  the Python layer (argument checks, clocks) and the core's fixed cost per call (class
+  lookup, posterior over the classes, the returned label) are all there, and no token;
+- **core calls**: the real documents straight into ``_core`` (``Core.predict_one(x, alpha)``,
+  ``Core.learn_one(x, y, 1.0, 1.0)``), which is what the public API does once its Python
+  layer has checked the arguments (no forgetting, no pruning: weight and age factor 1);
+- **public API**: ``MultinomialNB.predict_one`` + ``learn_one``, as the throughput section.
 
-ceiling(dicts) = river MNB time / lookup time; ceiling(text) = river pipeline time /
-(split + count + lookup time). A ratio target above its ceiling needs compiled code (a
-token table and a tokenizer in C, say).
+Each from raw text (``tokenizer=Tokenizer()``) and on token dicts. The share of the call is
+(two no-op calls) / (public API); river's time over the no-op calls is the ceiling: the
+best ratio to river that any library making two Python calls per message could reach.
 Clock: CPU time (process_time); median of the rounds, ratios taken round by round.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from itertools import compress, repeat
+import gc
+import time
+from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from . import common
 from .bench_throughput import prequential
-from .contenders import river_model, river_pipeline
+from .contenders import river_model, river_pipeline, streamnb_model
 
 NAME = "ceilings"
-TITLE = "Ceilings: the irreducible steps, timed against river"
+TITLE = "Ceilings: the Python call itself, timed against river"
 DEFAULT = True
+INPUTS = ("text", "dicts")
+RIVER = {"text": "river BagOfWords | MNB", "dicts": "river MNB"}
+NOOP = "two no-op calls"
+LAYERS = ("empty document", "core calls", "public API")
 
 
-def lookup_only(dicts) -> float:
-    """CPU seconds to map every message's tokens to ids, growing the vocabulary as it goes."""
-    def loop():
-        vocabulary: dict[str, int] = {}
-        get = vocabulary.get
-        for x in dicts:
-            ids = np.fromiter(map(get, x, repeat(-1)), np.int64, len(x))
-            if ids.min(initial=0) < 0:
-                new = list(compress(x, (ids < 0).tolist()))
-                vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new))))
-    return common.cpu_seconds(loop)
+def noop_calls(xs: Sequence, ys: Sequence) -> float:
+    """CPU seconds of two no-op calls into the core per message (the label as argument)."""
+    core = streamnb_model("MNB")._core
+    class_id = core.class_id
+    gc.collect()
+    start = time.process_time()
+    for _x, y in zip(xs, ys):
+        class_id(y)
+        class_id(y)
+    return time.process_time() - start
 
 
-def split_and_count(texts) -> float:
-    """CPU seconds of the default tokenizer's two C calls on every message."""
-    word = re.compile(r"\w")
-    # bytes.translate table: a Latin-1 word character to its lowercase, anything else to a space.
-    table = bytes(ord(chr(c).lower()) if word.match(chr(c)) else 32 for c in range(256))
+def empty_documents(input_: str, ys: Sequence) -> float:
+    """CPU seconds of predict_one + learn_one (public API) on an empty document, once per message."""
+    model = streamnb_model("MNB", "Tokenizer" if input_ == "text" else None, empty_documents="learn")
+    empty = "" if input_ == "text" else {}
+    return prequential(model, [empty] * len(ys), ys)[0]
 
-    def loop():
-        for text in texts:
-            Counter(text.encode("latin-1").translate(table).decode("latin-1").split())
-    return common.cpu_seconds(loop)
+
+def core_calls(xs: Sequence, ys: Sequence, input_: str) -> float:
+    """CPU seconds of the core's predict_one + learn_one on every message, without the Python layer."""
+    model = streamnb_model("MNB", "Tokenizer" if input_ == "text" else None)
+    core, alpha = model._core, model.alpha
+    predict, learn = core.predict_one, core.learn_one
+    gc.collect()
+    start = time.process_time()
+    for x, y in zip(xs, ys):
+        predict(x, alpha)
+        learn(x, y, 1.0, 1.0)
+    return time.process_time() - start
+
+
+def public_api(xs: Sequence, ys: Sequence, input_: str) -> float:
+    """CPU seconds of the public predict_one + learn_one on every message."""
+    return prequential(streamnb_model("MNB", "Tokenizer" if input_ == "text" else None), xs, ys)[0]
 
 
 def run(ctx: common.Context) -> dict[str, Any]:
     corpus = ctx.corpus()
-    texts, dicts, labels = corpus.texts, corpus.dicts, corpus.labels
+    labels = corpus.labels
+    inputs = {"text": corpus.texts, "dicts": corpus.dicts}
     contenders = {
-        "river MNB (token dicts)": lambda: prequential(river_model("MNB"), dicts, labels)[0],
-        "river BagOfWords | MNB (raw text)": lambda: prequential(river_pipeline("MNB"), texts, labels)[0],
-        "lookup only": lambda: lookup_only(dicts),
-        "split + count": lambda: split_and_count(texts),
+        RIVER["text"]: lambda: prequential(river_pipeline("MNB"), inputs["text"], labels)[0],
+        RIVER["dicts"]: lambda: prequential(river_model("MNB"), inputs["dicts"], labels)[0],
+        NOOP: lambda: noop_calls(inputs["text"], labels),
     }
+    for input_ in INPUTS:
+        contenders[f"empty document ({input_})"] = lambda i=input_: empty_documents(i, labels)
+        contenders[f"core calls ({input_})"] = lambda i=input_: core_calls(inputs[i], labels, i)
+        contenders[f"public API ({input_})"] = lambda i=input_: public_api(inputs[i], labels, i)
     ctx.log(f"  {len(contenders)} timings x {ctx.repeats} rounds; {len(corpus)} messages")
     runs = common.rounds(contenders, ctx.repeats, ctx.log)
-    floor_text = [a + b for a, b in zip(runs["split + count"], runs["lookup only"])]
-    out = {"messages": len(corpus), "clock": common.CPU,
-           "seconds": {name: common.summary(values, common.CPU) for name, values in runs.items()},
-           "ceiling_dicts": common.ratio(runs["river MNB (token dicts)"], runs["lookup only"]),
-           "ceiling_text": common.ratio(runs["river BagOfWords | MNB (raw text)"], floor_text)}
-    ctx.log(f"  ceiling on token dicts {out['ceiling_dicts']['median']:.1f}x, "
-            f"from raw text {out['ceiling_text']['median']:.1f}x")
+    out: dict[str, Any] = {"messages": len(corpus), "clock": common.CPU,
+                           "seconds": {name: common.summary(values, common.CPU) for name, values in runs.items()},
+                           "call_share": {}, "empty_share": {}, "python_layer_share": {}, "ceiling": {},
+                           "ceiling_api": {}, "vs_river": {}}
+    for input_ in INPUTS:
+        full, river = runs[f"public API ({input_})"], runs[RIVER[input_]]
+        out["call_share"][input_] = common.ratio(runs[NOOP], full)
+        out["empty_share"][input_] = common.ratio(runs[f"empty document ({input_})"], full)
+        out["python_layer_share"][input_] = common.summary(
+            [(f - c) / f for f, c in zip(full, runs[f"core calls ({input_})"])])
+        out["ceiling"][input_] = common.ratio(river, runs[NOOP])
+        out["ceiling_api"][input_] = common.ratio(river, runs[f"empty document ({input_})"])
+        out["vs_river"][input_] = common.ratio(river, full)
+        ctx.log(f"  {input_}: the two calls are {100 * out['call_share'][input_]['median']:.0f}% of streamnb's "
+                f"predict + learn; ceiling {out['ceiling'][input_]['median']:.0f}x river (streamnb "
+                f"{out['vs_river'][input_]['median']:.1f}x)")
     return out
 
 
 def markdown(data: dict[str, Any]) -> list[str]:
     n = data["messages"]
-    lines = [f"{n:,} messages; CPU microseconds per message, median of the rounds (min-max).", "",
-             "| step | us/msg (min-max) |", "|---|---:|"]
+    lines = [f"{n:,} messages, MultinomialNB; CPU microseconds per message (a predict_one and a learn_one), median "
+             "of the rounds (min-max).", "",
+             "| step | us/msg (min-max) | share of streamnb's predict + learn |", "|---|---:|---:|"]
     for name, stat in data["seconds"].items():
-        lines.append(f"| {common.cell(name)} | {stat['median'] * 1e6 / n:,.1f} "
-                     f"({stat['min'] * 1e6 / n:,.1f}-{stat['max'] * 1e6 / n:,.1f}) |")
-    dicts, text = data["ceiling_dicts"], data["ceiling_text"]
-    lines += ["", f"Ceiling on token dicts (river MNB / lookup only): {dicts['median']:.1f}x "
-              f"({dicts['min']:.1f}-{dicts['max']:.1f}); the target asks 20x.",
-              f"Ceiling from raw text (river pipeline / (split + count + lookup)): {text['median']:.1f}x "
-              f"({text['min']:.1f}-{text['max']:.1f}); the target asks 15x. Both ceilings leave no time at all "
-              "for counting, scoring or validating input."]
-    return lines
+        input_ = "text" if "text" in name or name == RIVER["text"] else "dicts"
+        share = "" if name.startswith("river") else (
+            f"{100 * stat['median'] / data['seconds'][f'public API ({input_})']['median']:.0f}%"
+            if name != NOOP else " / ".join(f"{100 * data['call_share'][i]['median']:.0f}% ({i})" for i in INPUTS))
+        lines.append(f"| {common.cell(name)} | {stat['median'] * 1e6 / n:,.2f} "
+                     f"({stat['min'] * 1e6 / n:,.2f}-{stat['max'] * 1e6 / n:,.2f}) | {share} |")
+    lines.append("")
+    for input_, label in (("text", "From raw text"), ("dicts", "On token dicts")):
+        call, empty, layer = data["call_share"][input_], data["empty_share"][input_], data["python_layer_share"][input_]
+        ceiling, api, now = data["ceiling"][input_], data["ceiling_api"][input_], data["vs_river"][input_]
+        lines.append(
+            f"{label}: the Python call itself (two no-op calls) is {100 * call['median']:.1f}% of streamnb's predict "
+            f"+ learn ({100 * call['min']:.1f}-{100 * call['max']:.1f}%); with the public API's fixed cost (empty "
+            f"document) {100 * empty['median']:.0f}%; the Python layer above the core calls "
+            f"{100 * layer['median']:.0f}%. Ceiling: river / two no-op calls = {ceiling['median']:,.0f}x "
+            f"({ceiling['min']:,.0f}-{ceiling['max']:,.0f}); river / empty document = {api['median']:,.0f}x; "
+            f"streamnb now {now['median']:.1f}x.")
+        lines.append("")
+    return lines[:-1]
 
 
 if __name__ == "__main__":

@@ -116,11 +116,11 @@ def test_smoke_run_figures_are_plausible(smoke):
     assert whole["ratio"] == whole["river_seconds"][-1] / whole["streamnb_seconds"][-1]
     ceilings = sections["ceilings"]["data"]
     seconds = {name: stat["runs"] for name, stat in ceilings["seconds"].items()}
-    assert ceilings["ceiling_dicts"]["runs"] == [
-        river / lookup for river, lookup in zip(seconds["river MNB (token dicts)"], seconds["lookup only"])]
-    assert ceilings["ceiling_text"]["runs"] == [
-        river / (split + lookup) for river, split, lookup in zip(
-            seconds["river BagOfWords | MNB (raw text)"], seconds["split + count"], seconds["lookup only"])]
+    for input_, river in (("text", "river BagOfWords | MNB"), ("dicts", "river MNB")):
+        full = seconds[f"public API ({input_})"]
+        assert ceilings["call_share"][input_]["runs"] == [a / b for a, b in zip(seconds["two no-op calls"], full)]
+        assert ceilings["ceiling"][input_]["runs"] == [a / b for a, b in zip(seconds[river], seconds["two no-op calls"])]
+        assert 0 < ceilings["call_share"][input_]["median"] < ceilings["empty_share"][input_]["median"] < 1
     batch = sections["batch"]["data"]["rows"]
     # scikit-learn's CountVectorizer and streamnb's Tokenizer share a token pattern: same vocabulary
     assert batch["streamnb MultinomialNB(tokenizer=Tokenizer()).learn_many"]["n_features"] == \
@@ -182,6 +182,24 @@ def test_classic_section_quick_run_runs_or_skips_each_filter(tmp_path):
     assert data["rows"]["streamnb"]["messages"] == data["messages"]
     text = (tmp_path / "RESULTS.md").read_text()
     assert f"## {bench_classic.TITLE}" in text and "streamnb evaluate (defaults, in-process)" in text
+
+
+@pytest.mark.parametrize("text", [False, True])
+def test_ceilings_core_calls_train_the_model_the_public_api_trains(text):
+    """The ceilings section times `Core.learn_one(x, y, 1.0, 1.0)` as the public learn_one minus its Python layer."""
+    from benchmarks.contenders import streamnb_model
+
+    corpus = load_corpus(SYNTHETIC, limit=50)
+    xs = corpus.texts if text else corpus.dicts
+    direct, public = (streamnb_model("MNB", "Tokenizer" if text else None) for _ in range(2))
+    for x, y in zip(xs, corpus.labels):
+        direct._core.predict_one(x, direct.alpha)
+        direct._core.learn_one(x, y, 1.0, 1.0)
+        public.predict_one(x)
+        public.learn_one(x, y)
+    assert direct.n_learned == public.n_learned == 50 and direct.class_counts == public.class_counts
+    for x in xs[:10]:
+        assert direct.predict_log_proba_one(x) == public.predict_log_proba_one(x)
 
 
 def test_committed_results_have_the_schema():

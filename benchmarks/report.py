@@ -154,10 +154,14 @@ def _headline(results: dict[str, Any]) -> list[str]:
             f"{name.split(' ')[0]} {row['seconds']['median']:.2f}" for name, row in rows.items()) + ".")
     if "memory" in sections:
         rows = sections["memory"]["data"]["rows"]
-        lines.append("Trained MultinomialNB state (tracemalloc): " + "; ".join(
-            f"{name.split(' ')[0]} {row['tracemalloc_bytes'] / 2**20:.1f} MiB" for name, row in rows.items()
-            if row["model"] == "MNB") + " (floor: the least a store keyed by token strings in a dict can hold, "
-            f"{sections['memory']['data']['floor_vs_river']:.2f}x river's).")
+        parts = []
+        for name, row in rows.items():
+            if row["model"] != "MNB" or row["library"] not in ("streamnb", "river"):
+                continue
+            held = (f"model.nbytes {row['nbytes'] / 2**20:.1f} MiB" if row.get("nbytes") is not None
+                    else f"tracemalloc {row['tracemalloc_bytes'] / 2**20:.1f} MiB")
+            parts.append(f"{row['library']} {row['rss_bytes']['median'] / 2**20:.1f} MiB ({held})")
+        lines.append("Trained MultinomialNB state, RSS growth in a fresh process: " + "; ".join(parts) + ".")
     if "ceilings" in sections and "call_share" in sections["ceilings"]["data"]:
         data = sections["ceilings"]["data"]
         lines.append("The Python call itself (two no-op calls into the core per message) is "

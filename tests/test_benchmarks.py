@@ -135,7 +135,9 @@ def test_smoke_run_figures_are_plausible(smoke):
         assert split[f"streamnb {model} + Tokenizer"]["accuracy"] == \
             split[f"scikit-learn CountVectorizer + {model}"]["accuracy"]
     memory = sections["memory"]["data"]["rows"]
-    assert all(row["tracemalloc_bytes"] > 0 for row in memory.values())
+    assert all(row["rss_bytes"]["median"] > 0 for row in memory.values())
+    assert all(row["tracemalloc_bytes"] > 0 for row in memory.values() if row["library"] == "river")
+    assert all(row["nbytes"] > 0 for row in memory.values() if row["library"] == "streamnb")
     for series in sections["scaling"]["data"]["vocabulary"]["series"].values():
         assert series["points"]
 

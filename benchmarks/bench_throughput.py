@@ -10,7 +10,7 @@ bags of words (streamnb's Tokenizer output, the same dicts for every library; NB
   whole vocabulary on every prediction, so they run on a prefix of the stream only, and
   streamnb runs on the same prefix for their ratios (river's cost per message still grows
   along the prefix: the second half of the prefix is reported apart, and a prefix flatters
-  river);
+  river; the fullstream section has them on the whole stream);
 - scikit-learn: HashingVectorizer + MultinomialNB.partial_fit per message (classes given up
   front) on the same prefix (its cost per message does not depend on the position: each
   partial_fit recomputes all 2**20 hashed columns).
@@ -194,7 +194,8 @@ def markdown(data: dict[str, Any]) -> list[str]:
         f"{data['messages']:,} messages in Date order; river's BernoulliNB / ComplementNB and scikit-learn "
         f"per-message partial_fit on the first {data['prefix']:,} messages only (a prefix flatters river, whose "
         "cost per message grows with the vocabulary), with streamnb on the same prefix for their ratios. "
-        "Messages per CPU second (process_time), median of the rounds (min-max); ratios are taken round by round.",
+        "The whole stream for them is in the fullstream section. Messages per CPU second (process_time), median of "
+        "the rounds (min-max); ratios are taken round by round.",
         "",
         "| configuration | input | messages | msg/s (min-max) | msg/s, second half |",
         "|---|---|---:|---:|---:|",
@@ -220,8 +221,9 @@ def markdown(data: dict[str, Any]) -> list[str]:
 
 
 def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Throughput targets: MNB from raw text >= 15x river (issue 3), on token dicts >= 20x (issue 2); BNB, CNB
-    >= 300x river; >= 100x scikit-learn."""
+    """Throughput targets: MNB from raw text >= 15x river (issue 3), on token dicts >= 20x (issue 2); >= 100x
+    scikit-learn's per-message partial_fit. BernoulliNB's and ComplementNB's are over the whole stream: see
+    bench_fullstream."""
     ratios = data["ratios"]
     prefix = data["prefix"]
     return [
@@ -229,10 +231,6 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
          "value": ratios["mnb_text_vs_river"]["value"]["median"], "op": ">=", "threshold": 15, "unit": "x"},
         {"id": "mnb_dicts_vs_river", "what": "prequential MNB on token dicts (naive Bayes only) vs river MultinomialNB",
          "value": ratios["mnb_dicts_vs_river"]["value"]["median"], "op": ">=", "threshold": 20, "unit": "x"},
-        {"id": "bnb_vs_river", "what": f"prequential BNB from raw text vs river BernoulliNB (first {prefix} messages)",
-         "value": ratios["bnb_text_vs_river"]["value"]["median"], "op": ">=", "threshold": 300, "unit": "x"},
-        {"id": "cnb_vs_river", "what": f"prequential CNB from raw text vs river ComplementNB (first {prefix} messages)",
-         "value": ratios["cnb_text_vs_river"]["value"]["median"], "op": ">=", "threshold": 300, "unit": "x"},
         {"id": "mnb_vs_sklearn", "what": f"per-message MNB learning from raw text vs scikit-learn HashingVectorizer "
          f"+ partial_fit (prequential, first {prefix} messages)",
          "value": ratios["mnb_text_vs_sklearn"]["value"]["median"], "op": ">=", "threshold": 100, "unit": "x"},

@@ -148,6 +148,22 @@ def _headline(results: dict[str, Any]) -> list[str]:
                  for model in ("BNB", "CNB")]
         lines.append(f"predict_one once the whole stream is learned (|V| = {full['n_features_streamnb']:,}): "
                      + "; ".join(parts) + ".")
+    if "fullstream" in sections and "ratios" in sections["fullstream"]["data"]:
+        data = sections["fullstream"]["data"]
+
+        def river_time(key: str) -> str:
+            seconds = (data["river_exact"].get(key) or data["river"][key])["checkpoints"][-1]
+            return f"{seconds / 60:,.1f} min" if seconds >= 60 else f"{seconds:,.1f} s"
+
+        parts = []
+        for model in ("BNB", "CNB"):
+            text, dicts = data["ratios"][f"{model} text"], data["ratios"][f"{model} dicts"]
+            parts.append(f"{model} {text['value']:,.0f}x from raw text, {dicts['value']:,.0f}x on token dicts (river "
+                         f"{river_time(f'{model} dicts')} on token dicts, "
+                         f"{'measured' if dicts['river_method'] == 'exact' else 'estimated'})")
+        lines.append(f"Whole stream ({data['messages']:,} messages), prequential, river / streamnb: " + "; ".join(parts)
+                     + f". river's estimates time its predictions on 1 message in {data['stride']}; on BNB token "
+                     f"dicts the estimate is {100 * data['estimate_error']:+.1f}% off the full run.")
     if "batch" in sections:
         rows = sections["batch"]["data"]["rows"]
         lines.append("Batch training from raw text (CPU s): " + "; ".join(

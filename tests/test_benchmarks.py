@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "benchmarks" / "results.json"
 PNG = b"\x89PNG\r\n\x1a\n"
 TARGET_IDS = {"mnb_vs_river", "mnb_dicts_vs_river", "bnb_vs_river", "bnb_dicts_whole_stream", "cnb_vs_river",
-              "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary", "memory_vs_river",
-              "tokenizer_vs_river", "email_tokenizer_vs_river", "email_tokenizer_vs_email_parse"}
+              "cnb_dicts_whole_stream", "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary",
+              "memory_vs_river", "tokenizer_vs_river", "email_tokenizer_vs_river", "email_tokenizer_vs_email_parse"}
 OPT_IN_TARGET_IDS = {"serve": {"serve_vs_classify", "classify_one_message"}}  # sections not run by default
 
 
@@ -111,15 +111,26 @@ def test_smoke_run_figures_are_plausible(smoke):
         assert row["msg_per_s"]["median"] > 0
     whole = sections["fullstream"]["data"]
     assert whole["checkpoints"][-1] == whole["messages"] == n
-    for clock in (whole["river_seconds"], whole["streamnb_seconds"]):
-        assert len(clock) == len(whole["checkpoints"]) and clock == sorted(clock) and clock[-1] > 0
-    assert whole["ratio"] == whole["river_seconds"][-1] / whole["streamnb_seconds"][-1]
+    series = {f"{model} {input_}" for model in ("BNB", "CNB") for input_ in ("text", "dicts")}
+    assert set(whole["streamnb"]) == set(whole["river"]) == set(whole["ratios"]) == series
+    assert set(whole["river_exact"]) == {"BNB dicts"}
+    for clock in [s["checkpoints"] for group in ("streamnb", "river", "river_exact") for s in whole[group].values()]:
+        assert len(clock) == len(whole["checkpoints"]) and clock == sorted(clock) and clock[0] > 0
+    for key, river in whole["river"].items():
+        # every message learned, 1 in `stride` predicted (at least one per slice)
+        assert sum(river["sampled"]) >= whole["messages"] // whole["stride"] and min(river["sampled"]) >= 1
+        exact = whole["river_exact"].get(key)
+        river_total = (exact or river)["checkpoints"][-1]
+        assert whole["ratios"][key]["value"] == river_total / whole["streamnb"][key]["seconds"]["median"]
+    assert whole["estimate_error"] == (whole["river"]["BNB dicts"]["checkpoints"][-1]
+                                       / whole["river_exact"]["BNB dicts"]["checkpoints"][-1] - 1)
     ceilings = sections["ceilings"]["data"]
     seconds = {name: stat["runs"] for name, stat in ceilings["seconds"].items()}
     for input_, river in (("text", "river BagOfWords | MNB"), ("dicts", "river MNB")):
         full = seconds[f"public API ({input_})"]
         assert ceilings["call_share"][input_]["runs"] == [a / b for a, b in zip(seconds["two no-op calls"], full)]
-        assert ceilings["ceiling"][input_]["runs"] == [a / b for a, b in zip(seconds[river], seconds["two no-op calls"])]
+        assert ceilings["ceiling"][input_]["runs"] == [a / b for a, b in zip(seconds[river],
+                                                                             seconds["two no-op calls"])]
         assert 0 < ceilings["call_share"][input_]["median"] < ceilings["empty_share"][input_]["median"] < 1
     batch = sections["batch"]["data"]["rows"]
     # scikit-learn's CountVectorizer and streamnb's Tokenizer share a token pattern: same vocabulary
@@ -184,6 +195,53 @@ def test_classic_section_quick_run_runs_or_skips_each_filter(tmp_path):
     assert data["rows"]["streamnb"]["messages"] == data["messages"]
     text = (tmp_path / "RESULTS.md").read_text()
     assert f"## {bench_classic.TITLE}" in text and "streamnb evaluate (defaults, in-process)" in text
+
+
+@pytest.mark.parametrize("model", ["BNB", "CNB"])
+@pytest.mark.parametrize("text", [False, True])
+def test_river_predictions_leave_its_model_unchanged(model, text):
+    """bench_fullstream times 1 in `stride` of river's predictions and skips the others: sound only because a
+    prediction changes nothing in river's model (unknown words included)."""
+    import pickle
+
+    from benchmarks.contenders import river_model, river_pipeline
+
+    corpus = load_corpus(SYNTHETIC, limit=60)
+    xs = corpus.texts if text else corpus.dicts
+    learner = river_pipeline(model) if text else river_model(model)
+    for x, y in zip(xs[:30], corpus.labels[:30]):
+        learner.learn_one(x, y)
+    before = pickle.dumps(learner)
+    for x in xs[30:] + [{"never-seen-word": 3}] * (not text) + ["never seen words"] * text:
+        learner.predict_one(x)
+        learner.predict_proba_one(x)
+    assert pickle.dumps(learner) == before
+
+
+def test_sampled_prequential_learns_everything_and_predicts_one_in_stride():
+    from benchmarks.bench_fullstream import estimate, sampled_prequential
+
+    class Recorder:
+        def __init__(self):
+            self.calls = []
+
+        def predict_one(self, x):
+            self.calls.append(("predict", x))
+
+        def learn_one(self, x, y):
+            self.calls.append(("learn", x, y))
+
+    recorder = Recorder()
+    xs, ys = list(range(23)), [f"c{i % 2}" for i in range(23)]
+    sample = sampled_prequential(recorder, xs, ys, every=5, stride=8)
+    assert [c[1:] for c in recorder.calls if c[0] == "learn"] == list(zip(xs, ys))  # every message, in order
+    # the middle of each run of 8 (4, 12, 20), and the last message of a slice of 5 that had none (9, 19)
+    assert [c[1] for c in recorder.calls if c[0] == "predict"] == [4, 9, 12, 19, 20]
+    assert sample["sampled"] == [1, 1, 1, 1, 1] and len(sample["learn_seconds"]) == 5
+    # a message is predicted right before it is learned
+    assert recorder.calls.index(("predict", 12)) == recorder.calls.index(("learn", 12, "c0")) - 1
+    fake = {"learn_seconds": [1.0, 2.0], "sampled_predict_seconds": [0.5, 0.3], "sampled": [2, 3]}
+    assert estimate(fake, [10, 9]) == [1.0 + 10 * 0.25, 2.0 + 9 * 0.1]
 
 
 @pytest.mark.parametrize("text", [False, True])

@@ -108,10 +108,15 @@ def run(ctx: common.Context) -> dict[str, Any]:
         out["ceiling"][input_] = common.ratio(river, runs[NOOP])
         out["ceiling_api"][input_] = common.ratio(river, runs[f"empty document ({input_})"])
         out["vs_river"][input_] = common.ratio(river, full)
-        ctx.log(f"  {input_}: the two calls are {100 * out['call_share'][input_]['median']:.0f}% of streamnb's "
+        ctx.log(f"  {input_}: the two calls are {100 * out['call_share'][input_]['median']:.1f}% of streamnb's "
                 f"predict + learn; ceiling {out['ceiling'][input_]['median']:.0f}x river (streamnb "
                 f"{out['vs_river'][input_]['median']:.1f}x)")
     return out
+
+
+def percent(share: float) -> str:
+    """A share in percent, with a decimal below 10%."""
+    return f"{100 * share:.1f}%" if share < 0.1 else f"{100 * share:.0f}%"
 
 
 def markdown(data: dict[str, Any]) -> list[str]:
@@ -122,8 +127,8 @@ def markdown(data: dict[str, Any]) -> list[str]:
     for name, stat in data["seconds"].items():
         input_ = "text" if "text" in name or name == RIVER["text"] else "dicts"
         share = "" if name.startswith("river") else (
-            f"{100 * stat['median'] / data['seconds'][f'public API ({input_})']['median']:.0f}%"
-            if name != NOOP else " / ".join(f"{100 * data['call_share'][i]['median']:.0f}% ({i})" for i in INPUTS))
+            percent(stat["median"] / data["seconds"][f"public API ({input_})"]["median"])
+            if name != NOOP else " / ".join(f"{percent(data['call_share'][i]['median'])} ({i})" for i in INPUTS))
         lines.append(f"| {common.cell(name)} | {stat['median'] * 1e6 / n:,.2f} "
                      f"({stat['min'] * 1e6 / n:,.2f}-{stat['max'] * 1e6 / n:,.2f}) | {share} |")
     lines.append("")

@@ -34,6 +34,9 @@ pub const MAX_STORED: f64 = 1e300;
 /// of fractional weights (0.1 + 0.2 - 0.2 != 0.1): it is snapped to an exact zero, so that
 /// unlearning what was learned empties the cell and lets the feature leave V.
 pub const ROUNDING_TOLERANCE: f64 = 1e-9;
+/// A removal that takes all but this share of T_c away re-sums T_c from the cells: past it,
+/// the rounding the running total carries may be a visible part of what is left.
+const CANCELLATION: f64 = 1e-3;
 /// Features per chunk of rows.
 const CHUNK: usize = 2048;
 /// `Meta::born` of a feature that is not in V.
@@ -537,6 +540,11 @@ impl Store {
                 return Err(StoreError::CellsWithoutDocuments { class: c, left });
             }
             class_tokens = 0.0; // T_c is a sum over no cell: drop any rounding residue
+        } else if class_tokens < CANCELLATION * -(token_sum / scale) {
+            // Most of T_c leaves: the running total kept the rounding of counts 2^53 apart
+            // (1e17 learned into T_c = 2 made it 1e17, and taking 1e17 away left 0), so T_c is
+            // summed afresh from the cells that stay. Rare; O(features).
+            class_tokens = self.class_tokens_after(c, ids, &new);
         }
         Ok(Removal { class: c, ids: ids.to_vec(), old, new, class_docs, class_tokens: class_tokens.max(0.0) })
     }
@@ -566,6 +574,13 @@ impl Store {
             self.n_features -= 1;
         }
         dead
+    }
+
+    /// T_c summed over the cells of class c, with `new` in place of the cells of `ids`.
+    fn class_tokens_after(&self, c: usize, ids: &[u32], new: &[(f64, f64)]) -> f64 {
+        let replaced: hashbrown::HashSet<u32, foldhash::fast::FixedState> = ids.iter().copied().collect();
+        let kept: f64 = (0..self.rows as u32).filter(|id| !replaced.contains(id)).map(|id| self.cell(id, c).0).sum();
+        kept + new.iter().map(|&(t, _)| t).sum::<f64>()
     }
 
     fn count_class_cells(&self, c: usize) -> usize {

@@ -128,11 +128,9 @@ def test_counts_that_would_overflow_are_refused(value):
     refused(model, lambda: model.merge(other), InvalidInputError, "would overflow")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: a class total cannot hold counts 2^53 apart: learning a value of 1e17 into a class of T_c = 2 rounds "
-    "T_c to 1e17, and unlearning it leaves T_c = 0 while the class keeps its cells, so P(w|c) > 1 and the "
-    "predictions change silently (store.rs prepare_removal keeps the rounded running total)"))
 def test_learning_then_unlearning_a_huge_document_restores_its_class():
+    """T_c cannot hold counts 2^53 apart: learning 1e17 into T_c = 2 rounds it to 1e17. Taking
+    1e17 away must not leave T_c = 0 beside the class's cells (P(w|c) > 1): it is re-summed."""
     model = MultinomialNB()
     model.learn_one({"cheap": 1, "b": 1}, "spam")
     model.learn_one({"meeting": 1}, "ham")

@@ -58,6 +58,7 @@ a crash the path holds the old file or the new one, never a mix. (A crash may le
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib
 import io
@@ -135,19 +136,27 @@ def _defines_call(cls: type) -> bool:
 
 # -- tagged JSON values ---------------------------------------------------------------
 def encode_value(value: Any) -> Any:
-    """A Python value as JSON, tagging tuples and mappings; InvalidTypeError for others."""
-    if value is None or isinstance(value, (bool, str)):
+    """A Python value as JSON, tagging what JSON cannot hold as itself; InvalidTypeError for others.
+
+    Tags: {"$tuple": [...]}, {"$map": [[k, v], ...]}, {"$bytes": base64}, {"$float": "nan" |
+    "inf" | "-inf"} (feature names can be any hashable, NaN included), and {"$str": [code
+    points]} for a str holding a high then a low surrogate, which json.loads would join into
+    one character.
+    """
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return {"$str": [ord(ch) for ch in value]} if _has_surrogate_pair(value) else value
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        if not math.isfinite(value):
-            raise InvalidTypeError(f"cannot save the non-finite number {value!r}")
-        return float(value)
+        return float(value) if math.isfinite(value) else {"$float": repr(float(value))}
     if isinstance(value, np.bool_):
         return bool(value)
+    if isinstance(value, bytes):
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
     if isinstance(value, list):
-        if _all_str(value):
+        if _all_plain_str(value):
             return value  # fast path: a vocabulary of str tokens
         return [encode_value(v) for v in value]
     if isinstance(value, tuple):
@@ -162,6 +171,26 @@ def _all_str(values: list) -> bool:
     return not values or set(map(type, values)) == {str}
 
 
+def _all_plain_str(values: list) -> bool:
+    """All str, none with a surrogate pair (UTF-8 encoding of the whole list, in C, finds any surrogate)."""
+    if not _all_str(values):
+        return False
+    try:
+        "".join(values).encode("utf-8")
+    except UnicodeEncodeError:
+        return not any(map(_has_surrogate_pair, values))
+    return True
+
+
+def _has_surrogate_pair(text: str) -> bool:
+    if text.isascii():
+        return False
+    return any("\ud800" <= a <= "\udbff" and "\udc00" <= b <= "\udfff" for a, b in zip(text, text[1:]))
+
+
+_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
 def decode_value(value: Any) -> Any:
     """Inverse of encode_value; ModelFormatError for a malformed tag."""
     if isinstance(value, list):
@@ -169,6 +198,18 @@ def decode_value(value: Any) -> Any:
             return value
         return [decode_value(v) for v in value]
     if isinstance(value, dict):
+        if set(value) == {"$str"} and isinstance(value["$str"], list):
+            try:
+                return "".join(map(chr, value["$str"]))
+            except (TypeError, ValueError, OverflowError):
+                raise ModelFormatError("a $str is not a list of code points") from None
+        if set(value) == {"$bytes"} and isinstance(value["$bytes"], str):
+            try:
+                return base64.b64decode(value["$bytes"], validate=True)
+            except ValueError:
+                raise ModelFormatError("a $bytes value is not base64") from None
+        if set(value) == {"$float"} and value["$float"] in _FLOATS:
+            return _FLOATS[value["$float"]]
         if set(value) == {"$tuple"} and isinstance(value["$tuple"], list):
             return tuple(decode_value(v) for v in value["$tuple"])
         if set(value) == {"$map"} and isinstance(value["$map"], list):

@@ -84,14 +84,6 @@ any_calls = st.tuples(op_names, documents, labels, weights)
 operations = st.lists(st.one_of(sane_calls, any_calls), min_size=1, max_size=8)
 
 
-def has_surrogate_pair(model) -> bool:
-    """A str with a high then a low surrogate code point: the known round-trip bug
-    (tests/test_core_hostile.py::test_a_pair_of_lone_surrogates_survives_a_round_trip)."""
-    texts = [t for t in model.store.vocabulary.mapping() if isinstance(t, str)]
-    texts += [label for label in model.store.labels if isinstance(label, str)]
-    return any("\ud800" <= a <= "\udbff" and "\udc00" <= b <= "\udfff" for t in texts for a, b in zip(t, t[1:]))
-
-
 def invertible(model, x, w) -> bool:
     """Does unlearning x right after learning it restore the counts (up to rounding)? Not in a
     model that forgets (the rest aged meanwhile) or prunes (a pass may have dropped other
@@ -134,11 +126,10 @@ def check_round_trips(model) -> None:
     before = snapshot(model)
     try:
         data = persist.dumps(model)
-    except StreamNBError as error:  # e.g. a NaN feature name (the known bug): the model stays as it was
+    except StreamNBError as error:  # a feature name no format can hold: refused, the model as it was
         assert "cannot save" in str(error)
         assert snapshot(model) == before
-        return
-    if has_surrogate_pair(model):
+        TALLY["save", "refused"] += 1
         return
     assert snapshot(persist.loads(data)) == before
     assert snapshot(pickle.loads(pickle.dumps(model))) == before

@@ -18,7 +18,9 @@ A zip archive, every member stored uncompressed:
 
   Values that JSON cannot tell apart are tagged: a tuple is ``{"$tuple": [...]}``, a
   mapping is ``{"$map": [[key, value], ...]}`` (keys keep their types), so class labels
-  stay str, int or bool exactly and n-gram tokens stay tuples.
+  stay str, int or bool exactly and n-gram tokens stay tuples; bytes, NaN/infinities and a
+  str holding a surrogate pair are ``{"$bytes": ...}``, ``{"$float": ...}``, ``{"$str": ...}``
+  (see ``encode_value``).
 - ``arrays/<name>.npy`` for each array named in the metadata (counts, stamps, ledger).
 - the archive comment: ``streamnb-model v1 sha256:<64 hex digits>``, the SHA-256 of every
   byte of the file before the digits. Any flipped bit, truncation or edit is detected

@@ -119,7 +119,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
     corpus = ctx.corpus()
     n = len(corpus)  # the whole stream (--quick: the first messages only)
     labels = corpus.labels
-    corpus.dicts  # tokenized once, untimed
+    _ = corpus.dicts  # tokenized once, untimed
     every, stride = ctx.pick(CHECKPOINT, QUICK_CHECKPOINT), ctx.pick(STRIDE, QUICK_STRIDE)
     ends = [min(every * (k + 1), n) for k in range((n + every - 1) // every)]
     sizes = slices(ends)

@@ -171,7 +171,7 @@ def _headline(results: dict[str, Any]) -> list[str]:
     if "memory" in sections:
         rows = sections["memory"]["data"]["rows"]
         parts = []
-        for name, row in rows.items():
+        for row in rows.values():
             if row["model"] != "MNB" or row["library"] not in ("streamnb", "river"):
                 continue
             held = (f"model.nbytes {row['nbytes'] / 2**20:.1f} MiB" if row.get("nbytes") is not None

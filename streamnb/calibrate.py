@@ -204,7 +204,8 @@ class IsotonicCalibrator:
     The log-odds axis is cut at ``edges`` (bins (-inf, e_0), [e_0, e_1), ..., [e_last, inf)).
     Each bin keeps n_b (messages) and k_b (spams among them); every count is multiplied by
     ``decay`` before each update (1.0: keep everything; < 1 forgets old messages, for drift).
-    The calibrated value of bin b is the pool-adjacent-violators (PAV) fit of the smoothed
+    The calibrated value of bin b is the pool-adjacent-violators (PAV) fit (scipy.optimize.
+    isotonic_regression) of the smoothed
     rates r_b = (k_b + m/2) / (n_b + m) with weights n_b + m, m = ``smoothing``: the
     non-decreasing sequence closest to the r_b in weighted least squares. The smoothing (a
     Beta(m/2, m/2) prior: Jeffreys for m = 1) keeps every value strictly inside (0, 1) and
@@ -252,7 +253,10 @@ class IsotonicCalibrator:
         """Calibrated P(spam) of every bin: PAV of the smoothed rates (non-decreasing)."""
         if self._values is None:
             m = self.smoothing
-            self._values = pool_adjacent_violators((self.spams + m / 2) / (self.counts + m), self.counts + m)
+            from scipy.optimize import isotonic_regression  # imported when first needed: it is not small
+
+            rates, weights = (self.spams + m / 2) / (self.counts + m), self.counts + m
+            self._values = isotonic_regression(rates, weights=weights, increasing=True).x
         return self._values
 
     def transform(self, score: float) -> float:
@@ -261,31 +265,6 @@ class IsotonicCalibrator:
 
     def __repr__(self) -> str:
         return f"IsotonicCalibrator(bins={len(self.counts)}, n={self.n}, decay={self.decay:g})"
-
-
-def pool_adjacent_violators(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The non-decreasing sequence f minimising sum_i weights_i (f_i - values_i)^2.
-
-    Left to right, each value starts a block; while a block's mean is below the previous
-    block's, the two merge into one block at their weighted mean.
-
-    >>> pool_adjacent_violators(np.array([0.1, 0.5, 0.3, 0.9]), np.array([1.0, 1.0, 3.0, 1.0])).tolist()
-    [0.1, 0.35, 0.35, 0.9]
-    """
-    means: list[float] = []
-    sizes: list[float] = []
-    lengths: list[int] = []
-    for value, weight in zip(values.tolist(), weights.tolist()):
-        means.append(value)
-        sizes.append(weight)
-        lengths.append(1)
-        while len(means) > 1 and means[-2] > means[-1]:
-            mean, size, length = means.pop(), sizes.pop(), lengths.pop()
-            total = sizes[-1] + size
-            means[-1] = (means[-1] * sizes[-1] + mean * size) / total
-            sizes[-1] = total
-            lengths[-1] += length
-    return np.repeat(means, lengths)
 
 
 def calibrate_prequential(calibrator: Calibrator, scores: Iterable[float], outcomes: Iterable[bool]) -> np.ndarray:

@@ -104,15 +104,10 @@ def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
 
 
 def with_progress(items: list, label: str) -> Iterator:
-    from .progress import ProgressBar
+    """The items, with a tqdm bar on stderr when it is a terminal."""
+    from tqdm import tqdm
 
-    bar = ProgressBar(len(items), label=label)
-    try:
-        for done, item in enumerate(items, start=1):
-            yield item
-            bar(done)
-    finally:
-        bar.close()
+    return iter(tqdm(items, desc=label, unit="msg", disable=None))
 
 
 def load_model(path: str) -> Any:

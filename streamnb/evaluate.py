@@ -22,7 +22,6 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from streamnb.errors import InvalidInputError, InvalidParameterError, describe
-from streamnb.progress import ProgressBar
 
 __all__ = [
     "EPS",
@@ -626,8 +625,10 @@ def _progress_callback(
     if progress is False or progress is None:
         return None, lambda: None
     if progress is True:
-        bar = ProgressBar(total, label=label)
-        return bar, bar.close
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc=label, unit="msg", disable=None)  # disable=None: drawn only on a terminal
+        return (lambda done: bar.update(done - bar.n)), bar.close
     if callable(progress):
         return (lambda done: progress(done, total)), lambda: None
     raise InvalidParameterError(f"progress must be a bool or a callable(done, total), got {describe(progress)}")

@@ -18,7 +18,6 @@ from streamnb.calibrate import (
     PlattCalibrator,
     calibrate_prequential,
     default_edges,
-    pool_adjacent_violators,
 )
 from streamnb.decision import ChiSquareRule, SpamFilter, progressive_filter
 from streamnb.errors import InvalidInputError, InvalidParameterError
@@ -111,13 +110,19 @@ def test_platt_stays_finite_on_separable_data():
 # --- isotonic ----------------------------------------------------------------------------------
 
 
-def test_pool_adjacent_violators_matches_scikit_learn():
+def test_isotonic_values_match_scikit_learn():
+    """The calibrator's bin values are the weighted isotonic fit of its smoothed rates."""
     rng = np.random.default_rng(7)
     for _ in range(20):
-        n = int(rng.integers(1, 40))
-        values, weights = rng.random(n), rng.random(n) + 0.1
-        expected = IsotonicRegression().fit(np.arange(n), values, sample_weight=weights).predict(np.arange(n))
-        np.testing.assert_allclose(pool_adjacent_violators(values, weights), expected, rtol=1e-12, atol=1e-12)
+        n_edges = int(rng.integers(1, 30))
+        calibrator = IsotonicCalibrator(edges=np.sort(rng.choice(np.arange(-50.0, 50.0), n_edges, replace=False)))
+        for z in rng.normal(0.0, 20.0, int(rng.integers(1, 200))):
+            calibrator.update(float(z), bool(rng.random() < 0.5))
+        m = calibrator.smoothing
+        rates, weights = (calibrator.spams + m / 2) / (calibrator.counts + m), calibrator.counts + m
+        bins = np.arange(len(rates))
+        expected = IsotonicRegression().fit(bins, rates, sample_weight=weights).predict(bins)
+        np.testing.assert_allclose(calibrator.values(), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_isotonic_bins_and_smoothed_values_by_hand():

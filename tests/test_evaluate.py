@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import math
 from collections import Counter, defaultdict
 
@@ -32,7 +31,6 @@ from streamnb.evaluate import (
     reliability_table,
     roc_auc,
 )
-from streamnb.progress import ProgressBar
 from tests.state import spam_ham_stream
 
 
@@ -443,30 +441,9 @@ def test_alpha_sweep_errors(alphas, model, message):
 # --- progress bar ----------------------------------------------------------------------------------------
 
 
-class FakeTTY(io.StringIO):
-    def isatty(self):
-        return True
-
-
-def test_progress_bar_is_silent_off_a_terminal_unless_forced():
-    quiet = io.StringIO()
-    with ProgressBar(10, stream=quiet) as bar:
-        for i in range(1, 11):
-            bar(i)
-    assert quiet.getvalue() == ""
-    forced = io.StringIO()
-    with ProgressBar(10, stream=forced, force=True, label="eval", width=10) as bar:
-        bar(10)
-    assert forced.getvalue().startswith("\reval [##########] 10/10 100% 00:00<00:00")
-    assert forced.getvalue().endswith("\n")
-
-
-def test_progress_bar_on_a_terminal_and_without_total():
-    tty = FakeTTY()
-    bar = ProgressBar(4, stream=tty, min_interval=0.0, width=4)
-    bar.update()
-    assert tty.getvalue().startswith("\r[#...] 1/4  25%")
-    bar.close()
-    open_ended = ProgressBar(stream=io.StringIO(), force=True)
-    open_ended(7)
-    assert open_ended.render().startswith("7 done 00:00")
+def test_progress_true_draws_nothing_off_a_terminal(capsys):
+    """progress=True is a tqdm bar on stderr that stays silent when stderr is not a terminal (pytest's capture)."""
+    report = progressive_evaluate(LookupModel(), STREAM, progress=True)
+    assert report.n == len(STREAM)
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""

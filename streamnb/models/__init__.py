@@ -3,8 +3,9 @@
 from .bernoulli import BernoulliNB
 from .categorical import CategoricalNB
 from .complement import ComplementNB
+from .email import EmailNB
 from .gaussian import GaussianNB
 from .mixed import MixedNB
 from .multinomial import MultinomialNB
 
-__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB"]
+__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB"]

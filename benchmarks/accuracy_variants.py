@@ -60,7 +60,9 @@ import numpy as np
 # Run from a checkout without installing: make `import streamnb` find the sibling package.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from streamnb import BernoulliNB, MultinomialNB  # noqa: E402
+from streamnb import BernoulliNB, EmailNB, EmailWeights, MultinomialNB  # noqa: E402
+from streamnb.calibrate import IsotonicCalibrator  # noqa: E402
+from streamnb.decision import ChiSquareRule, LogOddsRule, PosteriorRule, SpamFilter, progressive_filter  # noqa: E402
 from streamnb.datasets import load_spamassassin  # noqa: E402
 from streamnb.evaluate import progressive_evaluate, roc_auc  # noqa: E402
 from streamnb.email_pipeline import EmailPipeline, EmailTfidf, default_model  # noqa: E402
@@ -394,11 +396,94 @@ def cutoff_table(messages: Sequence[Any]) -> list[str]:
     return lines
 
 
+# --- the spam filter's variants: verdicts as well as ranking (issue 15) -----------------------
+
+
+def _unigram_weights() -> EmailWeights:
+    return EmailWeights({"sender_address": True})
+
+
+def _no_sender_weights() -> EmailWeights:
+    return EmailWeights({"body": BIGRAMS})
+
+
+def _old_default() -> SpamFilter:
+    """The command's default before issue 15: MNB(0.01, uniform) on binary email features, chi2, 10 per class."""
+    model = MultinomialNB(alpha=0.01, class_prior="uniform", tokenizer=EmailTokenizer(body={"binary": True}),
+                          empty_documents="learn")
+    return SpamFilter(model, ChiSquareRule(), min_per_class=10)
+
+
+# (name, filter factory, rank by: "log_odds" or "score", train on error only)
+FILTER_VARIANTS: list[tuple[str, Callable[[], SpamFilter], str, bool]] = [
+    ("SpamFilter() = EmailNB() + LogOddsRule() [default]", SpamFilter, "log_odds", False),
+    ("EmailNB(idf=False) + LogOddsRule()", lambda: SpamFilter(EmailNB(idf=False)), "log_odds", False),
+    ("EmailNB(words only, no word pairs) + LogOddsRule()",
+     lambda: SpamFilter(EmailNB(tokenizer=_unigram_weights())), "log_odds", False),
+    ("EmailNB(no sender address: no reputation) + LogOddsRule()",
+     lambda: SpamFilter(EmailNB(tokenizer=_no_sender_weights())), "log_odds", False),
+    ("EmailNB(mu=300) + LogOddsRule()", lambda: SpamFilter(EmailNB(mu=300.0)), "log_odds", False),
+    ("EmailNB(alpha=0.01) + LogOddsRule()", lambda: SpamFilter(EmailNB(alpha=0.01)), "log_odds", False),
+    ("EmailNB() + LogOddsRule(caution=0)", lambda: SpamFilter(rule=LogOddsRule(caution=0.0)), "log_odds", False),
+    ("EmailNB() + chi-square combining (ChiSquareRule, ranked by it)",
+     lambda: SpamFilter(rule=ChiSquareRule(), min_per_class=10), "score", False),
+    ("EmailNB() + calibrated posterior (isotonic, PosteriorRule .2/.9)",
+     lambda: SpamFilter(rule=PosteriorRule(), calibrator=IsotonicCalibrator(), min_per_class=10), "log_odds", False),
+    ("EmailNB() + LogOddsRule(), train on error or unsure only", SpamFilter, "log_odds", True),
+    ("MNB(0.01, unif) binary email + chi2, 10/class [old default]", _old_default, "score", False),
+]
+FILTER_HEADER = (f"{'filter':66s} {'ham->spam':>9s} {'spam->ham':>9s} {'unsure':>7s} {'(1-AUC)%':>8s} "
+                 f"{'learned':>7s} {'msg/s':>6s}")
+
+
+def filter_report(spam_filter: SpamFilter, messages: Sequence[Any], train_on_error: bool = False) -> Any:
+    """progressive_filter, or (train_on_error) a run that learns only the messages it got wrong or unsure."""
+    items = [(m.raw, m.label) for m in messages]
+    if not train_on_error:
+        return progressive_filter(spam_filter, items, curve=None)
+    learned = 0
+
+    class OnError(SpamFilter):
+        def learn(self, x: Any, label: Any) -> SpamFilter:
+            nonlocal learned
+            if self.classify(x, explain=False).label == label:  # right and sure: nothing to learn
+                return self
+            learned += 1
+            return super().learn(x, label)
+
+    on_error = OnError(spam_filter.model, spam_filter.rule, min_per_class=spam_filter.min_per_class)
+    report = progressive_filter(on_error, items, curve=None)
+    report.learned = learned
+    return report
+
+
+def filter_row(name: str, report: Any, rank_by: str) -> str:
+    ranking = report.scores if rank_by == "score" else report.log_odds
+    ranking = np.nan_to_num(np.asarray(ranking, dtype=float), posinf=1e300, neginf=-1e300)
+    auc = roc_auc(list(report.y_true), ranking)
+    learned = getattr(report, "learned", report.n)
+    return (f"{name:66s} {report.verdict_false_positive_rate:9.2%} {report.verdict_false_negative_rate:9.2%} "
+            f"{report.unsure_rate:7.2%} {100 * (1 - auc):8.4f} {learned:7d} {report.n / report.seconds:6.0f}")
+
+
+def filter_rows(messages: Sequence[Any], only: str | None) -> list[str]:
+    lines = []
+    for name, factory, rank_by, on_error in FILTER_VARIANTS:
+        if only is not None and only.lower() not in name.lower():
+            continue
+        line = filter_row(name, filter_report(factory(), messages, on_error), rank_by)
+        print(line, flush=True)
+        lines.append(line)
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", nargs="?", help="corpus archive or folder (default: $STREAMNB_SPAMASSASSIN)")
     parser.add_argument("--quick", action="store_true", help=f"only the first {QUICK_MESSAGES} messages")
     parser.add_argument("--only", help="run only the variants whose name contains this text")
+    parser.add_argument("--filters-only", action="store_true",
+                        help="only the contenders (from the cache) and the spam-filter table")
     args = parser.parse_args(argv)
     location = args.corpus or os.environ.get("STREAMNB_SPAMASSASSIN")
     if not location:
@@ -415,7 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{'acc@FPR<=0.3%':>9s} {'|V|':>8s} {'s':>6s}")
     sys.stdout.flush()
 
-    if args.only is None or args.only.lower() in RIVER_NAME.lower():
+    if not args.filters_only and (args.only is None or args.only.lower() in RIVER_NAME.lower()):
         line = river_row(messages)
         print(line if line else "river not installed: no reference row")
         sys.stdout.flush()
@@ -426,7 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     features_of: dict[str, tuple[list[dict[str, int]], float]] = {}
     for name, spec, weights_factory, model_factory in VARIANTS:
-        if args.only is not None and args.only.lower() not in name.lower():
+        if args.filters_only or (args.only is not None and args.only.lower() not in name.lower()):
             continue
         tokenizer = make_tokenizer(spec)
         key = repr(spec)
@@ -441,7 +526,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(row(name, report, np.array(recorded.log_odds), recorded.model.n_features, seconds))
         sys.stdout.flush()
 
-    if args.only is None or args.only.lower() in CUTOFFS_NAME.lower():
+    print()
+    print("The spam filter (SpamFilter: model + verdict rule), prequential on the same stream; ham->spam and "
+          "spam->ham are verdict rates, (1-AUC)% ranks by the log-odds (by the rule's score for chi2):")
+    print(FILTER_HEADER)
+    sys.stdout.flush()
+    filter_rows(messages, args.only)
+
+    if not args.filters_only and (args.only is None or args.only.lower() in CUTOFFS_NAME.lower()):
         print()
         print("EmailPipeline() (the recommended setting) at fixed cutoffs; "
               f"EmailPipeline.STRICT_CUTOFF = 1 - {1 - EmailPipeline.STRICT_CUTOFF:.0e}:")

@@ -298,36 +298,73 @@ def _defer_import(name: str) -> None:
     sys.modules[name] = Deferred(name, f"stand-in for {name}, imported on first use")
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
+def evaluation_items(args: argparse.Namespace, order: str, seed: int) -> list[tuple[Any, Any]]:
+    """The labelled messages of --corpus or the sources, in the given order."""
     import numpy as np
 
     from .datasets import load_spamassassin
 
     if args.corpus is not None:
-        items = [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=args.order, seed=args.seed)]
-    else:
-        items = list(labelled(args))
-        if args.order == "date":
-            items = in_date_order(items)
-        elif args.order == "shuffle":
-            np.random.default_rng(args.seed).shuffle(items)
+        return [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=order, seed=seed)]
+    items = list(labelled(args))
+    if order == "date":
+        items = in_date_order(items)
+    elif order == "shuffle":
+        np.random.default_rng(seed).shuffle(items)
+    return items
+
+
+def other_orders(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """--also-orders as (order, seed) pairs: "file,shuffle:1" -> [("file", 0), ("shuffle", 1)]."""
+    spec = args.also_orders
+    if spec is None:  # the default: on the corpus, file order and three shuffles
+        spec = "file,shuffle:1,shuffle:2,shuffle:3" if args.corpus is not None else "none"
+    if spec.strip() == "none":
+        return []
+    pairs = []
+    for part in spec.split(","):
+        order, _, seed = part.strip().partition(":")
+        if order not in ("date", "file", "shuffle") or (seed and not seed.isdigit()) or (seed and order != "shuffle"):
+            raise CommandError(f"--also-orders takes date, file and shuffle:SEED separated by commas, or none; "
+                               f"got {part.strip()!r}")
+        pairs.append((order, int(seed or 0)))
+    return pairs
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    orders = other_orders(args)  # a bad option fails before the long run
+    items = evaluation_items(args, args.order, args.seed)
     if not items:
         raise CommandError("nothing to evaluate: give --corpus, or --spam/--ham/--data sources")
-    return run_evaluation(items, args)
+    return run_evaluation(items, args, orders)
 
 
-def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> int:
-    """Classify-then-learn every message, print the metrics, write what was asked for."""
+def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
+                   orders: list[tuple[str, int]] | None = None) -> int:
+    """Classify-then-learn every message, print the metrics, write what was asked for.
+
+    ``orders``: other orders of the same messages to run with the same settings (frozen:
+    nothing is tuned again), summed up in one table after the main run's.
+    """
     import json
 
     from .calibrate import IsotonicCalibrator
     from .decision import SpamFilter, progressive_filter
 
-    model = build_model(args)
-    spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=min_per_class(args))
-    report = progressive_filter(spam, items, progress=True)
+    def run(stream: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        model = build_model(args)
+        spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=min_per_class(args))
+        return model, progressive_filter(spam, stream, progress=True)
+
+    model, report = run(items)
     summary = report_fields(report, args)
     print(metrics_table(summary))
+    if orders:
+        rows = [order_fields(report, args.order, args.seed)]
+        for order, seed in orders:
+            rows.append(order_fields(run(evaluation_items(args, order, seed))[1], order, seed))
+        summary["orders"] = rows
+        print(orders_table(rows))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
@@ -392,6 +429,26 @@ def report_fields(report: Any, args: argparse.Namespace) -> dict[str, Any]:
         "per_class": {str(label): {"precision": s.precision, "recall": s.recall, "f1": s.f1, "support": s.support}
                       for label, s in per_class.items()},
     }
+
+
+def order_fields(report: Any, order: str, seed: int) -> dict[str, Any]:
+    """The verdict rates, (1-AUC)% and speed of one run, for the table of orders."""
+    return {"order": f"shuffle (seed {seed})" if order == "shuffle" else order,
+            "ham_as_spam": report.verdict_false_positive_rate, "spam_as_ham": report.verdict_false_negative_rate,
+            "unsure": report.unsure_rate, "one_minus_auc_percent": report.one_minus_auc_percent,
+            "messages_per_second": report.n / report.seconds if report.seconds > 0 else None}
+
+
+def orders_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["", "the same settings on other orders of the messages (frozen: nothing tuned again)",
+             f"{'order':18s} {'ham called spam':>15s} {'spam called ham':>15s} {'unsure':>7s} {'(1-AUC)%':>8s} "
+             f"{'msg/s':>6s}"]
+    for row in rows:
+        speed = row["messages_per_second"]
+        lines.append(f"{row['order']:18s} {row['ham_as_spam']:15.2%} {row['spam_as_ham']:15.2%} "
+                     f"{row['unsure']:7.2%} {row['one_minus_auc_percent']:8.4f} "
+                     f"{(f'{speed:6.0f}' if speed else '-'):>6s}")
+    return "\n".join(lines)
 
 
 def metrics_table(fields: dict[str, Any]) -> str:
@@ -600,6 +657,10 @@ def build_parser() -> argparse.ArgumentParser:
     _decision_options(evaluate)
     evaluate.add_argument("--order", choices=("date", "file", "shuffle"), default="date")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of --order shuffle")
+    evaluate.add_argument("--also-orders", metavar="ORDERS", default=None,
+                          help="then run the same settings on these orders and print a table: date, file, "
+                               "shuffle:SEED, comma-separated, or none (default with --corpus: "
+                               "file,shuffle:1,shuffle:2,shuffle:3; otherwise none)")
     evaluate.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
     evaluate.add_argument("--plots", metavar="DIR", help="write learning curve, ROC and reliability PNGs")
     evaluate.add_argument("--save", metavar="MODEL", help="save the model learned along the way")

@@ -71,7 +71,8 @@ class EmailWeights:
     multiple of 2**-16, :data:`QUANTUM_BITS`, which keeps learning and unlearning bit-exact).
 
     >>> w = EmailWeights(EmailTokenizer(), body_mass=2.0, field_mass=1.0)
-    >>> {f: round(v, 3) for f, v in w(b"Subject: hi\\n\\nhi hi there").items() if ":" not in f or f.startswith("subject")}
+    >>> weights = w(b"Subject: hi\\n\\nhi hi there")
+    >>> {f: round(v, 3) for f, v in weights.items() if ":" not in f or f.startswith("subject")}
     {'hi': 1.226, 'there': 0.774, 'subject:hi': 1.0}
     """
 

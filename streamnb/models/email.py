@@ -72,7 +72,8 @@ class EmailNB(MultinomialNB):
         if tokenizer is None:
             tokenizer = _default_weights()
         if not (callable(tokenizer) and callable(getattr(tokenizer, "reweigh", None))):
-            raise InvalidTypeError(f"tokenizer must be an EmailWeights (a callable with reweigh), got {describe(tokenizer)}")
+            raise InvalidTypeError("tokenizer must be an EmailWeights (a callable with reweigh), "
+                                   f"got {describe(tokenizer)}")
         if not isinstance(idf, bool):
             raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
         self.idf = idf

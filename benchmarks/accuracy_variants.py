@@ -108,27 +108,22 @@ class BinaryL1:
 class FieldMass:
     """Stateless EmailTfidf without the IDF: each present feature weighs tf(x_f) (1, or
     log(1 + x_f) with ``log1p``), scaled so that the body carries ``body_mass`` and every other
-    field ``field_mass``. The weights depend on the message alone, so a model fed with them
-    keeps exact learn / unlearn / merge (EmailTfidf's IDF depends on what came before)."""
+    field ``field_mass`` (``EmailWeights.reweigh``, without its quantisation or its sender
+    mass: ``EmailWeights`` is this with log1p, made bit-exact). The weights depend on the
+    message alone, so a model fed with them keeps exact learn / unlearn / merge (EmailTfidf's
+    IDF depends on what came before)."""
 
     def __init__(self, tokenizer: EmailTokenizer, body_mass: float = 30.0, field_mass: float = 3.0,
                  log1p: bool = False) -> None:
-        self.tokenizer, self.body_mass, self.field_mass, self.log1p = tokenizer, body_mass, field_mass, log1p
+        self.weights = EmailWeights(tokenizer, body_mass=body_mass, field_mass=field_mass, masses={})
+        self.log1p = log1p
 
     def learn_one(self, features: Mapping[str, float]) -> None:
         pass
 
     def transform_one(self, features: Mapping[str, float]) -> dict[str, float]:
-        field_of = self.tokenizer.field
-        raw = {f: (math.log1p(v) if self.log1p else 1.0) for f, v in features.items() if v > 0}
-        totals: dict[str, float] = {}
-        for feature, weight in raw.items():
-            totals[field_of(feature)] = totals.get(field_of(feature), 0.0) + weight
-        out = {}
-        for feature, weight in raw.items():
-            name = field_of(feature)
-            out[feature] = weight * (self.body_mass if name == "body" else self.field_mass) / totals[name]
-        return out
+        tf = {f: (math.log1p(v) if self.log1p else 1.0) for f, v in features.items() if v > 0}
+        return self.weights.reweigh(tf)
 
 
 class ExtraFeatures(EmailTokenizer):

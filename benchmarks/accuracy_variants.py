@@ -47,7 +47,35 @@ unsure <= 5%, (1-AUC)% <= 0.06. Measured (Date order; the default's cutoffs, alp
 were chosen on this stream, so its row is in-sample; ``streamnb evaluate --corpus PATH``
 reruns it on the file order and three shuffles with the settings frozen):
 
-FILTER_RESULTS
+    filter                                                      ham->spam spam->ham unsure (1-AUC)% learned
+    SpamFilter() = EmailNB() + LogOddsRule() [default]              0.19%     0.58%  4.96%   0.0771    6046
+    EmailNB(idf=False) + LogOddsRule()                              0.29%     0.47%  5.06%   0.0885    6046
+    EmailNB(words only, no word pairs) + LogOddsRule()              0.22%     1.00%  4.66%   0.0920    6046
+    EmailNB(no sender address: no reputation) + LogOddsRule()       0.17%     0.63%  5.08%   0.0812    6046
+    EmailNB(sender mass 12, not 6) + LogOddsRule()                  0.19%     0.58%  4.91%   0.0814    6046
+    EmailNB(body mass 20, not 30) + LogOddsRule()                   0.12%     0.37%  6.30%   0.0802    6046
+    EmailNB(body mass 45, not 30) + LogOddsRule()                   0.29%     0.90%  4.23%   0.0797    6046
+    EmailNB(mu=300) + LogOddsRule()                                 0.10%     0.53%  6.24%   0.0787    6046
+    EmailNB(alpha=0.01) + LogOddsRule()                             0.19%     0.58%  4.96%   0.0775    6046
+    EmailNB(alpha=0.1) + LogOddsRule()                              0.17%     0.53%  4.93%   0.0765    6046
+    EmailNB() + LogOddsRule(caution=0)                              0.27%     0.58%  4.10%   0.0771    6046
+    EmailNB() + chi-square combining (ChiSquareRule, ranked by it)  0.58%     1.00%  5.86%   0.4018    6046
+    EmailNB() + calibrated posterior (isotonic, PosteriorRule .2/.9) 0.27%    0.37%  5.16%   0.0771    6046
+    EmailNB() + LogOddsRule(), train on error or unsure only        0.05%     0.32% 18.82%   0.1670    1146
+    MNB(0.01, unif) binary email + chi2, 10/class [old default]     0.51%     3.27%  6.38%   0.4348    6046
+    bogofilter 1.2.5, defaults [contender]                          0.22%     0.58% 10.0%    0.2585       -
+    spamprobe 1.4d, defaults [contender]                            0.77%     3.01%  0.0%    0.2651       -
+
+Not in the table, tried once with the same code (/tmp scripts, Date order): word trigrams
+((1-AUC)% 0.0829, against 0.0771 with pairs); field masses 2 and 4.5 instead of 3 (0.0791,
+0.0790); an equal-weight sum with the old default's log-odds (0.10 and worse); the
+log-odds divided by the message's total weight (0.0760, within noise); a filter's
+log-odds of 0, not +inf, while it knows only spam (0.113: the 158 spams before the first
+ham then rank below the hams scored > 0, which costs more than the first ham scored +inf,
+0.023). The default's (1-AUC)% goal (0.06) is missed: the first ham, scored while the
+model knows no ham, costs 0.023; hard-ham newsletters first seen from their sender most
+of the rest. Speeds (msg/s) are left out here: on a loaded two-core machine they ranged
+from 60 to 420 for the same EmailNB rows (``streamnb evaluate`` prints its own).
 
 benchmarks/accuracy_errors.py lists the messages a setting gets wrong and when they come.
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, describe
@@ -60,12 +61,12 @@ class Vocabulary:
         """One more than the largest id handed out so far (the row count the cells need)."""
         return self._core.capacity
 
-    def find(self, tokens: Sequence[Hashable]) -> np.ndarray:
+    def find(self, tokens: Sequence[Hashable]) -> npt.NDArray[np.int64]:
         """Ids of the tokens, -1 for tokens not in the vocabulary (nothing is added)."""
         return np.frombuffer(self._core.find(tokens), dtype=np.int64)
 
-    def find_or_add(self, tokens: Sequence[Hashable], ids: np.ndarray | None = None,
-                    epoch: int | None = None) -> np.ndarray:
+    def find_or_add(self, tokens: Sequence[Hashable], ids: npt.NDArray[np.int64] | None = None,
+                    epoch: int | None = None) -> npt.NDArray[np.int64]:
         """Ids of the tokens, giving new tokens new (or recycled) ids.
 
         ``ids``/``epoch`` (an earlier ``find``) are accepted for the callers' convenience;
@@ -77,7 +78,7 @@ class Vocabulary:
         """Forget the tokens of these ids; the ids become free for reuse."""
         self._core.remove([int(i) for i in ids])
 
-    def restore(self, ids: np.ndarray, tokens: list[Hashable], free: np.ndarray) -> None:
+    def restore(self, ids: npt.NDArray[np.int64], tokens: list[Hashable], free: npt.NDArray[np.int64]) -> None:
         """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse.
 
         ModelFormatError unless ids (increasing) and free ids together are 0, 1, ... without
@@ -91,7 +92,7 @@ class Vocabulary:
         _require(isinstance(tokens, list) and len(tokens) == len(ids), f"the vocabulary must list {len(ids)} tokens")
         self._core.restore(ids.tolist(), tokens, free.tolist())
 
-    def ids(self) -> np.ndarray:
+    def ids(self) -> npt.NDArray[np.int64]:
         """Ids of the tokens in the vocabulary, ascending (int64)."""
         return np.array(self._core.ids(), dtype=np.int64)
 
@@ -104,11 +105,11 @@ class Vocabulary:
         ids = self._core.ids()
         return dict(zip(self._core.tokens(ids), ids))
 
-    def token(self, feature_id: int) -> Hashable:
-        """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``)."""
+    def token(self, feature_id: int) -> Hashable | None:
+        """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``); None for a free id."""
         return self._core.token(int(feature_id))
 
-    def tokens(self, ids: Iterable[int]) -> list[Hashable]:
+    def tokens(self, ids: Iterable[int]) -> list[Hashable | None]:
         return self._core.tokens([int(i) for i in ids])
 
     def nbytes(self) -> int:
@@ -117,13 +118,13 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self._core)
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         ids = self._core.ids()
         return {"n_buckets": self.n_buckets, "ids": ids, "tokens": self._core.tokens(ids),
                 "free": self._core.free_ids()}
 
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["n_buckets"])
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        type(self).__init__(self, state["n_buckets"])
         if state["n_buckets"] is None:
             self._core.restore(state["ids"], state["tokens"], state["free"])
 
@@ -156,7 +157,7 @@ def _from_plain(value: object) -> Hashable:
         if "$tuple" in value:
             return tuple(_from_plain(v) for v in value["$tuple"])
         return bytes.fromhex(value["$bytes"])
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _token_key(token: object) -> bytes:
@@ -182,7 +183,7 @@ def _token_from_key(key: bytes) -> Hashable:
 class StoreVocabulary:
     """The vocabulary of a discrete model (in its core): token <-> feature id."""
 
-    def __init__(self, core: Any, n_buckets: int | None) -> None:
+    def __init__(self, core: _core.Core[Label], n_buckets: int | None) -> None:
         self._core = core
         self.n_buckets = n_buckets
 
@@ -196,15 +197,15 @@ class StoreVocabulary:
         """One more than the largest id in use (hashed models: the number of buckets)."""
         return self._core.capacity
 
-    def find(self, tokens: Sequence[Hashable]) -> np.ndarray:
+    def find(self, tokens: Sequence[Hashable]) -> npt.NDArray[np.int64]:
         """Ids of the tokens, -1 for tokens not in the vocabulary (hashed: the buckets)."""
         return np.array(self._core.find(tokens), dtype=np.int64)
 
-    def token(self, feature_id: int) -> Hashable:
-        """The token of an id (hashed models: the bucket's name, e.g. ``'#417'``)."""
+    def token(self, feature_id: int) -> Hashable | None:
+        """The token of an id (hashed models: the bucket's name, e.g. ``'#417'``); None for an id not in V."""
         return self._core.tokens_of([int(feature_id)])[0]
 
-    def tokens(self, ids: Iterable[int]) -> list[Hashable]:
+    def tokens(self, ids: Iterable[int]) -> list[Hashable | None]:
         return self._core.tokens_of([int(i) for i in ids])
 
     def free_ids(self) -> list[int]:
@@ -223,7 +224,7 @@ class StoreVocabulary:
 class Cells:
     """Which cell layout the store uses ("dense" or "hash") and its size."""
 
-    def __init__(self, core: Any) -> None:
+    def __init__(self, core: _core.Core[Label]) -> None:
         self._core = core
 
     @property
@@ -234,7 +235,14 @@ class Cells:
         return self._core.cells_nbytes()
 
 
-def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> np.ndarray:
+#: Named arrays of the model file: float64 counts, int64 ids and stamps, uint8 fingerprints
+#: (the dtype depends on the name; every array read from a file is checked before use).
+Arrays = dict[str, npt.NDArray[Any]]
+#: Cells as (feature ids, class ids, tokens, docs).
+_Cells = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
+
+
+def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> npt.NDArray[np.float64]:
     array = np.frombuffer(data, dtype=np.float64)
     return array if shape is None else array.reshape(shape)
 
@@ -242,7 +250,7 @@ def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> np.ndarray
 class CountStore:
     """Read access to a discrete model's counts, and its export and import for ``persist``."""
 
-    def __init__(self, core: Any, n_buckets: int | None) -> None:
+    def __init__(self, core: _core.Core[Label], n_buckets: int | None) -> None:
         self._core = core
         self.vocabulary = StoreVocabulary(core, n_buckets)
         self.cells = Cells(core)
@@ -265,19 +273,19 @@ class CountStore:
         return self._core.add_class(check_label(label))
 
     @property
-    def class_docs(self) -> np.ndarray:
+    def class_docs(self) -> npt.NDArray[np.float64]:
         """N_c in stored units."""
         return np.array(self._core.stored_class_totals()[0])
 
     @property
-    def class_tokens(self) -> np.ndarray:
+    def class_tokens(self) -> npt.NDArray[np.float64]:
         """T_c in stored units."""
         return np.array(self._core.stored_class_totals()[1])
 
-    def true_class_docs(self) -> np.ndarray:
+    def true_class_docs(self) -> npt.NDArray[np.float64]:
         return np.array(self._core.class_docs())
 
-    def true_class_tokens(self) -> np.ndarray:
+    def true_class_tokens(self) -> npt.NDArray[np.float64]:
         return np.array(self._core.class_tokens())
 
     # -- clocks ----------------------------------------------------------------------------
@@ -303,49 +311,49 @@ class CountStore:
         return self._core.pruned_at
 
     # -- features and counts ---------------------------------------------------------------
-    def feature_ids(self) -> np.ndarray:
+    def feature_ids(self) -> npt.NDArray[np.int64]:
         """Ids of the features in V, ascending."""
         return np.array(self._core.feature_ids(), dtype=np.int64)
 
-    def known(self, ids: np.ndarray) -> np.ndarray:
+    def known(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         """Mask of the ids that are features in V."""
         return np.array(self._core.known([int(i) for i in ids]), dtype=bool)
 
-    def gather(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def gather(self, ids: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """True (token, doc) counts of the features ``ids`` in every class: two (n, K) arrays."""
         tokens, docs = self._core.gather([int(i) for i in ids])
         shape = (len(ids), self.n_classes)
         return _floats(tokens, shape), _floats(docs, shape)
 
-    def gather_tokens(self, ids: np.ndarray) -> np.ndarray:
+    def gather_tokens(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         return self.gather(ids)[0]
 
-    def gather_docs(self, ids: np.ndarray) -> np.ndarray:
+    def gather_docs(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         return self.gather(ids)[1]
 
-    def nonzero(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def nonzero(self) -> _Cells:
         """Every nonzero cell as true counts: (feature ids, class ids, tokens, docs)."""
         rows, cols, tokens, docs = self._stored_cells()
         return rows, cols, tokens * self.scale, docs * self.scale
 
-    def _stored_cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _stored_cells(self) -> _Cells:
         rows, cols, tokens, docs = self._core.nonzero()
         return (np.frombuffer(rows, dtype=np.int64), np.frombuffer(cols, dtype=np.int64),
                 _floats(tokens), _floats(docs))
 
-    def _stamps(self, which: int) -> np.ndarray:
+    def _stamps(self, which: int) -> npt.NDArray[np.int64]:
         ids = self.feature_ids()
         stamps = np.zeros(self.vocabulary.capacity, dtype=np.int64)
         stamps[ids] = self._core.stamps(ids.tolist())[which]
         return stamps
 
     @property
-    def born(self) -> np.ndarray:
+    def born(self) -> npt.NDArray[np.int64]:
         """Per feature id: when the feature last entered V (0 for ids not in V)."""
         return self._stamps(0)
 
     @property
-    def last_seen(self) -> np.ndarray:
+    def last_seen(self) -> npt.NDArray[np.int64]:
         """Per feature id: the last learned document containing it (0 for ids not in V)."""
         return self._stamps(1)
 
@@ -366,7 +374,7 @@ class CountStore:
         return self._core.nbytes()
 
     # -- persistence -----------------------------------------------------------------------
-    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, dict[str, np.ndarray]]:
+    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, Arrays]:
         """The whole state as (scalars, feature tokens, named arrays), for persistence.
 
         Feature ids are kept as they are (``feature_id``, and the ids free for reuse in
@@ -395,7 +403,7 @@ class CountStore:
         arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.int64)
         return scalars, self.vocabulary.tokens(ids), arrays
 
-    def restore(self, scalars: dict[str, Any], tokens: list[Hashable] | None, arrays: dict[str, np.ndarray],
+    def restore(self, scalars: dict[str, Any], tokens: list[Hashable] | None, arrays: Arrays,
                 pruned_at: int) -> None:
         """Load ``export``'s output into this (empty) store, every value checked first.
 
@@ -425,6 +433,7 @@ class CountStore:
             _require(bool(np.array_equal(np.sort(np.concatenate([ids, free])), np.arange(n + len(free)))),
                      "feature ids and free ids must together be 0, 1, ... without gaps or repeats")
             _require(isinstance(tokens, list) and len(tokens) == n, f"the vocabulary must list {n} tokens")
+            assert tokens is not None  # _require just checked it is a list
             try:
                 distinct = len(set(tokens)) == len(tokens)
             except TypeError:
@@ -467,7 +476,10 @@ def _require(condition: bool, message: str) -> None:
         raise ModelFormatError(message)
 
 
-def _array(arrays: dict[str, np.ndarray], name: str, dtype: type, shape: tuple[int, ...] | None) -> np.ndarray:
+_Scalar = TypeVar("_Scalar", bound=np.generic)
+
+
+def _array(arrays: Arrays, name: str, dtype: type[_Scalar], shape: tuple[int, ...] | None) -> npt.NDArray[_Scalar]:
     """arrays[name], checked to be 1-d of the given dtype (and shape)."""
     _require(name in arrays, f"array {name!r} is missing")
     array = arrays[name]
@@ -478,7 +490,7 @@ def _array(arrays: dict[str, np.ndarray], name: str, dtype: type, shape: tuple[i
     return array
 
 
-def _counts(arrays: dict[str, np.ndarray], name: str, shape: tuple[int, ...]) -> np.ndarray:
+def _counts(arrays: Arrays, name: str, shape: tuple[int, ...]) -> npt.NDArray[np.float64]:
     """A float64 count array: finite and >= 0."""
     array = _array(arrays, name, np.float64, shape)
     _require(bool(np.isfinite(array).all()), f"array {name!r} holds non-finite counts")
@@ -486,7 +498,16 @@ def _counts(arrays: dict[str, np.ndarray], name: str, shape: tuple[int, ...]) ->
     return array
 
 
-def settle(old, delta):
+@overload
+def settle(old: float, delta: float) -> float: ...
+@overload
+def settle(old: npt.NDArray[np.float64], delta: float | npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+@overload
+def settle(old: float | npt.NDArray[np.float64], delta: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+
+
+def settle(old: float | npt.NDArray[np.float64],
+           delta: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
     """old + delta, with rounding residues of a subtraction snapped to exactly zero: the rule
     of the core's store (src/store.rs, ``settle``), for the record models' numpy tables."""
     new = old + delta

@@ -129,7 +129,7 @@ def check_class_prior(prior: object) -> str | dict[Label, float]:
     if isinstance(prior, Mapping):
         fixed = {}
         for label, p in prior.items():
-            if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0 < p < math.inf):
+            if isinstance(p, bool) or not isinstance(p, numbers.Real) or p <= 0 or not p < math.inf:
                 raise InvalidParameterError(f"fixed prior of class {label!r} must be a number > 0, got {describe(p)}")
             fixed[check_label(label)] = float(p)
         if not fixed:

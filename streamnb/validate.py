@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Mapping
-from typing import TypeVar, Union
+from typing import Literal, TypeVar, Union, overload
 
 import numpy as np
 
@@ -56,6 +56,12 @@ def check_choice(name: str, value: T, choices: tuple[T, ...]) -> T:
     if not isinstance(value, (str, type(None))) or value not in choices:
         raise InvalidParameterError(f"{name} must be one of {choices}, got {describe(value)}")
     return value
+
+
+@overload
+def check_positive(name: str, value: object, *, integer: Literal[True]) -> int | None: ...
+@overload
+def check_positive(name: str, value: object, *, integer: Literal[False]) -> float | None: ...
 
 
 def check_positive(name: str, value: object, *, integer: bool) -> float | int | None:

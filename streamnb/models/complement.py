@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidParameterError
 from ..persist import register_model
 from ..validate import Label, check_bool
-from .base import DiscreteNB, LogLinear, TextTokenizer
+from .base import DiscreteNB, Floats, LogLinear, TextTokenizer
 
 
 @register_model
@@ -63,10 +64,10 @@ class ComplementNB(DiscreteNB):
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, 0.0, self.norm
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "norm": self.norm}
 
-    def feature_log_prob(self) -> tuple[list, np.ndarray]:
+    def feature_log_prob(self) -> tuple[list[Hashable | None], Floats]:
         """(features, weights w_cw as a (|V|, K) array over the active classes).
 
         These equal scikit-learn's ``feature_log_prob_.T``: -theta, or theta / sum_k theta_ck.

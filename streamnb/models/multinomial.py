@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidParameterError, UnknownClassError, describe
 from ..persist import register_model
 from ..validate import Label, check_label, check_positive
-from .base import DiscreteNB, LogLinear, TextTokenizer
+from .base import DiscreteNB, Floats, LogLinear, TextTokenizer
 
 
 @register_model
@@ -63,7 +64,7 @@ class MultinomialNB(DiscreteNB):
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return self.mu, 0.0, False
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "mu": self.mu}
 
     def __repr__(self) -> str:
@@ -72,7 +73,7 @@ class MultinomialNB(DiscreteNB):
         return (f"{type(self).__name__}(alpha={self.alpha!r}, mu={self.mu!r}, classes={len(self.classes)}, "
                 f"features={self.n_features})")
 
-    def feature_log_prob(self) -> tuple[list, np.ndarray]:
+    def feature_log_prob(self) -> tuple[list[Hashable | None], Floats]:
         """(features, log P(w|c) as a (|V|, K) array) over the active classes."""
         _, features, log_prob, _ = self._feature_weights()
         return features, log_prob

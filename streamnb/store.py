@@ -78,7 +78,8 @@ class Vocabulary:
         """Forget the tokens of these ids; the ids become free for reuse."""
         self._core.remove([int(i) for i in ids])
 
-    def restore(self, ids: npt.NDArray[np.int64], tokens: list[Hashable], free: npt.NDArray[np.int64]) -> None:
+    def restore(self, ids: npt.NDArray[np.int64] | None, tokens: list[Hashable],
+                free: npt.NDArray[np.int64] | None) -> None:
         """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse.
 
         ModelFormatError unless ids (increasing) and free ids together are 0, 1, ... without
@@ -87,7 +88,9 @@ class Vocabulary:
         for name, array in (("feature ids", ids), ("free ids", free)):
             _require(isinstance(array, np.ndarray) and array.dtype == np.int64 and array.ndim == 1,
                      f"{name} must be a 1-d int64 array")
+            assert array is not None  # _require just checked it is an array
             _require(not len(array) or (array.min() >= 0 and array.max() < 2**32 - 1), f"{name} out of range")
+        assert ids is not None and free is not None  # _require just checked both
         _require(bool((np.diff(ids) > 0).all()), "feature ids must be increasing")
         _require(isinstance(tokens, list) and len(tokens) == len(ids), f"the vocabulary must list {len(ids)} tokens")
         self._core.restore(ids.tolist(), tokens, free.tolist())

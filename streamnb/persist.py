@@ -195,7 +195,7 @@ def _all_str(values: list[Any]) -> bool:
     return not values or set(map(type, values)) == {str}
 
 
-def _all_plain_str(values: list) -> bool:
+def _all_plain_str(values: list[Any]) -> bool:
     """All str, none with a surrogate pair (UTF-8 encoding of the whole list, in C, finds any surrogate)."""
     if not _all_str(values):
         return False

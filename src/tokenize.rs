@@ -183,6 +183,11 @@ pub fn py_strip(text: &str) -> &str {
 /// Python's `str.lower()` of a whole text, final sigma included: U+03A3 lowers to U+03C2
 /// after a cased character (case-ignorable ones skipped) not followed by one.
 pub fn python_lower(text: &str, out: &mut String) {
+    if text.is_ascii() {
+        out.reserve(text.len());
+        text.bytes().for_each(|b| out.push(char::from(b.to_ascii_lowercase())));
+        return;
+    }
     if !needs_python_lower(text) {
         for c in text.chars() {
             lower_char(c, |lc| out.push(lc));
@@ -224,7 +229,9 @@ pub fn lower_char(c: char, mut out: impl FnMut(char)) {
 /// Text whose lowercase depends on context (capital sigma lowers to a final sigma at the
 /// end of a word): the caller lowercases it with Python itself.
 pub fn needs_python_lower(text: &str) -> bool {
-    text.contains('\u{3a3}')
+    // U+03A3 is the bytes CE A3 in UTF-8 (A3 is a continuation byte: it follows its lead).
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(0xa3, bytes).any(|at| at > 0 && bytes[at - 1] == 0xce)
 }
 
 /// Tokenizer settings (the `streamnb.text.Tokenizer` parameters the core implements).
@@ -314,6 +321,7 @@ impl Options {
         };
         let table = if lowercase { &ASCII_LOWER } else { &ASCII_KEEP };
         buffer.clear();
+        buffer.reserve(end.div_ceil(64) * 64 + 64);
         buffer.extend(bytes[..end].iter().map(|&b| table[b as usize]));
         buffer.resize(end.div_ceil(64) * 64 + 64, 0); // whole 64-byte chunks, zero-padded
         let max_tokens = self.max_tokens.unwrap_or(usize::MAX);
@@ -393,6 +401,22 @@ impl Options {
         let mut words = Words::default();
         self.scan(text, lowercase, max_chars, scratch, |w| words.push(w));
         self.features(&words, None, scratch, &mut emit);
+    }
+
+    /// `for_each_feature` with this tokenizer's own steps 1 and 2: text holding a capital
+    /// sigma (whose lowercase depends on context) is cut and lowercased whole first, as
+    /// `words` does it.
+    pub fn each_feature(&self, text: &str, scratch: &mut Vec<u8>, emit: impl FnMut(&[u8])) {
+        if self.lowercase && needs_python_lower(text) {
+            let cut = match self.max_chars {
+                Some(n) => text.char_indices().nth(n).map_or(text, |(at, _)| &text[..at]),
+                None => text,
+            };
+            let mut lowered = String::with_capacity(cut.len());
+            python_lower(cut, &mut lowered);
+            return self.for_each_feature(&lowered, false, None, scratch, emit);
+        }
+        self.for_each_feature(text, self.lowercase, self.max_chars, scratch, emit)
     }
 
     /// Steps 5 and 7: every feature occurrence of the words, in the order Python counts

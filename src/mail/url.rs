@@ -46,18 +46,22 @@ pub fn host(url: &str) -> Option<String> {
 /// `a.b.example.com` -> the host and each parent domain down to `com`; an IPv4 host
 /// (`\d{1,3}(?:\.\d{1,3}){3}`) is itself plus `ip` (numeric hosts have no hierarchy).
 pub fn suffixes(host: &str, mut emit: impl FnMut(&str)) {
-    let labels: Vec<&str> = host.split('.').collect();
-    let ipv4 = labels.len() == 4 && labels.iter().all(|l| (1..=3).contains(&l.chars().count()) && l.chars().all(is_digit));
+    let dots = host.bytes().filter(|&b| b == b'.').count();
+    let ipv4 = dots == 3 && host.split('.').all(|l| (1..=3).contains(&l.chars().count()) && l.chars().all(is_digit));
     if ipv4 {
         emit(host);
         emit("ip");
         return;
     }
-    let skip = labels.len().saturating_sub(MAX_HOST_LABELS);
-    let mut start = labels[..skip].iter().map(|l| l.len() + 1).sum::<usize>();
-    for label in &labels[skip..] {
+    // The last MAX_HOST_LABELS labels: start after the dot that many labels from the end.
+    let skip = (dots + 1).saturating_sub(MAX_HOST_LABELS);
+    let mut start = if skip == 0 { 0 } else { host.match_indices('.').nth(skip - 1).map_or(0, |(at, _)| at + 1) };
+    loop {
         emit(&host[start..]);
-        start += label.len() + 1;
+        match host[start..].find('.') {
+            Some(dot) => start += dot + 1,
+            None => break,
+        }
     }
 }
 

@@ -151,6 +151,7 @@ impl EmailFeatures {
     fn count_extras(&self, parsed: &Parsed<'_>, scratch: &mut Scratch, emit: &mut dyn FnMut(&[u8])) {
         let mut seen: Vec<&str> = Vec::new();
         let mut sender_done = !self.sender_address;
+        let mut lower = String::new();
         let feature = &mut scratch.feature;
         let mut prefixed = |prefix: &str, rest: &str, emit: &mut dyn FnMut(&[u8])| {
             feature.clear();
@@ -160,7 +161,7 @@ impl EmailFeatures {
             emit(feature);
         };
         for header in &parsed.headers {
-            let name = header.name.as_str();
+            let name: &str = &header.name;
             if self.ignored(name) {
                 continue;
             }
@@ -178,14 +179,14 @@ impl EmailFeatures {
             if sender {
                 sender_done = true;
                 if let Some(found) = first_address(&value) {
-                    let mut lower = String::with_capacity(found.len());
+                    lower.clear();
                     python_lower(found, &mut lower);
                     prefixed("from-address", &lower, emit);
                 }
             }
             if address {
                 for domain in address_domains(&value).take(MAX_HEADER_WORDS) {
-                    let mut lower = String::with_capacity(domain.len());
+                    lower.clear();
                     python_lower(domain.trim_matches('.'), &mut lower);
                     if !lower.is_empty() {
                         url::suffixes(&lower, |suffix| prefixed(name, suffix, emit));
@@ -193,7 +194,7 @@ impl EmailFeatures {
                 }
             }
             if wordy {
-                let mut lower = String::with_capacity(value.len());
+                lower.clear();
                 python_lower(&value, &mut lower);
                 for word in lower.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()).take(MAX_HEADER_WORDS) {
                     prefixed(name, word, emit);
@@ -222,7 +223,7 @@ impl EmailFeatures {
                 }
             }
             for defect in &parsed.defects {
-                let mut lower = String::with_capacity(defect.len());
+                lower.clear();
                 python_lower(defect, &mut lower);
                 prefixed("mime", &lower, emit);
             }

@@ -18,7 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// A header of the message: lowercase name, raw or decoded value.
 #[derive(Clone, Debug)]
 pub struct Header<'a> {
-    pub name: String,
+    pub name: Cow<'static, str>,
     pub value: HeaderValue<'a>,
 }
 
@@ -99,7 +99,7 @@ fn read(data: &[u8], limits: Limits, cut: bool) -> Parsed<'_> {
         .headers
         .iter()
         .map(|h| Header {
-            name: String::from_utf8_lossy(&data[h.name.0..h.name.1]).to_ascii_lowercase(),
+            name: header_name(&data[h.name.0..h.name.1]),
             value: HeaderValue::Raw(&data[h.value.0..h.value.1]),
         })
         .collect();
@@ -123,6 +123,105 @@ fn read(data: &[u8], limits: Limits, cut: bool) -> Parsed<'_> {
         out.defects.push(Cow::Borrowed("Truncated"));
     }
     out
+}
+
+/// Common header names, lowercase and sorted: most headers of a message are one of these,
+/// and need no String of their own.
+static COMMON_NAMES: &[&str] = &[
+    "bcc",
+    "cc",
+    "comments",
+    "content-class",
+    "content-description",
+    "content-disposition",
+    "content-id",
+    "content-language",
+    "content-length",
+    "content-transfer-encoding",
+    "content-type",
+    "date",
+    "delivered-to",
+    "delivery-date",
+    "disposition-notification-to",
+    "envelope-to",
+    "errors-to",
+    "from",
+    "importance",
+    "in-reply-to",
+    "keywords",
+    "lines",
+    "list-archive",
+    "list-help",
+    "list-id",
+    "list-owner",
+    "list-post",
+    "list-subscribe",
+    "list-unsubscribe",
+    "mail-followup-to",
+    "mailing-list",
+    "message-id",
+    "mime-version",
+    "organization",
+    "precedence",
+    "received",
+    "references",
+    "reply-to",
+    "resent-date",
+    "resent-from",
+    "resent-message-id",
+    "resent-to",
+    "return-path",
+    "sender",
+    "status",
+    "subject",
+    "thread-index",
+    "thread-topic",
+    "to",
+    "user-agent",
+    "x-accept-language",
+    "x-apparently-to",
+    "x-authentication-warning",
+    "x-beenthere",
+    "x-complaints-to",
+    "x-envelope-from",
+    "x-envelope-to",
+    "x-face",
+    "x-keywords",
+    "x-loop",
+    "x-mailer",
+    "x-mailing-list",
+    "x-mailman-version",
+    "x-mime-autoconverted",
+    "x-mimeole",
+    "x-ms-has-attach",
+    "x-ms-tnef-correlator",
+    "x-msmail-priority",
+    "x-original-to",
+    "x-originalarrivaltime",
+    "x-originating-ip",
+    "x-priority",
+    "x-sender",
+    "x-spam-checker-version",
+    "x-spam-level",
+    "x-spam-status",
+    "x-status",
+    "x-uid",
+    "x-url",
+    "x-virus-scanned",
+];
+
+/// The lowercase name of a header (`String::from_utf8_lossy(raw).to_ascii_lowercase()`).
+fn header_name(raw: &[u8]) -> Cow<'static, str> {
+    let mut lower = [0u8; 32];
+    if raw.len() <= lower.len() {
+        let lower = &mut lower[..raw.len()];
+        lower.copy_from_slice(raw);
+        lower.make_ascii_lowercase();
+        if let Ok(i) = COMMON_NAMES.binary_search_by(|name| name.as_bytes().cmp(lower)) {
+            return Cow::Borrowed(COMMON_NAMES[i]);
+        }
+    }
+    Cow::Owned(String::from_utf8_lossy(raw).to_ascii_lowercase())
 }
 
 struct Walk<'a, 't> {
@@ -249,4 +348,21 @@ fn lower(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     python_lower(text, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_names_lowercase_with_or_without_the_table() {
+        assert!(COMMON_NAMES.windows(2).all(|w| w[0] < w[1]));
+        assert!(COMMON_NAMES.iter().all(|n| n.len() <= 32 && n.bytes().all(|b| !b.is_ascii_uppercase())));
+        for raw in [&b"Content-Type"[..], b"SUBJECT", b"X-Odd-Header", b"From", b"X-\xff\xfeName", b"", b"to"] {
+            assert_eq!(header_name(raw), String::from_utf8_lossy(raw).to_ascii_lowercase());
+        }
+        assert!(matches!(header_name(b"Message-ID"), Cow::Borrowed("message-id")));
+        let long = [b'A'; 40];
+        assert_eq!(header_name(&long), "a".repeat(40));
+    }
 }

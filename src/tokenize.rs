@@ -184,8 +184,9 @@ pub fn py_strip(text: &str) -> &str {
 /// after a cased character (case-ignorable ones skipped) not followed by one.
 pub fn python_lower(text: &str, out: &mut String) {
     if text.is_ascii() {
-        out.reserve(text.len());
-        text.bytes().for_each(|b| out.push(char::from(b.to_ascii_lowercase())));
+        let start = out.len();
+        out.push_str(text);
+        out[start..].make_ascii_lowercase();
         return;
     }
     if !needs_python_lower(text) {

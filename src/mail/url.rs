@@ -23,12 +23,13 @@ pub fn host(url: &str) -> Option<String> {
         None if lower_starts(b"www.") => 0,
         None => return None,
     };
+    // The delimiters are ASCII: byte searches find the same places as char searches.
     let rest = &url[authority_start..];
-    let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
-    let host = authority.rsplit('@').next().unwrap_or("");
-    let host = &host[..host.find(':').unwrap_or(host.len())];
+    let authority = &rest[..rest.bytes().position(|b| matches!(b, b'/' | b'?' | b'#' | b'\\')).unwrap_or(rest.len())];
+    let host = memchr::memrchr(b'@', authority.as_bytes()).map_or(authority, |at| &authority[at + 1..]);
+    let host = &host[..memchr::memchr(b':', host.as_bytes()).unwrap_or(host.len())];
     let decoded;
-    let host = if host.contains('%') {
+    let host = if host.as_bytes().contains(&b'%') {
         decoded = unquote(host);
         decoded.as_str()
     } else {
@@ -38,8 +39,15 @@ pub fn host(url: &str) -> Option<String> {
     let mut lower = String::with_capacity(host.len());
     python_lower(host, &mut lower);
     let valid = !lower.is_empty()
-        && lower.chars().count() <= 253
-        && lower.split('.').all(|label| !label.is_empty() && label.chars().all(|c| c == '-' || is_word_char(c)));
+        && if lower.is_ascii() {
+            lower.len() <= 253
+                && lower.split('.').all(|label| {
+                    !label.is_empty() && label.bytes().all(|b| b == b'-' || b == b'_' || b.is_ascii_alphanumeric())
+                })
+        } else {
+            lower.chars().count() <= 253
+                && lower.split('.').all(|label| !label.is_empty() && label.chars().all(|c| c == '-' || is_word_char(c)))
+        };
     valid.then_some(lower)
 }
 

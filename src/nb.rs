@@ -726,7 +726,11 @@ impl NaiveBayes {
             Scorer::Bernoulli { .. } => self.absent_log_sum(alpha),
             _ => vec![0.0; k],
         };
-        if self.unseen_score {
+        // With an empty vocabulary (every feature pruned, or hashed buckets dropped) the
+        // multinomial and complement P(unseen|c) = alpha / (T_c + alpha |V|) is 0/0 in every
+        // class alike: unseen words then tell the classes nothing (found by fuzz/core.rs).
+        let defined = self.store.n_features > 0 || matches!(scorer, Scorer::Bernoulli { .. });
+        if self.unseen_score && defined {
             scorer.add_unseen(unseen_sum, unseen_present, &mut rest);
         }
         if !matches!(self.kind, Kind::Complement { .. }) || self.active().len() == 1 {
@@ -1531,6 +1535,21 @@ mod tests {
         assert_eq!(m.learn(&mut empty, Some(0), 1.0, 1.0, 1.0), Err(NbError::EmptyDocument));
         let mut unknown = doc(&m, &[("chinese", 1.0), ("nowhere", 1.0)]);
         assert_eq!(m.unlearn(&mut unknown, 0, 1.0, None), Err(NbError::NeverLearned { features: vec![1], pruned: false }));
+    }
+
+    /// fuzz/core.rs: a hashed model whose only buckets were dropped, scoring unseen words.
+    #[test]
+    fn unseen_words_tell_nothing_once_the_vocabulary_is_empty() {
+        for kind in [Kind::Multinomial { mu: None }, Kind::Complement { norm: false }, Kind::Complement { norm: true }] {
+            let mut m = NaiveBayes::new(kind, Prior::Mle, true, false, Some(16), 1);
+            let mut d = doc(&m, &[("x y", 1.0), ("b", 2.0)]);
+            m.learn(&mut d, None, 1.0, 0.5, 1.0).unwrap();
+            let d = doc(&m, &[("x y", 1.0), ("b", 2.0)]);
+            m.drop_features(&d.ids);
+            let mut probe = doc(&m, &[("a", 1.0), ("cheap", 3.0)]);
+            let (_, log_proba) = m.log_posterior(&mut probe, 0.5, true);
+            assert_eq!(log_proba, vec![0.0], "{kind:?}");
+        }
     }
 
     #[test]

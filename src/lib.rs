@@ -5,7 +5,8 @@
 //! - `tokenize`: the default word tokenizer (Python's `\w` and `str.lower()`);
 //! - `bag`: distinct features with counts and hashes, in first-appearance order;
 //! - `mail`: raw email -> the email tokenizer's features (`mail::features::EmailFeatures`),
-//!   bounded on any input.
+//!   bounded on any input; `EmailFeatures::field` names the part of a message a feature came from;
+//! - `weighting`: the spam filter's field-mass weights and scoring IDF.
 //!
 //! With the `python` feature (what maturin builds), `python` exposes them to Python as the
 //! extension module `streamnb._core`; see ARCHITECTURE.md for the data path.
@@ -19,6 +20,7 @@ pub mod store;
 pub mod tokenize;
 pub mod unicode_tables;
 pub mod vocab;
+pub mod weighting;
 
 #[cfg(feature = "python")]
 mod python;

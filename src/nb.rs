@@ -386,6 +386,24 @@ pub struct Known {
     pub unseen_present: usize,
 }
 
+impl Known {
+    /// Keep only the features with a value > 0.
+    pub fn retain_positive(&mut self) {
+        let mut kept = 0;
+        for i in 0..self.ids.len() {
+            if self.values[i] > 0.0 {
+                self.ids[kept] = self.ids[i];
+                self.values[kept] = self.values[i];
+                self.positions[kept] = self.positions[i];
+                kept += 1;
+            }
+        }
+        self.ids.truncate(kept);
+        self.values.truncate(kept);
+        self.positions.truncate(kept);
+    }
+}
+
 /// What `merge` reads of another model (true counts; keys None for hashed models).
 pub struct Snapshot {
     pub keys: Option<Vec<Vec<u8>>>,

@@ -78,6 +78,42 @@ impl Default for EmailFeatures {
     }
 }
 
+/// The part of a message a feature came from: what `EmailWeights` gives a mass each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Body,
+    Subject,
+    Url,
+    Address,
+    Header,
+    Mime,
+    Sender,
+    Other,
+}
+
+impl Field {
+    pub const COUNT: usize = 8;
+    pub const ALL: [Field; Field::COUNT] =
+        [Field::Body, Field::Subject, Field::Url, Field::Address, Field::Header, Field::Mime, Field::Sender, Field::Other];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Body => "body",
+            Field::Subject => "subject",
+            Field::Url => "url",
+            Field::Address => "address",
+            Field::Header => "header",
+            Field::Mime => "mime",
+            Field::Sender => "sender",
+            Field::Other => "other",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Field> {
+        Field::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
 /// Reusable buffers of one count.
 #[derive(Default)]
 struct Scratch {
@@ -91,6 +127,27 @@ impl EmailFeatures {
             Some(prefix) => name.starts_with(prefix),
             None => pattern == name,
         })
+    }
+
+    /// The field of a feature, by the prefix before its first ':' (none: a body word):
+    /// `subject:`, `url:`, `header:` name their field; an address header's name gives
+    /// `Address`; `content-type:`, `charset:`, `encoding:`, `attachment:`, `mime:` give
+    /// `Mime`; `from-address:` gives `Sender` when `sender_address` is set; anything else
+    /// (the word headers) `Other`.
+    pub fn field(&self, feature: &[u8]) -> Field {
+        let Some(colon) = feature.iter().position(|&b| b == b':') else {
+            return Field::Body;
+        };
+        let prefix = &feature[..colon];
+        match prefix {
+            b"subject" => Field::Subject,
+            b"url" => Field::Url,
+            b"header" => Field::Header,
+            _ if self.address_headers.iter().any(|h| h.as_bytes() == prefix) => Field::Address,
+            b"content-type" | b"charset" | b"encoding" | b"attachment" | b"mime" => Field::Mime,
+            b"from-address" if self.sender_address => Field::Sender,
+            _ => Field::Other,
+        }
     }
 
     /// Read a raw message (never fails; see `message::parse`).
@@ -306,6 +363,29 @@ fn address_domains(value: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_by_prefix() {
+        let plain = EmailFeatures::default();
+        let cases: [(&[u8], Field); 10] = [
+            (b"free", Field::Body),
+            (b"subject:free", Field::Subject),
+            (b"url:example.com", Field::Url),
+            (b"header:x-mailer", Field::Header),
+            (b"from:example.com", Field::Address),
+            (b"charset:utf-8", Field::Mime),
+            (b"mime:truncated", Field::Mime),
+            (b"x-mailer:mutt", Field::Other),
+            (b"from-address:a@b.c", Field::Other),
+            (b"subject:a:b", Field::Subject),
+        ];
+        for (feature, field) in cases {
+            assert_eq!(plain.field(feature), field, "{}", String::from_utf8_lossy(feature));
+        }
+        let sender = EmailFeatures { sender_address: true, ..EmailFeatures::default() };
+        assert_eq!(sender.field(b"from-address:a@b.c"), Field::Sender);
+        assert!(Field::ALL.iter().all(|&f| Field::from_name(f.name()) == Some(f)));
+    }
 
     fn features(settings: &EmailFeatures, raw: &[u8]) -> Vec<(String, f64)> {
         let mut bag = Bag::default();

@@ -182,6 +182,15 @@ impl EmailTokenizer {
         })
     }
 
+    /// The field a feature belongs to (`EmailFeatures::field`): "body", "subject", "url",
+    /// "address", "header", "mime", "sender" or "other".
+    fn field(&self, feature: &Bound<'_, PyString>) -> PyResult<&'static str> {
+        guard(|| {
+            let mut scratch = Vec::new();
+            Ok(self.features.field(super::keys::str_key(feature, &mut scratch)?).name())
+        })
+    }
+
     /// The number of distinct features of a raw message: the core's whole work (reading,
     /// counting, hashing) without a Python string per feature, as a model path pays it.
     fn feature_count(&self, py: Python<'_>, raw: &[u8]) -> PyResult<usize> {

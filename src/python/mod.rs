@@ -10,6 +10,7 @@ mod model;
 pub(crate) mod mail;
 mod tokenizer;
 mod vocabulary;
+mod weighting;
 
 use pyo3::prelude::*;
 
@@ -19,6 +20,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::WordTokenizer>()?;
     m.add_class::<model::Core>()?;
     m.add_class::<mail::EmailTokenizer>()?;
+    m.add_class::<weighting::EmailWeights>()?;
     m.add_function(wrap_pyfunction!(mail::parse_message, m)?)?;
     m.add_function(wrap_pyfunction!(mail::decode_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(mail::decode_header_value, m)?)?;
@@ -26,6 +28,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mail::url_host, m)?)?;
     m.add("ENGLISH_STOP_WORDS", crate::tokenize::ENGLISH_STOP_WORDS)?;
     m.add("MIN_SCALE", crate::store::MIN_SCALE)?;
+    m.add("QUANTUM_BITS", crate::weighting::QUANTUM_BITS)?;
     m.add("MAX_STORED", crate::store::MAX_STORED)?;
     m.add("ROUNDING_TOLERANCE", crate::store::ROUNDING_TOLERANCE)?;
     m.add("REDERIVE_EVERY", crate::nb::REDERIVE_EVERY)?;

@@ -6,12 +6,14 @@ use super::errors::{error, guard, Kind as ErrorKind};
 use super::keys::{bucket_text, key_of, token_of};
 use super::mail::EmailTokenizer;
 use super::tokenizer::WordTokenizer;
+use super::weighting::EmailWeights;
 use crate::bag::Bag;
-use crate::doc::Doc;
+use crate::doc::{Doc, UNKNOWN};
 use crate::mail::features::EmailFeatures;
 use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
 use crate::parallel;
 use crate::store::StoreError;
+use crate::weighting::idf;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -24,6 +26,8 @@ enum Featurizer {
     Words { tokenizer: Py<WordTokenizer>, binary: bool },
     /// The core's email tokenizer (`EmailTokenizer` with core body settings): raw bytes in.
     Email { tokenizer: Py<EmailTokenizer> },
+    /// The spam filter's field-mass weights over the core's email tokenizer: raw bytes in.
+    Weights { weights: Py<EmailWeights> },
     /// Any other callable text -> mapping (called from here, once per text).
     Python(Py<PyAny>),
 }
@@ -35,6 +39,9 @@ pub struct Core {
     class_index: Py<PyDict>,
     fixed_prior: Option<Py<PyDict>>,
     featurizer: Featurizer,
+    /// EmailNB's scoring: each document reweighted by the IDF of the counts, field by field
+    /// with these masses (`set_idf`); learning uses the document as it is.
+    idf: Option<Py<EmailWeights>>,
     /// The last document encoded: predicting and then learning the same message encodes it
     /// once (raw text: compared by value; a dict: the same object, still equal to a copy).
     last: Option<Last>,
@@ -287,6 +294,12 @@ impl Core {
                 let nb = &self.nb;
                 Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(nb, features, raw))))
             }
+            Featurizer::Weights { weights } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
+                let weights = weights.get();
+                let raws: Vec<&[u8]> = xs.iter().map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes())).collect::<Result<_, _>>()?;
+                let nb = &self.nb;
+                Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(nb, weights, raw))))
+            }
             _ => xs.iter().map(|x| self.with_fresh_doc(x)).collect(),
         }
     }
@@ -323,17 +336,9 @@ impl Core {
             }
             Featurizer::Email { tokenizer } => {
                 let features = &tokenizer.get().features;
-                match x.cast::<PyBytes>() {
-                    Ok(raw) => Ok(encode_email(&self.nb, features, raw.as_bytes())),
-                    Err(_) => {
-                        // text is re-encoded as the Python tokenizer does (streamnb.mail._to_bytes)
-                        let raw = x
-                            .call_method1("encode", ("utf-8", "surrogateescape"))
-                            .or_else(|_| x.call_method1("encode", ("utf-8", "replace")))?;
-                        Ok(encode_email(&self.nb, features, raw.cast::<PyBytes>()?.as_bytes()))
-                    }
-                }
+                with_raw_bytes(x, |raw| encode_email(&self.nb, features, raw))
             }
+            Featurizer::Weights { weights } => with_raw_bytes(x, |raw| encode_weighted(&self.nb, weights.get(), raw)),
             Featurizer::Python(tokenizer) => {
                 let py = x.py();
                 let features = tokenizer.bind(py).call1((x,))?;
@@ -489,6 +494,47 @@ impl Core {
         Ok(out)
     }
 
+    /// EmailNB's scoring weights of a document (see `crate::weighting`): per feature,
+    /// s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g with idf_f = ln((1 + N) / (1 + D_f)) + 1,
+    /// N = sum_c N_c the messages learned and D_f = sum_c D_cf those containing f (true
+    /// counts, 0 for a feature not in the vocabulary).
+    fn idf_values(&self, weights: &EmailWeights, doc: &mut Doc) -> Vec<f64> {
+        self.nb.resolve(doc);
+        let k = self.nb.n_classes();
+        let n: f64 = (0..k).map(|c| self.nb.store.true_class_docs(c)).sum();
+        let known: Vec<usize> = (0..doc.len()).filter(|&i| doc.ids[i] != UNKNOWN).collect();
+        let ids: Vec<u32> = known.iter().map(|&i| doc.ids[i]).collect();
+        let gathered = self.nb.gather_docs(&ids);
+        let mut doc_freq = vec![0.0; doc.len()];
+        for (row, &i) in gathered.chunks_exact(k.max(1)).zip(&known) {
+            doc_freq[i] = row.iter().sum();
+        }
+        let features = weights.features();
+        let vocabulary = self.nb.vocabulary();
+        let mut fields = Vec::with_capacity(doc.len());
+        let mut values = Vec::with_capacity(doc.len());
+        for (i, &d) in doc_freq.iter().enumerate() {
+            let key = doc.key(i).or_else(|| vocabulary.and_then(|v| v.token(doc.ids[i]))).unwrap_or_default();
+            fields.push(features.field(key));
+            values.push(doc.values[i] * idf(n, d));
+        }
+        weights.masses.scale(&fields, &mut values);
+        values
+    }
+
+    /// Run `body` on the document as predictions score it: with EmailNB's IDF (`set_idf`)
+    /// its values are the scoring weights for the call, then the learned ones again.
+    fn scoring<R>(&mut self, doc: &mut Doc, body: impl FnOnce(&mut Self, &mut Doc) -> R) -> R {
+        let values = match &self.idf {
+            Some(weights) => self.idf_values(weights.get(), doc),
+            None => return body(self, doc),
+        };
+        let learned = std::mem::replace(&mut doc.values, values);
+        let result = body(self, doc);
+        doc.values = learned;
+        result
+    }
+
     /// What one prediction returns: 0 the label, 1 probabilities, 2 log-probabilities.
     fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64, what: u8) -> PyResult<Bound<'py, PyAny>> {
         let py = x.py();
@@ -499,7 +545,7 @@ impl Core {
         if self.nb.active().is_empty() {
             return Ok(if what == 0 { py.None().into_bound(py) } else { PyDict::new(py).into_any() });
         }
-        let (active, values) = self.nb.log_posterior(doc, alpha, what != 0);
+        let (active, values) = self.scoring(doc, |core, doc| core.nb.log_posterior(doc, alpha, what != 0));
         if what == 0 {
             return Ok(self.label(py, active[argmax(&values)]));
         }
@@ -553,6 +599,30 @@ fn encode_email(nb: &NaiveBayes, features: &EmailFeatures, raw: &[u8]) -> Doc {
     encoder.finish()
 }
 
+/// The bytes of raw text: bytes as they are, str re-encoded as the Python tokenizer does
+/// (streamnb.mail._to_bytes).
+fn with_raw_bytes<R>(x: &Bound<'_, PyAny>, body: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+    if let Ok(raw) = x.cast::<PyBytes>() {
+        return Ok(body(raw.as_bytes()));
+    }
+    let raw = x
+        .call_method1("encode", ("utf-8", "surrogateescape"))
+        .or_else(|_| x.call_method1("encode", ("utf-8", "replace")))?;
+    Ok(body(raw.cast::<PyBytes>()?.as_bytes()))
+}
+
+/// A raw message through the spam filter's weighting into a document of the model.
+fn encode_weighted(nb: &NaiveBayes, weights: &EmailWeights, raw: &[u8]) -> Doc {
+    let (bag, values) = weights.weigh_raw(raw, &nb.hasher());
+    let mut encoder = nb.encoder(bag.len(), 0);
+    for (i, &v) in values.iter().enumerate() {
+        if v > 0.0 {
+            encoder.add_hashed(bag.feature(i), bag.hash(i), v);
+        }
+    }
+    encoder.finish()
+}
+
 /// Are two raw texts the same text (same type, equal)?
 fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
     if last.is(x) {
@@ -599,6 +669,7 @@ impl Core {
                 class_index: PyDict::new(py).unbind(),
                 fixed_prior: fixed_prior.map(Bound::unbind),
                 featurizer: Featurizer::None,
+                idf: None,
                 last: None,
             };
             core.set_featurizer(tokenizer, in_core, binary);
@@ -616,13 +687,45 @@ impl Core {
                 Ok(words) => Featurizer::Words { tokenizer: words.unbind(), binary },
                 Err(other) => match other.into_inner().cast_into::<EmailTokenizer>() {
                     Ok(email) => Featurizer::Email { tokenizer: email.unbind() },
-                    Err(_) => Featurizer::None,
+                    Err(other) => match other.into_inner().cast_into::<EmailWeights>() {
+                        Ok(weights) => Featurizer::Weights { weights: weights.unbind() },
+                        Err(_) => Featurizer::None,
+                    },
                 },
             },
             (None, Some(callable)) => Featurizer::Python(callable.unbind()),
             (None, None) => Featurizer::None,
         };
         self.last = None;
+    }
+
+    /// Score with EmailNB's IDF reweighting over these field masses (None: as learned).
+    /// The field of a feature comes from its name, so hashed models cannot.
+    fn set_idf(&mut self, weights: Option<Bound<'_, EmailWeights>>) -> PyResult<()> {
+        if weights.is_some() && self.nb.n_buckets().is_some() {
+            return Err(error(ErrorKind::InvalidParameter, "the IDF reweighting needs feature names: not with n_buckets"));
+        }
+        self.idf = weights.map(Bound::unbind);
+        Ok(())
+    }
+
+    /// The weights a prediction scores x with: {feature: value > 0} (with `set_idf`, the
+    /// IDF-reweighted ones; else the document's own).
+    fn score_weights<'py>(&mut self, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| {
+            let py = x.py();
+            self.with_doc(x, |core, doc| {
+                core.scoring(doc, |core, doc| {
+                    let out = PyDict::new(py);
+                    for i in 0..doc.len() {
+                        if doc.values[i] > 0.0 {
+                            out.set_item(core.doc_token(py, doc, i)?, doc.values[i])?;
+                        }
+                    }
+                    Ok(out)
+                })
+            })
+        })
     }
 
     /// Score words never seen in training as zero-count words (river's way), or ignore them.
@@ -667,7 +770,7 @@ impl Core {
         guard(|| {
             let py = x.py();
             self.with_doc(x, |core, doc| {
-                let jll = core.nb.joint_log_likelihood(doc, alpha);
+                let jll = core.scoring(doc, |core, doc| core.nb.joint_log_likelihood(doc, alpha));
                 let active = core.nb.active();
                 let values: Vec<f64> = active.iter().map(|&c| jll[c]).collect();
                 core.proba_dict(py, &active, &values, false)
@@ -708,8 +811,13 @@ impl Core {
         guard(|| {
             let py = x.py();
             self.with_doc(x, |core, doc| {
-                let known = core.nb.known(doc);
-                let split = core.nb.contributions(&known, alpha);
+                let split = core.scoring(doc, |core, doc| {
+                    let mut known = core.nb.known(doc);
+                    if core.idf.is_some() {
+                        known.retain_positive(); // what the reweighting leaves out is not in the split
+                    }
+                    core.nb.contributions(&known, alpha)
+                });
                 let active = core.nb.active();
                 let k = core.nb.n_classes();
                 let mut terms = Vec::with_capacity(split.ids.len() * active.len());

@@ -258,9 +258,6 @@ def parse_message(raw: bytes | str, *, max_bytes: int | None = DEFAULT_MAX_BYTES
 # The email tokenizer
 # --------------------------------------------------------------------------------------------
 
-_MIME_PREFIXES = frozenset({"content-type", "charset", "encoding", "attachment", "mime"})
-
-
 def _check_names(name: str, value: object) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise InvalidTypeError(f"{name} must be a list of header names, got {describe(value)}")
@@ -336,7 +333,6 @@ class EmailTokenizer:
         # Counting happens with binary off; binary is applied once at the end to all features.
         self._binary = body.binary
         self._words = Tokenizer(**{**self.body, "binary": False})
-        self._address = frozenset(self.address_headers)
         # The core counts everything itself unless the body needs Python (a custom token
         # pattern or stemming): then it reads the message and Python tokenizes the text.
         self._in_core = body.token_pattern == DEFAULT_TOKEN_PATTERN and body.stemmer is None
@@ -414,21 +410,10 @@ class EmailTokenizer:
         names), ``"mime"`` (part types, charsets, encodings, attachments, defects),
         ``"sender"`` (``from-address:``, with ``sender_address``) or ``"other"`` (the word
         headers, e.g. X-Mailer). Fields are what :class:`~streamnb.email_pipeline.EmailTfidf`
-        and :class:`~streamnb.spam.EmailWeights` normalise separately.
+        and :class:`~streamnb.weighting.EmailWeights` normalise separately.
 
         >>> t = EmailTokenizer()
         >>> [t.field(f) for f in ("free", "subject:free", "from:example.com", "charset:utf-8", "x-mailer:mutt")]
         ['body', 'subject', 'address', 'mime', 'other']
         """
-        prefix, colon, _ = feature.partition(":")
-        if not colon:
-            return "body"
-        if prefix in ("subject", "url", "header"):
-            return prefix
-        if prefix in self._address:
-            return "address"
-        if prefix in _MIME_PREFIXES:
-            return "mime"
-        if prefix == "from-address" and self.sender_address:
-            return "sender"
-        return "other"
+        return self._core.field(feature)  # the rule is the core's: EmailFeatures::field

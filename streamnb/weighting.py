@@ -28,8 +28,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from . import _core
 from .errors import InvalidParameterError, InvalidTypeError, describe
-from .mail import EmailTokenizer
+from .mail import EmailTokenizer, _to_bytes
 
 __all__ = ["EmailWeights", "DEFAULT_TOKENIZER", "DEFAULT_MASSES"]
 
@@ -46,11 +47,11 @@ DEFAULT_MASSES: dict[str, float] = {"sender": 6.0}
 #: unlearning it restores the counts bit for bit, whatever was learned in between, and a
 #: merge equals one model trained on both streams to the last bit. (Without it, 0.1 + 0.2 -
 #: 0.2 != 0.1: the counts would come back to within rounding only.) The step, 1.5e-5, is far
-#: below any weight that matters (a body word weighs about 0.1).
-QUANTUM_BITS = 16
-_QUANTUM = 2.0 ** QUANTUM_BITS
+#: below any weight that matters (a body word weighs about 0.1). The rounding is the core's
+#: (src/weighting.rs, ``quantise``).
+QUANTUM_BITS: int = _core.QUANTUM_BITS
 
-_FIELDS = ("body", "subject", "url", "address", "header", "mime", "sender", "other")
+_FIELDS: tuple[str, ...] = tuple(_core.EmailWeights.FIELDS)
 
 
 def _check_mass(name: str, value: object) -> float:
@@ -101,8 +102,8 @@ class EmailWeights:
                                             f"got {describe(name)}")
             masses[name] = _check_mass(f"masses[{name!r}]", value)
         self.masses = masses
-        self._field_mass = {name: self.mass_of(name) for name in _FIELDS}
-        self._fields: dict[str, str] = {}  # feature -> field, for features seen again
+        # the weighting itself runs in the core (src/weighting.rs), with these masses
+        self._core = _core.EmailWeights(tokenizer._core, [self.mass_of(name) for name in _FIELDS])
 
     def get_params(self) -> dict[str, Any]:
         """Settings as JSON-serialisable values; ``EmailWeights(**w.get_params())`` is the same."""
@@ -134,39 +135,25 @@ class EmailWeights:
         return self.masses.get(name, self.field_mass)
 
     def field(self, feature: str) -> str:
-        """The field a feature belongs to (:meth:`EmailTokenizer.field`), cached."""
-        name = self._fields.get(feature)
-        if name is None:
-            name = self.tokenizer.field(feature)
-            if len(self._fields) < 1_000_000:  # bounded: mail from strangers brings endless new words
-                self._fields[feature] = name
-        return name
+        """The field a feature belongs to (:meth:`EmailTokenizer.field`)."""
+        return self.tokenizer.field(feature)
 
     def __call__(self, message: bytes | str) -> dict[str, float]:
-        """The weights of a raw message (see the class docstring)."""
-        return self.weigh(self.tokenizer(message))
+        """The weights of a raw message (see the class docstring), as a dict for inspection
+        (a model reads a message into weights in the core, with no dict)."""
+        if self.tokenizer._in_core:
+            return self._core.weigh_message(_to_bytes(message))
+        return self._core.weigh(self.tokenizer(message))
 
     def weigh(self, features: Mapping[str, float]) -> dict[str, float]:
         """The weights of a message given as its :class:`EmailTokenizer` features (counts),
         each rounded to a multiple of 2**-QUANTUM_BITS (at least one step)."""
-        scaled = self.reweigh({feature: math.log1p(count) for feature, count in features.items() if count > 0})
-        return {feature: max(1.0, round(weight * _QUANTUM)) / _QUANTUM for feature, weight in scaled.items()}
+        return self._core.weigh(features)
 
     def reweigh(self, weights: Mapping[str, float], factors: Mapping[str, float] | None = None) -> dict[str, float]:
         """``weights`` times ``factors`` (1 where missing), each field scaled back to its mass.
 
         With ``factors=None``: ``weights`` scaled to the field masses (what ``weigh`` does to
-        ``log(1 + count)``). Features whose product is 0 are left out.
+        ``log(1 + count)``). Features whose product is not > 0 are left out.
         """
-        field = self.field
-        scaled: dict[str, float] = {}
-        totals: dict[str, float] = {}
-        for feature, weight in weights.items():
-            if factors is not None:
-                weight = weight * factors.get(feature, 1.0)
-            if weight > 0:
-                scaled[feature] = weight
-                name = field(feature)
-                totals[name] = totals.get(name, 0.0) + weight
-        scale = {name: self._field_mass.get(name, self.field_mass) / total for name, total in totals.items()}
-        return {feature: weight * scale[field(feature)] for feature, weight in scaled.items()}
+        return self._core.reweigh(weights, factors)

@@ -29,6 +29,7 @@ from ..pruning import lowest_first, mutual_information
 from ..store import Arrays, CountStore, _require
 from ..mail import EmailTokenizer
 from ..text import Tokenizer as WordTokenizer
+from ..weighting import EmailWeights
 from ..validate import (Label, check_alpha, check_choice, check_class_allowed, check_class_prior, check_label,
                         check_positive, check_weight)
 
@@ -223,13 +224,15 @@ class DiscreteNB(abc.ABC):
     @tokenizer.setter
     def tokenizer(self, tokenizer: TextTokenizer | None) -> None:
         """A streamnb Tokenizer with the default pattern (and an EmailTokenizer whose body
-        settings are those) runs inside the core; any other callable is called by the core,
-        once per text."""
+        settings are those, alone or inside EmailWeights) runs inside the core; any other
+        callable is called by the core, once per text."""
         self._tokenizer = tokenizer
         in_core = None
         if isinstance(tokenizer, WordTokenizer) and tokenizer._default and tokenizer._stem is None:
             in_core = tokenizer._core
         elif isinstance(tokenizer, EmailTokenizer) and tokenizer._in_core:
+            in_core = tokenizer._core
+        elif isinstance(tokenizer, EmailWeights) and tokenizer.tokenizer._in_core:
             in_core = tokenizer._core
         self._core.set_featurizer(tokenizer, in_core, bool(isinstance(tokenizer, WordTokenizer) and tokenizer.binary))
 

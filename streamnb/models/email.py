@@ -27,14 +27,14 @@ ranks at least as well: (1-AUC)% 0.081 without the sender's address, 0.077 with 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTypeError, describe
 from ..persist import register_model
 from ..validate import Label
-from .base import Contributions, Document
+from ..weighting import EmailWeights
+from .base import Document
 from .multinomial import MultinomialNB
 
 #: EmailNB's smoothing: Dirichlet toward the pooled distribution (mu in units of weight; a
@@ -44,8 +44,6 @@ DEFAULT_MU = 100.0
 
 
 def _default_weights() -> Any:
-    from ..weighting import EmailWeights  # the mail reader is needed only by this model
-
     return EmailWeights()
 
 
@@ -56,13 +54,15 @@ class EmailNB(MultinomialNB):
 
     Parameters are MultinomialNB's, with other defaults: ``alpha=0.03``, ``mu=100``,
     ``class_prior="uniform"``, ``empty_documents="learn"`` and ``tokenizer=EmailWeights()``
-    (any tokenizer with ``reweigh(weights, factors)``, as EmailWeights has). ``idf=False``
-    scores the learned weights as they are (a plain MultinomialNB on EmailWeights).
+    (an :class:`~streamnb.weighting.EmailWeights`). ``idf=False`` scores the learned weights
+    as they are (a plain MultinomialNB on EmailWeights).
 
     Documents are raw messages (bytes or str), or mappings of the tokenizer's weights (what
     ``SpamFilter.features`` gives). Learning, unlearning, merging, forgetting and saving are
     MultinomialNB's, on those weights; predictions, ``joint_log_likelihood_one`` and
-    ``contributions_one`` use the reweighted message. The log-linear view (``log_linear``,
+    ``contributions_one`` use the reweighted message (computed in the core, src/weighting.rs
+    and ``Core.idf_values`` in src/python/model.rs: a raw message goes bytes -> weights ->
+    scores with no Python string per token). The log-linear view (``log_linear``,
     ``top_features``) is the model's, per unit of weight.
     """
 
@@ -71,14 +71,35 @@ class EmailNB(MultinomialNB):
                  empty_documents: str = "learn", **params: Any) -> None:
         if tokenizer is None:
             tokenizer = _default_weights()
-        if not (callable(tokenizer) and callable(getattr(tokenizer, "reweigh", None))):
-            raise InvalidTypeError("tokenizer must be an EmailWeights (a callable with reweigh), "
-                                   f"got {describe(tokenizer)}")
+        if not isinstance(tokenizer, EmailWeights):
+            raise InvalidTypeError(f"tokenizer must be an EmailWeights, got {describe(tokenizer)}")
         if not isinstance(idf, bool):
             raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
-        self.idf = idf
+        self._idf = idf
         super().__init__(alpha, mu=mu, class_prior=class_prior, tokenizer=tokenizer,
                          empty_documents=empty_documents, **params)
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._tokenizer
+
+    @tokenizer.setter
+    def tokenizer(self, tokenizer: Any) -> None:
+        if not isinstance(tokenizer, EmailWeights):
+            raise InvalidTypeError(f"tokenizer must be an EmailWeights, got {describe(tokenizer)}")
+        MultinomialNB.tokenizer.fset(self, tokenizer)  # type: ignore[attr-defined]
+        self._core.set_idf(tokenizer._core if self._idf else None)
+
+    @property
+    def idf(self) -> bool:
+        return self._idf
+
+    @idf.setter
+    def idf(self, idf: bool) -> None:
+        if not isinstance(idf, bool):
+            raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
+        self._idf = idf
+        self._core.set_idf(self._tokenizer._core if idf else None)
 
     def get_params(self) -> dict:
         return {**super().get_params(), "idf": self.idf}
@@ -87,7 +108,7 @@ class EmailNB(MultinomialNB):
         return (f"EmailNB(alpha={self.alpha!r}, mu={self.mu!r}, idf={self.idf!r}, classes={len(self.classes)}, "
                 f"features={self.n_features})")
 
-    # -- scoring weights ---------------------------------------------------------------------
+    # -- the weights, for inspection -----------------------------------------------------------
     def weights(self, x: Document) -> Mapping[Hashable, float]:
         """The weights the model learns from x: the tokenizer's for a raw message, x itself for a mapping."""
         if isinstance(x, (str, bytes)):
@@ -98,39 +119,7 @@ class EmailNB(MultinomialNB):
         """The weights a prediction uses: ``weights(x)`` times idf_f, each field scaled back to its mass.
 
         idf_f = ln((1 + N) / (1 + D_f)) + 1 with N the messages learned and D_f those
-        containing f (0 for a feature the model does not know), from the counts as they stand.
+        containing f (0 for a feature the model does not know), from the counts as they stand
+        (computed by the core; with ``idf=False``, the weights as learned).
         """
-        weights = self.weights(x)
-        if not self.idf or not isinstance(weights, Mapping) or not weights:
-            return dict(weights) if isinstance(weights, Mapping) else weights
-        counts = self.document_counts(weights)
-        known = dict(zip(counts.features, counts.docs.sum(axis=1).tolist())) if len(counts.features) else {}
-        top = math.log1p(float(counts.class_docs.sum())) + 1.0
-        log1p = math.log1p
-        factors = {feature: top - log1p(known.get(feature, 0.0)) for feature in weights}
-        return self.tokenizer.reweigh(weights, factors)
-
-    # -- predictions on the scoring weights -----------------------------------------------------
-    def predict_one(self, x: Document) -> Label | None:
-        return super().predict_one(self.score_weights(x))
-
-    def predict_proba_one(self, x: Document) -> dict[Label, float]:
-        return super().predict_proba_one(self.score_weights(x))
-
-    def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
-        return super().predict_log_proba_one(self.score_weights(x))
-
-    def predict_many(self, X: Iterable[Document]) -> list[Label | None]:
-        return super().predict_many([self.score_weights(x) for x in X])
-
-    def predict_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
-        return super().predict_proba_many([self.score_weights(x) for x in X])
-
-    def predict_log_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
-        return super().predict_log_proba_many([self.score_weights(x) for x in X])
-
-    def joint_log_likelihood_one(self, x: Document) -> dict[Label, float]:
-        return super().joint_log_likelihood_one(self.score_weights(x))
-
-    def contributions_one(self, x: Document) -> Contributions:
-        return super().contributions_one(self.score_weights(x))
+        return self._core.score_weights(x)

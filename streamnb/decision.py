@@ -518,12 +518,14 @@ class SpamFilter:
     ``SpamFilter()`` is the recommended filter: :class:`~streamnb.models.EmailNB` (raw
     messages in, exact learn / unlearn / merge) with :class:`LogOddsRule` verdicts.
 
-    ``classify(x)`` tokenizes x once (a mapping is used as is; otherwise ``tokenizer``, or
-    the model's own tokenizer), asks the model for log P(spam|x) - log P(ham|x), turns it
-    into a probability (the calibrator's, else the model's posterior) and lets the rule
-    decide. Until the model has learned ``min_per_class`` messages of each class (default
-    1: a comparison needs both; :class:`LogOddsRule` is cautious on its own while a class is
-    little known, other rules may want 10) the verdict is "unsure".
+    ``classify(x)`` tokenizes x once (a mapping is used as is; a raw message goes as it is
+    to a streamnb model with a tokenizer, which reads it itself, in the core for EmailNB;
+    otherwise ``tokenizer``, or the model's own tokenizer, makes the mapping), asks the
+    model for log P(spam|x) - log P(ham|x), turns it into a probability (the calibrator's,
+    else the model's posterior) and lets the rule decide. Until the model has learned
+    ``min_per_class`` messages of each class (default 1: a comparison needs both;
+    :class:`LogOddsRule` is cautious on its own while a class is little known, other rules
+    may want 10) the verdict is "unsure".
 
     ``learn(x, label)`` is prequential: the calibrator is updated with the log-odds the
     model gave x *before* learning it (reused from ``classify`` when x is the message just
@@ -568,9 +570,14 @@ class SpamFilter:
         self._last: tuple | None = None  # (x, copy of a mapping x, features, log-odds, class counts)
 
     # -- pieces ---------------------------------------------------------------------------------
-    def features(self, x: Any) -> Mapping:
-        """x as a mapping feature -> count: x itself, or the tokenizer's output."""
+    def features(self, x: Any) -> Any:
+        """x as the model reads it: a mapping as is; a raw message as is when the model
+        tokenizes it itself (a streamnb naive Bayes model with a tokenizer, and no filter
+        tokenizer: the core reads it once, and keeps it for the learning that follows);
+        otherwise the tokenizer's mapping feature -> count."""
         if isinstance(x, Mapping):
+            return x
+        if self.tokenizer is None and isinstance(x, (str, bytes)) and self._model_reads_text():
             return x
         tokenizer = self.tokenizer if self.tokenizer is not None else getattr(self.model, "tokenizer", None)
         if tokenizer is None:
@@ -580,6 +587,11 @@ class SpamFilter:
         if not isinstance(features, Mapping):
             raise InvalidTypeError(f"the tokenizer must return a mapping feature -> count, got {describe(features)}")
         return features
+
+    def _model_reads_text(self) -> bool:
+        from .models.base import DiscreteNB  # here: decision rules need no model module
+
+        return isinstance(self.model, DiscreteNB) and self.model.tokenizer is not None
 
     def log_odds(self, features: Mapping) -> float:
         """log P(pos|x) - log P(neg|x) under the model; +-inf with one class learned, 0 with none."""

@@ -67,7 +67,9 @@ class EmailWeights:
     :data:`DEFAULT_TOKENIZER`), ``weight_f = m * log(1 + x_f) / S``, S the sum of
     ``log(1 + x_g)`` over the features g of the same field (:meth:`EmailTokenizer.field`)
     and m the field's mass: ``body_mass`` for the body, ``masses[field]`` where given
-    (default :data:`DEFAULT_MASSES`), else ``field_mass``. Every field present carries
+    (default :data:`DEFAULT_MASSES`), else ``field_mass``. The fields are the core's eight
+    (:meth:`EmailTokenizer.field`; a subclass's own ``field`` is not consulted), and the
+    formulas run in the core (src/weighting.rs). Every field present carries
     its mass, however long the message (to within the rounding of each weight to a
     multiple of 2**-16, :data:`QUANTUM_BITS`, which keeps learning and unlearning bit-exact).
 
@@ -102,8 +104,11 @@ class EmailWeights:
                                             f"got {describe(name)}")
             masses[name] = _check_mass(f"masses[{name!r}]", value)
         self.masses = masses
-        # the weighting itself runs in the core (src/weighting.rs), with these masses
+        # the weighting itself runs in the core (src/weighting.rs), with these masses; the
+        # core reads the message too unless the tokenizer is a subclass (its own __call__)
+        # or needs Python for the body
         self._core = _core.EmailWeights(tokenizer._core, [self.mass_of(name) for name in _FIELDS])
+        self._reads_in_core = type(tokenizer) is EmailTokenizer and tokenizer._in_core
 
     def get_params(self) -> dict[str, Any]:
         """Settings as JSON-serialisable values; ``EmailWeights(**w.get_params())`` is the same."""
@@ -141,7 +146,7 @@ class EmailWeights:
     def __call__(self, message: bytes | str) -> dict[str, float]:
         """The weights of a raw message (see the class docstring), as a dict for inspection
         (a model reads a message into weights in the core, with no dict)."""
-        if self.tokenizer._in_core:
+        if self._reads_in_core:
             return self._core.weigh_message(_to_bytes(message))
         return self._core.weigh(self.tokenizer(message))
 

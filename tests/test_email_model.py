@@ -219,3 +219,19 @@ def test_the_default_filter_is_the_recommended_one():
     spam_filter.learn(mail(301, HAM), HAM)
     spam_filter.unlearn(mail(301, HAM), HAM)
     assert scores(spam_filter.model) == before
+
+
+def test_the_filter_hands_raw_messages_to_a_model_that_reads_them():
+    spam_filter = SpamFilter()
+    raw = mail(7, SPAM)
+    assert spam_filter.features(raw) is raw  # EmailNB reads it in the core: no dict per message
+    weights = spam_filter.model.tokenizer
+    by_dict = SpamFilter(tokenizer=weights)
+    assert by_dict.features(raw) == weights(raw)
+    for x, y in stream():
+        spam_filter.learn(x, y)
+        by_dict.learn(x, y)
+    for probe in PROBES:
+        a, b = spam_filter.classify(probe), by_dict.classify(probe)
+        assert (a.label, a.log_odds) == (b.label, pytest.approx(b.log_odds, rel=1e-12, abs=1e-12))
+        assert [e.feature for e in a.evidence] == [e.feature for e in b.evidence]

@@ -702,11 +702,13 @@ impl Core {
     /// Score with EmailNB's IDF reweighting over these field masses (None: as learned).
     /// The field of a feature comes from its name, so hashed models cannot.
     fn set_idf(&mut self, weights: Option<Bound<'_, EmailWeights>>) -> PyResult<()> {
-        if weights.is_some() && self.nb.n_buckets().is_some() {
-            return Err(error(ErrorKind::InvalidParameter, "the IDF reweighting needs feature names: not with n_buckets"));
-        }
-        self.idf = weights.map(Bound::unbind);
-        Ok(())
+        guard(|| {
+            if weights.is_some() && self.nb.n_buckets().is_some() {
+                return Err(error(ErrorKind::InvalidParameter, "the IDF reweighting needs feature names: not with n_buckets"));
+            }
+            self.idf = weights.map(Bound::unbind);
+            Ok(())
+        })
     }
 
     /// The weights a prediction scores x with: {feature: value > 0} (with `set_idf`, the

@@ -232,7 +232,7 @@ class DiscreteNB(abc.ABC):
             in_core = tokenizer._core
         elif isinstance(tokenizer, EmailTokenizer) and tokenizer._in_core:
             in_core = tokenizer._core
-        elif isinstance(tokenizer, EmailWeights) and tokenizer.tokenizer._in_core:
+        elif isinstance(tokenizer, EmailWeights) and tokenizer._reads_in_core:
             in_core = tokenizer._core
         self._core.set_featurizer(tokenizer, in_core, bool(isinstance(tokenizer, WordTokenizer) and tokenizer.binary))
 

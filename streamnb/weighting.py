@@ -140,8 +140,8 @@ class EmailWeights:
         return self.masses.get(name, self.field_mass)
 
     def field(self, feature: str) -> str:
-        """The field a feature belongs to (:meth:`EmailTokenizer.field`)."""
-        return self.tokenizer.field(feature)
+        """The field a feature is weighed in: the core's rule (:meth:`EmailTokenizer.field`)."""
+        return self._core.field(feature)
 
     def __call__(self, message: bytes | str) -> dict[str, float]:
         """The weights of a raw message (see the class docstring), as a dict for inspection

@@ -104,6 +104,14 @@ impl EmailWeights {
         })
     }
 
+    /// The field a feature is weighed in (`EmailFeatures::field`).
+    fn field(&self, feature: &Bound<'_, PyString>) -> PyResult<&'static str> {
+        guard(|| {
+            let mut scratch = Vec::new();
+            Ok(self.features().field(str_key(feature, &mut scratch)?).name())
+        })
+    }
+
     /// {feature: weight} of a message given as its email tokenizer features (counts).
     fn weigh<'py>(&self, py: Python<'py>, features: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 import time
-import numpy as np
+from ._lazy import numpy as np
 
 from .errors import InvalidInputError, describe
 from .validate import is_finite

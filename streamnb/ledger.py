@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
+from ._lazy import numpy as np
 
 from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
 from .validate import Label

@@ -17,8 +17,8 @@ import os
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple, Union
 
-import numpy as np
-import scipy.sparse as sp
+from .._lazy import numpy as np
+from .._lazy import scipy_sparse as sp
 
 from .. import _core, persist
 from ..clock import Clock, check_stamp
@@ -67,8 +67,8 @@ class DocumentCounts(NamedTuple):
 
     classes: list  # every class of the model, in its index order
     features: list
-    docs: np.ndarray  # (n, K)
-    class_docs: np.ndarray  # (K,) N_c
+    docs: list[list[float]]  # n rows of K
+    class_docs: list[float]  # K: N_c
 
 
 def class_log_prior(counts: np.ndarray, labels: Sequence[Label],
@@ -616,9 +616,10 @@ class DiscreteNB(abc.ABC):
     def document_counts(self, x: Document) -> DocumentCounts:
         """x's known features with a value > 0 and their document counts (chi-square combining)."""
         features, docs = self._core.document_counts(x)
-        shape = (len(features), self._core.n_classes)
-        return DocumentCounts(self._core.labels, features, np.frombuffer(docs, dtype=np.float64).reshape(shape),
-                              self.store.true_class_docs())
+        k = self._core.n_classes
+        flat = memoryview(docs).cast("d").tolist()  # a classification needs no numpy: lists
+        return DocumentCounts(self._core.labels, features, [flat[i * k:(i + 1) * k] for i in range(len(features))],
+                              self._core.class_docs())
 
     def _feature_weights(self) -> tuple[list, list, np.ndarray, np.ndarray | None]:
         """(active classes, features in V, first, second weight tables over the active classes)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
+from .._lazy import numpy as np
 
 from ..errors import InvalidParameterError
 from ..persist import register_model

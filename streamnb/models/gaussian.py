@@ -6,7 +6,7 @@ import math
 import numbers
 from collections.abc import Hashable, Mapping
 
-import numpy as np
+from .._lazy import numpy as np
 
 from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
                       describe)

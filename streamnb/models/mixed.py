@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any, NamedTuple
 
-import numpy as np
+from .._lazy import numpy as np
 
 from .. import persist
 from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, describe

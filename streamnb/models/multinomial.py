@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Hashable, Mapping
 
-import numpy as np
+from .._lazy import numpy as np
 
 from ..errors import InvalidParameterError, UnknownClassError, describe
 from ..persist import register_model

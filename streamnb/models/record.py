@@ -28,7 +28,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
+from .._lazy import numpy as np
 
 from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeError, ModelFormatError,

@@ -108,6 +108,17 @@ def register_model(cls: type | None = None, *, name: str | None = None):
     return register if cls is None else register(cls)
 
 
+def model_type(name: object) -> type | None:
+    """The registered model type of this name; a built-in one is imported on first use
+    (``streamnb.models`` imports each model's module when it is asked for)."""
+    if name not in MODEL_TYPES and isinstance(name, str):
+        models = importlib.import_module("streamnb.models")
+        # importing a model's module registers it; an unknown name imports them all (for the error's list)
+        for builtin in [name] if name in models.__all__ else models.__all__:
+            getattr(models, builtin)
+    return MODEL_TYPES.get(name)
+
+
 def register_tokenizer(cls: type) -> type:
     """Class decorator: make a tokenizer type (with ``get_params()``) saveable."""
     _TOKENIZER_TYPES[_type_name(cls)] = cls
@@ -389,9 +400,7 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
         raise
     except Exception as exc:  # a malformed archive can fail in many ways inside zipfile/numpy
         raise ModelFormatError(f"unreadable archive: {type(exc).__name__}: {exc}") from None
-    if metadata["model"] not in MODEL_TYPES:
-        importlib.import_module("streamnb.models")  # registers the built-in model types
-    cls = MODEL_TYPES.get(metadata["model"])
+    cls = model_type(metadata["model"])
     if cls is None:
         raise ModelFormatError(f"unknown model type {metadata['model']!r} (known: {sorted(MODEL_TYPES)})")
     try:

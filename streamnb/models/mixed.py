@@ -168,7 +168,7 @@ class MixedNB(RecordNB):
                                    f"do not match the schema's {kinds}")
         for kind in kinds:
             info = tables[kind]
-            cls = persist.MODEL_TYPES.get(info.get("model")) if isinstance(info, dict) else None
+            cls = persist.model_type(info.get("model")) if isinstance(info, dict) else None
             expected = {"text": DiscreteNB, "numeric": GaussianNB, "categorical": CategoricalNB}[kind]
             if cls is None or not issubclass(cls, expected) or not isinstance(info.get("state"), dict):
                 name = info.get("model") if isinstance(info, dict) else info

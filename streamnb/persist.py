@@ -43,7 +43,10 @@ adapter, must be registered itself, under a name of its own) and give it
 constructor kwargs in ``state["params"]``, the tokenizer object included (it is written as
 the top-level ``tokenizer`` description, leaving a null placeholder); ``arrays`` named
 float64/int64/uint8 numpy arrays) and ``_from_state(cls, state, arrays)`` that checks what
-it reads and raises ModelFormatError. DiscreteNB subclasses (MultinomialNB, BernoulliNB,
+it reads and raises ModelFormatError. ``arrays`` is a ``SavedArrays`` mapping: a lookup
+gives a numpy array, ``arrays.raw(name)`` the (dtype, shape, bytes) of the file without
+importing numpy (the discrete models hand those to the core, so ``streamnb classify`` never
+imports numpy). DiscreteNB subclasses (MultinomialNB, BernoulliNB,
 ComplementNB) inherit both; the record models (GaussianNB, CategoricalNB, MixedNB) inherit
 them from RecordNB, which saves the class bookkeeping and asks the model for its tables
 (``_table_state`` / ``_restore_tables``). MixedNB saves each part with the part's own hooks,

@@ -416,15 +416,9 @@ class CountStore:
                  f"scale must be a float in [{MIN_SCALE:g}, 1], got {describe(scale)}")
         _require(isinstance(n_learned, int) and not isinstance(n_learned, bool) and 0 <= n_learned < 2**32 - 1,
                  f"n_learned must be an int in [0, 2**32 - 1), got {describe(n_learned)}")
-        if n_buckets is None:
-            _require(isinstance(tokens, list), "the vocabulary must be a list of tokens")
-            try:
-                distinct = len(set(tokens)) == len(tokens)
-            except TypeError:
-                distinct = False
-            _require(distinct, "vocabulary tokens must be distinct and hashable")
-        else:
-            _require(tokens is None, "a hashed model has no vocabulary")
+        # The tokens are checked by the core as it reads them (usable features, distinct keys).
+        _require(isinstance(tokens, list) if n_buckets is None else tokens is None,
+                 "the vocabulary must be a list of tokens" if n_buckets is None else "a hashed model has no vocabulary")
         _require(isinstance(pruned_at, int) and not isinstance(pruned_at, bool) and 0 <= pruned_at <= n_learned,
                  f"pruned_at must be an int in [0, {n_learned}], got {describe(pruned_at)}")
         raw = {name: _raw_array(arrays, name) for name in _STORE_ARRAYS if name in arrays}

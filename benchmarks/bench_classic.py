@@ -641,7 +641,7 @@ def _streamnb_window_auc(args: Any, raws: Sequence[bytes], labels: Sequence[str]
     window = bayes_window(labels)
     if window is None:
         return None
-    spam_filter = SpamFilter(cli.build_model(args), cli._rule(args), min_per_class=args.min_per_class)
+    spam_filter = SpamFilter(cli.build_model(args), cli._rule(args), min_per_class=cli.min_per_class(args))
     report = progressive_filter(spam_filter, list(zip(raws, labels)), curve=None)
     if whole is None or not math.isclose(report.one_minus_auc_percent, whole, rel_tol=1e-12, abs_tol=1e-12):
         return None

@@ -118,6 +118,9 @@ pub enum StoreError {
     TooFewDocuments { class: usize, has: f64, remove: f64 },
     /// The class would keep feature counts but no document.
     CellsWithoutDocuments { class: usize, left: usize },
+    /// A feature would be in more of the class's documents than the class has (true units;
+    /// Bernoulli, D_cf <= N_c): the documents removed are not the ones that were learned.
+    FeatureInMoreDocuments { class: usize, docs: f64, feature_docs: f64 },
     /// The totals of a class (None: a new one) would overflow.
     Overflow { class: Option<usize>, tokens: f64, docs: f64 },
     /// The document clock reached `MAX_DOCUMENTS`.
@@ -546,6 +549,17 @@ impl Store {
             // summed afresh from the cells that stay. Rare; O(features).
             class_tokens = self.class_tokens_after(c, ids, &new);
         }
+        if let Some(histograms) = &self.histograms {
+            // D_cf <= N_c, or P(w|c) = (D_cf + alpha) / (N_c + 2 alpha) passes 1 and log(1 - P) is NaN
+            let most = most_documents_after(&histograms[c], &old, &new);
+            if most > class_docs * (1.0 + ROUNDING_TOLERANCE) {
+                return Err(StoreError::FeatureInMoreDocuments {
+                    class: c,
+                    docs: class_docs * scale,
+                    feature_docs: most * scale,
+                });
+            }
+        }
         Ok(Removal { class: c, ids: ids.to_vec(), old, new, class_docs, class_tokens: class_tokens.max(0.0) })
     }
 
@@ -757,6 +771,23 @@ impl Store {
 
 /// A cell's document count went from `old` to `new` (stored): move it in the histogram.
 #[inline]
+/// The largest D_cf of a class once the cells of a removal go from `old` to `new`: the
+/// largest value its histogram still holds after the old values leave, or a new value.
+/// O(distinct values of D_cf in the class).
+fn most_documents_after(histogram: &Histogram, old: &[(f64, f64)], new: &[(f64, f64)]) -> f64 {
+    let mut leaving: hashbrown::HashMap<u64, u64, foldhash::fast::FixedState> = Default::default();
+    for &(_, d) in old {
+        if d != 0.0 {
+            *leaving.entry(d.to_bits()).or_insert(0) += 1;
+        }
+    }
+    let kept = histogram
+        .iter()
+        .filter(|&(bits, &n)| n > leaving.get(bits).copied().unwrap_or(0))
+        .map(|(&bits, _)| f64::from_bits(bits));
+    kept.chain(new.iter().map(|&(_, d)| d)).fold(0.0, f64::max)
+}
+
 fn move_in_histogram(histogram: &mut Histogram, old: f64, new: f64) {
     if old == new {
         return; // a delta below a huge value's rounding step changes nothing

@@ -12,14 +12,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB",
-           "Tokenizer", "EmailTokenizer", "OnlineTfidf", "errors", "load", "merge"]
+__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
+           "Tokenizer", "EmailTokenizer", "EmailWeights", "OnlineTfidf", "errors", "load", "merge"]
 __version__ = "0.1.0"
 
 _NAMES = {
     "MultinomialNB": "models", "BernoulliNB": "models", "ComplementNB": "models", "GaussianNB": "models",
-    "CategoricalNB": "models", "MixedNB": "models", "Tokenizer": "text", "OnlineTfidf": "text",
-    "EmailTokenizer": "mail", "load": "persist", "merge": "merging",
+    "CategoricalNB": "models", "MixedNB": "models", "EmailNB": "models", "Tokenizer": "text",
+    "OnlineTfidf": "text", "EmailTokenizer": "mail", "EmailWeights": "weighting", "load": "persist", "merge": "merging",
 }
 
 

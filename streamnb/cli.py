@@ -37,14 +37,23 @@ from .errors import StreamNBError
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_CODES = {"spam": EXIT_SPAM, "ham": EXIT_HAM, "unsure": EXIT_UNSURE}
-MODEL_TYPES = ("bernoulli", "complement", "multinomial")
+MODEL_TYPES = ("email", "multinomial", "bernoulli", "complement")
 TOKENIZERS = ("email", "words")
-# The filter's default model: multinomial NB, alpha 0.01, uniform class prior, over the
-# email tokenizer with binary body words: the best of the retrainable settings measured on
-# the SpamAssassin stream (benchmarks/accuracy_variants.py: 98.74% accuracy, 1.06% FPR, vs
-# 97.59% / 2.07% for alpha 1 with counts). streamnb.email_pipeline does better still but
-# cannot unlearn or merge, which learn/unlearn corrections need.
-DEFAULT_MODEL, DEFAULT_ALPHA, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "multinomial", 0.01, "email", "uniform"
+# The filter's default model: EmailNB (streamnb.models.email), multinomial NB over field-weighted
+# email features (words and word pairs, subject, sender address, links, headers, MIME; a fixed
+# mass per field, from the message alone) scored with the IDF of its own document counts,
+# Dirichlet smoothing (alpha 0.03, mu 100) and a uniform class prior. It learns, unlearns,
+# merges, forgets and saves exactly (bit for bit), so corrections and the ledger work, and it
+# ranks the SpamAssassin stream among the best of the settings measured (benchmarks/
+# accuracy_variants.py: (1-AUC)% 0.077 on the Date-ordered stream; EmailPipeline, which cannot
+# unlearn, 0.084; the previous default, multinomial alpha 0.01 on binary email features, 0.47
+# by its log-odds).
+DEFAULT_MODEL, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "email", "email", "uniform"
+DEFAULT_ALPHA = {"email": 0.03}  # others: 0.01
+DEFAULT_MU = {"email": 100.0}  # others: none (additive smoothing)
+# The default verdicts: LogOddsRule (streamnb.decision): spam from log-odds 16, ham below -5,
+# each cutoff moved out by caution * 100 / (messages learned of the class it rules out).
+DEFAULT_RULE = "logodds"
 # The ledger of a model made by `streamnb serve` for a new user: the last 100,000 messages
 # learned are remembered, so a TELL repeated is a no-op and one in the other class moves.
 SERVE_LEDGER = 100_000
@@ -74,12 +83,37 @@ def build_model(args: argparse.Namespace) -> Any:
     from .models import BernoulliNB, ComplementNB, MultinomialNB
     from .text import Tokenizer
 
+    ledger = getattr(args, "ledger", None) or None  # 0: no ledger
+    alpha, mu = model_alpha(args), model_mu(args)
+    if args.model_type == "email":
+        from .models import EmailNB
+
+        return EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger)
     binary = not args.counts
     tokenizer = EmailTokenizer(body={"binary": binary}) if args.tokenizer == "email" else Tokenizer(binary=binary)
     model_type = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}[args.model_type]
-    ledger = getattr(args, "ledger", None) or None  # 0: no ledger
-    return model_type(alpha=args.alpha, class_prior=args.class_prior, tokenizer=tokenizer,
-                      empty_documents="learn", ledger=ledger)
+    extra = {"mu": mu} if args.model_type == "multinomial" else {}
+    if mu is not None and args.model_type != "multinomial":
+        raise CommandError(f"--mu is for the email and multinomial models, not {args.model_type}")
+    return model_type(alpha=alpha, class_prior=args.class_prior, tokenizer=tokenizer,
+                      empty_documents="learn", ledger=ledger, **extra)
+
+
+def model_alpha(args: argparse.Namespace) -> float:
+    """--alpha, or the model type's default."""
+    return args.alpha if args.alpha is not None else DEFAULT_ALPHA.get(args.model_type, 0.01)
+
+
+def model_mu(args: argparse.Namespace) -> float | None:
+    """--mu, or the model type's default (None: additive smoothing)."""
+    return args.mu if args.mu is not None else DEFAULT_MU.get(args.model_type)
+
+
+def min_per_class(args: argparse.Namespace) -> float:
+    """--min-per-class, or the rule's default: 1 for logodds (cautious on its own), else 10."""
+    if args.min_per_class is not None:
+        return args.min_per_class
+    return 1.0 if args.rule == "logodds" else 10.0
 
 
 def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
@@ -124,7 +158,7 @@ def spam_filter(model: Any, args: argparse.Namespace) -> Any:
     classes = set(getattr(model, "classes", []))
     if not {"spam", "ham"} <= classes:
         raise CommandError(f"the model's classes are {sorted(map(str, classes))}; a spam filter needs 'spam' and 'ham'")
-    return SpamFilter(model, _rule(args), min_per_class=args.min_per_class, evidence_k=args.evidence)
+    return SpamFilter(model, _rule(args), min_per_class=min_per_class(args), evidence_k=args.evidence)
 
 
 def tag_message(raw: bytes, verdict: Any) -> bytes:
@@ -234,36 +268,73 @@ def cmd_classify(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
+def evaluation_items(args: argparse.Namespace, order: str, seed: int) -> list[tuple[Any, Any]]:
+    """The labelled messages of --corpus or the sources, in the given order."""
     import numpy as np
 
     from .datasets import load_spamassassin
 
     if args.corpus is not None:
-        items = [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=args.order, seed=args.seed)]
-    else:
-        items = list(labelled(args))
-        if args.order == "date":
-            items = in_date_order(items)
-        elif args.order == "shuffle":
-            np.random.default_rng(args.seed).shuffle(items)
+        return [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=order, seed=seed)]
+    items = list(labelled(args))
+    if order == "date":
+        items = in_date_order(items)
+    elif order == "shuffle":
+        np.random.default_rng(seed).shuffle(items)
+    return items
+
+
+def other_orders(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """--also-orders as (order, seed) pairs: "file,shuffle:1" -> [("file", 0), ("shuffle", 1)]."""
+    spec = args.also_orders
+    if spec is None:  # the default: on the corpus, file order and three shuffles
+        spec = "file,shuffle:1,shuffle:2,shuffle:3" if args.corpus is not None else "none"
+    if spec.strip() == "none":
+        return []
+    pairs = []
+    for part in spec.split(","):
+        order, _, seed = part.strip().partition(":")
+        if order not in ("date", "file", "shuffle") or (seed and not seed.isdigit()) or (seed and order != "shuffle"):
+            raise CommandError(f"--also-orders takes date, file and shuffle:SEED separated by commas, or none; "
+                               f"got {part.strip()!r}")
+        pairs.append((order, int(seed or 0)))
+    return pairs
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    orders = other_orders(args)  # a bad option fails before the long run
+    items = evaluation_items(args, args.order, args.seed)
     if not items:
         raise CommandError("nothing to evaluate: give --corpus, or --spam/--ham/--data sources")
-    return run_evaluation(items, args)
+    return run_evaluation(items, args, orders)
 
 
-def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> int:
-    """Classify-then-learn every message, print the metrics, write what was asked for."""
+def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
+                   orders: list[tuple[str, int]] | None = None) -> int:
+    """Classify-then-learn every message, print the metrics, write what was asked for.
+
+    ``orders``: other orders of the same messages to run with the same settings (frozen:
+    nothing is tuned again), summed up in one table after the main run's.
+    """
     import json
 
     from .calibrate import IsotonicCalibrator
     from .decision import SpamFilter, progressive_filter
 
-    model = build_model(args)
-    spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=args.min_per_class)
-    report = progressive_filter(spam, items, progress=True)
+    def run(stream: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        model = build_model(args)
+        spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=min_per_class(args))
+        return model, progressive_filter(spam, stream, progress=True)
+
+    model, report = run(items)
     summary = report_fields(report, args)
     print(metrics_table(summary))
+    if orders:
+        rows = [order_fields(report, args.order, args.seed)]
+        for order, seed in orders:
+            rows.append(order_fields(run(evaluation_items(args, order, seed))[1], order, seed))
+        summary["orders"] = rows
+        print(orders_table(rows))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
@@ -278,10 +349,13 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace) -> in
 
 
 def _rule(args: argparse.Namespace) -> Any:
-    from .decision import ArgmaxRule, ChiSquareRule, PosteriorRule
+    from .decision import ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
 
     if args.rule == "argmax":
         return ArgmaxRule()
+    if args.rule == "logodds":
+        return LogOddsRule(args.ham_log_odds, args.spam_log_odds, args.caution,
+                           ham_cutoff=args.ham_cutoff, spam_cutoff=args.spam_cutoff)
     return {"chi2": ChiSquareRule, "posterior": PosteriorRule}[args.rule](args.ham_cutoff, args.spam_cutoff)
 
 
@@ -292,13 +366,23 @@ def report_fields(report: Any, args: argparse.Namespace) -> dict[str, Any]:
     truth = list(report.y_true)
     predicted = [p if p is not None else "none" for p in report.model_predictions]
     per_class = precision_recall_f1(truth, predicted, labels=["ham", "spam"])
+    positive = report.y_true == report.positive
     return {
         "messages": report.n,
         "seconds": round(report.seconds, 3),
-        "model": {"type": args.model_type, "alpha": args.alpha, "tokenizer": args.tokenizer,
+        "messages_per_second": report.n / report.seconds if report.seconds > 0 else None,
+        "model": {"type": args.model_type, "alpha": model_alpha(args), "mu": model_mu(args),
+                  "tokenizer": "email (EmailWeights)" if args.model_type == "email" else args.tokenizer,
                   "counts": args.counts, "class_prior": args.class_prior},
         "rule": {"name": args.rule, "ham_cutoff": args.ham_cutoff, "spam_cutoff": args.spam_cutoff,
-                 "min_per_class": args.min_per_class},
+                 "min_per_class": min_per_class(args),
+                 **({"ham_log_odds": args.ham_log_odds, "spam_log_odds": args.spam_log_odds, "caution": args.caution}
+                    if args.rule == "logodds" else {})},
+        "order": getattr(args, "order", None),
+        "verdict_counts": {"ham_as_spam": int(((report.verdicts == "spam") & ~positive).sum()),
+                           "spam_as_ham": int(((report.verdicts == "ham") & positive).sum()),
+                           "unsure": int((report.verdicts == "unsure").sum()),
+                           "ham": int((~positive).sum()), "spam": int(positive.sum())},
         "accuracy": report.model_accuracy,
         "false_positive_rate": report.model_false_positive_rate,
         "false_negative_rate": report.model_false_negative_rate,
@@ -317,20 +401,50 @@ def report_fields(report: Any, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def order_fields(report: Any, order: str, seed: int) -> dict[str, Any]:
+    """The verdict rates, (1-AUC)% and speed of one run, for the table of orders."""
+    return {"order": f"shuffle (seed {seed})" if order == "shuffle" else order,
+            "ham_as_spam": report.verdict_false_positive_rate, "spam_as_ham": report.verdict_false_negative_rate,
+            "unsure": report.unsure_rate, "one_minus_auc_percent": report.one_minus_auc_percent,
+            "messages_per_second": report.n / report.seconds if report.seconds > 0 else None}
+
+
+def orders_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["", "the same settings on other orders of the messages (frozen: nothing tuned again)",
+             f"{'order':18s} {'ham called spam':>15s} {'spam called ham':>15s} {'unsure':>7s} {'(1-AUC)%':>8s} "
+             f"{'msg/s':>6s}"]
+    for row in rows:
+        speed = row["messages_per_second"]
+        lines.append(f"{row['order']:18s} {row['ham_as_spam']:15.2%} {row['spam_as_ham']:15.2%} "
+                     f"{row['unsure']:7.2%} {row['one_minus_auc_percent']:8.4f} "
+                     f"{(f'{speed:6.0f}' if speed else '-'):>6s}")
+    return "\n".join(lines)
+
+
 def metrics_table(fields: dict[str, Any]) -> str:
+    rule = fields["rule"]
+    if rule["name"] == "logodds":
+        cutoffs = (f"logodds: spam from {rule['spam_log_odds']:g}, ham below {rule['ham_log_odds']:g}, "
+                   f"caution {rule['caution']:g}")
+    else:
+        cutoffs = f"{rule['name']}, {rule['ham_cutoff']}/{rule['spam_cutoff']}"
+    counts = fields["verdict_counts"]
+    speed = fields.get("messages_per_second")
     rows = [
-        ("messages", f"{fields['messages']}"),
-        ("accuracy (argmax)", f"{fields['accuracy']:.4%}"),
-        ("false positives (ham as spam)", f"{fields['false_positive_rate']:.4%}"),
-        ("false negatives (spam as ham)", f"{fields['false_negative_rate']:.4%}"),
-        ("(1-AUC)%", f"{fields['one_minus_auc_percent']:.4f}"),
+        ("messages", f"{fields['messages']}" + (f" ({fields['order']} order)" if fields.get("order") else "")
+         + (f", {speed:,.0f} msg/s" if speed else "")),
+        ("verdict spam on ham (ham called spam)",
+         f"{fields['verdict_false_positive_rate']:.2%} ({counts['ham_as_spam']} of {counts['ham']})"),
+        ("verdict ham on spam (spam called ham)",
+         f"{fields['verdict_false_negative_rate']:.2%} ({counts['spam_as_ham']} of {counts['spam']})"),
+        (f"unsure ({cutoffs})", f"{fields['unsure_rate']:.2%} ({counts['unsure']} of {fields['messages']})"),
+        ("(1-AUC)% (ranked by log-odds)", f"{fields['one_minus_auc_percent']:.4f}"),
+        ("accuracy among decided", f"{fields['decided_accuracy']:.4%}"),
+        ("model argmax: accuracy", f"{fields['accuracy']:.4%}"),
+        ("model argmax: ham as spam / spam as ham",
+         f"{fields['false_positive_rate']:.4%} / {fields['false_negative_rate']:.4%}"),
         ("log loss / Brier", f"{fields['log_loss']:.4f} / {fields['brier']:.4f}"),
         ("ECE before -> after calibration", f"{fields['ece']:.4f} -> {fields['ece_calibrated']:.4f}"),
-        (f"unsure ({fields['rule']['name']}, {fields['rule']['ham_cutoff']}/{fields['rule']['spam_cutoff']})",
-         f"{fields['unsure_rate']:.2%}"),
-        ("accuracy among decided", f"{fields['decided_accuracy']:.4%}"),
-        ("verdict spam on ham / ham on spam",
-         f"{fields['verdict_false_positive_rate']:.4%} / {fields['verdict_false_negative_rate']:.4%}"),
     ]
     for label, scores in fields["per_class"].items():
         rows.append((f"{label}: precision / recall / F1",
@@ -393,9 +507,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     except CorpusNotFoundError as error:
         raise CorpusNotFoundError(f"{error} (on the command line: --corpus PATH, or --download)") from None
     out = Path(args.out)
-    print(f"SpamAssassin public corpus: {len(messages)} messages in Date order; "
-          f"{args.model_type} NB (alpha {args.alpha}) over the {args.tokenizer} tokenizer; "
-          "predict, then learn each message")
+    what = ("EmailNB (field-weighted email features, IDF scoring)" if args.model_type == "email"
+            else f"{args.model_type} NB over the {args.tokenizer} tokenizer")
+    print(f"SpamAssassin public corpus: {len(messages)} messages in Date order; {what}, alpha {model_alpha(args)}"
+          + (f", mu {model_mu(args)}" if model_mu(args) is not None else "") + "; predict, then learn each message")
     args.json = str(out / "report.json")
     args.plots = str(out)
     args.save = str(out / "model.snb")
@@ -405,11 +520,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- the parser ------------------------------------------------------------------------------------
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model-type", choices=MODEL_TYPES, default=DEFAULT_MODEL, help="naive Bayes variant")
-    parser.add_argument("--alpha", type=_positive_float, default=DEFAULT_ALPHA, help="additive smoothing (> 0)")
+    parser.add_argument("--model-type", choices=MODEL_TYPES, default=DEFAULT_MODEL,
+                        help="email (default): the recommended filter, EmailNB; or a plain naive Bayes variant")
+    parser.add_argument("--alpha", type=_positive_float, default=None,
+                        help="additive smoothing (> 0; default 0.03 for email, 0.01 otherwise)")
+    parser.add_argument("--mu", type=_positive_float, default=None,
+                        help="Dirichlet smoothing toward the pooled distribution (email, multinomial; default 100 "
+                             "for email, none otherwise)")
     parser.add_argument("--tokenizer", choices=TOKENIZERS, default=DEFAULT_TOKENIZER,
-                        help="email: headers, subject, URLs, MIME and body words; words: plain words")
-    parser.add_argument("--counts", action="store_true", help="count repeated words (default: presence, 0/1)")
+                        help="plain models: email (headers, subject, URLs, MIME and body words) or words")
+    parser.add_argument("--counts", action="store_true",
+                        help="plain models: count repeated words (default: presence, 0/1)")
     parser.add_argument("--class-prior", choices=("mle", "laplace", "uniform"), default=DEFAULT_PRIOR)
 
 
@@ -422,12 +543,20 @@ def _sources(parser: argparse.ArgumentParser) -> None:
 
 
 def _decision_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rule", choices=("chi2", "posterior", "argmax"), default="chi2",
-                        help="chi2: Robinson/Fisher combining (default); posterior: P(spam|x); argmax")
-    parser.add_argument("--ham-cutoff", type=_probability, default=0.20, help="below: ham (default 0.20)")
-    parser.add_argument("--spam-cutoff", type=_probability, default=0.90, help="from here: spam (default 0.90)")
-    parser.add_argument("--min-per-class", type=float, default=10,
-                        help="unsure until the model has learned this many spam and ham (default 10)")
+    parser.add_argument("--rule", choices=("logodds", "chi2", "posterior", "argmax"), default=DEFAULT_RULE,
+                        help="logodds: cutoffs on the model's log-odds, cautious while a class is little known "
+                             "(default); chi2: Robinson/Fisher combining; posterior: P(spam|x); argmax")
+    parser.add_argument("--spam-log-odds", type=float, default=16.0,
+                        help="logodds: spam from this log-odds (default 16) ...")
+    parser.add_argument("--ham-log-odds", type=float, default=-5.0, help="logodds: ... ham below this (default -5)")
+    parser.add_argument("--caution", type=float, default=8.0,
+                        help="logodds: each cutoff moves out by caution * 100 / messages learned of the class "
+                             "it rules out (default 8)")
+    parser.add_argument("--ham-cutoff", type=_probability, default=0.20, help="score below: ham (default 0.20)")
+    parser.add_argument("--spam-cutoff", type=_probability, default=0.90, help="score from here: spam (default 0.90)")
+    parser.add_argument("--min-per-class", type=float, default=None,
+                        help="unsure until the model has learned this many spam and ham (default 1 for logodds, "
+                             "10 for the other rules)")
 
 
 def _positive_float(text: str) -> float:
@@ -498,6 +627,10 @@ def build_parser() -> argparse.ArgumentParser:
     _decision_options(evaluate)
     evaluate.add_argument("--order", choices=("date", "file", "shuffle"), default="date")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of --order shuffle")
+    evaluate.add_argument("--also-orders", metavar="ORDERS", default=None,
+                          help="then run the same settings on these orders and print a table: date, file, "
+                               "shuffle:SEED, comma-separated, or none (default with --corpus: "
+                               "file,shuffle:1,shuffle:2,shuffle:3; otherwise none)")
     evaluate.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
     evaluate.add_argument("--plots", metavar="DIR", help="write learning curve, ROC and reliability PNGs")
     evaluate.add_argument("--save", metavar="MODEL", help="save the model learned along the way")
@@ -557,7 +690,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     build_model(args)  # a bad option fails now, not at the first user
     settings = Settings(
         models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule,
-        spam_cutoff=rule.spam_cutoff, min_per_class=args.min_per_class, allow_tell=args.allow_tell,
+        spam_cutoff=rule.spam_cutoff, min_per_class=min_per_class(args), allow_tell=args.allow_tell,
         max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
         limits=Limits(max_size=args.max_size, timeout=args.timeout, max_connections=args.max_connections,
                       lock_timeout=args.lock_timeout))

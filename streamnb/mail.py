@@ -285,6 +285,10 @@ class EmailTokenizer:
       (``from:mail.example.com``, ``from:example.com``, ``from:com``);
     - ``<header>:<word>`` for the words of ``word_headers`` values (``x-mailer:outlook``);
     - ``header:<name>`` once for each header present (``header_names=True``);
+    - ``from-address:<address>``, the first address of the From header, lowercased
+      (``sender_address=True``; off by default): the sender itself, so that a model learns
+      each correspondent's reputation from the stream, where the ``from:<domain>`` features
+      are shared by everyone at a domain;
     - ``url:<domain>`` for every domain suffix of each link target and URL in the text
       (``url:www.example.com``, ``url:example.com``, ``url:com``; IPv4 hosts give the address
       and ``url:ip``) (``urls=True``);
@@ -310,6 +314,7 @@ class EmailTokenizer:
         urls: bool = True,
         mime: bool = True,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
+        sender_address: bool = False,
     ) -> None:
         if body is None:
             body = Tokenizer()
@@ -326,6 +331,7 @@ class EmailTokenizer:
         self.urls = _check_bool("urls", urls)
         self.mime = _check_bool("mime", mime)
         self.max_bytes = _check_optional_int("max_bytes", max_bytes)
+        self.sender_address = _check_bool("sender_address", sender_address)
 
         # Counting happens with binary off; binary is applied once at the end to all features.
         self._binary = body.binary
@@ -342,7 +348,7 @@ class EmailTokenizer:
             subject=self.subject, address_headers=list(self.address_headers),
             word_headers=list(self.word_headers), header_names=self.header_names,
             ignored_headers=list(self.ignored_headers), urls=self.urls, mime=self.mime,
-            max_bytes=self.max_bytes)
+            max_bytes=self.max_bytes, sender_address=self.sender_address)
 
     def get_params(self) -> dict[str, Any]:
         """Settings as JSON-serialisable values; ``EmailTokenizer(**t.get_params()) == t``."""
@@ -356,6 +362,7 @@ class EmailTokenizer:
             "urls": self.urls,
             "mime": self.mime,
             "max_bytes": self.max_bytes,
+            "sender_address": self.sender_address,
         }
 
     def __eq__(self, other: object) -> bool:
@@ -404,9 +411,10 @@ class EmailTokenizer:
     def field(self, feature: str) -> str:
         """The part of the message a feature came from: ``"body"`` for unprefixed words, else
         ``"subject"``, ``"url"``, ``"address"`` (the address headers), ``"header"`` (header
-        names), ``"mime"`` (part types, charsets, encodings, attachments, defects) or
-        ``"other"`` (the word headers, e.g. X-Mailer). Fields are what :class:`EmailTfidf`
-        normalises separately.
+        names), ``"mime"`` (part types, charsets, encodings, attachments, defects),
+        ``"sender"`` (``from-address:``, with ``sender_address``) or ``"other"`` (the word
+        headers, e.g. X-Mailer). Fields are what :class:`~streamnb.email_pipeline.EmailTfidf`
+        and :class:`~streamnb.spam.EmailWeights` normalise separately.
 
         >>> t = EmailTokenizer()
         >>> [t.field(f) for f in ("free", "subject:free", "from:example.com", "charset:utf-8", "x-mailer:mutt")]
@@ -421,4 +429,6 @@ class EmailTokenizer:
             return "address"
         if prefix in _MIME_PREFIXES:
             return "mime"
+        if prefix == "from-address" and self.sender_address:
+            return "sender"
         return "other"

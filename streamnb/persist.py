@@ -52,7 +52,7 @@ them from RecordNB, which saves the class bookkeeping and asks the model for its
 (``_table_state`` / ``_restore_tables``). MixedNB saves each part with the part's own hooks,
 its arrays prefixed by the part's kind (``text_``, ``numeric_``, ``categorical_``).
 
-Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.text`` and
+Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.text``, ``streamnb.weighting`` and
 ``streamnb.mail`` are known, others can be added with ``register_tokenizer``. Anything
 else (a lambda, a function) cannot be saved and ``save`` says so before writing.
 
@@ -91,7 +91,7 @@ _TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
 
 MODEL_TYPES: dict[str, type] = {}
 _TOKENIZER_TYPES: dict[str, type] = {}
-_TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail")
+_TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail", "streamnb.weighting")
 
 
 def register_model(cls: type | None = None, *, name: str | None = None):

@@ -28,7 +28,8 @@ TELL            ``DidSet: local`` (learned, or moved from the other class) or ``
                 local`` (forgotten); neither when the model already was that way
 ==============  ============================================================================
 
-Scores: the decision rule's score (the chi-square indicator I in [0, 1] by default) times 10,
+Scores: the decision rule's score in [0, 1] (the command's default, LogOddsRule, maps the
+log-odds onto it: spam from 0.9; with ``--rule chi2``, the chi-square indicator I) times 10,
 cut (not rounded) to one decimal, over the spam cutoff times 10: ``9.9 / 9.0``. ``Spam:
 True`` exactly when the verdict is spam, so spamc's exit code says spam (1) or not (0);
 "unsure" (the score between the cutoffs, or a model not yet trained on ``--min-per-class``
@@ -123,7 +124,7 @@ class Settings:
 
     models: Path
     new_model: Callable[[], Any]  # the model a new user starts with (cli.build_model + a ledger)
-    rule: Any  # the decision rule (decision.ChiSquareRule ...)
+    rule: Any  # the decision rule (decision.LogOddsRule, ChiSquareRule ...)
     spam_cutoff: float
     min_per_class: float = 10
     allow_tell: bool = False

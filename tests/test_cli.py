@@ -45,15 +45,22 @@ def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
                           env=environment, cwd=cwd, timeout=120)
 
 
+N_EACH = 40
+
+
 @pytest.fixture(scope="module")
 def mail(tmp_path_factory) -> dict[str, Path]:
-    """A Maildir of ham, an mbox of spam, a folder of single files, and a trained model."""
+    """A Maildir of ham, an mbox of spam, a folder of single files, and a trained model.
+
+    40 of each: the default rule (LogOddsRule) is cautious while a class is little known
+    (spam from log-odds 16 + 800 / hams learned); with 40 of each it decides these messages.
+    """
     root = tmp_path_factory.mktemp("mail")
     maildir = mailbox.Maildir(root / "ham_maildir", create=True)
-    for i in range(12):
+    for i in range(N_EACH):
         maildir.add(ham(i))
     box = mailbox.mbox(root / "spam.mbox", create=True)
-    for i in range(12):
+    for i in range(N_EACH):
         box.add(spam(i))
     box.flush()
     box.close()
@@ -70,8 +77,10 @@ def mail(tmp_path_factory) -> dict[str, Path]:
 
 def test_train_reads_maildir_and_mbox(mail):
     model = streamnb.load(mail["model"])
-    assert model.class_counts == {"spam": 12.0, "ham": 12.0}
-    assert isinstance(model.tokenizer, streamnb.EmailTokenizer)
+    assert model.class_counts == {"spam": 40.0, "ham": 40.0}
+    # The default model (issue 15): EmailNB over EmailWeights (an EmailTokenizer inside).
+    assert isinstance(model, streamnb.EmailNB) and isinstance(model.tokenizer, streamnb.EmailWeights)
+    assert isinstance(model.tokenizer.tokenizer, streamnb.EmailTokenizer)
 
 
 def test_classify_one_message_exit_codes(mail):
@@ -92,8 +101,12 @@ def test_min_per_class_keeps_a_young_filter_unsure(mail, tmp_path):
     assert run("train", str(young), "--spam", str(mail["folder"] / "s1.eml"),
                "--ham", str(mail["folder"] / "h1.eml")).returncode == 0
     result = run("classify", str(young), stdin=spam(3))
-    assert result.returncode == 2
-    assert run("classify", str(young), "--min-per-class", "1", stdin=spam(3)).returncode == 0
+    assert result.returncode == 2  # the default rule's caution: spam only from log-odds 16 + 800 / 1
+    eager = ("--caution", "0", "--spam-log-odds", "0", "--ham-log-odds", "0")  # spam iff log-odds >= 0
+    assert run("classify", str(young), *eager, stdin=spam(3)).returncode == 0
+    assert run("classify", str(young), *eager, "--min-per-class", "2", stdin=spam(3)).returncode == 2
+    assert run("classify", str(young), "--rule", "chi2", stdin=spam(3)).returncode == 2  # chi2: 10 a class
+    assert run("classify", str(young), "--rule", "chi2", "--min-per-class", "1", stdin=spam(3)).returncode == 0
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
@@ -118,7 +131,7 @@ def test_classify_many_messages_one_line_each(mail):
     result = run("classify", str(mail["model"]), str(mail["folder"]), str(mail["mbox"]))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.decode().splitlines()
-    assert len(lines) == 2 + 12
+    assert len(lines) == 2 + N_EACH
     verdicts = {Path(line.split("\t")[0]).name: line.split("\t")[1] for line in lines[:2]}
     assert verdicts == {"h1.eml": "ham", "s1.eml": "spam"}
     assert all(line.split("\t")[1] == "spam" for line in lines[2:])
@@ -130,37 +143,79 @@ def test_learn_then_unlearn_restores_the_model(mail, tmp_path):
     before = snapshot(streamnb.load(model_file))
     learned = run("learn", str(model_file), "--spam", str(mail["folder"] / "h1.eml"))  # a misfiled ham
     assert learned.returncode == 0, learned.stderr
-    assert streamnb.load(model_file).class_counts["spam"] == 13.0
+    assert streamnb.load(model_file).class_counts["spam"] == 41.0
     unlearned = run("unlearn", str(model_file), "--spam", str(mail["folder"] / "h1.eml"))
     assert unlearned.returncode == 0, unlearned.stderr
     assert snapshot(streamnb.load(model_file)) == before
 
 
+def test_the_default_model_unlearns_exactly_through_the_command(mail, tmp_path):
+    """Issue 15: train, learn one message, unlearn it: every score is the model's that never saw it."""
+    learned, never = tmp_path / "learned.snb", tmp_path / "never.snb"
+    for path in (learned, never):
+        path.write_bytes(mail["model"].read_bytes())
+    novel = message(70, ["quarterly", "invoice", "unsubscribe", "meeting", "cheap"], "newsletter@news.example.net",
+                    "Your quarterly invoice")
+    (tmp_path / "novel.eml").write_bytes(novel)  # new words, a new sender: it grows the vocabulary
+    (tmp_path / "later.eml").write_bytes(spam(71))
+    assert run("learn", str(learned), "--ham", str(tmp_path / "novel.eml")).returncode == 0
+    for path in (learned, never):  # something learned after it: the unlearned message is not the last
+        assert run("learn", str(path), "--spam", str(tmp_path / "later.eml")).returncode == 0
+    between = streamnb.load(learned)
+    assert between.predict_log_proba_one(novel) != streamnb.load(never).predict_log_proba_one(novel)
+    result = run("unlearn", str(learned), "--ham", str(tmp_path / "novel.eml"))
+    assert result.returncode == 0, result.stderr
+    a, b = streamnb.load(learned), streamnb.load(never)
+    assert isinstance(a, streamnb.EmailNB)  # the default model
+    assert snapshot(a) == snapshot(b)
+    probes = [novel, spam(80), ham(80), b"Subject: hello\n\nzzz cheap meeting quarterly\n"]
+    for probe in probes:  # bit for bit, not approximately
+        assert a.predict_log_proba_one(probe) == b.predict_log_proba_one(probe)
+    folder = tmp_path / "probes"
+    folder.mkdir()
+    for i, probe in enumerate(probes):
+        (folder / f"{i}.eml").write_bytes(probe)
+    verdicts = [run("classify", str(path), str(folder)).stdout for path in (learned, never)]
+    assert verdicts[0] == verdicts[1] and verdicts[0].count(b"\n") == len(probes)
+
+
 def test_evaluate_writes_a_json_report(mail, tmp_path):
     report_file = tmp_path / "report.json"
     result = run("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]),
-                 "--min-per-class", "2", "--json", str(report_file))
+                 "--min-per-class", "2", "--json", str(report_file), "--also-orders", "file,shuffle:1")
     assert result.returncode == 0, result.stderr
     report = json.loads(report_file.read_text())
-    assert report["messages"] == 24
+    assert report["messages"] == 2 * N_EACH
     for key in ("accuracy", "false_positive_rate", "false_negative_rate", "one_minus_auc_percent",
-                "ece", "ece_calibrated", "unsure_rate", "log_loss", "brier", "per_class"):
+                "ece", "ece_calibrated", "unsure_rate", "log_loss", "brier", "per_class", "verdict_counts"):
         assert key in report
     assert 0.5 <= report["accuracy"] <= 1.0
     assert set(report["per_class"]) == {"ham", "spam"}
+    assert report["model"]["type"] == "email" and report["rule"]["name"] == "logodds"  # the defaults
     out = result.stdout.decode()
-    assert "accuracy (argmax)" in out
-    # The table shows the verdicts' error rates as the report holds them.
-    verdicts = f"{report['verdict_false_positive_rate']:.4%} / {report['verdict_false_negative_rate']:.4%}"
-    assert any(line.startswith("verdict spam on ham / ham on spam") and line.endswith(verdicts)
-               for line in out.splitlines())
+    assert "model argmax: accuracy" in out
+    # The table shows the verdicts' error rates and counts as the report holds them.
+    counts = report["verdict_counts"]
+    assert counts["ham"] == counts["spam"] == N_EACH
+    ham_as_spam = f"{report['verdict_false_positive_rate']:.2%} ({counts['ham_as_spam']} of {N_EACH})"
+    unsure = f"{report['unsure_rate']:.2%} ({counts['unsure']} of {2 * N_EACH})"
+    lines = out.splitlines()
+    assert any(line.startswith("verdict spam on ham (ham called spam)") and line.endswith(ham_as_spam)
+               for line in lines)
+    assert any(line.startswith("unsure (logodds") and line.endswith(unsure) for line in lines)
+    # ... and the same settings on the other orders asked for, the main run first.
+    assert [row["order"] for row in report["orders"]] == ["date", "file", "shuffle (seed 1)"]
+    assert report["orders"][0]["unsure"] == report["unsure_rate"]
+    assert any(line.startswith("shuffle (seed 1)") for line in lines)
+    bad = run("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]), "--also-orders", "sideways")
+    assert bad.returncode == 3 and b"--also-orders" in bad.stderr
 
 
 def test_inspect(mail):
     result = run("inspect", str(mail["model"]), "--top", "3")
     assert result.returncode == 0, result.stderr
     out = result.stdout.decode()
-    assert "'spam': 12 messages" in out and "'ham': 12 messages" in out
+    assert "'spam': 40 messages" in out and "'ham': 40 messages" in out
     assert "top 3 tokens for 'spam'" in out
 
 
@@ -357,9 +412,9 @@ def test_train_with_a_ledger_learns_a_message_once(mail, tmp_path):
     assert streamnb.load(target).get_params()["ledger"] == 1000
     one = str(mail["folder"] / "s1.eml")
     run_at_once(["learn", str(target), "--spam", one], ["learn", str(target), "--spam", one])
-    assert streamnb.load(target).class_counts == {"spam": 13.0, "ham": 12.0}  # twice as spam: once
+    assert streamnb.load(target).class_counts == {"spam": 41.0, "ham": 40.0}  # twice as spam: once
     run_at_once(["learn", str(target), "--ham", one])
-    assert streamnb.load(target).class_counts == {"spam": 12.0, "ham": 13.0}  # as ham: moved
+    assert streamnb.load(target).class_counts == {"spam": 40.0, "ham": 41.0}  # as ham: moved
 
 
 def test_learn_waits_for_the_write_lock(model_copy, tmp_path):

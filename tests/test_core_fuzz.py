@@ -179,6 +179,7 @@ def run(name: str, ops: list) -> None:
 @settings(max_examples=FUZZ_EXAMPLES or 150, deadline=None, database=None if FUZZ_EXAMPLES else settings().database,
           suppress_health_check=list(HealthCheck))
 @given(name=st.sampled_from([name for name, _ in MODELS]), ops=operations)
+@example(name="email", ops=[("learn_one", "00", True, 3.0), ("unlearn_one", "0", True, 2.0)])  # D_cf > N_c: NaN
 @example(name="multinomial", ops=[("learn_one", {"a": 1}, "spam", 10**400)])  # OverflowError in the weight check
 @example(name="hashed", ops=[("learn_one", {(((("x",),),),): 1}, "spam", 1.0)])
 @example(name="multinomial", ops=[("learn_one", {"a": 1, "b": math.nan}, "spam", 1.0)])

@@ -160,6 +160,20 @@ def test_complement_weights_stay_finite_when_one_class_holds_a_huge_count(norm, 
         assert got == pytest.approx(dict(zip(classes, table[0].tolist())), abs=1e-9)
 
 
+def test_unlearning_other_documents_than_were_learned_cannot_leave_a_feature_in_more_documents_than_its_class():
+    """Bernoulli needs D_cf <= N_c: unlearning {a} twice from a class that learned {a, c} three
+    times would leave N_c = 1 beside D_c,c = 3, P(c|class) > 1 and NaN (found by test_core_fuzz.py)."""
+    model = BernoulliNB()
+    model.learn_one({"a": 1, "b": 1}, "spam")
+    model.learn_one({"a": 1, "c": 1}, "ham", 3.0)
+    before = snapshot(model)
+    with pytest.raises(InvalidInputError, match="would have 1 documents but a feature in 3 of them"):
+        model.unlearn_one({"a": 1}, "ham", 2.0)
+    assert snapshot(model) == before
+    model.unlearn_one({"a": 1, "c": 1}, "ham", 2.0)  # what was learned: allowed
+    assert all(math.isfinite(v) for v in model.predict_log_proba_one({"a": 1}).values())
+
+
 # -- weights and clocks --------------------------------------------------------------------------
 BAD_WEIGHTS = [math.nan, math.inf, -1.0, 0.0, -0.0, 10**400, "1", None, Decimal("2"), [1.0], True]
 

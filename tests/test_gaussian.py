@@ -154,6 +154,25 @@ def test_learn_then_unlearn_restores_the_state(base, extra):
         assert got[label] == pytest.approx(predicted[label], rel=1e-9, abs=1e-9 * scale)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "bug: removing a value far from the others leaves an M2 residue of the rounding of that large term "
+    "(~4e-12 here) which a later removal cannot tell from a real spread (settle compares it with that removal's "
+    "own small term), so M2 is not restored to 0; with the variance floor eps ~ 4e-6 a probe far from the mean "
+    "(log-likelihood -2e9) moves by ~1e3 (found by test_learn_then_unlearn_restores_the_state)"))
+def test_unlearning_after_a_far_value_restores_a_lone_value_exactly():
+    model = GaussianNB()
+    model.learn_one({"size": 0.0, "links": 0.0, "ratio": 0.0}, "b")
+    model.learn_one({"size": 0.0, "links": 0.0, "ratio": 124.875}, "a")
+    probe = {"size": 1.0, "links": -3.0, "ratio": 0.5, "extra": 2.0}
+    before = model.predict_log_proba_one(probe)
+    extra = [({"ratio": 124.9375}, "a", 1.0), ({"size": 0.0, "links": 0.0, "ratio": 0.0}, "a", 2.5)]
+    for record, label, weight in extra:
+        model.learn_one(record, label, weight)
+    for record, label, weight in reversed(extra):
+        model.unlearn_one(record, label, weight)
+    assert model.predict_log_proba_one(probe) == pytest.approx(before, rel=1e-9)
+
+
 def test_unlearning_everything_empties_the_model():
     model = GaussianNB()
     data = [({"size": 3.0, "links": 1.0}, "a", 1.0), ({"size": 5.0}, "b", 2.0), ({"links": 4.0}, "a", 0.5)]

@@ -6,6 +6,10 @@
 //! - for each header in order, unless ignored: `header:<name>` the first time the name is
 //!   seen, `<name>:<domain suffix>` for the address domains of the address headers (at most
 //!   16 domains a header), `<name>:<word>` for the first 16 words of the word headers;
+//! - `from-address:<local part@domain>` for the first address of the first From header, when
+//!   `sender_address` is set (off by default): the sender itself, so that a model learns a
+//!   correspondent's reputation from the stream (the domain suffixes above are shared by
+//!   everyone at a domain);
 //! - `url:<domain suffix>` for every link target and URL in the text (IPv4: the address
 //!   and `url:ip`);
 //! - `content-type:`, `charset:`, `encoding:` and `attachment:` for every MIME part, and
@@ -36,6 +40,8 @@ pub struct EmailFeatures {
     pub address_headers: Vec<String>,
     pub word_headers: Vec<String>,
     pub header_names: bool,
+    /// `from-address:<address>` for the sender's address.
+    pub sender_address: bool,
     /// Lowercase names; a trailing "*" matches a prefix.
     pub ignored_headers: Vec<String>,
     pub urls: bool,
@@ -58,6 +64,7 @@ impl Default for EmailFeatures {
                 "organization", "x-mimeole",
             ]),
             header_names: true,
+            sender_address: false,
             ignored_headers: names(&[
                 "received", "return-path", "delivered-to", "delivery-date", "envelope-to", "x-original-to",
                 "x-envelope-*", "status", "x-status", "x-keywords", "x-uid", "content-length", "lines", "x-spam-*",
@@ -143,6 +150,7 @@ impl EmailFeatures {
     /// The header, URL and MIME features of a parsed message, in order.
     fn count_extras(&self, parsed: &Parsed<'_>, scratch: &mut Scratch, emit: &mut dyn FnMut(&[u8])) {
         let mut seen: Vec<&str> = Vec::new();
+        let mut sender_done = !self.sender_address;
         let feature = &mut scratch.feature;
         let mut prefixed = |prefix: &str, rest: &str, emit: &mut dyn FnMut(&[u8])| {
             feature.clear();
@@ -160,12 +168,21 @@ impl EmailFeatures {
                 seen.push(name);
                 prefixed("header", name, emit);
             }
+            let sender = !sender_done && name == "from";
             let address = self.address_headers.iter().any(|h| h == name);
             let wordy = self.word_headers.iter().any(|h| h == name);
-            if !address && !wordy {
+            if !address && !wordy && !sender {
                 continue;
             }
             let value = header.value();
+            if sender {
+                sender_done = true;
+                if let Some(found) = first_address(&value) {
+                    let mut lower = String::with_capacity(found.len());
+                    python_lower(found, &mut lower);
+                    prefixed("from-address", &lower, emit);
+                }
+            }
             if address {
                 for domain in address_domains(&value).take(MAX_HEADER_WORDS) {
                     let mut lower = String::with_capacity(domain.len());
@@ -218,6 +235,32 @@ impl EmailFeatures {
         let mut scratch = Scratch::default();
         self.count_extras(parsed, &mut scratch, &mut |f: &[u8]| bag.add(f, hasher.hash_one(f), 1.0));
     }
+}
+
+/// The first address `local@domain` of a header value: the word characters and `.+=-'`
+/// before the first `@` that has a domain after it, and that domain (as `address_domains`
+/// reads it). None when there is no such address.
+fn first_address(value: &str) -> Option<&str> {
+    let mut from = 0;
+    while let Some(found) = value[from..].find('@') {
+        let at = from + found;
+        let local_ok = |c: char| is_word_char(c) || matches!(c, '.' | '+' | '=' | '-' | '\'');
+        let start = value[..at].char_indices().rev().take_while(|&(_, c)| local_ok(c)).last().map_or(at, |(i, _)| i);
+        let domain = address_domains(&value[at..]).next();
+        if let Some(domain) = domain {
+            // address_domains skips spaces after the "@": the domain must follow it directly.
+            let begins = at + 1;
+            if start < at && value[begins..].starts_with(domain) {
+                let local = value[start..at].trim_start_matches('.');
+                if !local.is_empty() {
+                    let start = at - local.len();
+                    return Some(&value[start..begins + domain.len()]);
+                }
+            }
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Domains of the addresses in a header value: `@\s*([\w-]+(?:\.[\w-]+)*)` (a display name
@@ -317,6 +360,28 @@ mod tests {
         EmailFeatures::default().count_into(raw, &mut bag, &PanicOn(b"hello"));
         std::panic::set_hook(hook);
         assert_eq!((0..bag.len()).map(|i| bag.feature(i)).collect::<Vec<_>>(), [&b"mime:unparsed"[..]]);
+    }
+
+    #[test]
+    fn sender_address_only_when_asked() {
+        let raw = b"From: \"Jo\" <Jo.Doe+x@Mail.Example.com>\nFrom: other@example.org\nSubject: hi\n\nbody\n";
+        let plain = features(&EmailFeatures::default(), raw);
+        assert!(plain.iter().all(|(f, _)| !f.starts_with("from-address:")));
+        let with = features(&EmailFeatures { sender_address: true, ..EmailFeatures::default() }, raw);
+        let senders: Vec<&str> = with.iter().map(|(f, _)| f.as_str()).filter(|f| f.starts_with("from-address:")).collect();
+        assert_eq!(senders, ["from-address:jo.doe+x@mail.example.com"]);
+        let others: Vec<_> = with.iter().filter(|(f, _)| !f.starts_with("from-address:")).cloned().collect();
+        assert_eq!(others, plain);
+    }
+
+    #[test]
+    fn first_address_of_a_header() {
+        assert_eq!(first_address("\"A\" <a.b@c.d>"), Some("a.b@c.d"));
+        assert_eq!(first_address("x@ y.z, a@b.c"), Some("a@b.c"));
+        assert_eq!(first_address("@b.c d@"), None);
+        assert_eq!(first_address("..@b.c"), None);
+        assert_eq!(first_address("Fool@motleyfool.com (The Fool)"), Some("Fool@motleyfool.com"));
+        assert_eq!(first_address("no address"), None);
     }
 
     #[test]

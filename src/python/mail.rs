@@ -55,7 +55,8 @@ impl EmailTokenizer {
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (*, lowercase, stop_words, ngram_range, char_ngram_range, max_tokens, max_chars, binary,
-                        subject, address_headers, word_headers, header_names, ignored_headers, urls, mime, max_bytes))]
+                        subject, address_headers, word_headers, header_names, ignored_headers, urls, mime, max_bytes,
+                        sender_address=false))]
     fn new(
         lowercase: bool,
         stop_words: Option<&Bound<'_, PyAny>>,
@@ -72,6 +73,7 @@ impl EmailTokenizer {
         urls: bool,
         mime: bool,
         max_bytes: Option<usize>,
+        sender_address: bool,
     ) -> PyResult<Self> {
         guard(|| {
             let stop_words = match stop_words {
@@ -92,6 +94,7 @@ impl EmailTokenizer {
                     address_headers: names(address_headers)?,
                     word_headers: names(word_headers)?,
                     header_names,
+                    sender_address,
                     ignored_headers: names(ignored_headers)?,
                     urls,
                     mime,

@@ -445,6 +445,18 @@ impl Core {
                     ),
                 )
             }
+            StoreError::FeatureInMoreDocuments { class, docs, feature_docs } => {
+                let label = repr(&self.label(py, class));
+                error(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "class {label} would have {} documents but a feature in {} of them: the documents removed \
+                         are not the ones that were learned as {label}",
+                        g(py, docs),
+                        g(py, feature_docs)
+                    ),
+                )
+            }
             StoreError::Overflow { class, tokens, docs } => {
                 let label = match class {
                     Some(c) => format!("class {}", repr(&self.label(py, c))),

@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB"]
+__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB"]
 
 _MODULES = {"MultinomialNB": "multinomial", "BernoulliNB": "bernoulli", "ComplementNB": "complement",
-            "GaussianNB": "gaussian", "CategoricalNB": "categorical", "MixedNB": "mixed"}
+            "GaussianNB": "gaussian", "CategoricalNB": "categorical", "MixedNB": "mixed", "EmailNB": "email"}
 
 
 def __getattr__(name: str) -> Any:

@@ -49,26 +49,57 @@ class LogLinear(NamedTuple):
     weights: np.ndarray  # (|V|, K)
 
 
-class Contributions(NamedTuple):
+class Contributions:
     """One document's joint log-likelihood split by feature: jll_c = rest[c] + sum_i terms[i, c].
 
     ``rest`` holds everything no single feature of the document owns: the class prior, and
     for Bernoulli the sum over absent words; unseen words (when scored) go there too.
+    ``terms`` is an (n, K) numpy array; ``rows()`` gives the same numbers as n lists of K
+    floats, without numpy (what ``streamnb classify``'s evidence reads).
     """
 
-    classes: list
-    features: list
-    terms: np.ndarray  # (n, K)
-    rest: np.ndarray  # (K,)
+    __slots__ = ("classes", "features", "rest", "_terms")
+
+    def __init__(self, classes: list, features: list, terms: bytes | bytearray, rest: list[float]) -> None:
+        self.classes, self.features, self.rest = classes, features, rest
+        self._terms = terms  # n * K float64, row by row, as the core returns them
+
+    @property
+    def terms(self) -> np.ndarray:
+        return np.frombuffer(self._terms, dtype=np.float64).reshape(len(self.features), len(self.classes))
+
+    def rows(self) -> list[list[float]]:
+        k, flat = len(self.classes), memoryview(self._terms).cast("d").tolist()
+        return [flat[i * k:(i + 1) * k] for i in range(len(self.features))]
 
 
-class DocumentCounts(NamedTuple):
-    """A document's known features (value > 0) with their document counts D_cf per class."""
+class DocumentCounts:
+    """A document's known features (value > 0) with their document counts D_cf per class.
 
-    classes: list  # every class of the model, in its index order
-    features: list
-    docs: list[list[float]]  # n rows of K
-    class_docs: list[float]  # K: N_c
+    ``docs`` (n, K) and ``class_docs`` (K, N_c) are numpy arrays; ``rows()`` and ``totals()``
+    give the same numbers as lists, without numpy (what ``streamnb classify`` reads).
+    """
+
+    __slots__ = ("classes", "features", "_docs", "_class_docs")
+
+    def __init__(self, classes: list, features: list, docs: bytes | bytearray, class_docs: list[float]) -> None:
+        self.classes, self.features = classes, features  # classes: every class of the model, in index order
+        self._docs, self._class_docs = docs, class_docs  # docs: n * K float64, row by row, as the core returns them
+
+    @property
+    def docs(self) -> np.ndarray:
+        return np.frombuffer(self._docs, dtype=np.float64).reshape(len(self.features), len(self.classes))
+
+    @property
+    def class_docs(self) -> np.ndarray:
+        return np.array(self._class_docs, dtype=np.float64)
+
+    def rows(self) -> list[list[float]]:
+        k, flat = len(self.classes), memoryview(self._docs).cast("d").tolist()
+        return [flat[i * k:(i + 1) * k] for i in range(len(self.features))]
+
+    def totals(self) -> list[float]:
+        return list(self._class_docs)
 
 
 def class_log_prior(counts: np.ndarray, labels: Sequence[Label],
@@ -610,16 +641,12 @@ class DiscreteNB(abc.ABC):
         normalises; each model's docstring says what its terms are.
         """
         features, terms, rest, classes = self._core.contributions(x, self.alpha)
-        shape = (len(features), len(classes))
-        return Contributions(classes, features, np.frombuffer(terms, dtype=np.float64).reshape(shape), np.array(rest))
+        return Contributions(classes, features, terms, list(rest))
 
     def document_counts(self, x: Document) -> DocumentCounts:
         """x's known features with a value > 0 and their document counts (chi-square combining)."""
         features, docs = self._core.document_counts(x)
-        k = self._core.n_classes
-        flat = memoryview(docs).cast("d").tolist()  # a classification needs no numpy: lists
-        return DocumentCounts(self._core.labels, features, [flat[i * k:(i + 1) * k] for i in range(len(features))],
-                              self._core.class_docs())
+        return DocumentCounts(self._core.labels, features, docs, self._core.class_docs())
 
     def _feature_weights(self) -> tuple[list, list, np.ndarray, np.ndarray | None]:
         """(active classes, features in V, first, second weight tables over the active classes)."""

@@ -1,0 +1,172 @@
+"""Email features weighted field by field from the message alone: the spam filter's tokenizer.
+
+:class:`EmailWeights` is a tokenizer (raw message -> ``{feature: weight}``) over
+:class:`streamnb.mail.EmailTokenizer` features: every feature weighs ``log(1 + count)``,
+scaled so that each field of the message (body words, subject, sender, links, address
+domains, header names, MIME structure ...) carries a fixed total mass. The weights depend
+on the message alone, never on what a model learned before it, so a model fed with them
+keeps every exact operation of the count store: ``learn_one`` then ``unlearn_one`` restores
+the counts, ``merge`` is concatenation, forgetting and save/load are exact, and a ledger can
+unlearn any message it remembers by reading it again.
+
+Why a fixed mass per field, measured on the Date-ordered SpamAssassin stream
+(benchmarks/accuracy_variants.py): raw counts let a long message pile up hundreds of weakly
+spammy words (long newsletters people asked for scored log-odds above 100); a fixed mass
+bounds what any message can say, and separate masses keep the short fields (subject,
+sender, links, MIME structure) from being drowned by the body.
+
+:meth:`EmailWeights.reweigh` is the second half of the recommended setting: at scoring time
+(:class:`streamnb.models.email.EmailNB`) each weight is multiplied by an inverse document
+frequency read from the model's own document counts, and every field is scaled back to its
+mass. Since that reads the counts as they stand, it is a function of the model, not of the
+order it learned in, so it keeps exactness too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import InvalidParameterError, InvalidTypeError, describe
+from .mail import EmailTokenizer
+
+__all__ = ["EmailWeights", "DEFAULT_TOKENIZER", "DEFAULT_MASSES"]
+
+#: The tokenizer settings of the recommended filter: words and word pairs in the body and
+#: the subject, and the sender's address (``from-address:``) besides the defaults.
+DEFAULT_TOKENIZER: dict[str, Any] = {"body": {"ngram_range": [1, 2]}, "sender_address": True}
+
+#: Masses of the fields that do not take ``field_mass``: the sender's address weighs as much
+#: as two ordinary fields (it is the only field that names one correspondent).
+DEFAULT_MASSES: dict[str, float] = {"sender": 6.0}
+
+#: Weights are multiples of 2**-QUANTUM_BITS: sums and differences of such numbers are exact
+#: in float64 (below 2**(53 - QUANTUM_BITS) ~ 1.4e11 in total), so learning a message and
+#: unlearning it restores the counts bit for bit, whatever was learned in between, and a
+#: merge equals one model trained on both streams to the last bit. (Without it, 0.1 + 0.2 -
+#: 0.2 != 0.1: the counts would come back to within rounding only.) The step, 1.5e-5, is far
+#: below any weight that matters (a body word weighs about 0.1).
+QUANTUM_BITS = 16
+_QUANTUM = 2.0 ** QUANTUM_BITS
+
+_FIELDS = ("body", "subject", "url", "address", "header", "mime", "sender", "other")
+
+
+def _check_mass(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise InvalidParameterError(f"{name} must be a finite number > 0, got {describe(value)}")
+    return float(value)
+
+
+class EmailWeights:
+    """Callable: a raw message -> ``{feature: weight}``, from the message alone.
+
+    For the features x_f of :class:`EmailTokenizer` (default settings
+    :data:`DEFAULT_TOKENIZER`), ``weight_f = m * log(1 + x_f) / S``, S the sum of
+    ``log(1 + x_g)`` over the features g of the same field (:meth:`EmailTokenizer.field`)
+    and m the field's mass: ``body_mass`` for the body, ``masses[field]`` where given
+    (default :data:`DEFAULT_MASSES`), else ``field_mass``. Every field present carries
+    its mass, however long the message (to within the rounding of each weight to a
+    multiple of 2**-16, :data:`QUANTUM_BITS`, which keeps learning and unlearning bit-exact).
+
+    >>> w = EmailWeights(EmailTokenizer(), body_mass=2.0, field_mass=1.0)
+    >>> weights = w(b"Subject: hi\\n\\nhi hi there")
+    >>> {f: round(v, 3) for f, v in weights.items() if ":" not in f or f.startswith("subject")}
+    {'hi': 1.226, 'there': 0.774, 'subject:hi': 1.0}
+    """
+
+    def __init__(
+        self,
+        tokenizer: EmailTokenizer | Mapping[str, Any] | None = None,
+        *,
+        body_mass: float = 30.0,
+        field_mass: float = 3.0,
+        masses: Mapping[str, float] | None = None,
+    ) -> None:
+        if tokenizer is None:
+            tokenizer = EmailTokenizer(**DEFAULT_TOKENIZER)
+        elif isinstance(tokenizer, Mapping):
+            tokenizer = EmailTokenizer(**tokenizer)
+        elif not isinstance(tokenizer, EmailTokenizer):
+            raise InvalidTypeError(
+                f"tokenizer must be an EmailTokenizer, a dict of its settings or None, got {describe(tokenizer)}")
+        self.tokenizer = tokenizer
+        self.body_mass = _check_mass("body_mass", body_mass)
+        self.field_mass = _check_mass("field_mass", field_mass)
+        masses = dict(DEFAULT_MASSES if masses is None else masses)
+        for name, value in masses.items():
+            if name not in _FIELDS or name == "body":
+                raise InvalidParameterError(f"masses names a field of {[f for f in _FIELDS if f != 'body']}; "
+                                            f"got {describe(name)}")
+            masses[name] = _check_mass(f"masses[{name!r}]", value)
+        self.masses = masses
+        self._field_mass = {name: self.mass_of(name) for name in _FIELDS}
+        self._fields: dict[str, str] = {}  # feature -> field, for features seen again
+
+    def get_params(self) -> dict[str, Any]:
+        """Settings as JSON-serialisable values; ``EmailWeights(**w.get_params())`` is the same."""
+        return {"tokenizer": self.tokenizer.get_params(), "body_mass": self.body_mass,
+                "field_mass": self.field_mass, "masses": dict(self.masses)}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EmailWeights):
+            return NotImplemented
+        return self.get_params() == other.get_params()
+
+    def __hash__(self) -> int:
+        return hash(repr(self.get_params()))
+
+    def __repr__(self) -> str:
+        return (f"EmailWeights({self.tokenizer!r}, body_mass={self.body_mass:g}, field_mass={self.field_mass:g}, "
+                f"masses={self.masses!r})")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.get_params()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def mass_of(self, name: str) -> float:
+        """The mass a field carries."""
+        if name == "body":
+            return self.body_mass
+        return self.masses.get(name, self.field_mass)
+
+    def field(self, feature: str) -> str:
+        """The field a feature belongs to (:meth:`EmailTokenizer.field`), cached."""
+        name = self._fields.get(feature)
+        if name is None:
+            name = self.tokenizer.field(feature)
+            if len(self._fields) < 1_000_000:  # bounded: mail from strangers brings endless new words
+                self._fields[feature] = name
+        return name
+
+    def __call__(self, message: bytes | str) -> dict[str, float]:
+        """The weights of a raw message (see the class docstring)."""
+        return self.weigh(self.tokenizer(message))
+
+    def weigh(self, features: Mapping[str, float]) -> dict[str, float]:
+        """The weights of a message given as its :class:`EmailTokenizer` features (counts),
+        each rounded to a multiple of 2**-QUANTUM_BITS (at least one step)."""
+        scaled = self.reweigh({feature: math.log1p(count) for feature, count in features.items() if count > 0})
+        return {feature: max(1.0, round(weight * _QUANTUM)) / _QUANTUM for feature, weight in scaled.items()}
+
+    def reweigh(self, weights: Mapping[str, float], factors: Mapping[str, float] | None = None) -> dict[str, float]:
+        """``weights`` times ``factors`` (1 where missing), each field scaled back to its mass.
+
+        With ``factors=None``: ``weights`` scaled to the field masses (what ``weigh`` does to
+        ``log(1 + count)``). Features whose product is 0 are left out.
+        """
+        field = self.field
+        scaled: dict[str, float] = {}
+        totals: dict[str, float] = {}
+        for feature, weight in weights.items():
+            if factors is not None:
+                weight = weight * factors.get(feature, 1.0)
+            if weight > 0:
+                scaled[feature] = weight
+                name = field(feature)
+                totals[name] = totals.get(name, 0.0) + weight
+        scale = {name: self._field_mass.get(name, self.field_mass) / total for name, total in totals.items()}
+        return {feature: weight * scale[field(feature)] for feature, weight in scaled.items()}

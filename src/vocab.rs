@@ -254,6 +254,9 @@ impl Vocabulary {
         let mut fresh = Vocabulary::new();
         fresh.hasher = self.hasher.clone();
         fresh.spans = vec![Span { start: 0, len: FREE }; n];
+        // Sized once: growing the table rehashes every token so far, several times over.
+        fresh.arena.reserve_exact(tokens.iter().map(|t| t.len()).sum());
+        fresh.table.reserve(ids.len(), |_| unreachable!("an empty table has nothing to rehash"));
         for (&id, &token) in ids.iter().zip(tokens) {
             let hash = fresh.hash(token);
             if fresh.find_hashed(token, hash).is_some() {

@@ -3,7 +3,7 @@
 //! log-probabilities or an updated store come out.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{bucket_text, key_of, token_of};
+use super::keys::{bucket_text, key_of, packed_keys, token_of, unpack};
 use super::mail::EmailTokenizer;
 use super::tokenizer::WordTokenizer;
 use crate::bag::Bag;
@@ -1201,20 +1201,11 @@ impl Core {
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
             match (tokens, self.nb.vocabulary_mut()) {
                 (Some(tokens), Some(vocabulary)) => {
-                    let mut scratch = Vec::new();
-                    let keys: Vec<Vec<u8>> = tokens
-                        .try_iter()?
-                        .map(|t| {
-                            let t = t?;
-                            key_of(&t, &mut scratch).map(<[u8]>::to_vec)
-                        })
-                        .collect::<PyResult<_>>()
-                        .map_err(|e| {
-                            error(ErrorKind::ModelFormat, format!("vocabulary tokens must be usable features: {e}"))
-                        })?;
-                    let borrowed: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+                    let (bytes, ends) = packed_keys(tokens).map_err(|e| {
+                        error(ErrorKind::ModelFormat, format!("vocabulary tokens must be usable features: {e}"))
+                    })?;
                     vocabulary
-                        .restore(&snapshot.ids, &borrowed, &snapshot.free)
+                        .restore(&snapshot.ids, &unpack(&bytes, &ends), &snapshot.free)
                         .map_err(|m| error(ErrorKind::ModelFormat, m))?;
                 }
                 (None, None) => {}

@@ -24,6 +24,7 @@ test: $(VENV)/.installed-dev
 	cargo clippy --quiet --locked --features python --all-targets -- -D warnings
 	cargo test --quiet --locked
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed-dev

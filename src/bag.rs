@@ -13,6 +13,25 @@ pub struct Bag {
     slots: Vec<u64>,
 }
 
+/// `a == b`, inline for the short keys most features are (a call to memcmp costs more
+/// than the comparison itself): words of up to 16 bytes are two overlapping loads a side.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
+    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or([0; 4]));
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 impl Bag {
     /// An empty bag with room for about `features` distinct features of `bytes` bytes.
     pub fn with_capacity(features: usize, bytes: usize) -> Self {
@@ -20,6 +39,16 @@ impl Bag {
             keys: Keys::with_capacity(features, bytes),
             values: Vec::with_capacity(features),
             slots: vec![0; (2 * features).next_power_of_two().max(16)],
+        }
+    }
+
+    /// Room for about `features` more distinct features of `bytes` bytes in all.
+    pub fn reserve(&mut self, features: usize, bytes: usize) {
+        self.keys.reserve(features, bytes);
+        self.values.reserve(features);
+        let slots = (2 * (self.values.len() + features)).next_power_of_two().max(16);
+        if slots > self.slots.len() {
+            self.resize_slots(slots);
         }
     }
 
@@ -56,7 +85,7 @@ impl Bag {
             }
             if slot >> 32 == tag {
                 let i = (slot & 0xffff_ffff) as usize - 1;
-                if self.keys.key(i) == feature {
+                if same_bytes(self.keys.key(i), feature) {
                     self.values[i] += by;
                     return;
                 }
@@ -66,7 +95,10 @@ impl Bag {
     }
 
     fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(16);
+        self.resize_slots((self.slots.len() * 2).max(16));
+    }
+
+    fn resize_slots(&mut self, size: usize) {
         let mask = size - 1;
         self.slots = vec![0; size];
         for i in 0..self.values.len() {
@@ -116,6 +148,21 @@ mod tests {
         }
         assert_eq!(bag.len(), 1000);
         assert!((0..1000).all(|i| bag.count(i) == 2.0 && bag.feature(i) == format!("k{i}").as_bytes()));
+    }
+
+    #[test]
+    fn same_bytes_is_equality() {
+        let keys: Vec<Vec<u8>> = (0..=20).flat_map(|n| [vec![b'a'; n], [vec![b'a'; n.saturating_sub(1)], vec![b'b']].concat()]).collect();
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(same_bytes(a, b), a == b);
+                for i in 0..a.len() {
+                    let mut c = a.clone();
+                    c[i] ^= 1;
+                    assert!(!same_bytes(a, &c));
+                }
+            }
+        }
     }
 
     #[test]

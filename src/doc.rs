@@ -22,6 +22,12 @@ impl Keys {
         Keys { arena: Vec::with_capacity(bytes), spans: Vec::with_capacity(keys), hashes: Vec::with_capacity(keys) }
     }
 
+    pub fn reserve(&mut self, keys: usize, bytes: usize) {
+        self.arena.reserve(bytes);
+        self.spans.reserve(keys);
+        self.hashes.reserve(keys);
+    }
+
     #[inline(always)]
     pub fn push(&mut self, key: &[u8], hash: u64) {
         self.spans.push((self.arena.len() as u32, key.len() as u32));

@@ -297,7 +297,7 @@ impl Scorer {
             }
             Scorer::Bernoulli { alpha, class_docs, .. } => {
                 for (c, o) in out.iter_mut().enumerate() {
-                    *o += (docs[c] + alpha).ln() - (class_docs[c] - docs[c] + alpha).ln();
+                    *o += (docs[c] + alpha).ln() - (documents_without(class_docs[c], docs[c]) + alpha).ln();
                 }
             }
             Scorer::Complement { alpha, log_denominator, sums, n_features } => {
@@ -340,6 +340,15 @@ impl Scorer {
             }
         }
     }
+}
+
+/// N_c - D_cw, the documents of class c without word w (Bernoulli's 1 - P(w|c) numerator):
+/// never below 0. D_cw <= N_c holds up to rounding (Store::prepare_removal refuses an
+/// unlearning that breaks it), but with counts 2^53 apart the rounding of N_c alone is
+/// more than alpha, and log(N_c - D_cw + alpha) would be NaN (found by fuzz/core.rs).
+#[inline]
+fn documents_without(class_docs: f64, docs: f64) -> f64 {
+    (class_docs - docs).max(0.0)
 }
 
 /// F_notc = sum over the other classes of counts[c'] (total = the sum of all counts):
@@ -726,7 +735,11 @@ impl NaiveBayes {
             Scorer::Bernoulli { .. } => self.absent_log_sum(alpha),
             _ => vec![0.0; k],
         };
-        if self.unseen_score {
+        // With an empty vocabulary (every feature pruned, or hashed buckets dropped) the
+        // multinomial and complement P(unseen|c) = alpha / (T_c + alpha |V|) is 0/0 in every
+        // class alike: unseen words then tell the classes nothing (found by fuzz/core.rs).
+        let defined = self.store.n_features > 0 || matches!(scorer, Scorer::Bernoulli { .. });
+        if self.unseen_score && defined {
             scorer.add_unseen(unseen_sum, unseen_present, &mut rest);
         }
         if !matches!(self.kind, Kind::Complement { .. }) || self.active().len() == 1 {
@@ -837,7 +850,7 @@ impl NaiveBayes {
         let mut total = 0.0;
         let mut n_seen = 0.0;
         for (value, n) in values {
-            total += n as f64 * (class_docs - value * scale + alpha).ln();
+            total += n as f64 * (documents_without(class_docs, value * scale) + alpha).ln();
             n_seen += n as f64;
         }
         let cache = &mut self.absent[c];
@@ -1435,7 +1448,7 @@ impl NaiveBayes {
                     let n_c = class_docs[i % k.max(1)];
                     let denominator = (n_c + 2.0 * alpha).ln();
                     log_p[i] = (d + alpha).ln() - denominator;
-                    log_not_p[i] = (n_c - d + alpha).ln() - denominator;
+                    log_not_p[i] = (documents_without(n_c, d) + alpha).ln() - denominator;
                 }
                 (log_p, Some(log_not_p))
             }
@@ -1531,6 +1544,39 @@ mod tests {
         assert_eq!(m.learn(&mut empty, Some(0), 1.0, 1.0, 1.0), Err(NbError::EmptyDocument));
         let mut unknown = doc(&m, &[("chinese", 1.0), ("nowhere", 1.0)]);
         assert_eq!(m.unlearn(&mut unknown, 0, 1.0, None), Err(NbError::NeverLearned { features: vec![1], pruned: false }));
+    }
+
+    /// fuzz/core.rs: a hashed model whose only buckets were dropped, scoring unseen words.
+    #[test]
+    fn unseen_words_tell_nothing_once_the_vocabulary_is_empty() {
+        for kind in [Kind::Multinomial { mu: None }, Kind::Complement { norm: false }, Kind::Complement { norm: true }] {
+            let mut m = NaiveBayes::new(kind, Prior::Mle, true, false, Some(16), 1);
+            let mut d = doc(&m, &[("x y", 1.0), ("b", 2.0)]);
+            m.learn(&mut d, None, 1.0, 0.5, 1.0).unwrap();
+            let d = doc(&m, &[("x y", 1.0), ("b", 2.0)]);
+            m.drop_features(&d.ids);
+            let mut probe = doc(&m, &[("a", 1.0), ("cheap", 3.0)]);
+            let (_, log_proba) = m.log_posterior(&mut probe, 0.5, true);
+            assert_eq!(log_proba, vec![0.0], "{kind:?}");
+        }
+    }
+
+    /// fuzz/core.rs: Bernoulli counts 2^53 apart; whatever an unlearning is allowed to leave,
+    /// every probability stays a number.
+    #[test]
+    fn bernoulli_scores_stay_numbers_when_counts_are_2_53_apart() {
+        let mut m = NaiveBayes::new(Kind::Bernoulli { binarize: 0.0 }, Prior::Mle, true, false, Some(16), 4);
+        let mut d = doc(&m, &[("a", 1.0), ("meeting", 1.0)]);
+        let spam = m.learn(&mut d, None, 1.0, 0.3, 1.0).unwrap();
+        let mut d = doc(&m, &[("b", 1.0)]);
+        m.learn(&mut d, None, 1.0, 1.0, 1.0).unwrap();
+        let mut d = doc(&m, &[("b", 2.0), ("x y", 1.0)]);
+        m.learn(&mut d, Some(spam), 1.0, 1e17, 1.0).unwrap();
+        let mut d = doc(&m, &[("meeting", 1.0)]);
+        let _ = m.unlearn(&mut d, spam, 1e3, None);
+        let mut probe = doc(&m, &[("a", 1.0), ("cheap", 1.0)]);
+        let (_, log_proba) = m.log_posterior(&mut probe, 0.5, true);
+        assert!(log_proba.iter().all(|p| !p.is_nan() && *p <= 0.0), "{log_proba:?}");
     }
 
     #[test]

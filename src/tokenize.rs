@@ -81,6 +81,26 @@ fn chunk_masks(chunk: &[u8]) -> (u64, u64) {
     (words, high)
 }
 
+/// `ASCII_LOWER` (or `ASCII_KEEP`) applied to the 8 bytes of `block` at once: an ASCII
+/// word character ([0-9A-Za-z_]) is kept (lowercased when asked), another ASCII byte
+/// becomes 0, a byte >= 128 is kept.
+#[inline(always)]
+fn map_block(block: u64, lowercase: bool) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // For ASCII bytes b (bit 7 clear), bit 7 of (b | 0x80) - n is set iff b >= n (no
+    // borrow crosses bytes since every byte is >= 0x80 before the subtraction).
+    let set = block | HIGH_BITS;
+    let at_least = |n: u8| set.wrapping_sub(ONES * n as u64) & HIGH_BITS;
+    let range = |low: u8, high: u8| at_least(low) & !at_least(high + 1);
+    let ascii = !block & HIGH_BITS;
+    let upper = range(b'A', b'Z') & ascii;
+    let word = (range(b'0', b'9') | upper | range(b'a', b'z') | zero_bytes(block ^ (ONES * b'_' as u64))) & ascii;
+    // Byte masks: 0xFF where the byte is kept.
+    let keep = ((word | (block & HIGH_BITS)) >> 7).wrapping_mul(0xff);
+    let lowered = if lowercase { block + (upper >> 2) } else { block };
+    lowered & keep
+}
+
 /// The bit 7 of each byte of `flags` (all other bits zero) packed into bits 0-7.
 #[inline]
 fn gather_bits(flags: u64) -> u64 {
@@ -183,6 +203,12 @@ pub fn py_strip(text: &str) -> &str {
 /// Python's `str.lower()` of a whole text, final sigma included: U+03A3 lowers to U+03C2
 /// after a cased character (case-ignorable ones skipped) not followed by one.
 pub fn python_lower(text: &str, out: &mut String) {
+    if text.is_ascii() {
+        let start = out.len();
+        out.push_str(text);
+        out[start..].make_ascii_lowercase();
+        return;
+    }
     if !needs_python_lower(text) {
         for c in text.chars() {
             lower_char(c, |lc| out.push(lc));
@@ -224,7 +250,9 @@ pub fn lower_char(c: char, mut out: impl FnMut(char)) {
 /// Text whose lowercase depends on context (capital sigma lowers to a final sigma at the
 /// end of a word): the caller lowercases it with Python itself.
 pub fn needs_python_lower(text: &str) -> bool {
-    text.contains('\u{3a3}')
+    // U+03A3 is the bytes CE A3 in UTF-8 (A3 is a continuation byte: it follows its lead).
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(0xa3, bytes).any(|at| at > 0 && bytes[at - 1] == 0xce)
 }
 
 /// Tokenizer settings (the `streamnb.text.Tokenizer` parameters the core implements).
@@ -314,8 +342,15 @@ impl Options {
         };
         let table = if lowercase { &ASCII_LOWER } else { &ASCII_KEEP };
         buffer.clear();
-        buffer.extend(bytes[..end].iter().map(|&b| table[b as usize]));
         buffer.resize(end.div_ceil(64) * 64 + 64, 0); // whole 64-byte chunks, zero-padded
+        let whole = end / 8 * 8;
+        for (out, block) in buffer[..whole].chunks_exact_mut(8).zip(bytes[..whole].chunks_exact(8)) {
+            let block = u64::from_le_bytes(block.try_into().unwrap_or([0; 8]));
+            out.copy_from_slice(&map_block(block, lowercase).to_le_bytes());
+        }
+        for (out, &b) in buffer[whole..end].iter_mut().zip(&bytes[whole..end]) {
+            *out = table[b as usize];
+        }
         let max_tokens = self.max_tokens.unwrap_or(usize::MAX);
         let stop = self.stop_words.as_ref();
         let mut matches = 0usize;
@@ -393,6 +428,22 @@ impl Options {
         let mut words = Words::default();
         self.scan(text, lowercase, max_chars, scratch, |w| words.push(w));
         self.features(&words, None, scratch, &mut emit);
+    }
+
+    /// `for_each_feature` with this tokenizer's own steps 1 and 2: text holding a capital
+    /// sigma (whose lowercase depends on context) is cut and lowercased whole first, as
+    /// `words` does it.
+    pub fn each_feature(&self, text: &str, scratch: &mut Vec<u8>, emit: impl FnMut(&[u8])) {
+        if self.lowercase && needs_python_lower(text) {
+            let cut = match self.max_chars {
+                Some(n) => text.char_indices().nth(n).map_or(text, |(at, _)| &text[..at]),
+                None => text,
+            };
+            let mut lowered = String::with_capacity(cut.len());
+            python_lower(cut, &mut lowered);
+            return self.for_each_feature(&lowered, false, None, scratch, emit);
+        }
+        self.for_each_feature(text, self.lowercase, self.max_chars, scratch, emit)
     }
 
     /// Steps 5 and 7: every feature occurrence of the words, in the order Python counts
@@ -567,6 +618,25 @@ mod tests {
         assert_eq!(features_of(&o, "ab"), vec![" a", "ab", "b ", " ab", "ab "]);
         let o = Options { char_ngram_range: Some((4, 6)), ..default_options() };
         assert_eq!(features_of(&o, "ab"), vec!["c: ab ", "ab"]);
+    }
+
+    #[test]
+    fn blocks_map_as_the_tables() {
+        for lowercase in [false, true] {
+            let table = if lowercase { &ASCII_LOWER } else { &ASCII_KEEP };
+            for start in (0..256usize).step_by(8) {
+                for shift in 0..8 {
+                    let bytes: Vec<u8> = (0..8).map(|k| ((start + k * 37 + shift * 11) % 256) as u8).collect();
+                    let got = map_block(u64::from_le_bytes(bytes.clone().try_into().unwrap()), lowercase).to_le_bytes();
+                    let want: Vec<u8> = bytes.iter().map(|&b| table[b as usize]).collect();
+                    assert_eq!(got.to_vec(), want, "{bytes:?}");
+                }
+            }
+            for b in 0..=255u8 {
+                let got = map_block(u64::from_le_bytes([b; 8]), lowercase).to_le_bytes();
+                assert_eq!(got, [table[b as usize]; 8]);
+            }
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import expit
 
 from .errors import InvalidInputError, InvalidParameterError, describe
@@ -224,13 +225,13 @@ class IsotonicCalibrator:
             raise InvalidParameterError(f"smoothing must be a finite number > 0, got {describe(smoothing)}")
         if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not (0 < decay <= 1):
             raise InvalidParameterError(f"decay must be in (0, 1], got {describe(decay)}")
-        self.edges = edges_array
-        self.smoothing = float(smoothing)
-        self.decay = float(decay)
-        self.counts = np.zeros(len(edges_array) + 1)
-        self.spams = np.zeros(len(edges_array) + 1)
-        self.n = 0
-        self._values: np.ndarray | None = None
+        self.edges: npt.NDArray[np.float64] = edges_array
+        self.smoothing: float = float(smoothing)
+        self.decay: float = float(decay)
+        self.counts: npt.NDArray[np.float64] = np.zeros(len(edges_array) + 1)
+        self.spams: npt.NDArray[np.float64] = np.zeros(len(edges_array) + 1)
+        self.n: int = 0
+        self._values: npt.NDArray[np.float64] | None = None
 
     def bin_of(self, score: float) -> int:
         """Index of the bin holding a log-odds value (e_{b-1} <= z < e_b)."""

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import numbers
 import time
-from ._lazy import numpy as np
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from ._lazy import numpy as np
 
 from .errors import InvalidInputError, describe
 from .validate import is_finite
@@ -31,10 +38,11 @@ class Clock:
     def forgets(self) -> bool:
         return self.half_life is not None or self.half_life_seconds is not None
 
-    def forgetting(self, docs_ago: float | np.ndarray, seconds_ago: float | np.ndarray) -> float | np.ndarray:
+    def forgetting(self, docs_ago: float | npt.NDArray[np.float64],
+                   seconds_ago: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
         """gamma^age = 2 ** -(docs_ago / half_life + seconds_ago / half_life_seconds): the one
         forgetting formula (learning, unlearning, learn_many and merge all use it)."""
-        exponent: float | np.ndarray = 0.0
+        exponent: float | npt.NDArray[np.float64] = 0.0
         if self.half_life is not None:
             exponent = exponent + docs_ago / self.half_life
         if self.half_life_seconds is not None:
@@ -88,12 +96,13 @@ class Clock:
             return time.time() if default_now else None
         return float(t)
 
-    def check_times(self, t: object, n: int) -> np.ndarray | None:
+    def check_times(self, t: object, n: int) -> npt.NDArray[np.float64] | None:
         """Timestamps of a batch: one for all rows or one per row (None without half_life_seconds)."""
         if t is None or isinstance(t, numbers.Real):
             when = self.check_time(t, default_now=True)
             return None if when is None else np.full(n, when)
-        times = [self.check_time(v, default_now=True) for v in t]
+        # anything else must be an iterable of timestamps (a non-iterable raises TypeError here)
+        times = [self.check_time(v, default_now=True) for v in cast("Iterable[object]", t)]
         if len(times) != n:
             raise InvalidInputError(f"t has {len(times)} timestamps but there are {n} documents")
         return None if self.half_life_seconds is None else np.array(times, dtype=float)
@@ -104,7 +113,7 @@ def check_stamp(learned_at: object, n_learned: int) -> int | None:
     if learned_at is None:
         return None
     if isinstance(learned_at, bool) or not isinstance(learned_at, numbers.Integral) \
-            or not 1 <= learned_at <= n_learned:
+            or not 1 <= int(learned_at) <= n_learned:
         raise InvalidInputError(
             f"learned_at must be a document stamp in [1, {n_learned}] (model.n_learned right "
             f"after the document was learned), got {describe(learned_at)}")

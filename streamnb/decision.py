@@ -33,24 +33,25 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
-from ._lazy import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ._lazy import numpy as np
 
 from .errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
-from .evaluate import (CurvePoint, RunningMetrics, _objects, _pairs, _progress_callback, _total, accuracy,
-                       expected_calibration_error, false_negative_rate, false_positive_rate, log_loss,
-                       one_minus_auc_percent)
+from .evaluate import (CurvePoint, RunningMetrics, _objects, accuracy, expected_calibration_error,
+                       false_negative_rate, false_positive_rate, log_loss, one_minus_auc_percent, prequential)
 
 __all__ = [
     "HAM", "UNSURE", "SPAM", "Evidence", "LogOddsTerms", "log_odds_terms", "evidence",
     "chi2_sf_even", "fisher_combine", "robinson_probabilities", "ChiSquareResult", "chi_square_indicator",
-    "DecisionRule", "ArgmaxRule", "PosteriorRule", "ChiSquareRule", "LogOddsRule", "Verdict", "SpamFilter",
-    "FilterReport", "progressive_filter",
+    "FilterModel", "DecisionRule", "ArgmaxRule", "PosteriorRule", "ChiSquareRule", "LogOddsRule", "Verdict",
+    "SpamFilter", "FilterReport", "progressive_filter",
 ]
 
 HAM, UNSURE, SPAM = "ham", "unsure", "spam"
@@ -101,7 +102,7 @@ def _class_column(classes: list, label: Hashable) -> int:
     return classes.index(label)
 
 
-def log_odds_terms(model: Any, x: Any, positive: Hashable = SPAM, negative: Hashable = HAM) -> LogOddsTerms:
+def log_odds_terms(model: FilterModel, x: Any, positive: Hashable = SPAM, negative: Hashable = HAM) -> LogOddsTerms:
     """Split the model's log-odds of x into one term per known feature plus a bias.
 
     With the model's ``contributions_one(x)`` (jll_c = rest_c + sum_i terms_ic; multinomial:
@@ -138,7 +139,8 @@ def _split_log_odds(split: Any, positive: Hashable, negative: Hashable) -> tuple
             float(split.rest[pos] - split.rest[neg]))
 
 
-def evidence(model: Any, x: Any, k: int = 10, positive: Hashable = SPAM, negative: Hashable = HAM) -> list[Evidence]:
+def evidence(model: FilterModel, x: Any, k: int = 10, positive: Hashable = SPAM,
+             negative: Hashable = HAM) -> list[Evidence]:
     """The k features of x with the largest |contribution| to the log-odds, largest first.
 
     Weights are those of :func:`log_odds_terms` (in nats; > 0 toward ``positive``);
@@ -265,6 +267,24 @@ def _check_cutoffs(ham_cutoff: float, spam_cutoff: float) -> tuple[float, float]
     return float(ham_cutoff), float(spam_cutoff)
 
 
+class FilterModel(Protocol):
+    """What a SpamFilter and its rules ask of a model: every streamnb discrete model has it.
+
+    Used when the model has them: ``contributions_one`` (exact evidence, else ``log_linear``),
+    ``document_counts`` (chi-square combining), ``unlearn_one`` (corrections) and
+    ``tokenizer`` (raw messages).
+    """
+
+    @property
+    def class_counts(self) -> Mapping[Hashable, float]: ...
+
+    def predict_one(self, x: Any) -> Hashable | None: ...
+
+    def predict_log_proba_one(self, x: Any) -> Mapping[Hashable, float]: ...
+
+    def learn_one(self, x: Any, y: Hashable) -> Any: ...
+
+
 class DecisionRule(Protocol):
     """What a SpamFilter needs from a rule: a score, a verdict for a score, an explanation."""
 
@@ -366,7 +386,7 @@ class ChiSquareRule(_Band):
         self.min_strength = float(min_strength)
         self.max_discriminators = int(max_discriminators)
 
-    def combine(self, model: Any, features: Mapping, positive: Hashable = SPAM,
+    def combine(self, model: FilterModel, features: Mapping, positive: Hashable = SPAM,
                 negative: Hashable = HAM) -> ChiSquareResult:
         """Chi-square combining of one message against the model's document counts."""
         counts = model.document_counts(features)
@@ -523,7 +543,7 @@ class SpamFilter:
     (before that the log-odds are 0 or infinite: no comparison to calibrate).
     """
 
-    def __init__(self, model: Any = None, rule: DecisionRule | None = None, calibrator: Any = None, *,
+    def __init__(self, model: FilterModel | None = None, rule: DecisionRule | None = None, calibrator: Any = None, *,
                  min_per_class: float = 1, tokenizer: Callable[[Any], Mapping] | None = None,
                  positive: Hashable = SPAM, negative: Hashable = HAM, evidence_k: int = 10) -> None:
         if model is None:
@@ -808,32 +828,31 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Hash
     changed in place.
     """
     running = RunningMetrics(spam_filter.positive, curve)
-    y_true, verdicts, scores, log_odds, predictions, probability = [], [], [], [], [], []
-    bar, close = _progress_callback(progress, _total(stream, total), "filter")
-    start = time.perf_counter()
-    try:
-        for i, (x, y) in enumerate(_pairs(stream)):
-            features = spam_filter.features(x)
-            verdict = spam_filter.classify(features, explain=False)
-            z = verdict.log_odds
-            if z == 0:  # untrained, or an exact tie: the model's own rule decides
-                predicted = spam_filter.model.predict_one(features)
-            else:
-                predicted = spam_filter.positive if z > 0 else spam_filter.negative
-            spam_filter.learn(features, y)
-            running.update(y, predicted, float(expit(z)))
-            predictions.append(predicted)
-            y_true.append(y)
-            verdicts.append(verdict.label)
-            scores.append(verdict.score)
-            log_odds.append(z)
-            probability.append(verdict.probability)
-            if bar is not None:
-                bar(i + 1)
-    finally:
-        close()
-    if not y_true:
-        raise InvalidInputError("the stream yielded no (x, label) pairs; expected at least one")
+    y_true: list[Hashable] = []
+    verdicts: list[str] = []
+    scores: list[float] = []
+    log_odds: list[float] = []
+    predictions: list[Hashable | None] = []
+    probability: list[float] = []
+
+    def step(x: Any, y: Hashable) -> None:
+        features = spam_filter.features(x)
+        verdict = spam_filter.classify(features, explain=False)
+        z = verdict.log_odds
+        if z == 0:  # untrained, or an exact tie: the model's own rule decides
+            predicted = spam_filter.model.predict_one(features)
+        else:
+            predicted = spam_filter.positive if z > 0 else spam_filter.negative
+        spam_filter.learn(features, y)
+        running.update(y, predicted, float(expit(z)))
+        predictions.append(predicted)
+        y_true.append(y)
+        verdicts.append(verdict.label)
+        scores.append(verdict.score)
+        log_odds.append(z)
+        probability.append(verdict.probability)
+
+    seconds = prequential(stream, step, progress=progress, total=total, label="filter")
     running.checkpoint()
     labels = _objects(y_true)
     z_array = np.asarray(log_odds, dtype=float)
@@ -842,4 +861,4 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Hash
         verdicts=np.asarray(verdicts, dtype=object), scores=np.asarray(scores, dtype=float),
         log_odds=z_array, model_predictions=_objects(predictions), model_probability=expit(z_array),
         probability=np.asarray(probability, dtype=float),
-        curve=list(running.curve), seconds=time.perf_counter() - start)
+        curve=list(running.curve), seconds=seconds)

@@ -18,9 +18,12 @@ import sys
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ._lazy import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ._lazy import numpy as np
 
 from streamnb.errors import InvalidInputError, InvalidParameterError, describe
 
@@ -644,6 +647,30 @@ def _total(stream: Iterable[Any], total: int | None) -> int | None:
         return None
 
 
+def prequential(stream: Iterable[Any], step: Callable[[Any, Any], Any], *, progress: Progress = False,
+                total: int | None = None, label: str = "evaluate") -> float:
+    """The predict-then-learn loop every progressive evaluation shares (``progressive_evaluate``,
+    ``progressive_evaluate_alphas``, :func:`streamnb.decision.progressive_filter`): ``step(x, y)``
+    for each (x, y) pair of the stream in order (it predicts x with the model as it stands,
+    then learns it), with the progress bar. Returns the seconds the loop took;
+    InvalidInputError for an item that is not a pair, or a stream with none.
+    """
+    tick, close = _progress_callback(progress, _total(stream, total), label)
+    start = time.perf_counter()
+    done = 0
+    try:
+        for x, y in _pairs(stream):
+            step(x, y)
+            done += 1
+            if tick is not None:
+                tick(done)
+    finally:
+        close()
+    if not done:
+        raise InvalidInputError("the stream yielded no (x, y) pairs; expected at least one")
+    return time.perf_counter() - start
+
+
 def progressive_evaluate(
     model: _Learner,
     stream: Iterable[tuple[Any, Label]],
@@ -679,27 +706,21 @@ def progressive_evaluate(
     if not isinstance(max_repeats, int) or isinstance(max_repeats, bool) or max_repeats < 1:
         raise InvalidParameterError(f"max_repeats must be an int >= 1, got {describe(max_repeats)}")
     recorder = _Recorder(positive, curve)
-    tick, close = _progress_callback(progress, _total(stream, total), "evaluate")
-    start = time.perf_counter()
-    try:
-        for x, y in _pairs(stream):
-            predicted, score = _predict(model, x, positive)
-            learned = 0
-            if regime == "all" or predicted != y:
-                model.learn_one(x, y)
-                learned = 1
-                if regime == "until_no_error":
-                    while learned < max_repeats and _predict(model, x, positive)[0] != y:
-                        model.learn_one(x, y)
-                        learned += 1
-            recorder.add(y, predicted, score, learned)
-            if tick is not None:
-                tick(len(recorder.y_true))
-    finally:
-        close()
-    if not recorder.y_true:
-        raise InvalidInputError("the stream yielded no (x, y) pairs; expected at least one")
-    return recorder.report(regime, time.perf_counter() - start)
+
+    def step(x: Any, y: Label) -> None:
+        predicted, score = _predict(model, x, positive)
+        learned = 0
+        if regime == "all" or predicted != y:
+            model.learn_one(x, y)
+            learned = 1
+            if regime == "until_no_error":
+                while learned < max_repeats and _predict(model, x, positive)[0] != y:
+                    model.learn_one(x, y)
+                    learned += 1
+        recorder.add(y, predicted, score, learned)
+
+    seconds = prequential(stream, step, progress=progress, total=total, label="evaluate")
+    return recorder.report(regime, seconds)
 
 
 def progressive_evaluate_alphas(
@@ -733,21 +754,12 @@ def progressive_evaluate_alphas(
     if not callable(getattr(model, "with_alpha", None)):
         raise InvalidParameterError(f"model {describe(model)} has no with_alpha(alpha) method")
     recorders = {alpha: _Recorder(positive, curve) for alpha in values}
-    tick, close = _progress_callback(progress, _total(stream, total), "alphas")
-    start = time.perf_counter()
-    done = 0
-    try:
-        for x, y in _pairs(stream):
-            for alpha, recorder in recorders.items():
-                predicted, score = _predict(model.with_alpha(alpha), x, positive)
-                recorder.add(y, predicted, score, 1)
-            model.learn_one(x, y)
-            done += 1
-            if tick is not None:
-                tick(done)
-    finally:
-        close()
-    if not done:
-        raise InvalidInputError("the stream yielded no (x, y) pairs; expected at least one")
-    seconds = time.perf_counter() - start
+
+    def step(x: Any, y: Label) -> None:
+        for alpha, recorder in recorders.items():
+            predicted, score = _predict(model.with_alpha(alpha), x, positive)
+            recorder.add(y, predicted, score, 1)
+        model.learn_one(x, y)
+
+    seconds = prequential(stream, step, progress=progress, total=total, label="alphas")
     return {alpha: recorder.report("all", seconds, alpha) for alpha, recorder in recorders.items()}

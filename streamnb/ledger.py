@@ -19,15 +19,20 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-from ._lazy import numpy as np
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
 from .validate import Label
 
 if TYPE_CHECKING:
-    from .models.base import DiscreteNB
+    import numpy as np
+    import numpy.typing as npt
+
+    from .models.base import DiscreteNB, Document
+    from .store import Arrays
+else:
+    from ._lazy import numpy as np
 
 FINGERPRINT_BYTES = 16
 
@@ -47,7 +52,7 @@ def text_fingerprint(text: str | bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=FINGERPRINT_BYTES).digest()
 
 
-def features_fingerprint(tokens: Sequence[Hashable], values: np.ndarray) -> bytes:
+def features_fingerprint(tokens: Sequence[Hashable], values: npt.NDArray[np.float64]) -> bytes:
     """Fingerprint of a message given as features: order-independent, 1 and 1.0 alike.
 
     Pairs are written as repr(token) and repr(float(value)) and sorted; repr never
@@ -117,14 +122,14 @@ class Ledger:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def fingerprint(self, model: "DiscreteNB", x: Any) -> bytes:
+    def fingerprint(self, model: "DiscreteNB", x: Document) -> bytes:
         """The text's fingerprint, or that of the features the model learns from x."""
         if isinstance(x, (str, bytes)):
             return text_fingerprint(x)
         tokens, values = model._core.present_features(x)
         return features_fingerprint(tokens, np.asarray(values, dtype=float))
 
-    def learn(self, model: "DiscreteNB", x: Any, label: Label, weight: float, when: float | None) -> None:
+    def learn(self, model: "DiscreteNB", x: Document, label: Label, weight: float, when: float | None) -> None:
         if isinstance(x, (str, bytes)):
             entry = self.entries.get(text_fingerprint(x))
             if entry is not None and entry.label == label:
@@ -140,7 +145,7 @@ class Ledger:
         model._learn_counts(x, label, weight, when)
         self.entries.record(fingerprint, Entry(label, weight, model.n_learned, when))
 
-    def unlearn(self, model: "DiscreteNB", x: Any, label: Label, weight: float, learned_at: int | None,
+    def unlearn(self, model: "DiscreteNB", x: Document, label: Label, weight: float, learned_at: int | None,
                 when: float | None) -> None:
         fingerprint = self.fingerprint(model, x)
         entry = self.entries.get(fingerprint)
@@ -152,8 +157,8 @@ class Ledger:
         if entry is not None:
             self.entries.forget(fingerprint)
 
-    def unlearn_many(self, model: "DiscreteNB", documents: list, labels: list, weights: list, stamps: list,
-                     times: list) -> None:
+    def unlearn_many(self, model: "DiscreteNB", documents: list[Document], labels: list[Label], weights: list[float],
+                     stamps: list[int | None], times: list[float | None]) -> None:
         """All or nothing: held messages take their ledger entries; a message given twice is refused."""
         forgotten: list[bytes] = []
         for row, (document, label) in enumerate(zip(documents, labels)):
@@ -183,7 +188,7 @@ class Ledger:
             self.entries.record(fingerprint, entry._replace(learned_at=entry.learned_at + n0))
 
     # -- persistence ---------------------------------------------------------------------
-    def arrays(self, class_id: Any) -> dict[str, np.ndarray]:
+    def arrays(self, class_id: Callable[[Label], int | None]) -> Arrays:
         items = list(self.entries.items())
         entries = [entry for _, entry in items]
         return {
@@ -194,7 +199,7 @@ class Ledger:
             "ledger_t": np.array([0.0 if e.t is None else e.t for e in entries], dtype=np.float64),
         }
 
-    def restore(self, arrays: dict[str, np.ndarray], labels: list, n_learned: int, timed: bool) -> None:
+    def restore(self, arrays: Arrays, labels: list[Label], n_learned: int, timed: bool) -> None:
         """Entries from ``arrays`` (ModelFormatError for anything inconsistent)."""
         def require(condition: bool, message: str) -> None:
             if not condition:

@@ -183,10 +183,11 @@ def decode_header_value(value: str | bytes) -> str:
     as those bytes.
     """
     if isinstance(value, str):
+        text = value
         try:
-            value = value.encode("utf-8", "surrogateescape")
+            value = text.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:  # lone surrogates that did not come from bytes
-            value = value.encode("utf-8", "replace")
+            value = text.encode("utf-8", "replace")
     return _core.decode_header_value(bytes(value))
 
 

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .errors import InvalidInputError
 
-Model = TypeVar("Model")
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+
+class Mergeable(Protocol):
+    """What merge needs of a model (every streamnb model has it)."""
+
+    def _check_mergeable(self, other: Self) -> None: ...
+
+    def merge(self, other: Self) -> object: ...
+
+
+Model = TypeVar("Model", bound=Mergeable)
 
 
 def merge(models: Iterable[Model]) -> Model:

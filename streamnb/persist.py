@@ -75,12 +75,30 @@ import os
 import re
 import tempfile
 import zipfile
-from collections.abc import Mapping
-from typing import Any
-
-from ._lazy import numpy as np
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from .store import Arrays
+else:
+    from ._lazy import numpy as np
+
+
+class Saveable(Protocol):
+    """What a model type gives to be saved (see "Adding a model type" above)."""
+
+    def _state(self) -> tuple[dict[str, Any], Arrays]: ...
+
+    @classmethod
+    def _from_state(cls, state: dict[str, Any], arrays: Arrays) -> Saveable: ...
+
+
+_ModelType = TypeVar("_ModelType", bound="type[Saveable]")
 
 FORMAT = "streamnb-model"
 VERSION = 1
@@ -89,32 +107,41 @@ ARRAY_DTYPES = ("<f8", "<i8", "|u1")
 _TRAILER = re.compile(rb"streamnb-model v(\d{1,9}) sha256:([0-9a-f]{64})\Z")
 _TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
 
-MODEL_TYPES: dict[str, type] = {}
+MODEL_TYPES: dict[str, type[Saveable]] = {}
 _TOKENIZER_TYPES: dict[str, type] = {}
 _TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail", "streamnb.weighting")
 
 
-def register_model(cls: type | None = None, *, name: str | None = None):
+@overload
+def register_model(cls: _ModelType, *, name: str | None = None) -> _ModelType: ...
+@overload
+def register_model(cls: None = None, *, name: str | None = None) -> Callable[[_ModelType], _ModelType]: ...
+
+
+def register_model(cls: _ModelType | None = None, *,
+                   name: str | None = None) -> _ModelType | Callable[[_ModelType], _ModelType]:
     """Class decorator: make a model type saveable and loadable under ``name`` (default:
     the class name). ``@register_model`` or ``@register_model(name="river.MultinomialNB")``;
     a name already taken by another class raises InvalidParameterError."""
 
-    def register(model_type: type) -> type:
+    def register(model_type: _ModelType) -> _ModelType:
         key = name or model_type.__name__
         taken = MODEL_TYPES.get(key)
         if taken is not None and taken is not model_type:
             raise InvalidParameterError(f"model type name {key!r} is already registered for {taken!r}")
         MODEL_TYPES[key] = model_type
-        model_type._persist_name = key
+        setattr(model_type, "_persist_name", key)  # noqa: B010 (a class attribute the protocol does not declare)
         return model_type
 
     return register if cls is None else register(cls)
 
 
-def model_type(name: object) -> type | None:
+def model_type(name: object) -> type[Saveable] | None:
     """The registered model type of this name; a built-in one is imported on first use
     (``streamnb.models`` imports each model's module when it is asked for)."""
-    if name not in MODEL_TYPES and isinstance(name, str):
+    if not isinstance(name, str):
+        return None
+    if name not in MODEL_TYPES:
         models = importlib.import_module("streamnb.models")
         # importing a model's module registers it; an unknown name imports them all (for the error's list)
         for builtin in [name] if name in models.__all__ else models.__all__:
@@ -184,12 +211,12 @@ def encode_value(value: Any) -> Any:
     raise InvalidTypeError(f"cannot save a value of type {type(value).__name__}: {describe(value)}")
 
 
-def _all_str(values: list) -> bool:
+def _all_str(values: list[Any]) -> bool:
     """Are all items exactly str? (set(map(type, ...)) runs in C: a 100k-token vocabulary in ~2 ms)"""
     return not values or set(map(type, values)) == {str}
 
 
-def _all_plain_str(values: list) -> bool:
+def _all_plain_str(values: list[Any]) -> bool:
     """All str, none with a surrogate pair (UTF-8 encoding of the whole list, in C, finds any surrogate)."""
     if not _all_str(values):
         return False
@@ -250,14 +277,15 @@ def describe_tokenizer(tokenizer: object) -> dict[str, Any] | None:
     cls = type(tokenizer)
     name = _type_name(cls)
     known = tokenizer_types()
-    if known.get(name) is not cls or not callable(getattr(tokenizer, "get_params", None)):
+    get_params = getattr(tokenizer, "get_params", None)
+    if known.get(name) is not cls or not callable(get_params):
         raise InvalidTypeError(
             f"cannot save tokenizer {describe(tokenizer)}: only tokenizer classes with get_params() from "
             f"{', '.join(_TOKENIZER_MODULES)} or registered with streamnb.persist.register_tokenizer can be "
             f"saved (known: {sorted(known) or 'none'})")
-    params = encode_value(tokenizer.get_params())
+    params = encode_value(get_params())
     rebuilt = cls(**decode_value(params))
-    if encode_value(rebuilt.get_params()) != params:
+    if encode_value(getattr(rebuilt, "get_params")()) != params:  # noqa: B009 (its class has get_params: checked above)
         raise InvalidTypeError(f"cannot save tokenizer {describe(tokenizer)}: {name}(**get_params()) "
                                "does not rebuild it with the same settings")
     return {"type": name, "params": params}
@@ -282,12 +310,12 @@ def build_tokenizer(description: object) -> object:
 
 
 # -- saving ---------------------------------------------------------------------------
-def save(model: Any, path: str | os.PathLike) -> None:
+def save(model: Saveable, path: str | os.PathLike[str]) -> None:
     """Write ``model`` to ``path`` atomically in the format described above."""
     _write_atomically(os.fspath(path), dumps(model))
 
 
-def dumps(model: Any, *, tokenizer_apart: bool = False) -> bytes:
+def dumps(model: Saveable, *, tokenizer_apart: bool = False) -> bytes:
     """The bytes of a model file. ``tokenizer_apart`` leaves the tokenizer out (a null
     placeholder), for a caller that keeps the tokenizer object itself (pickling)."""
     name = type(model).__dict__.get("_persist_name")
@@ -302,7 +330,7 @@ def dumps(model: Any, *, tokenizer_apart: bool = False) -> bytes:
         described = None if tokenizer_apart else describe_tokenizer(params["tokenizer"])
         tokenizer, params["tokenizer"] = described, None
     state["params"] = params
-    metadata = {"format": FORMAT, "version": VERSION, "streamnb": _library_version(), "model": name,
+    metadata: dict[str, Any] = {"format": FORMAT, "version": VERSION, "streamnb": _library_version(), "model": name,
                 "tokenizer": tokenizer, "state": encode_value(state), "arrays": {}}
     members = {}
     for array_name in sorted(arrays):
@@ -326,9 +354,9 @@ def _pack(metadata: bytes, members: dict[str, bytes]) -> bytes:
         for name, data in members.items():
             archive.writestr(_member(name), data)
         archive.comment = prefix + b"0" * 64
-    data = bytearray(buffer.getvalue())
-    data[-64:] = hashlib.sha256(bytes(data[:-64])).hexdigest().encode("ascii")
-    return bytes(data)
+    packed = bytearray(buffer.getvalue())
+    packed[-64:] = hashlib.sha256(bytes(packed[:-64])).hexdigest().encode("ascii")
+    return bytes(packed)
 
 
 def _member(name: str) -> zipfile.ZipInfo:
@@ -366,7 +394,7 @@ def _library_version() -> str:
 
 
 # -- loading --------------------------------------------------------------------------
-def load(path: str | os.PathLike) -> Any:
+def load(path: str | os.PathLike[str]) -> Any:  # the model type the file holds
     """Read a model saved by ``save``. ModelFormatError for anything but an intact file of
     a known version: truncated, corrupted, tampered, wrong shapes, non-finite or negative
     counts, pickled objects. Nothing in the file is ever executed."""
@@ -489,7 +517,7 @@ def _read_npy(name: str, raw: bytes) -> tuple[str, tuple[int, ...], bytes]:
     return header["descr"], header["shape"], payload
 
 
-class SavedArrays(Mapping):
+class SavedArrays(Mapping[str, "npt.NDArray[Any]"]):
     """The arrays of a model file: numpy arrays on lookup, and ``raw(name)`` for readers
     that need no numpy (the discrete models' store hands the bytes to the core).
 
@@ -498,13 +526,13 @@ class SavedArrays(Mapping):
 
     def __init__(self, arrays: dict[str, tuple[str, tuple[int, ...], bytes]]) -> None:
         self._raw = arrays
-        self._converted: dict[str, Any] = {}
+        self._converted: dict[str, npt.NDArray[Any]] = {}
 
     def raw(self, name: str) -> tuple[str, tuple[int, ...], bytes]:
         """(dtype, shape, little-endian bytes) of an array."""
         return self._raw[name]
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> npt.NDArray[Any]:
         if name not in self._converted:
             dtype, shape, payload = self._raw[name]
             self._converted[name] = np.frombuffer(payload, dtype=np.dtype(dtype)).reshape(shape).copy()
@@ -513,7 +541,7 @@ class SavedArrays(Mapping):
     def __contains__(self, name: object) -> bool:
         return name in self._raw
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
 
     def __len__(self) -> int:

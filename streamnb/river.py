@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,6 +41,9 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
 from . import mail, models
 from . import text as text_features
 from .errors import InvalidInputError, InvalidTypeError, describe
+from .models.base import DiscreteNB
+from .models.record import RecordNB
+from .validate import Label
 
 __all__ = ["NaiveBayesClassifier", "MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB",
            "TextTransformer", "Tokenizer", "EmailTokenizer", "OnlineTfidf"]
@@ -54,6 +57,10 @@ def _constructor_parameters(cls: type) -> list[inspect.Parameter]:
     return list(inspect.signature(cls).parameters.values())
 
 
+class _Adapter(Protocol):
+    def _setup(self, params: dict[str, Any]) -> None: ...
+
+
 def _init_with_signature(owner: str, parameters: list[inspect.Parameter]) -> Callable[..., None]:
     """An ``__init__`` taking exactly ``parameters`` (visible to ``inspect.signature``).
 
@@ -64,7 +71,7 @@ def _init_with_signature(owner: str, parameters: list[inspect.Parameter]) -> Cal
     """
     signature = inspect.Signature(parameters)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self: _Adapter, *args: Any, **kwargs: Any) -> None:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         self._setup(dict(bound.arguments))
@@ -86,7 +93,8 @@ def _frame_rows(X: Any) -> list[Any]:
     holds one document per row (raw text, for a model built with a tokenizer).
     """
     if isinstance(X, pd.Series):
-        return X.tolist()
+        texts: list[Any] = X.tolist()
+        return texts
     if not isinstance(X, pd.DataFrame):
         raise InvalidTypeError(f"a mini-batch must be a pandas DataFrame (or Series of texts), got {describe(X)}")
     n_rows = len(X)
@@ -145,7 +153,8 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
     (and river's checks) can hold documents with no nonzero value and must not stop there.
     """
 
-    model_class: ClassVar[type]
+    model_class: ClassVar[type[DiscreteNB | RecordNB]]
+    model: DiscreteNB | RecordNB
     positive_input: ClassVar[bool] = False
     parameter_defaults: ClassVar[Mapping[str, Any]] = {}
     _parameters: ClassVar[list[inspect.Parameter]]
@@ -191,23 +200,23 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
             yield {"mu": 50.0, "unseen": "score"}
 
     # -- one document -------------------------------------------------------------------
-    def learn_one(self, x: Any, y: Hashable, w: float = 1.0) -> None:
+    def learn_one(self, x: Any, y: Label, w: float = 1.0) -> None:
         """Learn one document x (a mapping feature -> value, or text) of class y with weight w."""
         self.model.learn_one(x, y, w)
 
-    def unlearn_one(self, x: Any, y: Hashable, w: float = 1.0) -> None:
+    def unlearn_one(self, x: Any, y: Label, w: float = 1.0) -> None:
         """Remove a document learned earlier: the exact inverse of learn_one."""
         self.model.unlearn_one(x, y, w)
 
-    def predict_proba_one(self, x: Any, **kwargs: Any) -> dict[Hashable, float]:
+    def predict_proba_one(self, x: Any, **kwargs: Any) -> dict[Label, float]:
         """P(c | x) for every class seen; an empty dict before anything is learned."""
         return self.model.predict_proba_one(x)
 
-    def predict_log_proba_one(self, x: Any) -> dict[Hashable, float]:
+    def predict_log_proba_one(self, x: Any) -> dict[Label, float]:
         """log P(c | x) for every class seen (exact in log space: no underflow to 0)."""
         return self.model.predict_log_proba_one(x)
 
-    def predict_one(self, x: Any, **kwargs: Any) -> Hashable | None:
+    def predict_one(self, x: Any, **kwargs: Any) -> Label | None:
         """The most probable class (the first learned wins ties); None before any learning."""
         return self.model.predict_one(x)
 
@@ -241,7 +250,7 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
 
     # -- streamnb extras ----------------------------------------------------------------
     @property
-    def classes(self) -> list[Hashable]:
+    def classes(self) -> list[Label]:
         """Classes learned so far, in the order they first appeared."""
         return self.model.classes
 
@@ -249,7 +258,13 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
         """Add another adapter's counts to this one (same class and parameters)."""
         if type(other) is not type(self):
             raise InvalidTypeError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
-        self.model.merge(other.model)
+        # the same adapter class: the same model class on both sides
+        if isinstance(self.model, DiscreteNB):
+            assert isinstance(other.model, DiscreteNB)
+            self.model.merge(other.model)
+        else:
+            assert isinstance(other.model, RecordNB)
+            self.model.merge(other.model)
 
 
 _RIVER_DEFAULTS = {"empty_documents": "learn"}
@@ -333,6 +348,7 @@ class TextTransformer(river_base.MiniBatchTransformer):
     """
 
     transformer_class: ClassVar[type]
+    on: Hashable | None  # set by _setup, with the transformer's own parameters
     text_input: ClassVar[bool] = True  # False for a vectorizer fed token counts, not text
     _parameters: ClassVar[list[inspect.Parameter]]
 
@@ -392,7 +408,8 @@ class TextTransformer(river_base.MiniBatchTransformer):
             raise InvalidTypeError(f"with on={self.on!r} a mini-batch must be a pandas DataFrame, got {describe(X)}")
         if self.on not in X.columns:
             return [""] * len(X)
-        return X[self.on].tolist()
+        texts: list[Any] = X[self.on].tolist()
+        return texts
 
     def learn_many(self, X: Any) -> None:
         """Learn every text of the batch in row order (equal to learn_one row by row)."""

@@ -425,6 +425,7 @@ class UserModel:
             if self._changed_on_disk():
                 return False
             if self.journal_fd is None:
+                assert self.digest is not None  # set with the model this journal follows
                 self.journal_fd = journal.create_journal(self.path, self.digest)
             journal.append_lessons(self.journal_fd, lessons)
             self.journal_stamp = journal.stamp(journal.journal_path(self.path))
@@ -468,7 +469,9 @@ class UserModel:
         async with self.lock:
             if not await self.current(create=False):
                 return None
-            self.filter.evidence_k = 10 if explain else 0
+            assert self.filter is not None and self.model is not None  # current() loaded them
+            # (ignore: the attribute's type is inferred in decision.py, left out of mypy until the accuracy work lands)
+            self.filter.evidence_k = 10 if explain else 0  # type: ignore[has-type]
             verdict = self.filter.classify(raw, explain=explain)
             return verdict, self.filter.ready, self.model.class_counts
 
@@ -643,6 +646,7 @@ class Server:
     async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None) -> None:
         """Serve until SIGTERM or SIGINT, then fold every model and return."""
         addresses = await self.start(host, port)
+        assert self._stopping is not None  # made by start()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
@@ -665,6 +669,7 @@ class Server:
     async def _snapshots(self) -> None:
         """Fold the journals that have waited longer than --snapshot-seconds."""
         period = max(0.2, min(5.0, self.settings.snapshot_seconds / 4))
+        assert self._stopping is not None  # made by start(), which starts this task
         while not self._stopping.is_set():
             await asyncio.sleep(period)
             now = time.monotonic()
@@ -675,6 +680,7 @@ class Server:
     # -- one connection ---------------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # each connection runs in a task of its own
         self.tasks.add(task)
         try:
             if self.active >= self.settings.limits.max_connections:

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
-from ._lazy import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from ._lazy import numpy as np
 
 from . import _core
 from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, describe
@@ -60,12 +64,12 @@ class Vocabulary:
         """One more than the largest id handed out so far (the row count the cells need)."""
         return self._core.capacity
 
-    def find(self, tokens: Sequence[Hashable]) -> np.ndarray:
+    def find(self, tokens: Sequence[Hashable]) -> npt.NDArray[np.int64]:
         """Ids of the tokens, -1 for tokens not in the vocabulary (nothing is added)."""
         return np.frombuffer(self._core.find(tokens), dtype=np.int64)
 
-    def find_or_add(self, tokens: Sequence[Hashable], ids: np.ndarray | None = None,
-                    epoch: int | None = None) -> np.ndarray:
+    def find_or_add(self, tokens: Sequence[Hashable], ids: npt.NDArray[np.int64] | None = None,
+                    epoch: int | None = None) -> npt.NDArray[np.int64]:
         """Ids of the tokens, giving new tokens new (or recycled) ids.
 
         ``ids``/``epoch`` (an earlier ``find``) are accepted for the callers' convenience;
@@ -77,7 +81,8 @@ class Vocabulary:
         """Forget the tokens of these ids; the ids become free for reuse."""
         self._core.remove([int(i) for i in ids])
 
-    def restore(self, ids: np.ndarray, tokens: list[Hashable], free: np.ndarray) -> None:
+    def restore(self, ids: npt.NDArray[np.int64] | None, tokens: list[Hashable],
+                free: npt.NDArray[np.int64] | None) -> None:
         """Take the layout of a saved vocabulary: ``tokens`` at ``ids``, ``free`` ids for reuse.
 
         ModelFormatError unless ids (increasing) and free ids together are 0, 1, ... without
@@ -86,12 +91,14 @@ class Vocabulary:
         for name, array in (("feature ids", ids), ("free ids", free)):
             _require(isinstance(array, np.ndarray) and array.dtype == np.int64 and array.ndim == 1,
                      f"{name} must be a 1-d int64 array")
+            assert array is not None  # _require just checked it is an array
             _require(not len(array) or (array.min() >= 0 and array.max() < 2**32 - 1), f"{name} out of range")
+        assert ids is not None and free is not None  # _require just checked both
         _require(bool((np.diff(ids) > 0).all()), "feature ids must be increasing")
         _require(isinstance(tokens, list) and len(tokens) == len(ids), f"the vocabulary must list {len(ids)} tokens")
         self._core.restore(ids.tolist(), tokens, free.tolist())
 
-    def ids(self) -> np.ndarray:
+    def ids(self) -> npt.NDArray[np.int64]:
         """Ids of the tokens in the vocabulary, ascending (int64)."""
         return np.array(self._core.ids(), dtype=np.int64)
 
@@ -104,11 +111,11 @@ class Vocabulary:
         ids = self._core.ids()
         return dict(zip(self._core.tokens(ids), ids))
 
-    def token(self, feature_id: int) -> Hashable:
-        """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``)."""
+    def token(self, feature_id: int) -> Hashable | None:
+        """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``); None for a free id."""
         return self._core.token(int(feature_id))
 
-    def tokens(self, ids: Iterable[int]) -> list[Hashable]:
+    def tokens(self, ids: Iterable[int]) -> list[Hashable | None]:
         return self._core.tokens([int(i) for i in ids])
 
     def nbytes(self) -> int:
@@ -117,13 +124,13 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self._core)
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         ids = self._core.ids()
         return {"n_buckets": self.n_buckets, "ids": ids, "tokens": self._core.tokens(ids),
                 "free": self._core.free_ids()}
 
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["n_buckets"])
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        type(self).__init__(self, state["n_buckets"])
         if state["n_buckets"] is None:
             self._core.restore(state["ids"], state["tokens"], state["free"])
 
@@ -156,7 +163,7 @@ def _from_plain(value: object) -> Hashable:
         if "$tuple" in value:
             return tuple(_from_plain(v) for v in value["$tuple"])
         return bytes.fromhex(value["$bytes"])
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _token_key(token: object) -> bytes:
@@ -182,7 +189,7 @@ def _token_from_key(key: bytes) -> Hashable:
 class StoreVocabulary:
     """The vocabulary of a discrete model (in its core): token <-> feature id."""
 
-    def __init__(self, core: Any, n_buckets: int | None) -> None:
+    def __init__(self, core: _core.Core[Label], n_buckets: int | None) -> None:
         self._core = core
         self.n_buckets = n_buckets
 
@@ -196,15 +203,15 @@ class StoreVocabulary:
         """One more than the largest id in use (hashed models: the number of buckets)."""
         return self._core.capacity
 
-    def find(self, tokens: Sequence[Hashable]) -> np.ndarray:
+    def find(self, tokens: Sequence[Hashable]) -> npt.NDArray[np.int64]:
         """Ids of the tokens, -1 for tokens not in the vocabulary (hashed: the buckets)."""
         return np.array(self._core.find(tokens), dtype=np.int64)
 
-    def token(self, feature_id: int) -> Hashable:
-        """The token of an id (hashed models: the bucket's name, e.g. ``'#417'``)."""
+    def token(self, feature_id: int) -> Hashable | None:
+        """The token of an id (hashed models: the bucket's name, e.g. ``'#417'``); None for an id not in V."""
         return self._core.tokens_of([int(feature_id)])[0]
 
-    def tokens(self, ids: Iterable[int]) -> list[Hashable]:
+    def tokens(self, ids: Iterable[int]) -> list[Hashable | None]:
         return self._core.tokens_of([int(i) for i in ids])
 
     def free_ids(self) -> list[int]:
@@ -223,7 +230,7 @@ class StoreVocabulary:
 class Cells:
     """Which cell layout the store uses ("dense" or "hash") and its size."""
 
-    def __init__(self, core: Any) -> None:
+    def __init__(self, core: _core.Core[Label]) -> None:
         self._core = core
 
     @property
@@ -234,7 +241,16 @@ class Cells:
         return self._core.cells_nbytes()
 
 
-def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> np.ndarray:
+if TYPE_CHECKING:
+    #: Named arrays of the model file: float64 counts, int64 ids and stamps, uint8 fingerprints
+    #: (the dtype depends on the name; every array read from a file is checked before use).
+    #: A model file's are a ``persist.SavedArrays``, which reads them without numpy.
+    Arrays = Mapping[str, npt.NDArray[Any]]
+    #: Cells as (feature ids, class ids, tokens, docs).
+    _Cells = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
+
+
+def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> npt.NDArray[np.float64]:
     array = np.frombuffer(data, dtype=np.float64)
     return array if shape is None else array.reshape(shape)
 
@@ -242,7 +258,7 @@ def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> np.ndarray
 class CountStore:
     """Read access to a discrete model's counts, and its export and import for ``persist``."""
 
-    def __init__(self, core: Any, n_buckets: int | None) -> None:
+    def __init__(self, core: _core.Core[Label], n_buckets: int | None) -> None:
         self._core = core
         self.vocabulary = StoreVocabulary(core, n_buckets)
         self.cells = Cells(core)
@@ -265,19 +281,19 @@ class CountStore:
         return self._core.add_class(check_label(label))
 
     @property
-    def class_docs(self) -> np.ndarray:
+    def class_docs(self) -> npt.NDArray[np.float64]:
         """N_c in stored units."""
         return np.array(self._core.stored_class_totals()[0])
 
     @property
-    def class_tokens(self) -> np.ndarray:
+    def class_tokens(self) -> npt.NDArray[np.float64]:
         """T_c in stored units."""
         return np.array(self._core.stored_class_totals()[1])
 
-    def true_class_docs(self) -> np.ndarray:
+    def true_class_docs(self) -> npt.NDArray[np.float64]:
         return np.array(self._core.class_docs())
 
-    def true_class_tokens(self) -> np.ndarray:
+    def true_class_tokens(self) -> npt.NDArray[np.float64]:
         return np.array(self._core.class_tokens())
 
     # -- clocks ----------------------------------------------------------------------------
@@ -303,49 +319,49 @@ class CountStore:
         return self._core.pruned_at
 
     # -- features and counts ---------------------------------------------------------------
-    def feature_ids(self) -> np.ndarray:
+    def feature_ids(self) -> npt.NDArray[np.int64]:
         """Ids of the features in V, ascending."""
         return np.array(self._core.feature_ids(), dtype=np.int64)
 
-    def known(self, ids: np.ndarray) -> np.ndarray:
+    def known(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         """Mask of the ids that are features in V."""
         return np.array(self._core.known([int(i) for i in ids]), dtype=bool)
 
-    def gather(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def gather(self, ids: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """True (token, doc) counts of the features ``ids`` in every class: two (n, K) arrays."""
         tokens, docs = self._core.gather([int(i) for i in ids])
         shape = (len(ids), self.n_classes)
         return _floats(tokens, shape), _floats(docs, shape)
 
-    def gather_tokens(self, ids: np.ndarray) -> np.ndarray:
+    def gather_tokens(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         return self.gather(ids)[0]
 
-    def gather_docs(self, ids: np.ndarray) -> np.ndarray:
+    def gather_docs(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         return self.gather(ids)[1]
 
-    def nonzero(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def nonzero(self) -> _Cells:
         """Every nonzero cell as true counts: (feature ids, class ids, tokens, docs)."""
         rows, cols, tokens, docs = self._stored_cells()
         return rows, cols, tokens * self.scale, docs * self.scale
 
-    def _stored_cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _stored_cells(self) -> _Cells:
         rows, cols, tokens, docs = self._core.nonzero()
         return (np.frombuffer(rows, dtype=np.int64), np.frombuffer(cols, dtype=np.int64),
                 _floats(tokens), _floats(docs))
 
-    def _stamps(self, which: int) -> np.ndarray:
+    def _stamps(self, which: int) -> npt.NDArray[np.int64]:
         ids = self.feature_ids()
         stamps = np.zeros(self.vocabulary.capacity, dtype=np.int64)
         stamps[ids] = self._core.stamps(ids.tolist())[which]
         return stamps
 
     @property
-    def born(self) -> np.ndarray:
+    def born(self) -> npt.NDArray[np.int64]:
         """Per feature id: when the feature last entered V (0 for ids not in V)."""
         return self._stamps(0)
 
     @property
-    def last_seen(self) -> np.ndarray:
+    def last_seen(self) -> npt.NDArray[np.int64]:
         """Per feature id: the last learned document containing it (0 for ids not in V)."""
         return self._stamps(1)
 
@@ -366,7 +382,7 @@ class CountStore:
         return self._core.nbytes()
 
     # -- persistence -----------------------------------------------------------------------
-    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, dict[str, np.ndarray]]:
+    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, dict[str, npt.NDArray[Any]]]:
         """The whole state as (scalars, feature tokens, named arrays), for persistence.
 
         Feature ids are kept as they are (``feature_id``, and the ids free for reuse in
@@ -395,7 +411,7 @@ class CountStore:
         arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.int64)
         return scalars, self.vocabulary.tokens(ids), arrays
 
-    def restore(self, scalars: dict[str, Any], tokens: list[Hashable] | None, arrays: dict[str, np.ndarray],
+    def restore(self, scalars: dict[str, Any], tokens: list[Hashable] | None, arrays: Arrays,
                 pruned_at: int) -> None:
         """Load ``export``'s output into this (empty) store, every value checked first.
 
@@ -430,10 +446,10 @@ _STORE_ARRAYS = ("feature_id", "free_id", "class_docs", "class_tokens", "cell_fe
                  "cell_tokens", "cell_docs", "feature_born", "feature_last_seen")
 
 
-def _raw_array(arrays: Any, name: str) -> tuple[str, tuple[int, ...], bytes]:
+def _raw_array(arrays: Arrays, name: str) -> tuple[str, tuple[int, ...], bytes]:
     """(dtype, shape, little-endian bytes) of a saved array: straight from the file
     (``persist.SavedArrays``), or from a numpy array (a MixedNB's part, a caller's dict)."""
-    raw = getattr(arrays, "raw", None)
+    raw: Callable[[str], tuple[str, tuple[int, ...], bytes]] | None = getattr(arrays, "raw", None)
     if raw is not None:
         return raw(name)
     array = arrays[name]
@@ -446,7 +462,16 @@ def _require(condition: bool, message: str) -> None:
         raise ModelFormatError(message)
 
 
-def settle(old, delta):
+@overload
+def settle(old: float, delta: float) -> float: ...
+@overload
+def settle(old: npt.NDArray[np.float64], delta: float | npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+@overload
+def settle(old: float | npt.NDArray[np.float64], delta: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+
+
+def settle(old: float | npt.NDArray[np.float64],
+           delta: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
     """old + delta, with rounding residues of a subtraction snapped to exactly zero: the rule
     of the core's store (src/store.rs, ``settle``), for the record models' numpy tables."""
     new = old + delta

@@ -12,7 +12,7 @@ import math
 import numbers
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar, Union
+from typing import Any, Literal, TypeVar, Union, overload
 
 from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, InvalidTypeError, describe
 
@@ -63,6 +63,12 @@ def check_choice(name: str, value: T, choices: tuple[T, ...]) -> T:
     if not isinstance(value, (str, type(None))) or value not in choices:
         raise InvalidParameterError(f"{name} must be one of {choices}, got {describe(value)}")
     return value
+
+
+@overload
+def check_positive(name: str, value: object, *, integer: Literal[True]) -> int | None: ...
+@overload
+def check_positive(name: str, value: object, *, integer: Literal[False]) -> float | None: ...
 
 
 def check_positive(name: str, value: object, *, integer: bool) -> float | int | None:
@@ -136,7 +142,7 @@ def check_class_prior(prior: object) -> str | dict[Label, float]:
     if isinstance(prior, Mapping):
         fixed = {}
         for label, p in prior.items():
-            if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0 < p < math.inf):
+            if isinstance(p, bool) or not isinstance(p, numbers.Real) or p <= 0 or not p < math.inf:
                 raise InvalidParameterError(f"fixed prior of class {label!r} must be a number > 0, got {describe(p)}")
             fixed[check_label(label)] = float(p)
         if not fixed:

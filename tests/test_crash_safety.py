@@ -31,9 +31,12 @@ def label(i: int) -> str:
     return "ham" if i % 3 == 0 else "spam"
 
 
-def save_forever(path: str) -> None:
-    """Continue the model on disk (if any): learn STEP documents, save, repeat."""
+def save_forever(path: str, loaded=None) -> None:
+    """Continue the model on disk (if any): learn STEP documents, save, repeat. ``loaded``
+    (an Event) is set once the model is read, so a kill's delay counts from the saving loop."""
     model = streamnb.load(path) if os.path.exists(path) else streamnb.MultinomialNB()
+    if loaded is not None:
+        loaded.set()
     i = model.n_learned
     while True:
         for _ in range(STEP):
@@ -59,8 +62,10 @@ def test_a_killed_saver_never_leaves_a_broken_file(tmp_path):
     seen, mid_write = 0, 0
     started = time.monotonic()
     for _ in range(KILLS):
-        process = context.Process(target=save_forever, args=(path,), daemon=True)
+        loaded = context.Event()
+        process = context.Process(target=save_forever, args=(path, loaded), daemon=True)
         process.start()
+        assert loaded.wait(60), "the saver did not start"  # on a loaded machine a fork can take a while
         time.sleep(rng.uniform(0.005, 0.08))
         os.kill(process.pid, signal.SIGKILL)
         process.join()

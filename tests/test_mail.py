@@ -576,3 +576,17 @@ def test_custom_token_pattern_reads_in_the_core_and_tokenizes_in_python():
     assert list(features)[:4] == ["i", "am", "a", "cat"]
     parsed = parse_message(raw)
     assert EmailTokenizer().features(parsed) == EmailTokenizer()(raw)
+
+
+def test_feature_strings_reused_across_messages_never_change_a_result():
+    # The core keeps the Python strings of recent features (a small cache keyed by hash);
+    # results must be the same Counter as a fresh tokenizer gives, message after message.
+    from collections import Counter
+
+    messages = [f"Subject: offer {i}\nFrom: a@ex{i % 3}.com\n\nword{i % 7} shared w{i} {'x' * (i * 9)}\n".encode()
+                for i in range(60)]
+    tokenizer = EmailTokenizer()
+    for message in messages + messages[::-1]:
+        got = tokenizer(message)
+        assert type(got) is Counter
+        assert list(got.items()) == list(EmailTokenizer()(message).items())

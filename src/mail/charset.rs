@@ -90,6 +90,7 @@ pub fn decode_into(data: &[u8], charset: Option<&str>, out: &mut String) {
             }
             out.push_str(&text);
         }
+        Some(Charset::Ascii) if data.is_ascii() => out.push_str(std::str::from_utf8(data).unwrap_or_default()),
         Some(Charset::Ascii) => {
             out.extend(data.iter().map(|&b| if b < 0x80 { b as char } else { '\u{fffd}' }));
         }

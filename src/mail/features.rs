@@ -21,7 +21,7 @@ use super::message::{self, Parsed};
 use super::mime::Limits;
 use super::url;
 use crate::bag::Bag;
-use crate::tokenize::{is_word_char, python_lower, Options, Words};
+use crate::tokenize::{is_word_char, python_lower, Options};
 use std::hash::BuildHasher;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -81,7 +81,6 @@ impl Default for EmailFeatures {
 /// Reusable buffers of one count.
 #[derive(Default)]
 struct Scratch {
-    words: Words,
     feature: Vec<u8>,
     name: Vec<u8>,
 }
@@ -105,6 +104,10 @@ impl EmailFeatures {
     /// that fails, the one feature `mime:unparsed`.
     pub fn count_into<H: BuildHasher>(&self, raw: &[u8], bag: &mut Bag, hasher: &H) {
         bag.clear();
+        // About one distinct feature per 32 bytes of mail (a few hundred a message): room
+        // made once rather than grown step by step.
+        let room = (raw.len() / 32 + 64).min(1 << 11);
+        bag.reserve(room, 12 * room);
         let counted = catch_unwind(AssertUnwindSafe(|| {
             let parsed = self.parse(raw);
             self.count_parsed(&parsed, bag, hasher);
@@ -125,19 +128,16 @@ impl EmailFeatures {
     pub fn count_parsed<H: BuildHasher>(&self, parsed: &Parsed<'_>, bag: &mut Bag, hasher: &H) {
         let mut scratch = Scratch::default();
         let add = |feature: &[u8], bag: &mut Bag| bag.add(feature, hasher.hash_one(feature), 1.0);
-        self.words.words(&parsed.body, &mut scratch.words);
-        self.words.features(&scratch.words, None, &mut scratch.feature, |f| add(f, bag));
+        self.words.each_feature(&parsed.body, &mut scratch.feature, |f| add(f, bag));
         if self.subject {
             let subject = parsed.subject();
             if !subject.is_empty() {
-                scratch.words.clear();
-                self.words.words(&subject, &mut scratch.words);
-                let mut prefixed = Vec::new();
-                self.words.features(&scratch.words, None, &mut scratch.feature, |f| {
+                let prefixed = &mut scratch.name;
+                self.words.each_feature(&subject, &mut scratch.feature, |f| {
                     prefixed.clear();
                     prefixed.extend_from_slice(b"subject:");
                     prefixed.extend_from_slice(f);
-                    add(&prefixed, bag);
+                    add(prefixed, bag);
                 });
             }
         }
@@ -151,6 +151,7 @@ impl EmailFeatures {
     fn count_extras(&self, parsed: &Parsed<'_>, scratch: &mut Scratch, emit: &mut dyn FnMut(&[u8])) {
         let mut seen: Vec<&str> = Vec::new();
         let mut sender_done = !self.sender_address;
+        let mut lower = String::new();
         let feature = &mut scratch.feature;
         let mut prefixed = |prefix: &str, rest: &str, emit: &mut dyn FnMut(&[u8])| {
             feature.clear();
@@ -160,7 +161,7 @@ impl EmailFeatures {
             emit(feature);
         };
         for header in &parsed.headers {
-            let name = header.name.as_str();
+            let name: &str = &header.name;
             if self.ignored(name) {
                 continue;
             }
@@ -178,14 +179,14 @@ impl EmailFeatures {
             if sender {
                 sender_done = true;
                 if let Some(found) = first_address(&value) {
-                    let mut lower = String::with_capacity(found.len());
+                    lower.clear();
                     python_lower(found, &mut lower);
                     prefixed("from-address", &lower, emit);
                 }
             }
             if address {
                 for domain in address_domains(&value).take(MAX_HEADER_WORDS) {
-                    let mut lower = String::with_capacity(domain.len());
+                    lower.clear();
                     python_lower(domain.trim_matches('.'), &mut lower);
                     if !lower.is_empty() {
                         url::suffixes(&lower, |suffix| prefixed(name, suffix, emit));
@@ -193,7 +194,7 @@ impl EmailFeatures {
                 }
             }
             if wordy {
-                let mut lower = String::with_capacity(value.len());
+                lower.clear();
                 python_lower(&value, &mut lower);
                 for word in lower.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()).take(MAX_HEADER_WORDS) {
                     prefixed(name, word, emit);
@@ -222,7 +223,7 @@ impl EmailFeatures {
                 }
             }
             for defect in &parsed.defects {
-                let mut lower = String::with_capacity(defect.len());
+                lower.clear();
                 python_lower(defect, &mut lower);
                 prefixed("mime", &lower, emit);
             }

@@ -325,9 +325,11 @@ fn numeric_reference(digits: &str, hex: bool, out: &mut String) {
 /// Does text start like HTML? `<(?:html|body|head|table|font|a\s+href|p|br|div)\b`
 /// (ignoring case) in the first 4,096 characters.
 pub fn looks_like_html(text: &str) -> bool {
-    let window = match text.char_indices().nth(4096) {
-        Some((end, _)) => &text[..end],
-        None => text,
+    // The first 4,096 characters: as many bytes when they are ASCII.
+    let window = if text.len() <= 4096 || text.as_bytes()[..4096].is_ascii() {
+        &text[..text.len().min(4096)]
+    } else {
+        text.char_indices().nth(4096).map_or(text, |(end, _)| &text[..end])
     };
     let bytes = window.as_bytes();
     let mut at = 0;

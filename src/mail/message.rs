@@ -18,7 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// A header of the message: lowercase name, raw or decoded value.
 #[derive(Clone, Debug)]
 pub struct Header<'a> {
-    pub name: String,
+    pub name: Cow<'static, str>,
     pub value: HeaderValue<'a>,
 }
 
@@ -99,7 +99,7 @@ fn read(data: &[u8], limits: Limits, cut: bool) -> Parsed<'_> {
         .headers
         .iter()
         .map(|h| Header {
-            name: String::from_utf8_lossy(&data[h.name.0..h.name.1]).to_ascii_lowercase(),
+            name: header_name(&data[h.name.0..h.name.1]),
             value: HeaderValue::Raw(&data[h.value.0..h.value.1]),
         })
         .collect();
@@ -123,6 +123,107 @@ fn read(data: &[u8], limits: Limits, cut: bool) -> Parsed<'_> {
         out.defects.push(Cow::Borrowed("Truncated"));
     }
     out
+}
+
+/// Common header names, lowercase, sorted by length then bytes (a lookup compares bytes
+/// only among names of the right length): most headers of a message are one of these, and
+/// need no String of their own.
+static COMMON_NAMES: &[&str] = &[
+    "cc",
+    "to",
+    "bcc",
+    "date",
+    "from",
+    "lines",
+    "x-uid",
+    "x-url",
+    "sender",
+    "status",
+    "x-face",
+    "x-loop",
+    "list-id",
+    "subject",
+    "comments",
+    "keywords",
+    "received",
+    "reply-to",
+    "x-mailer",
+    "x-sender",
+    "x-status",
+    "errors-to",
+    "list-help",
+    "list-post",
+    "resent-to",
+    "x-mimeole",
+    "content-id",
+    "importance",
+    "list-owner",
+    "message-id",
+    "precedence",
+    "references",
+    "user-agent",
+    "x-keywords",
+    "x-priority",
+    "envelope-to",
+    "in-reply-to",
+    "resent-date",
+    "resent-from",
+    "return-path",
+    "x-beenthere",
+    "content-type",
+    "delivered-to",
+    "list-archive",
+    "mailing-list",
+    "mime-version",
+    "organization",
+    "thread-index",
+    "thread-topic",
+    "x-spam-level",
+    "content-class",
+    "delivery-date",
+    "x-envelope-to",
+    "x-original-to",
+    "x-spam-status",
+    "content-length",
+    "list-subscribe",
+    "x-mailing-list",
+    "x-apparently-to",
+    "x-complaints-to",
+    "x-envelope-from",
+    "x-ms-has-attach",
+    "x-virus-scanned",
+    "content-language",
+    "list-unsubscribe",
+    "mail-followup-to",
+    "x-originating-ip",
+    "resent-message-id",
+    "x-accept-language",
+    "x-mailman-version",
+    "x-msmail-priority",
+    "content-description",
+    "content-disposition",
+    "x-mime-autoconverted",
+    "x-ms-tnef-correlator",
+    "x-originalarrivaltime",
+    "x-spam-checker-version",
+    "x-authentication-warning",
+    "content-transfer-encoding",
+    "disposition-notification-to",
+];
+
+/// The lowercase name of a header (`String::from_utf8_lossy(raw).to_ascii_lowercase()`).
+fn header_name(raw: &[u8]) -> Cow<'static, str> {
+    let mut lower = [0u8; 32];
+    if raw.len() <= lower.len() {
+        let lower = &mut lower[..raw.len()];
+        lower.copy_from_slice(raw);
+        lower.make_ascii_lowercase();
+        let by_length = |name: &&str| name.len().cmp(&lower.len()).then_with(|| name.as_bytes().cmp(lower));
+        if let Ok(i) = COMMON_NAMES.binary_search_by(by_length) {
+            return Cow::Borrowed(COMMON_NAMES[i]);
+        }
+    }
+    Cow::Owned(String::from_utf8_lossy(raw).to_ascii_lowercase())
 }
 
 struct Walk<'a, 't> {
@@ -249,4 +350,21 @@ fn lower(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     python_lower(text, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_names_lowercase_with_or_without_the_table() {
+        assert!(COMMON_NAMES.windows(2).all(|w| (w[0].len(), w[0]) < (w[1].len(), w[1])));
+        assert!(COMMON_NAMES.iter().all(|n| n.len() <= 32 && n.bytes().all(|b| !b.is_ascii_uppercase())));
+        for raw in [&b"Content-Type"[..], b"SUBJECT", b"X-Odd-Header", b"From", b"X-\xff\xfeName", b"", b"to"] {
+            assert_eq!(header_name(raw), String::from_utf8_lossy(raw).to_ascii_lowercase());
+        }
+        assert!(matches!(header_name(b"Message-ID"), Cow::Borrowed("message-id")));
+        let long = [b'A'; 40];
+        assert_eq!(header_name(&long), "a".repeat(40));
+    }
 }

@@ -23,12 +23,13 @@ pub fn host(url: &str) -> Option<String> {
         None if lower_starts(b"www.") => 0,
         None => return None,
     };
+    // The delimiters are ASCII: byte searches find the same places as char searches.
     let rest = &url[authority_start..];
-    let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
-    let host = authority.rsplit('@').next().unwrap_or("");
-    let host = &host[..host.find(':').unwrap_or(host.len())];
+    let authority = &rest[..rest.bytes().position(|b| matches!(b, b'/' | b'?' | b'#' | b'\\')).unwrap_or(rest.len())];
+    let host = memchr::memrchr(b'@', authority.as_bytes()).map_or(authority, |at| &authority[at + 1..]);
+    let host = &host[..memchr::memchr(b':', host.as_bytes()).unwrap_or(host.len())];
     let decoded;
-    let host = if host.contains('%') {
+    let host = if host.as_bytes().contains(&b'%') {
         decoded = unquote(host);
         decoded.as_str()
     } else {
@@ -38,26 +39,37 @@ pub fn host(url: &str) -> Option<String> {
     let mut lower = String::with_capacity(host.len());
     python_lower(host, &mut lower);
     let valid = !lower.is_empty()
-        && lower.chars().count() <= 253
-        && lower.split('.').all(|label| !label.is_empty() && label.chars().all(|c| c == '-' || is_word_char(c)));
+        && if lower.is_ascii() {
+            lower.len() <= 253
+                && lower.split('.').all(|label| {
+                    !label.is_empty() && label.bytes().all(|b| b == b'-' || b == b'_' || b.is_ascii_alphanumeric())
+                })
+        } else {
+            lower.chars().count() <= 253
+                && lower.split('.').all(|label| !label.is_empty() && label.chars().all(|c| c == '-' || is_word_char(c)))
+        };
     valid.then_some(lower)
 }
 
 /// `a.b.example.com` -> the host and each parent domain down to `com`; an IPv4 host
 /// (`\d{1,3}(?:\.\d{1,3}){3}`) is itself plus `ip` (numeric hosts have no hierarchy).
 pub fn suffixes(host: &str, mut emit: impl FnMut(&str)) {
-    let labels: Vec<&str> = host.split('.').collect();
-    let ipv4 = labels.len() == 4 && labels.iter().all(|l| (1..=3).contains(&l.chars().count()) && l.chars().all(is_digit));
+    let dots = host.bytes().filter(|&b| b == b'.').count();
+    let ipv4 = dots == 3 && host.split('.').all(|l| (1..=3).contains(&l.chars().count()) && l.chars().all(is_digit));
     if ipv4 {
         emit(host);
         emit("ip");
         return;
     }
-    let skip = labels.len().saturating_sub(MAX_HOST_LABELS);
-    let mut start = labels[..skip].iter().map(|l| l.len() + 1).sum::<usize>();
-    for label in &labels[skip..] {
+    // The last MAX_HOST_LABELS labels: start after the dot that many labels from the end.
+    let skip = (dots + 1).saturating_sub(MAX_HOST_LABELS);
+    let mut start = if skip == 0 { 0 } else { host.match_indices('.').nth(skip - 1).map_or(0, |(at, _)| at + 1) };
+    loop {
         emit(&host[start..]);
-        start += label.len() + 1;
+        match host[start..].find('.') {
+            Some(dot) => start += dot + 1,
+            None => break,
+        }
     }
 }
 

@@ -10,8 +10,9 @@ use crate::mail::{charset, header, html, url};
 use crate::tokenize::{english_stop_words, Options, Words};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::borrow::Cow;
+use std::sync::Mutex;
 
 static COUNTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -24,6 +25,47 @@ type PartTuple = (String, Option<String>, Option<String>, bool, Option<String>);
 #[pyclass(module = "streamnb._core", frozen)]
 pub struct EmailTokenizer {
     pub features: EmailFeatures,
+    /// The Python strings of recent features, by their bag hash: a message's features are
+    /// mostly ones seen before (header names, common words, domains), and a cached string
+    /// costs neither decoding nor hashing again when the Counter is filled.
+    strings: Mutex<Strings>,
+}
+
+/// Slots of the string cache (direct-mapped by the bag hash: small enough to stay in cache).
+const STRING_SLOTS: usize = 1 << 12;
+/// Longer features are not cached (the cache holds at most STRING_SLOTS x this many bytes).
+const CACHED_BYTES: usize = 64;
+
+/// The last Python string seen in each slot, with its bag hash.
+struct Strings {
+    slots: Vec<Option<(u64, Py<PyString>)>>,
+}
+
+impl Default for Strings {
+    fn default() -> Self {
+        Strings { slots: (0..STRING_SLOTS).map(|_| None).collect() }
+    }
+}
+
+impl Strings {
+    /// The str of a feature (hash: its bag hash): the cached one if it holds these bytes,
+    /// else a new one, which takes the slot.
+    fn get<'py>(&mut self, py: Python<'py>, feature: &[u8], hash: u64) -> PyResult<Bound<'py, PyAny>> {
+        if feature.len() > CACHED_BYTES {
+            return super::keys::token_of(py, feature);
+        }
+        let slot = &mut self.slots[(hash >> 52) as usize % STRING_SLOTS];
+        if let Some((h, text)) = slot {
+            if *h == hash && text.bind(py).to_str().is_ok_and(|s| s.as_bytes() == feature) {
+                return Ok(text.bind(py).clone().into_any());
+            }
+        }
+        let token = super::keys::token_of(py, feature)?;
+        if let Ok(text) = token.cast::<PyString>() {
+            *slot = Some((hash, text.clone().unbind()));
+        }
+        Ok(token)
+    }
 }
 
 fn names(list: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
@@ -33,7 +75,7 @@ fn names(list: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
 fn parsed_tuple<'py>(py: Python<'py>, parsed: &Parsed<'_>) -> PyResult<Bound<'py, PyTuple>> {
     let headers = PyList::empty(py);
     for h in &parsed.headers {
-        headers.append((h.name.as_str(), h.value().as_ref()))?;
+        headers.append((h.name.as_ref(), h.value().as_ref()))?;
     }
     let parts = PyList::empty(py);
     for p in &parsed.parts {
@@ -101,6 +143,7 @@ impl EmailTokenizer {
                     max_bytes,
                     limits: Limits::default(),
                 },
+                strings: Mutex::default(),
             })
         })
     }
@@ -118,13 +161,22 @@ impl EmailTokenizer {
             let out = if self.features.binary {
                 PyDict::new(py)
             } else {
+                // Counter.__new__(Counter): an empty Counter without running its Python
+                // __init__ (which only updates from arguments; there are none).
                 let counter = COUNTER.get_or_try_init(py, || {
                     Ok::<_, PyErr>(py.import("collections")?.getattr("Counter")?.unbind())
                 })?;
-                counter.bind(py).call0()?.cast_into::<PyDict>().map_err(PyErr::from)?
+                let counter = counter.bind(py);
+                counter.call_method1("__new__", (counter,))?.cast_into::<PyDict>().map_err(PyErr::from)?
             };
+            // Another thread filling its own Counter (free-threaded Python) goes without the cache.
+            let mut cache = self.strings.try_lock().ok();
             for i in 0..bag.len() {
-                out.set_item(super::keys::token_of(py, bag.feature(i))?, bag.count(i) as i64)?;
+                let token = match cache.as_deref_mut() {
+                    Some(cache) => cache.get(py, bag.feature(i), bag.hash(i))?,
+                    None => super::keys::token_of(py, bag.feature(i))?,
+                };
+                out.set_item(token, bag.count(i) as i64)?;
             }
             Ok(out)
         })
@@ -166,7 +218,7 @@ impl EmailTokenizer {
     ) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
             let parsed = Parsed {
-                headers: headers.into_iter().map(|(name, value)| Header { name, value: HeaderValue::Decoded(value) }).collect(),
+                headers: headers.into_iter().map(|(name, value)| Header { name: name.into(), value: HeaderValue::Decoded(value) }).collect(),
                 body: String::new(),
                 urls,
                 parts: parts

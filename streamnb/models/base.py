@@ -15,10 +15,17 @@ import abc
 import copy
 import os
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Union, cast
 
-from .._lazy import numpy as np
-from .._lazy import scipy_sparse as sp
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import scipy.sparse as sp
+
+    from ..store import Arrays
+else:
+    from .._lazy import numpy as np
+    from .._lazy import scipy_sparse as sp
 
 from .. import _core, persist
 from ..clock import Clock, check_stamp
@@ -33,6 +40,8 @@ from ..validate import (Label, check_alpha, check_choice, check_class_allowed, c
 
 Document = Union[Mapping[Hashable, float], str, bytes]  # text needs a tokenizer
 TextTokenizer = Callable[[str], Mapping[Hashable, float]]
+if TYPE_CHECKING:
+    Floats = npt.NDArray[np.float64]
 
 UNSEEN_CHOICES = ("ignore", "score")
 EMPTY_CHOICES = ("raise", "learn")
@@ -43,10 +52,10 @@ STORAGE_PARAMS = ("dense_max_classes",)
 class LogLinear(NamedTuple):
     """A naive Bayes model as the linear model it is: score_c(x) = bias[c] + x . weights[:, c]."""
 
-    classes: list
-    features: list
-    bias: np.ndarray  # (K,)
-    weights: np.ndarray  # (|V|, K)
+    classes: list[Label]
+    features: list[Hashable | None]
+    bias: Floats  # (K,)
+    weights: Floats  # (|V|, K)
 
 
 class Contributions:
@@ -60,16 +69,18 @@ class Contributions:
 
     __slots__ = ("classes", "features", "rest", "_terms")
 
-    def __init__(self, classes: list, features: list, terms: bytes | bytearray, rest: list[float]) -> None:
+    def __init__(self, classes: list[Label], features: list[Hashable], terms: bytes | bytearray,
+                 rest: list[float]) -> None:
         self.classes, self.features, self.rest = classes, features, rest
         self._terms = terms  # n * K float64, row by row, as the core returns them
 
     @property
-    def terms(self) -> np.ndarray:
+    def terms(self) -> Floats:
+        """(n, K)"""
         return np.frombuffer(self._terms, dtype=np.float64).reshape(len(self.features), len(self.classes))
 
     def rows(self) -> list[list[float]]:
-        k, flat = len(self.classes), memoryview(self._terms).cast("d").tolist()
+        k, flat = len(self.classes), cast("list[float]", memoryview(self._terms).cast("d").tolist())
         return [flat[i * k:(i + 1) * k] for i in range(len(self.features))]
 
 
@@ -82,28 +93,31 @@ class DocumentCounts:
 
     __slots__ = ("classes", "features", "_docs", "_class_docs")
 
-    def __init__(self, classes: list, features: list, docs: bytes | bytearray, class_docs: list[float]) -> None:
+    def __init__(self, classes: list[Label], features: list[Hashable], docs: bytes | bytearray,
+                 class_docs: list[float]) -> None:
         self.classes, self.features = classes, features  # classes: every class of the model, in index order
         self._docs, self._class_docs = docs, class_docs  # docs: n * K float64, row by row, as the core returns them
 
     @property
-    def docs(self) -> np.ndarray:
+    def docs(self) -> Floats:
+        """(n, K)"""
         return np.frombuffer(self._docs, dtype=np.float64).reshape(len(self.features), len(self.classes))
 
     @property
-    def class_docs(self) -> np.ndarray:
+    def class_docs(self) -> Floats:
+        """(K,) N_c"""
         return np.array(self._class_docs, dtype=np.float64)
 
     def rows(self) -> list[list[float]]:
-        k, flat = len(self.classes), memoryview(self._docs).cast("d").tolist()
+        k, flat = len(self.classes), cast("list[float]", memoryview(self._docs).cast("d").tolist())
         return [flat[i * k:(i + 1) * k] for i in range(len(self.features))]
 
     def totals(self) -> list[float]:
         return list(self._class_docs)
 
 
-def class_log_prior(counts: np.ndarray, labels: Sequence[Label],
-                    class_prior: str | Mapping[Label, float]) -> np.ndarray:
+def class_log_prior(counts: Floats, labels: Sequence[Label],
+                    class_prior: str | Mapping[Label, float]) -> Floats:
     """log P(c) from the class counts N_c, -inf for classes with N_c = 0 (the core's formula,
     ``nb::class_log_prior``; for the record models, whose likelihoods are numpy's)."""
     if isinstance(class_prior, Mapping):
@@ -112,24 +126,33 @@ def class_log_prior(counts: np.ndarray, labels: Sequence[Label],
     return np.array(_core.class_log_prior([float(n) for n in counts], class_prior))
 
 
-def log_posterior(jll: np.ndarray, log_prior: Callable[[], np.ndarray], normalise: bool = True) -> np.ndarray:
+def log_posterior(jll: Floats, log_prior: Callable[[], Floats], normalise: bool = True) -> Floats:
     """log P(c | x) from the joint log-likelihood of the active classes (``nb::log_posterior``)."""
     values = jll.tolist()
     prior = log_prior().tolist() if not (jll > -np.inf).any() else values
     return np.array(_core.log_posterior(values, prior, normalise))
 
 
+class _PredictsOne(Protocol):
+    def predict_one(self, x: Any) -> Label | None: ...
+
+    def predict_proba_one(self, x: Any) -> dict[Label, float]: ...
+
+    def predict_log_proba_one(self, x: Any) -> dict[Label, float]: ...
+
+
 class ManyPredictions:
-    """The *_many prediction methods: the *_one method on each item, in order."""
+    """The *_many prediction methods: the *_one method on each item, in order (a mixin of
+    models with the *_one methods)."""
 
-    def predict_many(self, X: Iterable[Any]) -> list[Label | None]:
-        return [self.predict_one(x) for x in X]  # type: ignore[attr-defined]
+    def predict_many(self: _PredictsOne, X: Iterable[Any]) -> list[Label | None]:
+        return [self.predict_one(x) for x in X]
 
-    def predict_proba_many(self, X: Iterable[Any]) -> list[dict[Label, float]]:
-        return [self.predict_proba_one(x) for x in X]  # type: ignore[attr-defined]
+    def predict_proba_many(self: _PredictsOne, X: Iterable[Any]) -> list[dict[Label, float]]:
+        return [self.predict_proba_one(x) for x in X]
 
-    def predict_log_proba_many(self, X: Iterable[Any]) -> list[dict[Label, float]]:
-        return [self.predict_log_proba_one(x) for x in X]  # type: ignore[attr-defined]
+    def predict_log_proba_many(self: _PredictsOne, X: Iterable[Any]) -> list[dict[Label, float]]:
+        return [self.predict_log_proba_one(x) for x in X]
 
 
 class DiscreteNB(abc.ABC):
@@ -218,9 +241,9 @@ class DiscreteNB(abc.ABC):
         self.expire_after = check_positive("expire_after", expire_after, integer=True)
         self.ledger = check_positive("ledger", ledger, integer=True)
         fixed = self.class_prior if isinstance(self.class_prior, dict) else None
-        self._core = _core.Core(
+        self._core: _core.Core[Label] = _core.Core(
             kind=self._kind, alpha_free_params=self._kind_params(),
-            class_prior="fixed" if fixed is not None else self.class_prior, fixed_prior=fixed,
+            class_prior=self.class_prior if isinstance(self.class_prior, str) else "fixed", fixed_prior=fixed,
             unseen=check_choice("unseen", unseen, UNSEEN_CHOICES), empty_documents=self.empty_documents,
             n_buckets=self.n_buckets, dense_max_classes=dense_max_classes,
             tokenizer=None, in_core=None, binary=False)
@@ -300,7 +323,8 @@ class DiscreteNB(abc.ABC):
         twin.__dict__.update(self.__dict__)
         return twin
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Callable[[bytes, TextTokenizer | None], DiscreteNB],
+                                  tuple[bytes, TextTokenizer | None]]:
         """Pickling goes through the model file's bytes (``persist.dumps``), the tokenizer
         object beside them (so any picklable tokenizer travels, as Dask and river need)."""
         return persist.unpickle, (persist.dumps(self, tokenizer_apart=True), self.tokenizer)
@@ -408,7 +432,8 @@ class DiscreteNB(abc.ABC):
         n = len(labels)
         factor, last_t = self._clock.after(n, None if times is None else float(times.max()))
         ages = (n - 1 - np.arange(n)).astype(float)
-        aged = weights * self._clock.forgetting(ages, 0.0 if times is None else last_t - times)
+        # (last_t is set whenever times are: it is the latest of them)
+        aged = weights * self._clock.forgetting(ages, 0.0 if times is None or last_t is None else last_t - times)
         self._core.learn_many(documents, labels, np.asarray(aged, dtype=float).tolist(), factor)
         self._clock.last_t = last_t
         self._maybe_prune()
@@ -426,8 +451,12 @@ class DiscreteNB(abc.ABC):
         documents, labels = list(X), [check_label(label) for label in y]
         n = len(documents)
         weights = [1.0] * n if w is None else [check_weight(v) for v in w]
-        stamps = [None] * n if learned_at is None else [check_stamp(s, self.n_learned) for s in learned_at]
-        times = [None] * n if t is None else [self._clock.check_time(v, default_now=False) for v in t]
+        stamps: list[int | None] = [None] * n
+        if learned_at is not None:
+            stamps = [check_stamp(s, self.n_learned) for s in learned_at]
+        times: list[float | None] = [None] * n
+        if t is not None:
+            times = [self._clock.check_time(v, default_now=False) for v in t]
         if not n == len(labels) == len(weights) == len(stamps) == len(times):
             raise InvalidInputError(f"X, y, w, learned_at and t differ in length: {n}, {len(labels)}, "
                                     f"{len(weights)}, {len(stamps)}, {len(times)}")
@@ -437,7 +466,8 @@ class DiscreteNB(abc.ABC):
             self._unlearn_many_counts(documents, labels, weights, stamps, times)
         return self
 
-    def _unlearn_many_counts(self, documents: list, labels: list, weights: list, stamps: list, times: list) -> None:
+    def _unlearn_many_counts(self, documents: list[Document], labels: list[Label], weights: list[float],
+                             stamps: list[int | None], times: list[float | None]) -> None:
         n_learned = self.n_learned
         aged = [weight * self._clock.age_factor(stamp, when, n_learned)
                 for weight, stamp, when in zip(weights, stamps, times)]
@@ -461,7 +491,7 @@ class DiscreteNB(abc.ABC):
         else:
             self._core.unlearn_one(x, label, -weight, allow_empty=True)
 
-    def _log_likelihood(self, x: Document) -> np.ndarray:
+    def _log_likelihood(self, x: Document) -> Floats:
         """log P(x | c) without the class prior, every class (NaN for inactive ones)."""
         return np.array(self._core.log_likelihood(x, self.alpha))
 
@@ -565,11 +595,11 @@ class DiscreteNB(abc.ABC):
         return self
 
     # -- persistence ------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model to ``path`` atomically (format: ``streamnb.persist``); read it with ``streamnb.load``."""
         persist.save(self, path)
 
-    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def _state(self) -> tuple[dict[str, Any], Arrays]:
         """The persistence hook: the model as plain values (params, labels ...) and named arrays."""
         scalars, tokens, arrays = self.store.export()
         state = {"params": self.get_params(), **scalars, "features": tokens, "last_t": self.last_t,
@@ -579,7 +609,7 @@ class DiscreteNB(abc.ABC):
         return state, arrays
 
     @classmethod
-    def _from_state(cls, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> "DiscreteNB":
+    def _from_state(cls, state: dict[str, Any], arrays: Arrays) -> "DiscreteNB":
         """Rebuild a model from ``_state``'s output; ModelFormatError for anything inconsistent."""
         keys = {"params", "labels", "scale", "n_learned", "features", "last_t", "pruned_at", "pass_at"}
         _require(set(state) == keys, f"state keys {sorted(state)} differ from {sorted(keys)}")
@@ -648,20 +678,20 @@ class DiscreteNB(abc.ABC):
         features, docs = self._core.document_counts(x)
         return DocumentCounts(self._core.labels, features, docs, self._core.class_docs())
 
-    def _feature_weights(self) -> tuple[list, list, np.ndarray, np.ndarray | None]:
+    def _feature_weights(self) -> tuple[list[Label], list[Hashable | None], Floats, Floats | None]:
         """(active classes, features in V, first, second weight tables over the active classes)."""
         ids = self.store.feature_ids()
         first, second = self._core.feature_weights(ids.tolist(), self.alpha)
         k = self._core.n_classes
         active = np.flatnonzero(self.store.true_class_docs() > 0)
 
-        def table(data: bytearray) -> np.ndarray:
+        def table(data: bytearray) -> Floats:
             return np.frombuffer(data, dtype=np.float64).reshape(len(ids), k)[:, active]
 
         return (self.classes, self.store.vocabulary.tokens(ids), table(first),
                 None if second is None else table(second))
 
-    def _log_prior(self) -> np.ndarray:
+    def _log_prior(self) -> Floats:
         """log P(c) over the active classes."""
         classes = self.store.true_class_docs()
         prior = class_log_prior(classes, self.store.labels, self.class_prior)
@@ -724,7 +754,7 @@ def _tokenizer_signature(tokenizer: object) -> object:
     return (f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}", get_params())
 
 
-def _batch_documents(X: Any, feature_names: Sequence[Hashable] | None) -> list:
+def _batch_documents(X: Any, feature_names: Sequence[Hashable] | None) -> list[Document]:
     """The documents of a batch: a list of documents, or the rows of a sparse matrix as mappings."""
     if sp.issparse(X):
         if feature_names is None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from .._lazy import numpy as np
 
 from ..persist import register_model
 from ..validate import Label, check_finite
 from .base import DiscreteNB, LogLinear, TextTokenizer
+
+if TYPE_CHECKING:
+    from .base import Floats
 
 
 @register_model
@@ -47,10 +50,10 @@ class BernoulliNB(DiscreteNB):
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, self.binarize, False
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "binarize": self.binarize}
 
-    def feature_log_prob(self) -> tuple[list, np.ndarray, np.ndarray]:
+    def feature_log_prob(self) -> tuple[list[Hashable | None], Floats, Floats]:
         """(features, log p_cw, log(1 - p_cw)) as (|V|, K) arrays over the active classes."""
         _, features, log_p, log_not_p = self._feature_weights()
         assert log_not_p is not None  # the core gives Bernoulli both tables

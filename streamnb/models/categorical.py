@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from .._lazy import numpy as np
 
 from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
                       describe)
@@ -14,6 +14,15 @@ from ..persist import register_model
 from ..store import Vocabulary, settle
 from ..validate import Label, check_alpha, check_label
 from .record import Record, RecordNB, grow_columns, grow_rows, table
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..store import Arrays
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 Category = str | int | bool | float
 UNSEEN_CATEGORY_CHOICES = ("ignore", "score", "error")
@@ -61,10 +70,10 @@ class CategoricalNB(RecordNB):
         self.features = Vocabulary()
         self._index: list[dict[Category, int] | None] = []  # per feature id: category -> column
         self._categories: list[list[Category]] = []  # per feature id: column -> category
-        self._counts: list[np.ndarray] = []  # per feature id: (classes, columns) N_civ
-        self._totals = np.zeros((0, 0))  # (classes, feature ids) N_ci
+        self._counts: list[Floats] = []  # per feature id: (classes, columns) N_civ
+        self._totals: Floats = np.zeros((0, 0))  # (classes, feature ids) N_ci
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "alpha": self.alpha, "min_categories": self.min_categories,
                 "unseen": self.unseen}
 
@@ -79,7 +88,7 @@ class CategoricalNB(RecordNB):
             i = int(self.features.find([name])[0])
             if i < 0:
                 continue
-            column = self._index[i].get(value, -1)
+            column = self._index_of(i).get(value, -1)
             if column < 0:
                 if self.unseen == "ignore":
                     continue
@@ -106,11 +115,17 @@ class CategoricalNB(RecordNB):
         self._totals = grow_columns(self._totals, i + 1)
         return i
 
+    def _index_of(self, i: int) -> dict[Category, int]:
+        """category -> column of a feature in the vocabulary."""
+        index = self._index[i]
+        assert index is not None  # only ids out of the vocabulary have no index
+        return index
+
     def _column(self, i: int, value: Category) -> int:
-        column = self._index[i].get(value)
+        column = self._index_of(i).get(value)
         if column is None:
             column = len(self._categories[i])
-            self._index[i][value] = column
+            self._index_of(i)[value] = column
             self._categories[i].append(value)
             self._counts[i] = grow_columns(self._counts[i], column + 1)
         return column
@@ -118,7 +133,7 @@ class CategoricalNB(RecordNB):
     def _check_removable(self, read: list[tuple[Hashable, Category]], c: int, weight: float) -> None:
         for name, value in read:
             i = int(self.features.find([name])[0])
-            column = self._index[i].get(value, -1) if i >= 0 else -1
+            column = self._index_of(i).get(value, -1) if i >= 0 else -1
             if column < 0:
                 raise InvalidInputError(f"cannot unlearn category {value!r} of feature {name!r}: never learned")
             if settle(self._counts[i][c, column], -weight) < 0:
@@ -139,10 +154,10 @@ class CategoricalNB(RecordNB):
         """Drop a category whose counts are all zero (the last column moves into its place)."""
         categories, counts = self._categories[i], self._counts[i]
         last = len(categories) - 1
-        del self._index[i][categories[column]]
+        del self._index_of(i)[categories[column]]
         if column != last:
             categories[column] = categories[last]
-            self._index[i][categories[column]] = column
+            self._index_of(i)[categories[column]] = column
             counts[:, column] = counts[:, last]
         counts[:, last] = 0.0
         categories.pop()
@@ -151,18 +166,18 @@ class CategoricalNB(RecordNB):
             self._index[i] = None
             self.features.remove([i])
 
-    def _merge_counts(self, other: "CategoricalNB", class_map: np.ndarray) -> None:
+    def _merge_counts(self, other: CategoricalNB, class_map: npt.NDArray[np.int64]) -> None:
         for j, categories in enumerate(other._categories):
             if not categories:
                 continue
             i = self._feature_id(other.features.token(j))
-            columns = [self._column(i, value) for value in categories]
+            columns = np.array([self._column(i, value) for value in categories], dtype=np.int64)
             rows = len(class_map)
             self._counts[i][np.ix_(class_map, columns)] += other._counts[j][:rows, : len(categories)]
             self._totals[class_map, i] += other._totals[:rows, j]
 
     # -- persistence ------------------------------------------------------------------
-    def _table_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+    def _table_state(self) -> tuple[dict[str, list[Any]], Arrays]:
         """The features (ids kept), their categories in column order, N_civ side by side, N_ci."""
         ids = self.features.ids()
         k = len(self.labels)
@@ -173,11 +188,12 @@ class CategoricalNB(RecordNB):
                   "totals": self._totals[:k, ids].astype(np.float64)}
         return {"features": self.features.tokens(ids), "categories": categories}, arrays
 
-    def _restore_tables(self, tables: dict, arrays: dict[str, np.ndarray]) -> None:
+    def _restore_tables(self, tables: object, arrays: Arrays) -> None:
         if not (isinstance(tables, dict) and set(tables) == {"features", "categories"}):
             raise ModelFormatError("CategoricalNB tables must hold the features and their categories")
         ids, categories = arrays.get("feature_id"), tables["categories"]
         self.features.restore(ids, tables["features"], arrays.get("free_id"))
+        assert ids is not None  # restore refused a missing array
         if not (isinstance(categories, list) and len(categories) == len(ids) and all(
                 isinstance(c, list) and c and all(_is_category(v) for v in c) and len(set(c)) == len(c)
                 for c in categories)):
@@ -210,7 +226,7 @@ class CategoricalNB(RecordNB):
             minimum = minimum.get(self.features.token(i), 0)
         return max(len(self._categories[i]) + extra, minimum or 0)
 
-    def _log_likelihood(self, encoded: list[tuple[int, int]]) -> np.ndarray:
+    def _log_likelihood(self, encoded: list[tuple[int, int]]) -> Floats:
         """sum over the record's known fields of log P(x_i | c)."""
         n_classes = len(self.labels)
         total = np.zeros(n_classes)

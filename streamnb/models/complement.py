@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from .._lazy import numpy as np
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
 from ..persist import register_model
 from ..validate import Label, check_bool
 from .base import DiscreteNB, LogLinear, TextTokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 
 @register_model
@@ -63,10 +69,10 @@ class ComplementNB(DiscreteNB):
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, 0.0, self.norm
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "norm": self.norm}
 
-    def feature_log_prob(self) -> tuple[list, np.ndarray]:
+    def feature_log_prob(self) -> tuple[list[Hashable | None], Floats]:
         """(features, weights w_cw as a (|V|, K) array over the active classes).
 
         These equal scikit-learn's ``feature_log_prob_.T``: -theta, or theta / sum_k theta_ck.

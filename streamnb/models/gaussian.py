@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from .._lazy import numpy as np
 
 from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
                       describe)
@@ -15,10 +15,20 @@ from ..store import Vocabulary, settle
 from ..validate import Label, check_label
 from .record import Record, RecordNB, grow_columns, grow_rows, table
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..store import Arrays
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
+
 _LOG_2PI = math.log(2 * math.pi)
 
 
-def combine(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
+def combine(n_a: Floats, mean_a: Floats, m2_a: Floats, n_b: float | Floats, mean_b: float | Floats,
+            m2_b: float | Floats) -> tuple[Floats, Floats, Floats]:
     """Moments of the union of two weighted samples (Chan, Golub and LeVeque).
 
     n = n_a + n_b, mean = mean_a + d n_b / n, M2 = M2_a + M2_b + d^2 n_a n_b / n with
@@ -78,24 +88,24 @@ class GaussianNB(RecordNB):
                 or not math.isfinite(var_smoothing) or var_smoothing < 0):
             raise InvalidParameterError(f"var_smoothing must be a finite number >= 0, got {describe(var_smoothing)}")
         super().__init__(class_prior=class_prior)
-        self.var_smoothing = float(var_smoothing)
-        self.features = Vocabulary()
+        self.var_smoothing: float = float(var_smoothing)
+        self.features: Vocabulary = Vocabulary()
         # per class and feature: weighted count, mean, M2 (rows: classes, columns: feature ids)
-        self._n = np.zeros((0, 0))
-        self._mean = np.zeros((0, 0))
-        self._m2 = np.zeros((0, 0))
+        self._n: Floats = np.zeros((0, 0))
+        self._mean: Floats = np.zeros((0, 0))
+        self._m2: Floats = np.zeros((0, 0))
         # per feature over all records, each counted once: for eps and the pooled fallback
-        self._pooled_n = np.zeros(0)
-        self._pooled_mean = np.zeros(0)
-        self._pooled_m2 = np.zeros(0)
-        self._version = 0
-        self._epsilon_cache = (-1, 0.0)
+        self._pooled_n: Floats = np.zeros(0)
+        self._pooled_mean: Floats = np.zeros(0)
+        self._pooled_m2: Floats = np.zeros(0)
+        self._version: int = 0
+        self._epsilon_cache: tuple[int, float] = (-1, 0.0)
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "var_smoothing": self.var_smoothing}
 
     # -- records ----------------------------------------------------------------------
-    def _values(self, x: Record) -> tuple[list[Hashable], np.ndarray]:
+    def _values(self, x: Record) -> tuple[list[Hashable], Floats]:
         """(feature names, finite float values) of a record."""
         record = self._record(x)
         names = list(record)
@@ -110,7 +120,7 @@ class GaussianNB(RecordNB):
 
     _read = _values
 
-    def _encode(self, x: Record) -> tuple[np.ndarray, np.ndarray]:
+    def _encode(self, x: Record) -> tuple[npt.NDArray[np.int64], Floats]:
         names, values = self._values(x)
         ids = self.features.find(names)
         known = ids >= 0
@@ -126,7 +136,7 @@ class GaussianNB(RecordNB):
         self._pooled_n, self._pooled_mean, self._pooled_m2 = (
             grow_rows(a, capacity) for a in (self._pooled_n, self._pooled_mean, self._pooled_m2))
 
-    def _check_removable(self, read: tuple[list[Hashable], np.ndarray], c: int, weight: float) -> None:
+    def _check_removable(self, read: tuple[list[Hashable], Floats], c: int, weight: float) -> None:
         names, _ = read
         ids = self.features.find(names)
         if (ids < 0).any():
@@ -146,7 +156,7 @@ class GaussianNB(RecordNB):
                 f"unlearning this record with weight {weight:g} does not undo how it was learned: "
                 "unlearn records with the weight they were learned with")
 
-    def _add(self, read: tuple[list[Hashable], np.ndarray], label: Label, c: int, weight: float) -> None:
+    def _add(self, read: tuple[list[Hashable], Floats], label: Label, c: int, weight: float) -> None:
         names, values = read
         if not names:
             return
@@ -160,7 +170,7 @@ class GaussianNB(RecordNB):
         if weight < 0:
             self.features.remove(ids[self._pooled_n[ids] == 0].tolist())
 
-    def _merge_counts(self, other: "GaussianNB", class_map: np.ndarray) -> None:
+    def _merge_counts(self, other: GaussianNB, class_map: npt.NDArray[np.int64]) -> None:
         other_ids = np.flatnonzero(other._pooled_n[: other.features.capacity] > 0)
         if not len(other_ids):
             return
@@ -177,7 +187,7 @@ class GaussianNB(RecordNB):
         self._version += 1
 
     # -- persistence ------------------------------------------------------------------
-    def _table_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+    def _table_state(self) -> tuple[dict[str, list[Hashable | None]], Arrays]:
         """The features (ids kept) and the per-class and pooled moments of the learned ones."""
         ids = self.features.ids()
         k = len(self.labels)
@@ -188,11 +198,12 @@ class GaussianNB(RecordNB):
         return {"features": self.features.tokens(ids)}, {name: a.astype(np.float64) if a.dtype.kind == "f" else a
                                                          for name, a in arrays.items()}
 
-    def _restore_tables(self, tables: dict, arrays: dict[str, np.ndarray]) -> None:
+    def _restore_tables(self, tables: object, arrays: Arrays) -> None:
         if not (isinstance(tables, dict) and set(tables) == {"features"}):
             raise ModelFormatError("GaussianNB tables must hold the features")
         ids = arrays.get("feature_id")
         self.features.restore(ids, tables["features"], arrays.get("free_id"))
+        assert ids is not None  # restore refused a missing array
         self._reserve_features()
         k, f = len(self.labels), len(ids)
         n = table(arrays, "n", (k, f))
@@ -216,7 +227,7 @@ class GaussianNB(RecordNB):
             self._epsilon_cache = (self._version, value)
         return value
 
-    def _log_likelihood(self, encoded: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    def _log_likelihood(self, encoded: tuple[npt.NDArray[np.int64], Floats]) -> Floats:
         """sum over the record's known features of log N(x_i; mu_ci, s2_ci)."""
         ids, values = encoded
         n_classes = len(self.labels)
@@ -232,7 +243,8 @@ class GaussianNB(RecordNB):
         usable = (variance > 0).all(axis=0)
         if not usable.all():
             mean, variance, values = mean[:, usable], variance[:, usable], values[usable]
-        return -0.5 * (np.log(variance) + _LOG_2PI + (values - mean) ** 2 / variance).sum(axis=1)
+        log_likelihood: Floats = -0.5 * (np.log(variance) + _LOG_2PI + (values - mean) ** 2 / variance).sum(axis=1)
+        return log_likelihood
 
     # -- introspection ----------------------------------------------------------------
     @property

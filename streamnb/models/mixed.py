@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from typing import Any, NamedTuple
-
-from .._lazy import numpy as np
+from collections.abc import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from .. import persist
 from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, describe
@@ -15,6 +13,15 @@ from .categorical import CategoricalNB
 from .gaussian import GaussianNB
 from .multinomial import MultinomialNB
 from .record import Record, RecordNB
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..store import Arrays
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 KINDS = ("text", "numeric", "categorical")
 
@@ -72,14 +79,14 @@ class MixedNB(RecordNB):
         self.categorical = (_part(categorical, CategoricalNB, CategoricalNB, "categorical")
                             if self.categorical_fields else None)
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "schema": self.schema}
 
-    def _parts(self) -> list:
+    def _parts(self) -> list[DiscreteNB | RecordNB]:
         return [part for part in (self.text, self.numeric, self.categorical) if part is not None]
 
     # -- records ----------------------------------------------------------------------
-    def _split(self, x: object) -> tuple[Any, dict, dict]:
+    def _split(self, x: object) -> tuple[Any, dict[Hashable, Any], dict[Hashable, Any]]:
         """(text value or None, numeric sub-record, categorical sub-record)."""
         record = self._record(x)
         unknown = [field for field in record if field not in self.schema]
@@ -132,19 +139,28 @@ class MixedNB(RecordNB):
         for part, part_read in self._record_parts(read):
             part._commit(part_read, label, weight)
 
-    def _check_mergeable(self, other: "MixedNB") -> None:
-        super()._check_mergeable(other)
-        for mine, theirs in zip(self._parts(), other._parts()):
-            mine._check_mergeable(theirs)
+    def _check_mergeable(self, other: MixedNB) -> None:
+        super()._check_mergeable(other)  # the same schema: the same parts (text, numeric, categorical)
+        if self.text is not None and other.text is not None:
+            self.text._check_mergeable(other.text)
+        if self.numeric is not None and other.numeric is not None:
+            self.numeric._check_mergeable(other.numeric)
+        if self.categorical is not None and other.categorical is not None:
+            self.categorical._check_mergeable(other.categorical)
 
-    def _merge_counts(self, other: "MixedNB", class_map: np.ndarray) -> None:
-        for mine, theirs in zip(self._parts(), other._parts()):
-            mine.merge(theirs)
+    def _merge_counts(self, other: MixedNB, class_map: npt.NDArray[np.int64]) -> None:
+        if self.text is not None and other.text is not None:
+            self.text.merge(other.text)
+        if self.numeric is not None and other.numeric is not None:
+            self.numeric.merge(other.numeric)
+        if self.categorical is not None and other.categorical is not None:
+            self.categorical.merge(other.categorical)
 
     # -- persistence ------------------------------------------------------------------
-    def _table_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+    def _table_state(self) -> tuple[dict[str, Any], Arrays]:
         """Each part's own state (its registered type name, its arrays prefixed by its kind)."""
-        tables, arrays = {}, {}
+        tables: dict[str, Any] = {}
+        arrays: dict[str, npt.NDArray[Any]] = {}
         for kind in KINDS:
             part = getattr(self, kind)
             if part is None:
@@ -161,7 +177,7 @@ class MixedNB(RecordNB):
             arrays.update({f"{kind}_{key}": value for key, value in part_arrays.items()})
         return tables, arrays
 
-    def _restore_tables(self, tables: dict, arrays: dict[str, np.ndarray]) -> None:
+    def _restore_tables(self, tables: object, arrays: Arrays) -> None:
         kinds = [kind for kind in KINDS if getattr(self, kind) is not None]
         if not (isinstance(tables, dict) and sorted(tables) == sorted(kinds)):
             raise ModelFormatError(f"MixedNB parts {sorted(tables) if isinstance(tables, dict) else tables!r} "
@@ -183,7 +199,7 @@ class MixedNB(RecordNB):
                                                         if key.startswith(prefix)}))
 
     # -- prediction -------------------------------------------------------------------
-    def _log_likelihood(self, encoded: _Read) -> np.ndarray:
+    def _log_likelihood(self, encoded: _Read) -> Floats:
         """Sum over the parts of log P(x_part | c), each part's own prior taken out."""
         total = np.zeros(len(self.labels))
         for part, part_encoded in ((self.text, encoded.text), (self.numeric, encoded.numeric),
@@ -194,7 +210,7 @@ class MixedNB(RecordNB):
             total += scores[self._part_classes(part)]
         return total
 
-    def _part_classes(self, part: DiscreteNB | RecordNB) -> np.ndarray:
+    def _part_classes(self, part: DiscreteNB | RecordNB) -> npt.NDArray[np.int64]:
         """For each class of this model, its index in the part (the parts learn every record,
         so they know every class; their order may differ after merges)."""
         lookup = part.store.class_id if isinstance(part, DiscreteNB) else part._class_id
@@ -203,7 +219,7 @@ class MixedNB(RecordNB):
     def part_log_likelihoods(self, x: Record) -> dict[str, dict[Label, float]]:
         """Each part's log P(x_part | c) without prior, per class: what predict sums."""
         encoded = self._encode(x)
-        result = {}
+        result: dict[str, dict[Label, float]] = {}
         for name, part, part_encoded in (("text", self.text, encoded.text), ("numeric", self.numeric, encoded.numeric),
                                          ("categorical", self.categorical, encoded.categorical)):
             if part is not None:
@@ -215,12 +231,16 @@ class MixedNB(RecordNB):
         return f"MixedNB(schema={self.schema!r}, classes={len(self.classes)})"
 
 
-def _part(given: Any, kind: type, default: type, name: str) -> Any:
+_Part = TypeVar("_Part", bound="DiscreteNB | RecordNB")
+
+
+def _part(given: object, kind: type, default: Callable[[], _Part], name: str) -> _Part:
     """A part model: the one given (untrained, without a fixed prior), or a default one."""
     if given is None:
         return default()
     if not isinstance(given, kind):
         raise InvalidTypeError(f"the {name} part must be a {kind.__name__}, got {describe(given)}")
+    given = cast(_Part, given)  # an instance of kind: default's class or a base of it
     if given.classes:
         raise InvalidParameterError(f"the {name} part must be untrained; it has classes {given.classes!r}")
     if isinstance(given.class_prior, Mapping):

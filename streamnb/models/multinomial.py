@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Mapping
-
-from .._lazy import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError, UnknownClassError, describe
 from ..persist import register_model
 from ..validate import Label, check_label, check_positive
 from .base import DiscreteNB, LogLinear, TextTokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 
 @register_model
@@ -63,7 +69,7 @@ class MultinomialNB(DiscreteNB):
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return self.mu, 0.0, False
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "mu": self.mu}
 
     def __repr__(self) -> str:
@@ -72,7 +78,7 @@ class MultinomialNB(DiscreteNB):
         return (f"{type(self).__name__}(alpha={self.alpha!r}, mu={self.mu!r}, classes={len(self.classes)}, "
                 f"features={self.n_features})")
 
-    def feature_log_prob(self) -> tuple[list, np.ndarray]:
+    def feature_log_prob(self) -> tuple[list[Hashable | None], Floats]:
         """(features, log P(w|c) as a (|V|, K) array) over the active classes."""
         _, features, log_prob, _ = self._feature_weights()
         return features, log_prob

@@ -25,10 +25,9 @@ import abc
 
 import copy
 import math
+import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
-
-from .._lazy import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeError, ModelFormatError,
@@ -36,6 +35,16 @@ from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeErr
 from ..store import settle
 from ..validate import Label, check_class_allowed, check_class_prior, check_label, check_weight
 from .base import ManyPredictions, class_log_prior, log_posterior
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from typing_extensions import Self
+
+    from ..store import Arrays
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 Record = Mapping[Hashable, Any]
 
@@ -74,7 +83,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         """Defined by each model."""
 
     @abc.abstractmethod
-    def _log_likelihood(self, encoded: Any) -> np.ndarray:
+    def _log_likelihood(self, encoded: Any) -> Floats:
         """Defined by each model."""
 
     @abc.abstractmethod
@@ -82,7 +91,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         """Defined by each model."""
 
     @abc.abstractmethod
-    def _merge_counts(self, other: "RecordNB", class_map: np.ndarray) -> None:
+    def _merge_counts(self, other: Self, class_map: npt.NDArray[np.int64]) -> None:
         """Defined by each model."""
 
     def get_params(self) -> dict[str, Any]:
@@ -99,7 +108,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         """N_c: records (sum of weights) per class."""
         return {self.labels[c]: float(self.class_weights[c]) for c in self._active()}
 
-    def _active(self) -> np.ndarray:
+    def _active(self) -> npt.NDArray[np.intp]:
         return np.flatnonzero(self.class_weights > 0)
 
     def _class_id(self, label: Label) -> int | None:
@@ -115,7 +124,7 @@ class RecordNB(ManyPredictions, abc.ABC):
             self._grow_classes(len(self.labels))
         return c
 
-    def _log_prior(self) -> np.ndarray:
+    def _log_prior(self) -> Floats:
         """log P(c) for every class (inactive classes get -inf)."""
         return class_log_prior(self.class_weights, self.labels, self.class_prior)
 
@@ -162,11 +171,11 @@ class RecordNB(ManyPredictions, abc.ABC):
 
     def _commit(self, read: Any, label: Label, weight: float) -> None:
         """Apply a validated record: weight > 0 learns it, weight < 0 unlearns it."""
-        c = self._add_class(label) if weight > 0 else self._class_id(label)
+        c = self._add_class(label) if weight > 0 else self._class_index[label]  # unlearning: _check_unlearn found it
         self._add(read, label, c, weight)
         self.class_weights[c] = settle(self.class_weights[c], weight)
 
-    def learn_many(self, X: Iterable[Record] | np.ndarray, y: Sequence[Label], w: Sequence[float] | None = None,
+    def learn_many(self, X: Iterable[Record] | npt.NDArray[Any], y: Sequence[Label], w: Sequence[float] | None = None,
                    *, feature_names: Sequence[Hashable] | None = None) -> "RecordNB":
         """Learn many records (mappings, or the rows of a 2-D array named by feature_names).
 
@@ -186,7 +195,7 @@ class RecordNB(ManyPredictions, abc.ABC):
             self._commit(read, label, weight)
         return self
 
-    def unlearn_many(self, X: Iterable[Record] | np.ndarray, y: Sequence[Label], w: Sequence[float] | None = None,
+    def unlearn_many(self, X: Iterable[Record] | npt.NDArray[Any], y: Sequence[Label], w: Sequence[float] | None = None,
                      *, feature_names: Sequence[Hashable] | None = None) -> "RecordNB":
         """Unlearn many records; all or nothing (a failure restores the model)."""
         records = self._rows(X, feature_names)
@@ -205,7 +214,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         return self
 
     @staticmethod
-    def _rows(X: Iterable[Record] | np.ndarray, feature_names: Sequence[Hashable] | None) -> list[Record]:
+    def _rows(X: Iterable[Record] | npt.NDArray[Any], feature_names: Sequence[Hashable] | None) -> list[Record]:
         if isinstance(X, np.ndarray):
             if X.ndim != 2:
                 raise InvalidInputError(f"an array of records must be 2-D, got shape {X.shape}")
@@ -226,7 +235,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         self.class_weights[class_map] += other.class_weights
         return self
 
-    def _check_mergeable(self, other: "RecordNB") -> None:
+    def _check_mergeable(self, other: Self) -> None:
         if type(other) is not type(self):
             raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
         mine, theirs = self.get_params(), other.get_params()
@@ -244,7 +253,7 @@ class RecordNB(ManyPredictions, abc.ABC):
             return {}
         return {self.labels[c]: float(v) for c, v in zip(active, self._log_posterior(encoded, active))}
 
-    def _log_posterior(self, encoded: Any, active: np.ndarray) -> np.ndarray:
+    def _log_posterior(self, encoded: Any, active: npt.NDArray[np.intp]) -> Floats:
         prior = self._log_prior()[active]
         with np.errstate(divide="ignore", invalid="ignore"):
             jll = prior + self._log_likelihood(encoded)[active]
@@ -255,18 +264,18 @@ class RecordNB(ManyPredictions, abc.ABC):
         return {label: math.exp(v) for label, v in self.predict_log_proba_one(x).items()}
 
     # -- persistence ------------------------------------------------------------------
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model to ``path`` atomically (format: ``streamnb.persist``); read it with ``streamnb.load``."""
         persist.save(self, path)
 
-    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def _state(self) -> tuple[dict[str, Any], Arrays]:
         """The persistence hook: params, labels and N_c here, the per-class tables from the subclass."""
         tables, arrays = self._table_state()
         return ({"params": self.get_params(), "labels": list(self.labels), "tables": tables},
                 {"class_weights": self.class_weights[: len(self.labels)].astype(np.float64), **arrays})
 
     @classmethod
-    def _from_state(cls, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> "RecordNB":
+    def _from_state(cls, state: dict[str, Any], arrays: Arrays) -> "RecordNB":
         """Rebuild a model from ``_state``'s output; ModelFormatError for anything inconsistent."""
         if set(state) != {"params", "labels", "tables"}:
             raise ModelFormatError(f"state keys {sorted(state)} differ from ['labels', 'params', 'tables']")
@@ -282,11 +291,11 @@ class RecordNB(ManyPredictions, abc.ABC):
         return model
 
     @abc.abstractmethod
-    def _table_state(self) -> tuple[Any, dict[str, np.ndarray]]:
+    def _table_state(self) -> tuple[Any, Arrays]:
         """Defined by each model."""
 
     @abc.abstractmethod
-    def _restore_tables(self, tables: Any, arrays: dict[str, np.ndarray]) -> None:
+    def _restore_tables(self, tables: Any, arrays: Arrays) -> None:
         """Defined by each model."""
 
     def predict_one(self, x: Record) -> Label | None:
@@ -295,13 +304,16 @@ class RecordNB(ManyPredictions, abc.ABC):
         active = self._active()
         if not len(active):
             return None
-        return self.labels[active[int(np.argmax(self._log_posterior(encoded, active)))]]
+        return self.labels[int(active[int(np.argmax(self._log_posterior(encoded, active)))])]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(classes={len(self.classes)})"
 
 
-def grow_rows(array: np.ndarray, n_rows: int) -> np.ndarray:
+_S = TypeVar("_S", bound="np.generic")  # a string: numpy is imported on first use
+
+
+def grow_rows(array: npt.NDArray[_S], n_rows: int) -> npt.NDArray[_S]:
     """array with at least n_rows rows (zeros appended, capacity doubled)."""
     if n_rows <= array.shape[0]:
         return array
@@ -310,7 +322,7 @@ def grow_rows(array: np.ndarray, n_rows: int) -> np.ndarray:
     return grown
 
 
-def grow_columns(array: np.ndarray, n_columns: int) -> np.ndarray:
+def grow_columns(array: npt.NDArray[_S], n_columns: int) -> npt.NDArray[_S]:
     """array with at least n_columns columns (zeros appended, capacity doubled)."""
     if n_columns <= array.shape[1]:
         return array
@@ -319,7 +331,7 @@ def grow_columns(array: np.ndarray, n_columns: int) -> np.ndarray:
     return grown
 
 
-def table(arrays: dict[str, np.ndarray], name: str, shape: tuple[int, ...], minimum: float = 0.0) -> np.ndarray:
+def table(arrays: Arrays, name: str, shape: tuple[int, ...], minimum: float = 0.0) -> Floats:
     """A saved float64 array of the given shape, finite and >= minimum (ModelFormatError otherwise)."""
     array = arrays.get(name)
     if not isinstance(array, np.ndarray) or array.dtype != np.float64 or array.shape != shape:

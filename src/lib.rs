@@ -16,6 +16,7 @@ pub mod doc;
 pub mod mail;
 pub mod nb;
 pub mod parallel;
+pub mod snapshot;
 pub mod store;
 pub mod tokenize;
 pub mod unicode_tables;

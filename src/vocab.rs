@@ -11,6 +11,7 @@
 //! bytes and any other hashable token as 0xFF followed by a tagged encoding; 0xFF never
 //! occurs in UTF-8, so the two kinds cannot collide.
 
+use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
@@ -254,20 +255,13 @@ impl Vocabulary {
         let mut fresh = Vocabulary::new();
         fresh.hasher = self.hasher.clone();
         fresh.spans = vec![Span { start: 0, len: FREE }; n];
+        // Sized once: growing the table rehashes every token so far, several times over.
+        fresh.arena.reserve_exact(tokens.iter().map(|t| t.len()).sum());
+        fresh.table.reserve(ids.len(), |_| unreachable!("an empty table has nothing to rehash"));
         for (&id, &token) in ids.iter().zip(tokens) {
-            let hash = fresh.hash(token);
-            if fresh.find_hashed(token, hash).is_some() {
-                return Err("vocabulary tokens must be distinct".into());
-            }
             if fresh.arena.len() + token.len() > u32::MAX as usize {
                 return Err("the vocabulary is too large (over 4 GiB of tokens)".into());
             }
-            let span = Span {
-                start: fresh.arena.len() as u32,
-                len: token.len() as u32,
-            };
-            fresh.arena.extend_from_slice(token);
-            fresh.spans[id as usize] = span;
             let Vocabulary {
                 arena,
                 spans,
@@ -275,9 +269,23 @@ impl Vocabulary {
                 hasher,
                 ..
             } = &mut fresh;
-            table.insert_unique(hash, id, |&other| {
-                hasher.hash_one(Self::bytes_of(arena, spans[other as usize]))
-            });
+            // One probe finds a duplicate or the slot (a lookup then an insert probed twice).
+            let entry = table.entry(
+                hasher.hash_one(token),
+                |&other| Self::bytes_of(arena, spans[other as usize]) == token,
+                |&other| hasher.hash_one(Self::bytes_of(arena, spans[other as usize])),
+            );
+            match entry {
+                Entry::Occupied(_) => return Err("vocabulary tokens must be distinct".into()),
+                Entry::Vacant(slot) => {
+                    slot.insert(id);
+                }
+            }
+            spans[id as usize] = Span {
+                start: arena.len() as u32,
+                len: token.len() as u32,
+            };
+            arena.extend_from_slice(token);
         }
         fresh.free = free.to_vec();
         fresh.epoch = self.epoch + 1;

@@ -242,7 +242,6 @@ def cmd_unlearn(args: argparse.Namespace) -> int:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
-    _defer_import("scipy.sparse")
     from .sources import SourceError, looks_like_mail, read_mail
 
     model = load_model(args.model)
@@ -267,36 +266,6 @@ def cmd_classify(args: argparse.Namespace) -> int:
         verdict = spam.classify(message.raw, explain=False)  # one line each: no clues
         print(f"{message.origin}\t{verdict.label}\t{verdict.score:.6f}")
     return 0
-
-
-def _defer_import(name: str) -> None:
-    """Import module ``name`` only when one of its attributes is first used.
-
-    For ``classify``: the model classes import scipy.sparse for learn_many's sparse input,
-    which a classification never touches, and importing it costs more than loading a model.
-    A stand-in module goes into sys.modules; its first attribute lookup imports the real
-    module and forwards to it. (importlib.util.LazyLoader cannot do this on Python 3.11: the
-    import statement itself reads ``__spec__`` and so loads the module.) Only this command's
-    process is affected; nothing changes if the module is already imported.
-    """
-    import types
-
-    if name in sys.modules:
-        return
-
-    class Deferred(types.ModuleType):
-        def __getattr__(self, attribute: str) -> Any:
-            if attribute.startswith("__") and attribute.endswith("__"):
-                raise AttributeError(attribute)  # probes (__path__, __file__ ...) must not load it
-            import importlib
-
-            if sys.modules.get(name) is self:
-                del sys.modules[name]
-            real = importlib.import_module(name)
-            self.__dict__.update(real.__dict__)  # later lookups find the real attributes directly
-            return getattr(real, attribute)
-
-    sys.modules[name] = Deferred(name, f"stand-in for {name}, imported on first use")
 
 
 def evaluation_items(args: argparse.Namespace, order: str, seed: int) -> list[tuple[Any, Any]]:

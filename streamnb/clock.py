@@ -13,10 +13,13 @@ from __future__ import annotations
 import numbers
 import time
 from collections.abc import Iterable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from ._lazy import numpy as np
 
 from .errors import InvalidInputError, describe
 from .validate import is_finite

@@ -33,11 +33,15 @@ from __future__ import annotations
 
 import math
 import numbers
+from array import array
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ._lazy import numpy as np
 
 from .errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
 from .evaluate import (CurvePoint, RunningMetrics, _objects, accuracy, expected_calibration_error,
@@ -60,18 +64,13 @@ def expit(z: Any) -> Any:
     Written here rather than imported from scipy.special, whose import costs more than a
     whole `streamnb classify` of one message should.
     """
-    if isinstance(z, np.ndarray):
+    if not isinstance(z, numbers.Real):  # an array (numbers.Real keeps numpy out of a scalar's way)
         with np.errstate(over="ignore"):
             return 1.0 / (1.0 + np.exp(-z))  # exp overflows to inf for z < -709: the result is 0, as it should be
     z = float(z)
     if z < -700.0:  # math.exp would raise OverflowError; exp(z) is the answer to double precision
         return math.exp(z)
     return 1.0 / (1.0 + math.exp(-z))
-
-
-def _log_factorials(n: int) -> np.ndarray:
-    """log(i!) for i = 0 .. n-1 (log-gamma of i + 1)."""
-    return np.array([math.lgamma(i + 1.0) for i in range(n)])
 
 
 # --- evidence: the model's log-odds, word by word ------------------------------------------
@@ -119,10 +118,8 @@ def log_odds_terms(model: FilterModel, x: Any, positive: Hashable = SPAM, negati
     """
     contributions = getattr(model, "contributions_one", None)
     if callable(contributions):
-        split = contributions(x)
-        pos, neg = _class_column(split.classes, positive), _class_column(split.classes, negative)
-        return LogOddsTerms(list(split.features), split.terms[:, pos] - split.terms[:, neg],
-                            float(split.rest[pos] - split.rest[neg]))
+        features, weights, bias = _split_log_odds(contributions(x), positive, negative)
+        return LogOddsTerms(features, np.array(weights, dtype=np.float64), bias)
     view = model.log_linear()
     pos, neg = _class_column(view.classes, positive), _class_column(view.classes, negative)
     row = {feature: i for i, feature in enumerate(view.features)}
@@ -135,6 +132,13 @@ def log_odds_terms(model: FilterModel, x: Any, positive: Hashable = SPAM, negati
     return LogOddsTerms(features, weights, float(log_proba[positive] - log_proba[negative] - weights.sum()))
 
 
+def _split_log_odds(split: Any, positive: Hashable, negative: Hashable) -> tuple[list, list[float], float]:
+    """(features, weights, bias) of a model's ``contributions_one``, as lists (no numpy)."""
+    pos, neg = _class_column(split.classes, positive), _class_column(split.classes, negative)
+    return (list(split.features), [row[pos] - row[neg] for row in split.rows()],
+            float(split.rest[pos] - split.rest[neg]))
+
+
 def evidence(model: FilterModel, x: Any, k: int = 10, positive: Hashable = SPAM,
              negative: Hashable = HAM) -> list[Evidence]:
     """The k features of x with the largest |contribution| to the log-odds, largest first.
@@ -144,10 +148,14 @@ def evidence(model: FilterModel, x: Any, k: int = 10, positive: Hashable = SPAM,
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
         raise InvalidParameterError(f"k must be an int >= 0, got {describe(k)}")
-    terms = log_odds_terms(model, x, positive, negative)
-    order = np.argsort(-np.abs(terms.weights), kind="stable")
-    chosen = [i for i in order[:k] if terms.weights[i] != 0]
-    return [Evidence(terms.features[i], float(terms.weights[i])) for i in chosen]
+    contributions = getattr(model, "contributions_one", None)
+    if callable(contributions):  # the weights of log_odds_terms, kept as lists: `streamnb classify` needs no numpy
+        features, weights, _ = _split_log_odds(contributions(x), positive, negative)
+    else:
+        terms = log_odds_terms(model, x, positive, negative)
+        features, weights = terms.features, terms.weights.tolist()
+    order = sorted(range(len(weights)), key=lambda i: -abs(weights[i]))  # stable: ties keep the document's order
+    return [Evidence(features[i], float(weights[i])) for i in order[:k] if weights[i] != 0]
 
 
 # --- chi-square combining --------------------------------------------------------------------
@@ -171,10 +179,10 @@ def chi2_sf_even(statistic: float, dof: int) -> float:
     m = statistic / 2.0
     if m == 0.0:
         return 1.0
-    i = np.arange(dof // 2)
-    log_terms = i * math.log(m) - m - _log_factorials(dof // 2)
-    top = log_terms.max()
-    return float(min(1.0, math.exp(top) * np.exp(log_terms - top).sum()))
+    log_m = math.log(m)
+    log_terms = [i * log_m - m - math.lgamma(i + 1.0) for i in range(dof // 2)]  # lgamma(i + 1) = log(i!)
+    top = max(log_terms)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in log_terms))
 
 
 def fisher_combine(p_values: Iterable[float]) -> float:
@@ -187,16 +195,17 @@ def fisher_combine(p_values: Iterable[float]) -> float:
     >>> round(fisher_combine([0.9, 0.2, 0.21, 0.89, 0.2, 0.78]), 9)  # Robinson's first example
     0.572203879
     """
-    p = np.asarray(list(p_values), dtype=float)
-    if not len(p):
+    p = [float(v) for v in p_values]
+    if not p:
         return 1.0
-    if not ((p > 0) & (p <= 1)).all():
-        raise InvalidInputError(f"p-values must be in (0, 1], got {p[~((p > 0) & (p <= 1))][0]!r}")
-    return chi2_sf_even(max(0.0, -2.0 * float(np.log(p).sum())), 2 * len(p))
+    bad = [v for v in p if not 0.0 < v <= 1.0]
+    if bad:
+        raise InvalidInputError(f"p-values must be in (0, 1], got {bad[0]!r}")
+    return chi2_sf_even(max(0.0, -2.0 * math.fsum(map(math.log, p))), 2 * len(p))
 
 
-def robinson_probabilities(spam_docs: np.ndarray, ham_docs: np.ndarray, n_spam: float, n_ham: float,
-                           strength: float = 0.45, background: float = 0.5) -> np.ndarray:
+def robinson_probabilities(spam_docs: Iterable[float], ham_docs: Iterable[float], n_spam: float, n_ham: float,
+                           strength: float = 0.45, background: float = 0.5) -> array:
     """Robinson's degree of belief f(w) that a message containing word w is spam, per word.
 
     With D_spam,w and D_ham,w the spam and ham messages containing w, and N_spam, N_ham
@@ -207,18 +216,19 @@ def robinson_probabilities(spam_docs: np.ndarray, ham_docs: np.ndarray, n_spam: 
 
     a background belief x (0.5: no opinion) worth s messages, which the word's own data
     outweighs as n grows. A word never seen (n = 0) gets x; so does every word while a
-    class has no messages (no comparison possible).
+    class has no messages (no comparison possible). Returns an ``array.array`` of floats
+    (``np.asarray`` reads it without a copy).
     """
-    spam_docs = np.asarray(spam_docs, dtype=float)
-    ham_docs = np.asarray(ham_docs, dtype=float)
+    pairs = list(zip(map(float, spam_docs), map(float, ham_docs), strict=True))
     if n_spam <= 0 or n_ham <= 0:
-        return np.full(spam_docs.shape, float(background))
-    b = spam_docs / n_spam
-    g = ham_docs / n_ham
-    seen = (b + g) > 0
-    p = np.divide(b, b + g, out=np.full(b.shape, float(background)), where=seen)
-    n = spam_docs + ham_docs
-    return (strength * background + n * p) / (strength + n)
+        return array("d", [float(background)] * len(pairs))
+    f = array("d")
+    for spam, ham in pairs:
+        b, g = spam / n_spam, ham / n_ham
+        p = b / (b + g) if b + g > 0 else float(background)
+        n = spam + ham
+        f.append((strength * background + n * p) / (strength + n))
+    return f
 
 
 class ChiSquareResult(NamedTuple):
@@ -239,9 +249,9 @@ def chi_square_indicator(probabilities: Iterable[float]) -> tuple[float, float, 
     weak or points both ways. No words: I = 1/2. (SpamBayes writes the same with
     H' = 1 - S and S' = 1 - H: I = (S' - H' + 1) / 2.)
     """
-    f = np.asarray(list(probabilities), dtype=float)
+    f = [float(p) for p in probabilities]
     h = fisher_combine(f)
-    s = fisher_combine(1.0 - f)
+    s = fisher_combine([1.0 - p for p in f])
     return (1.0 + h - s) / 2.0, h, s
 
 
@@ -383,15 +393,16 @@ class ChiSquareRule(_Band):
         if positive not in counts.classes or negative not in counts.classes or not len(counts.features):
             return ChiSquareResult(0.5, 1.0, 1.0, [])
         pos, neg = counts.classes.index(positive), counts.classes.index(negative)
-        f = robinson_probabilities(counts.docs[:, pos], counts.docs[:, neg], counts.class_docs[pos],
-                                   counts.class_docs[neg], self.strength, self.background)
-        distance = np.abs(f - 0.5)
-        order = np.argsort(-distance, kind="stable")
-        order = order[distance[order] >= self.min_strength][: self.max_discriminators]
-        chosen = f[order]
+        rows, totals = counts.rows(), counts.totals()
+        f = robinson_probabilities([row[pos] for row in rows], [row[neg] for row in rows],
+                                   totals[pos], totals[neg], self.strength, self.background)
+        distance = [abs(p - 0.5) for p in f]
+        order = sorted(range(len(f)), key=lambda i: -distance[i])  # stable: ties keep the document's order
+        order = [i for i in order if distance[i] >= self.min_strength][: self.max_discriminators]
+        chosen = [f[i] for i in order]
         indicator, h, s = chi_square_indicator(chosen)
         names = [counts.features[i] for i in order]
-        return ChiSquareResult(indicator, h, s, list(zip(names, chosen.tolist())))
+        return ChiSquareResult(indicator, h, s, list(zip(names, chosen)))
 
     def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
               positive: Hashable, negative: Hashable) -> float:

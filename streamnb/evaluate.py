@@ -14,12 +14,16 @@ how a deployed filter meets its mail. Models need ``learn_one(x, y)`` and
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ._lazy import numpy as np
 
 from streamnb.errors import InvalidInputError, InvalidParameterError, describe
 
@@ -51,7 +55,7 @@ Label = Hashable
 
 # Probability clipping for log loss: machine epsilon of float64, the clip scikit-learn
 # (>= 1.5) applies, so a confident mistake costs -log(2.2e-16) ~ 36 nats, not infinity.
-EPS = float(np.finfo(np.float64).eps)
+EPS = sys.float_info.epsilon  # np.finfo(np.float64).eps, without importing numpy
 
 
 # --- input checks ------------------------------------------------------------------------

@@ -22,15 +22,17 @@ from collections.abc import Hashable, Iterator, Sequence
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-import numpy.typing as npt
-
 from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
 from .validate import Label
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from .models.base import DiscreteNB, Document
     from .store import Arrays
+else:
+    from ._lazy import numpy as np
 
 FINGERPRINT_BYTES = 16
 

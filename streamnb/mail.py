@@ -24,7 +24,6 @@ and the limit shows as defects (``mime:toomanyparts`` ... and ``mime:truncated``
 
 from __future__ import annotations
 
-import email.utils
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -151,6 +150,8 @@ class ParsedMessage:
     @property
     def date(self) -> datetime | None:
         """The Date header as a datetime (naive if the zone is unknown), None if absent or bad."""
+        import email.utils  # here: `streamnb classify` never reads a date, and the import costs ~5 ms
+
         value = self.header("date")
         if not value:
             return None

@@ -1,8 +1,9 @@
 """Saving and loading models: a versioned, checksummed file that never holds a pickle.
 
 A model file may come from elsewhere, so reading one must never run code: the file holds
-only numbers (``.npy`` arrays read with ``allow_pickle=False``) and JSON, and every value
-is checked before a model is built from it.
+only numbers (``.npy`` arrays of float64, int64 or uint8, read here from their header and
+raw little-endian payload, without numpy) and JSON, and every value is checked before a
+model is built from it.
 
 Format, version 1
 -----------------
@@ -42,7 +43,10 @@ adapter, must be registered itself, under a name of its own) and give it
 constructor kwargs in ``state["params"]``, the tokenizer object included (it is written as
 the top-level ``tokenizer`` description, leaving a null placeholder); ``arrays`` named
 float64/int64/uint8 numpy arrays) and ``_from_state(cls, state, arrays)`` that checks what
-it reads and raises ModelFormatError. DiscreteNB subclasses (MultinomialNB, BernoulliNB,
+it reads and raises ModelFormatError. ``arrays`` is a ``SavedArrays`` mapping: a lookup
+gives a numpy array, ``arrays.raw(name)`` the (dtype, shape, bytes) of the file without
+importing numpy (the discrete models hand those to the core, so ``streamnb classify`` never
+imports numpy). DiscreteNB subclasses (MultinomialNB, BernoulliNB,
 ComplementNB) inherit both; the record models (GaussianNB, CategoricalNB, MixedNB) inherit
 them from RecordNB, which saves the class bookkeeping and asks the model for its tables
 (``_table_state`` / ``_restore_tables``). MixedNB saves each part with the part's own hooks,
@@ -60,6 +64,7 @@ a crash the path holds the old file or the new one, never a mix. (A crash may le
 
 from __future__ import annotations
 
+import ast
 import base64
 import hashlib
 import importlib
@@ -70,15 +75,18 @@ import os
 import re
 import tempfile
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
-
-import numpy as np
 
 from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from .store import Arrays
+else:
+    from ._lazy import numpy as np
 
 
 class Saveable(Protocol):
@@ -126,6 +134,19 @@ def register_model(cls: _ModelType | None = None, *,
         return model_type
 
     return register if cls is None else register(cls)
+
+
+def model_type(name: object) -> type[Saveable] | None:
+    """The registered model type of this name; a built-in one is imported on first use
+    (``streamnb.models`` imports each model's module when it is asked for)."""
+    if not isinstance(name, str):
+        return None
+    if name not in MODEL_TYPES:
+        models = importlib.import_module("streamnb.models")
+        # importing a model's module registers it; an unknown name imports them all (for the error's list)
+        for builtin in [name] if name in models.__all__ else models.__all__:
+            getattr(models, builtin)
+    return MODEL_TYPES.get(name)
 
 
 def register_tokenizer(cls: type) -> type:
@@ -410,9 +431,7 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
         raise
     except Exception as exc:  # a malformed archive can fail in many ways inside zipfile/numpy
         raise ModelFormatError(f"unreadable archive: {type(exc).__name__}: {exc}") from None
-    if metadata["model"] not in MODEL_TYPES:
-        importlib.import_module("streamnb.models")  # registers the built-in model types
-    cls = MODEL_TYPES.get(metadata["model"])
+    cls = model_type(metadata["model"])
     if cls is None:
         raise ModelFormatError(f"unknown model type {metadata['model']!r} (known: {sorted(MODEL_TYPES)})")
     try:
@@ -434,7 +453,7 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
         raise ModelFormatError(f"invalid {metadata['model']} state: {type(exc).__name__}: {exc}") from None
 
 
-def _read_archive(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _read_archive(data: bytes) -> tuple[dict[str, Any], SavedArrays]:
     """Metadata and arrays of an archive whose checksum has been verified; all checked."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
@@ -452,27 +471,81 @@ def _read_archive(data: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             raise ModelFormatError(f"archive members {sorted(set(names) ^ expected)} do not match the metadata")
         arrays = {}
         for name, spec in metadata["arrays"].items():
-            raw = archive.read(f"arrays/{name}.npy")
-            stream = io.BytesIO(raw)
-            version = np.lib.format.read_magic(stream)
-            shape, fortran, dtype = _header(stream, version)
-            if dtype.str != spec["dtype"] or list(shape) != spec["shape"] or fortran:
-                raise ModelFormatError(f"array {name!r} is {dtype.str} {list(shape)}, the metadata says "
+            dtype, shape, payload = _read_npy(name, archive.read(f"arrays/{name}.npy"))
+            if dtype != spec["dtype"] or list(shape) != spec["shape"]:
+                raise ModelFormatError(f"array {name!r} is {dtype} {list(shape)}, the metadata says "
                                        f"{spec['dtype']} {spec['shape']}")
-            stream.seek(0)
-            array = np.lib.format.read_array(stream, allow_pickle=False)
-            if stream.tell() != len(raw):
-                raise ModelFormatError(f"array {name!r} has trailing bytes")
-            arrays[name] = array
-    return metadata, arrays
+            arrays[name] = (dtype, shape, payload)
+    return metadata, SavedArrays(arrays)
 
 
-def _header(stream: io.BytesIO, version: tuple[int, int]) -> tuple[tuple[int, ...], bool, np.dtype]:
+_NPY_MAGIC = b"\x93NUMPY"
+_ITEM_SIZES = {"<f8": 8, "<i8": 8, "|u1": 1}
+
+
+def _read_npy(name: str, raw: bytes) -> tuple[str, tuple[int, ...], bytes]:
+    """(dtype, shape, payload) of a ``.npy`` member, read without numpy.
+
+    The format (numpy's NEP 1): magic, version, header length (2 bytes in version 1.0, 4 in
+    2.0, little-endian), a Python dict literal {'descr', 'fortran_order', 'shape'}, then the
+    raw C-order payload, which must fill the rest exactly.
+    """
+    if raw[:6] != _NPY_MAGIC or len(raw) < 10:
+        raise ModelFormatError(f"array {name!r} is not a .npy member")
+    version = (raw[6], raw[7])
     if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(stream)
-    if version == (2, 0):
-        return np.lib.format.read_array_header_2_0(stream)
-    raise ModelFormatError(f"unsupported .npy version {version}")
+        start, length = 10, int.from_bytes(raw[8:10], "little")
+    elif version == (2, 0):
+        start, length = 12, int.from_bytes(raw[8:12], "little")
+    else:
+        raise ModelFormatError(f"unsupported .npy version {version}")
+    try:
+        header = ast.literal_eval(raw[start:start + length].decode("latin-1"))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise ModelFormatError(f"array {name!r} has an unreadable .npy header") from None
+    if not (isinstance(header, dict) and set(header) == {"descr", "fortran_order", "shape"}
+            and header["descr"] in _ITEM_SIZES and header["fortran_order"] is False
+            and isinstance(header["shape"], tuple)
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in header["shape"])):
+        raise ModelFormatError(f"array {name!r} has a .npy header outside the format: {header!r:.200}")
+    payload = raw[start + length:]
+    size = math.prod(header["shape"]) * _ITEM_SIZES[header["descr"]]
+    if len(payload) < size:
+        raise ModelFormatError(f"array {name!r} is truncated")
+    if len(payload) > size:
+        raise ModelFormatError(f"array {name!r} has trailing bytes")
+    return header["descr"], header["shape"], payload
+
+
+class SavedArrays(Mapping[str, "npt.NDArray[Any]"]):
+    """The arrays of a model file: numpy arrays on lookup, and ``raw(name)`` for readers
+    that need no numpy (the discrete models' store hands the bytes to the core).
+
+    Lookups convert once (a copy: a loaded model owns writable arrays).
+    """
+
+    def __init__(self, arrays: dict[str, tuple[str, tuple[int, ...], bytes]]) -> None:
+        self._raw = arrays
+        self._converted: dict[str, npt.NDArray[Any]] = {}
+
+    def raw(self, name: str) -> tuple[str, tuple[int, ...], bytes]:
+        """(dtype, shape, little-endian bytes) of an array."""
+        return self._raw[name]
+
+    def __getitem__(self, name: str) -> npt.NDArray[Any]:
+        if name not in self._converted:
+            dtype, shape, payload = self._raw[name]
+            self._converted[name] = np.frombuffer(payload, dtype=np.dtype(dtype)).reshape(shape).copy()
+        return self._converted[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
 
 
 def _reject_constant(name: str) -> None:

@@ -7,7 +7,12 @@ totals too, so a pruned model equals a batch model whose vocabulary never had th
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ._lazy import numpy as np
 
 
 def mutual_information(docs: np.ndarray, class_docs: np.ndarray) -> np.ndarray:

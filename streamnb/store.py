@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Any, TypeVar, overload
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from ._lazy import numpy as np
 
 from . import _core
 from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, describe
@@ -238,11 +241,13 @@ class Cells:
         return self._core.cells_nbytes()
 
 
-#: Named arrays of the model file: float64 counts, int64 ids and stamps, uint8 fingerprints
-#: (the dtype depends on the name; every array read from a file is checked before use).
-Arrays = dict[str, npt.NDArray[Any]]
-#: Cells as (feature ids, class ids, tokens, docs).
-_Cells = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
+if TYPE_CHECKING:
+    #: Named arrays of the model file: float64 counts, int64 ids and stamps, uint8 fingerprints
+    #: (the dtype depends on the name; every array read from a file is checked before use).
+    #: A model file's are a ``persist.SavedArrays``, which reads them without numpy.
+    Arrays = Mapping[str, npt.NDArray[Any]]
+    #: Cells as (feature ids, class ids, tokens, docs).
+    _Cells = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
 
 
 def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> npt.NDArray[np.float64]:
@@ -377,7 +382,7 @@ class CountStore:
         return self._core.nbytes()
 
     # -- persistence -----------------------------------------------------------------------
-    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, Arrays]:
+    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, dict[str, npt.NDArray[Any]]]:
         """The whole state as (scalars, feature tokens, named arrays), for persistence.
 
         Feature ids are kept as they are (``feature_id``, and the ids free for reuse in
@@ -411,7 +416,9 @@ class CountStore:
         """Load ``export``'s output into this (empty) store, every value checked first.
 
         Raises ModelFormatError naming the first inconsistency (wrong shape, non-finite or
-        negative count, id out of range, duplicate, a feature without counts ...).
+        negative count, id out of range, duplicate, a feature without counts ...). The labels
+        and clocks are checked here, the arrays by the core (src/snapshot.rs), which reads
+        them as the file's bytes: loading a model needs no numpy.
         """
         n_buckets = self.vocabulary.n_buckets
         labels, scale, n_learned = scalars["labels"], scalars["scale"], scalars["n_learned"]
@@ -425,80 +432,34 @@ class CountStore:
                  f"scale must be a float in [{MIN_SCALE:g}, 1], got {describe(scale)}")
         _require(isinstance(n_learned, int) and not isinstance(n_learned, bool) and 0 <= n_learned < 2**32 - 1,
                  f"n_learned must be an int in [0, 2**32 - 1), got {describe(n_learned)}")
-        k = len(checked)
-        ids = _array(arrays, "feature_id", np.int64, None)
-        n = len(ids)
-        _require(bool((ids >= 0).all() and (np.diff(ids) > 0).all()), "feature ids must be >= 0 and increasing")
-        _require(not n or ids[-1] < 2**32 - 1, "feature ids out of range")
-        free = np.zeros(0, dtype=np.int64)
-        if n_buckets is None:
-            free = _array(arrays, "free_id", np.int64, None)
-            _require(bool(np.array_equal(np.sort(np.concatenate([ids, free])), np.arange(n + len(free)))),
-                     "feature ids and free ids must together be 0, 1, ... without gaps or repeats")
-            _require(isinstance(tokens, list) and len(tokens) == n, f"the vocabulary must list {n} tokens")
-            assert tokens is not None  # _require just checked it is a list
-            try:
-                distinct = len(set(tokens)) == len(tokens)
-            except TypeError:
-                distinct = False
-            _require(distinct, "vocabulary tokens must be distinct and hashable")
-        else:
-            _require(tokens is None and "free_id" not in arrays, "a hashed model has no vocabulary")
-            _require(not n or ids[-1] < n_buckets, f"feature buckets must be in [0, {n_buckets})")
-        class_docs = _counts(arrays, "class_docs", (k,))
-        class_tokens = _counts(arrays, "class_tokens", (k,))
-        feature = _array(arrays, "cell_feature", np.int64, None)
-        m = len(feature)
-        klass = _array(arrays, "cell_class", np.int64, (m,))
-        cell_tokens = _counts(arrays, "cell_tokens", (m,))
-        cell_docs = _counts(arrays, "cell_docs", (m,))
-        born = _array(arrays, "feature_born", np.int64, (n,))
-        last_seen = _array(arrays, "feature_last_seen", np.int64, (n,))
-        position = np.searchsorted(ids, feature)
-        _require(bool((position < n).all()) and np.array_equal(ids[np.minimum(position, max(n - 1, 0))], feature),
-                 "cell features must be listed feature ids")
-        _require(bool(((klass >= 0) & (klass < k)).all()), f"cell classes must be in [0, {k})")
-        _require(len(np.unique(position * max(k, 1) + klass)) == m, "duplicate (feature, class) cells")
-        _require(bool(((cell_tokens != 0) | (cell_docs != 0)).all()), "a stored cell has no count")
-        _require(bool((np.bincount(position, minlength=n) > 0).all()), "a vocabulary feature has no count")
-        for name, stamps in (("born", born), ("last_seen", last_seen)):
-            _require(bool(((stamps >= 0) & (stamps <= n_learned)).all()),
-                     f"feature {name} stamps must be in [0, {n_learned}]")
-        class_cells = np.bincount(klass, minlength=k)
-        _require(not ((class_docs == 0) & (class_cells > 0)).any(), "a class with no documents has feature counts")
-        _require(not ((class_cells == 0) & (class_tokens != 0)).any(), "a class with no feature counts has T_c != 0")
+        # The tokens are checked by the core as it reads them (usable features, distinct keys).
+        _require(isinstance(tokens, list) if n_buckets is None else tokens is None,
+                 "the vocabulary must be a list of tokens" if n_buckets is None else "a hashed model has no vocabulary")
         _require(isinstance(pruned_at, int) and not isinstance(pruned_at, bool) and 0 <= pruned_at <= n_learned,
                  f"pruned_at must be an int in [0, {n_learned}], got {describe(pruned_at)}")
-        self._core.load(checked, ids.tolist(), tokens, free.tolist(), class_docs.tolist(), class_tokens.tolist(),
-                        (feature.tolist(), klass.tolist(), cell_tokens.tolist(), cell_docs.tolist()),
-                        (born.tolist(), last_seen.tolist()), float(scale), int(n_learned), int(pruned_at))
+        raw = {name: _raw_array(arrays, name) for name in _STORE_ARRAYS if name in arrays}
+        # Every array is checked by the core before anything is loaded (src/snapshot.rs).
+        self._core.load(checked, tokens, raw, float(scale), int(n_learned), int(pruned_at))
+
+
+_STORE_ARRAYS = ("feature_id", "free_id", "class_docs", "class_tokens", "cell_feature", "cell_class",
+                 "cell_tokens", "cell_docs", "feature_born", "feature_last_seen")
+
+
+def _raw_array(arrays: Arrays, name: str) -> tuple[str, tuple[int, ...], bytes]:
+    """(dtype, shape, little-endian bytes) of a saved array: straight from the file
+    (``persist.SavedArrays``), or from a numpy array (a MixedNB's part, a caller's dict)."""
+    raw: Callable[[str], tuple[str, tuple[int, ...], bytes]] | None = getattr(arrays, "raw", None)
+    if raw is not None:
+        return raw(name)
+    array = arrays[name]
+    _require(isinstance(array, np.ndarray), f"array {name!r} must be a numpy array, got {describe(array)}")
+    return array.dtype.str, array.shape, array.tobytes()
 
 
 def _require(condition: bool, message: str) -> None:
     if not condition:
         raise ModelFormatError(message)
-
-
-_Scalar = TypeVar("_Scalar", bound=np.generic)
-
-
-def _array(arrays: Arrays, name: str, dtype: type[_Scalar], shape: tuple[int, ...] | None) -> npt.NDArray[_Scalar]:
-    """arrays[name], checked to be 1-d of the given dtype (and shape)."""
-    _require(name in arrays, f"array {name!r} is missing")
-    array = arrays[name]
-    _require(isinstance(array, np.ndarray) and array.dtype == dtype and array.ndim == 1,
-             f"array {name!r} must be 1-d {np.dtype(dtype).name}, got {getattr(array, 'dtype', type(array))} "
-             f"of shape {getattr(array, 'shape', '?')}")
-    _require(shape is None or array.shape == shape, f"array {name!r} must have shape {shape}, got {array.shape}")
-    return array
-
-
-def _counts(arrays: Arrays, name: str, shape: tuple[int, ...]) -> npt.NDArray[np.float64]:
-    """A float64 count array: finite and >= 0."""
-    array = _array(arrays, name, np.float64, shape)
-    _require(bool(np.isfinite(array).all()), f"array {name!r} holds non-finite counts")
-    _require(bool((array >= 0).all()), f"array {name!r} holds negative counts")
-    return array
 
 
 @overload

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterable, Mapping
-from typing import Literal, TypeVar, Union, overload
-
-import numpy as np
+from typing import Any, Literal, TypeVar, Union, overload
 
 from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, InvalidTypeError, describe
 
@@ -37,17 +36,25 @@ def check_label(y: object) -> Label:
     numpy scalars become their Python equivalents so that ``np.int64(1)`` and ``1`` are the
     same class (and the label survives JSON persistence).
     """
-    if isinstance(y, (bool, np.bool_)):
+    numpy = _numpy()
+    if isinstance(y, bool) or (numpy is not None and isinstance(y, numpy.bool_)):
         return bool(y)
-    if isinstance(y, (int, np.integer)):
+    if isinstance(y, int) or (numpy is not None and isinstance(y, numpy.integer)):
         return int(y)
-    if isinstance(y, (str, np.str_)):
+    if isinstance(y, str):
         return str(y)
     raise InvalidLabelError(f"class label must be a str, int or bool, got {describe(y)}")
 
 
+def _numpy() -> Any:
+    """numpy if it was imported, else None: no value is a numpy scalar before numpy is
+    imported, and a classification (``streamnb classify``) must not import it."""
+    return sys.modules.get("numpy")
+
+
 def check_bool(name: str, value: object, error: type[Exception] = InvalidTypeError) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
+    numpy = _numpy()
+    if not (isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_))):
         raise error(f"{name} must be True or False, got {describe(value)}")
     return bool(value)
 

@@ -16,6 +16,7 @@ import pytest
 
 SCRIPT = r"""
 import gc, json, os, sys
+import numpy, scipy.sparse  # the models import them on first use (learn_many does): not the model's memory
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB, Tokenizer
 
 case = json.loads(sys.argv[1])

@@ -13,8 +13,10 @@ import sys
 import textwrap
 import time
 
+import numpy  # noqa: F401  (streamnb imports numpy and its models on first use: forked savers start with them)
+
 import streamnb
-import streamnb.models  # noqa: F401  (streamnb imports its models on first use: forked savers start with them)
+import streamnb.models.multinomial  # noqa: F401
 
 STEP = 40  # documents learned between two saves
 KILLS = 120
@@ -90,7 +92,7 @@ def test_a_killed_fresh_interpreter_never_leaves_a_broken_file(tmp_path):
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r})
         from test_crash_safety import save_forever
-        import streamnb.models  # imported on first use otherwise: "ready" means the imports are done
+        import numpy, streamnb.models.multinomial  # imported on first use otherwise: "ready" means the imports are done
         print("ready", flush=True)
         save_forever({path!r})
     """)

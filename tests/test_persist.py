@@ -269,6 +269,36 @@ def test_tampered_arrays_are_refused_even_with_a_valid_checksum(saved, name, cha
         streamnb.load(saved)
 
 
+def edit_member(path, name, change):
+    metadata, members = read_members(path)
+    members[f"arrays/{name}.npy"] = change(members[f"arrays/{name}.npy"])
+    write_members(path, metadata, members)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda raw: raw[:-8], "truncated"),
+    (lambda raw: raw + b"\0" * 8, "trailing bytes"),
+    (lambda raw: raw.replace(b"'fortran_order': False", b"'fortran_order': True "), "outside the format"),
+    (lambda raw: raw.replace(b"'descr': '<f8'", b"'descr': '|O8'"), "outside the format"),
+    (lambda raw: raw.replace(b"'shape': (", b"'shape': __import__('os').getpid() or (", 1), "unreadable"),
+    (lambda raw: raw[:6] + b"\x03\x00" + raw[8:], "unsupported .npy version"),
+    (lambda raw: b"PK" + raw[2:], "not a .npy member"),
+])
+def test_malformed_npy_members_are_refused(saved, change, words):
+    """The .npy members are read without numpy: each part of the format is checked."""
+    edit_member(saved, "cell_docs", change)
+    with pytest.raises(ModelFormatError, match=words):
+        streamnb.load(saved)
+
+
+def test_arrays_load_as_numpy_arrays_and_as_bytes(saved):
+    metadata, arrays = persist._read_archive(saved.read_bytes())
+    dtype, shape, payload = arrays.raw("cell_docs")
+    assert (dtype, list(shape)) == ("<f8", metadata["arrays"]["cell_docs"]["shape"])
+    assert arrays["cell_docs"].tobytes() == payload and arrays["cell_docs"].flags.writeable
+    assert "cell_docs" in arrays and "missing" not in arrays and len(arrays) == len(metadata["arrays"])
+
+
 @pytest.mark.parametrize("edit, words", [
     (lambda m: m.update(model="os.system"), "unknown model type"),
     (lambda m: m.update(tokenizer={"type": "builtins.eval", "params": {"$map": []}}), "unknown tokenizer type"),

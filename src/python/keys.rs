@@ -34,6 +34,29 @@ pub fn key_of<'a>(token: &'a Bound<'_, PyAny>, scratch: &'a mut Vec<u8>) -> PyRe
     Ok(scratch)
 }
 
+/// The keys of every token of an iterable, packed in one buffer (one allocation, not one
+/// per token): the bytes, and where each key ends. `unpack` lists them as slices.
+pub fn packed_keys(tokens: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, Vec<usize>)> {
+    let (mut bytes, mut ends, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    for token in tokens.try_iter()? {
+        bytes.extend_from_slice(key_of(&token?, &mut scratch)?);
+        ends.push(bytes.len());
+    }
+    Ok((bytes, ends))
+}
+
+/// The keys of `packed_keys` as slices.
+pub fn unpack<'a>(bytes: &'a [u8], ends: &[usize]) -> Vec<&'a [u8]> {
+    let mut start = 0;
+    ends.iter()
+        .map(|&end| {
+            let key = &bytes[start..end];
+            start = end;
+            key
+        })
+        .collect()
+}
+
 /// The bytes of a `str` (UTF-8, or surrogatepass for text with lone surrogates).
 pub fn str_key<'a>(text: &'a Bound<'_, PyString>, scratch: &'a mut Vec<u8>) -> PyResult<&'a [u8]> {
     match text.to_str() {

@@ -3,7 +3,7 @@
 //! log-probabilities or an updated store come out.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{bucket_text, key_of, token_of};
+use super::keys::{bucket_text, key_of, packed_keys, token_of, unpack};
 use super::mail::EmailTokenizer;
 use super::tokenizer::WordTokenizer;
 use super::weighting::EmailWeights;
@@ -12,6 +12,7 @@ use crate::doc::{Doc, UNKNOWN};
 use crate::mail::features::EmailFeatures;
 use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
 use crate::parallel;
+use crate::snapshot::{self, RawArray};
 use crate::store::StoreError;
 use crate::weighting::idf;
 use pyo3::prelude::*;
@@ -1275,19 +1276,15 @@ impl Core {
 
     // -- loading -----------------------------------------------------------------------------
 
-    /// Restore a saved store (the caller validated every value): labels, vocabulary tokens
-    /// at ids (exact models) with the free ids, stored class totals, cells, stamps, clocks.
+    /// Restore a saved store: labels, vocabulary tokens (exact models; None when hashed),
+    /// the store's arrays as `{name: (dtype, shape, bytes)}` (the raw `.npy` payloads,
+    /// checked in `snapshot::check`), and the clocks (checked by the caller).
     #[allow(clippy::too_many_arguments)]
     fn load(
         &mut self,
         labels: &Bound<'_, PyList>,
-        ids: Vec<u32>,
         tokens: Option<&Bound<'_, PyAny>>,
-        free: Vec<u32>,
-        class_docs: Vec<f64>,
-        class_tokens: Vec<f64>,
-        cells: (Vec<u32>, Vec<usize>, Vec<f64>, Vec<f64>),
-        stamps: (Vec<u64>, Vec<u64>),
+        arrays: &Bound<'_, PyDict>,
         scale: f64,
         n_learned: u64,
         pruned_at: u64,
@@ -1296,41 +1293,58 @@ impl Core {
             if self.nb.n_classes() != 0 {
                 return Err(error(ErrorKind::ModelFormat, "a store loads into an empty model only"));
             }
-            if let (Some(tokens), Some(vocabulary)) = (tokens, self.nb.vocabulary_mut()) {
-                let mut scratch = Vec::new();
-                let keys: Vec<Vec<u8>> = tokens
-                    .try_iter()?
-                    .map(|t| {
-                        let t = t?;
-                        key_of(&t, &mut scratch).map(<[u8]>::to_vec)
-                    })
-                    .collect::<PyResult<_>>()
-                    .map_err(|e| error(ErrorKind::ModelFormat, format!("vocabulary tokens must be usable features: {e}")))?;
-                let borrowed: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-                vocabulary.restore(&ids, &borrowed, &free).map_err(|m| error(ErrorKind::ModelFormat, m))?;
+            let mut raw: Vec<(String, String, Vec<usize>, Bound<'_, PyBytes>)> = Vec::with_capacity(arrays.len());
+            for (name, value) in arrays.iter() {
+                let name: String = name.extract()?;
+                let (dtype, shape, data) = value
+                    .extract::<(String, Vec<usize>, Bound<'_, PyBytes>)>()
+                    .map_err(|_| error(ErrorKind::ModelFormat, format!("array '{name}' is not (dtype, shape, bytes)")))?;
+                raw.push((name, dtype, shape, data));
+            }
+            let map = raw
+                .iter()
+                .map(|(name, dtype, shape, data)| {
+                    (name.as_str(), RawArray { dtype: dtype.as_str(), shape: shape.clone(), data: data.as_bytes() })
+                })
+                .collect();
+            let snapshot = snapshot::check(&map, labels.len(), n_learned, self.nb.n_buckets())
+                .map_err(|m| error(ErrorKind::ModelFormat, m))?;
+            match (tokens, self.nb.vocabulary_mut()) {
+                (Some(tokens), Some(vocabulary)) => {
+                    let (bytes, ends) = packed_keys(tokens).map_err(|e| {
+                        error(ErrorKind::ModelFormat, format!("vocabulary tokens must be usable features: {e}"))
+                    })?;
+                    vocabulary
+                        .restore(&snapshot.ids, &unpack(&bytes, &ends), &snapshot.free)
+                        .map_err(|m| error(ErrorKind::ModelFormat, m))?;
+                }
+                (None, None) => {}
+                _ => {
+                    return Err(error(
+                        ErrorKind::ModelFormat,
+                        "an exact model lists its vocabulary tokens, a hashed model has none",
+                    ))
+                }
             }
             for label in labels.iter() {
                 let weight = self.prior_weight(&label)?;
                 self.nb.add_class(weight);
                 self.push_label(&label)?;
             }
-            let k = self.nb.n_classes();
-            let (feature, class, tokens, docs) = cells;
-            for i in 0..feature.len() {
-                if class[i] >= k {
-                    return Err(error(ErrorKind::ModelFormat, format!("cell classes must be in [0, {k})")));
-                }
-                self.nb.store.load_cell(feature[i], class[i], tokens[i], docs[i]);
+            let store = &mut self.nb.store;
+            for i in 0..snapshot.cell_feature.len() {
+                store.load_cell(snapshot.cell_feature[i], snapshot.cell_class[i], snapshot.cell_tokens[i],
+                                snapshot.cell_docs[i]);
             }
-            for c in 0..k {
-                self.nb.store.load_class(c, class_docs[c], class_tokens[c]);
+            for c in 0..labels.len() {
+                store.load_class(c, snapshot.class_docs[c], snapshot.class_tokens[c]);
             }
-            for ((&id, &b), &s) in ids.iter().zip(&stamps.0).zip(&stamps.1) {
-                self.nb.store.set_stamps(id, Some(b), Some(s));
+            for ((&id, &b), &s) in snapshot.ids.iter().zip(&snapshot.born).zip(&snapshot.last_seen) {
+                store.set_stamps(id, Some(b), Some(s));
             }
-            self.nb.store.scale = scale;
-            self.nb.store.n_learned = n_learned;
-            self.nb.store.pruned_at = pruned_at;
+            store.scale = scale;
+            store.n_learned = n_learned;
+            store.pruned_at = pruned_at;
             self.last = None;
             Ok(())
         })

@@ -1,7 +1,7 @@
 //! `_core.Vocabulary`: the exact vocabulary or feature hashing, for the Python store.
 
 use super::errors::{error, guard, Kind};
-use super::keys::{bucket_text, key_of, token_of};
+use super::keys::{bucket_text, key_of, packed_keys, token_of, unpack};
 use crate::vocab::{self, VocabularyError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyList};
@@ -139,17 +139,9 @@ impl Vocabulary {
     /// Take a saved layout: tokens at ids, free ids for reuse (ModelFormatError if invalid).
     fn restore(&mut self, ids: Vec<u32>, tokens: &Bound<'_, PyAny>, free: Vec<u32>) -> PyResult<()> {
         guard(|| {
-            let mut scratch = Vec::new();
-            let keys: Vec<Vec<u8>> = tokens
-                .try_iter()?
-                .map(|t| {
-                    let t = t?;
-                    key_of(&t, &mut scratch).map(<[u8]>::to_vec)
-                })
-                .collect::<PyResult<_>>()
+            let (bytes, ends) = packed_keys(tokens)
                 .map_err(|e| error(Kind::ModelFormat, format!("vocabulary tokens must be usable features: {e}")))?;
-            let borrowed: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-            self.exact.restore(&ids, &borrowed, &free).map_err(|m| error(Kind::ModelFormat, m))
+            self.exact.restore(&ids, &unpack(&bytes, &ends), &free).map_err(|m| error(Kind::ModelFormat, m))
         })
     }
 

@@ -1,11 +1,27 @@
-"""The naive Bayes models, one per file over the shared bases in ``base.py`` and ``record.py``."""
+"""The naive Bayes models, one per file over the shared bases in ``base.py`` and ``record.py``.
 
-from .bernoulli import BernoulliNB
-from .categorical import CategoricalNB
-from .complement import ComplementNB
-from .email import EmailNB
-from .gaussian import GaussianNB
-from .mixed import MixedNB
-from .multinomial import MultinomialNB
+Each is imported on first use (PEP 562): loading a MultinomialNB file does not import the
+record models (Gaussian, categorical, mixed).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB"]
+
+_MODULES = {"MultinomialNB": "multinomial", "BernoulliNB": "bernoulli", "ComplementNB": "complement",
+            "GaussianNB": "gaussian", "CategoricalNB": "categorical", "MixedNB": "mixed", "EmailNB": "email"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

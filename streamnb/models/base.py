@@ -15,18 +15,24 @@ import abc
 import copy
 import os
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple, Protocol, Union
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Union, cast
 
-import numpy as np
-import numpy.typing as npt
-import scipy.sparse as sp
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import scipy.sparse as sp
+
+    from ..store import Arrays
+else:
+    from .._lazy import numpy as np
+    from .._lazy import scipy_sparse as sp
 
 from .. import _core, persist
 from ..clock import Clock, check_stamp
 from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError, describe
 from ..ledger import Ledger
 from ..pruning import lowest_first, mutual_information
-from ..store import Arrays, CountStore, _require
+from ..store import CountStore, _require
 from ..mail import EmailTokenizer
 from ..text import Tokenizer as WordTokenizer
 from ..weighting import EmailWeights
@@ -35,7 +41,8 @@ from ..validate import (Label, check_alpha, check_choice, check_class_allowed, c
 
 Document = Union[Mapping[Hashable, float], str, bytes]  # text needs a tokenizer
 TextTokenizer = Callable[[str], Mapping[Hashable, float]]
-Floats = npt.NDArray[np.float64]
+if TYPE_CHECKING:
+    Floats = npt.NDArray[np.float64]
 
 UNSEEN_CHOICES = ("ignore", "score")
 EMPTY_CHOICES = ("raise", "learn")
@@ -52,26 +59,62 @@ class LogLinear(NamedTuple):
     weights: Floats  # (|V|, K)
 
 
-class Contributions(NamedTuple):
+class Contributions:
     """One document's joint log-likelihood split by feature: jll_c = rest[c] + sum_i terms[i, c].
 
     ``rest`` holds everything no single feature of the document owns: the class prior, and
     for Bernoulli the sum over absent words; unseen words (when scored) go there too.
+    ``terms`` is an (n, K) numpy array; ``rows()`` gives the same numbers as n lists of K
+    floats, without numpy (what ``streamnb classify``'s evidence reads).
     """
 
-    classes: list[Label]
-    features: list[Hashable]
-    terms: Floats  # (n, K)
-    rest: Floats  # (K,)
+    __slots__ = ("classes", "features", "rest", "_terms")
+
+    def __init__(self, classes: list[Label], features: list[Hashable], terms: bytes | bytearray,
+                 rest: list[float]) -> None:
+        self.classes, self.features, self.rest = classes, features, rest
+        self._terms = terms  # n * K float64, row by row, as the core returns them
+
+    @property
+    def terms(self) -> Floats:
+        """(n, K)"""
+        return np.frombuffer(self._terms, dtype=np.float64).reshape(len(self.features), len(self.classes))
+
+    def rows(self) -> list[list[float]]:
+        k, flat = len(self.classes), cast("list[float]", memoryview(self._terms).cast("d").tolist())
+        return [flat[i * k:(i + 1) * k] for i in range(len(self.features))]
 
 
-class DocumentCounts(NamedTuple):
-    """A document's known features (value > 0) with their document counts D_cf per class."""
+class DocumentCounts:
+    """A document's known features (value > 0) with their document counts D_cf per class.
 
-    classes: list[Label]  # every class of the model, in its index order
-    features: list[Hashable]
-    docs: Floats  # (n, K)
-    class_docs: Floats  # (K,) N_c
+    ``docs`` (n, K) and ``class_docs`` (K, N_c) are numpy arrays; ``rows()`` and ``totals()``
+    give the same numbers as lists, without numpy (what ``streamnb classify`` reads).
+    """
+
+    __slots__ = ("classes", "features", "_docs", "_class_docs")
+
+    def __init__(self, classes: list[Label], features: list[Hashable], docs: bytes | bytearray,
+                 class_docs: list[float]) -> None:
+        self.classes, self.features = classes, features  # classes: every class of the model, in index order
+        self._docs, self._class_docs = docs, class_docs  # docs: n * K float64, row by row, as the core returns them
+
+    @property
+    def docs(self) -> Floats:
+        """(n, K)"""
+        return np.frombuffer(self._docs, dtype=np.float64).reshape(len(self.features), len(self.classes))
+
+    @property
+    def class_docs(self) -> Floats:
+        """(K,) N_c"""
+        return np.array(self._class_docs, dtype=np.float64)
+
+    def rows(self) -> list[list[float]]:
+        k, flat = len(self.classes), cast("list[float]", memoryview(self._docs).cast("d").tolist())
+        return [flat[i * k:(i + 1) * k] for i in range(len(self.features))]
+
+    def totals(self) -> list[float]:
+        return list(self._class_docs)
 
 
 def class_log_prior(counts: Floats, labels: Sequence[Label],
@@ -631,15 +674,12 @@ class DiscreteNB(abc.ABC):
         normalises; each model's docstring says what its terms are.
         """
         features, terms, rest, classes = self._core.contributions(x, self.alpha)
-        shape = (len(features), len(classes))
-        return Contributions(classes, features, np.frombuffer(terms, dtype=np.float64).reshape(shape), np.array(rest))
+        return Contributions(classes, features, terms, list(rest))
 
     def document_counts(self, x: Document) -> DocumentCounts:
         """x's known features with a value > 0 and their document counts (chi-square combining)."""
         features, docs = self._core.document_counts(x)
-        shape = (len(features), self._core.n_classes)
-        return DocumentCounts(self._core.labels, features, np.frombuffer(docs, dtype=np.float64).reshape(shape),
-                              self.store.true_class_docs())
+        return DocumentCounts(self._core.labels, features, docs, self._core.class_docs())
 
     def _feature_weights(self) -> tuple[list[Label], list[Hashable | None], Floats, Floats | None]:
         """(active classes, features in V, first, second weight tables over the active classes)."""

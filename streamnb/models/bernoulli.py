@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from ..persist import register_model
 from ..validate import Label, check_finite
-from .base import DiscreteNB, Floats, LogLinear, TextTokenizer
+from .base import DiscreteNB, LogLinear, TextTokenizer
+
+if TYPE_CHECKING:
+    from .base import Floats
 
 
 @register_model

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
 from ..persist import register_model
 from ..validate import Label, check_bool
-from .base import DiscreteNB, Floats, LogLinear, TextTokenizer
+from .base import DiscreteNB, LogLinear, TextTokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 
 @register_model

@@ -5,18 +5,24 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
 
 from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
                       describe)
 from ..persist import register_model
-from ..store import Arrays, Vocabulary, settle
+from ..store import Vocabulary, settle
 from ..validate import Label, check_label
-from .base import Floats
 from .record import Record, RecordNB, grow_columns, grow_rows, table
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..store import Arrays
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 _LOG_2PI = math.log(2 * math.pi)
 

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, NamedTuple, TypeVar, cast
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from .. import persist
 from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, describe
 from ..validate import Label
-from ..store import Arrays
-from .base import DiscreteNB, Floats
+from .base import DiscreteNB
 from .categorical import CategoricalNB
 from .gaussian import GaussianNB
 from .multinomial import MultinomialNB
 from .record import Record, RecordNB
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..store import Arrays
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 KINDS = ("text", "numeric", "categorical")
 
@@ -155,7 +160,7 @@ class MixedNB(RecordNB):
     def _table_state(self) -> tuple[dict[str, Any], Arrays]:
         """Each part's own state (its registered type name, its arrays prefixed by its kind)."""
         tables: dict[str, Any] = {}
-        arrays: Arrays = {}
+        arrays: dict[str, npt.NDArray[Any]] = {}
         for kind in KINDS:
             part = getattr(self, kind)
             if part is None:
@@ -179,8 +184,7 @@ class MixedNB(RecordNB):
                                    f"do not match the schema's {kinds}")
         for kind in kinds:
             info = tables[kind]
-            model_name = info.get("model") if isinstance(info, dict) else None
-            cls = persist.MODEL_TYPES.get(model_name) if isinstance(model_name, str) else None
+            cls = persist.model_type(info.get("model")) if isinstance(info, dict) else None
             expected = {"text": DiscreteNB, "numeric": GaussianNB, "categorical": CategoricalNB}[kind]
             if cls is None or not issubclass(cls, expected) or not isinstance(info.get("state"), dict):
                 name = info.get("model") if isinstance(info, dict) else info

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Mapping
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError, UnknownClassError, describe
 from ..persist import register_model
 from ..validate import Label, check_label, check_positive
-from .base import DiscreteNB, Floats, LogLinear, TextTokenizer
+from .base import DiscreteNB, LogLinear, TextTokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 
 @register_model

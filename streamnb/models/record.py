@@ -29,20 +29,22 @@ import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-import numpy.typing as npt
-
 from .. import persist
 from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeError, ModelFormatError,
                       UnknownClassError, describe)
 from ..store import settle
 from ..validate import Label, check_class_allowed, check_class_prior, check_label, check_weight
-from .base import Floats, ManyPredictions, class_log_prior, log_posterior
+from .base import ManyPredictions, class_log_prior, log_posterior
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     from typing_extensions import Self
 
-from ..store import Arrays
+    from ..store import Arrays
+    from .base import Floats
+else:
+    from .._lazy import numpy as np
 
 Record = Mapping[Hashable, Any]
 
@@ -308,7 +310,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         return f"{type(self).__name__}(classes={len(self.classes)})"
 
 
-_S = TypeVar("_S", bound=np.generic)
+_S = TypeVar("_S", bound="np.generic")  # a string: numpy is imported on first use
 
 
 def grow_rows(array: npt.NDArray[_S], n_rows: int) -> npt.NDArray[_S]:

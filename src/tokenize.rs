@@ -303,16 +303,26 @@ impl Words {
 }
 
 impl Options {
+    /// Text holding a capital sigma (whose lowercase depends on context), cut to max_chars
+    /// and lowercased whole, as Python's str.lower does it; None for any other text (the
+    /// scan lowercases it as it goes).
+    fn lowered_whole(&self, text: &str) -> Option<String> {
+        if !(self.lowercase && needs_python_lower(text)) {
+            return None;
+        }
+        let cut = match self.max_chars {
+            Some(n) => text.char_indices().nth(n).map_or(text, |(at, _)| &text[..at]),
+            None => text,
+        };
+        let mut lowered = String::with_capacity(cut.len());
+        python_lower(cut, &mut lowered);
+        Some(lowered)
+    }
+
     /// Steps 1-4: the words of `text`, appended to `words`. Text holding a capital sigma
     /// (whose lowercase depends on context) is cut and lowercased whole first.
     pub fn words(&self, text: &str, words: &mut Words) {
-        if self.lowercase && needs_python_lower(text) {
-            let cut = match self.max_chars {
-                Some(n) => text.char_indices().nth(n).map_or(text, |(at, _)| &text[..at]),
-                None => text,
-            };
-            let mut lowered = String::with_capacity(cut.len());
-            python_lower(cut, &mut lowered);
+        if let Some(lowered) = self.lowered_whole(text) {
             return self.words_with(&lowered, false, None, words);
         }
         self.words_with(text, self.lowercase, self.max_chars, words)
@@ -434,13 +444,7 @@ impl Options {
     /// sigma (whose lowercase depends on context) is cut and lowercased whole first, as
     /// `words` does it.
     pub fn each_feature(&self, text: &str, scratch: &mut Vec<u8>, emit: impl FnMut(&[u8])) {
-        if self.lowercase && needs_python_lower(text) {
-            let cut = match self.max_chars {
-                Some(n) => text.char_indices().nth(n).map_or(text, |(at, _)| &text[..at]),
-                None => text,
-            };
-            let mut lowered = String::with_capacity(cut.len());
-            python_lower(cut, &mut lowered);
+        if let Some(lowered) = self.lowered_whole(text) {
             return self.for_each_feature(&lowered, false, None, scratch, emit);
         }
         self.for_each_feature(text, self.lowercase, self.max_chars, scratch, emit)

@@ -21,6 +21,7 @@ demo: $(VENV)/.installed-plots
 	$(VENV)/bin/streamnb demo --out demo-output
 
 test: $(VENV)/.installed-dev
+	cargo fmt --check
 	cargo clippy --quiet --locked --features python --all-targets -- -D warnings
 	cargo test --quiet --locked
 	$(PY) -m ruff check .

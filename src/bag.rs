@@ -152,7 +152,9 @@ mod tests {
 
     #[test]
     fn same_bytes_is_equality() {
-        let keys: Vec<Vec<u8>> = (0..=20).flat_map(|n| [vec![b'a'; n], [vec![b'a'; n.saturating_sub(1)], vec![b'b']].concat()]).collect();
+        let keys: Vec<Vec<u8>> = (0..=20)
+            .flat_map(|n| [vec![b'a'; n], [vec![b'a'; n.saturating_sub(1)], vec![b'b']].concat()])
+            .collect();
         for a in &keys {
             for b in &keys {
                 assert_eq!(same_bytes(a, b), a == b);

@@ -19,7 +19,11 @@ pub struct Keys {
 
 impl Keys {
     pub fn with_capacity(keys: usize, bytes: usize) -> Self {
-        Keys { arena: Vec::with_capacity(bytes), spans: Vec::with_capacity(keys), hashes: Vec::with_capacity(keys) }
+        Keys {
+            arena: Vec::with_capacity(bytes),
+            spans: Vec::with_capacity(keys),
+            hashes: Vec::with_capacity(keys),
+        }
     }
 
     pub fn reserve(&mut self, keys: usize, bytes: usize) {
@@ -84,7 +88,13 @@ impl Doc {
         let mut ids = ids;
         ids.resize(first_key + keys.len(), UNKNOWN);
         values.extend(key_values);
-        Doc { ids, values, keys, first_key, epoch }
+        Doc {
+            ids,
+            values,
+            keys,
+            first_key,
+            epoch,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -165,7 +175,11 @@ pub struct IdCounts {
 
 impl IdCounts {
     pub fn with_capacity(n: usize) -> Self {
-        IdCounts { slots: vec![0; (2 * n).next_power_of_two().max(16)], ids: Vec::with_capacity(n), values: Vec::with_capacity(n) }
+        IdCounts {
+            slots: vec![0; (2 * n).next_power_of_two().max(16)],
+            ids: Vec::with_capacity(n),
+            values: Vec::with_capacity(n),
+        }
     }
 
     /// Add `by` to the count of `id`.

@@ -49,7 +49,10 @@ pub enum NbError {
     /// No feature above the threshold in a document to learn.
     EmptyDocument,
     /// Features to unlearn that are not in V (their indices in the document, up to 3).
-    NeverLearned { features: Vec<usize>, pruned: bool },
+    NeverLearned {
+        features: Vec<usize>,
+        pruned: bool,
+    },
     /// The vocabulary cannot take the new tokens.
     VocabularyFull,
 }
@@ -90,7 +93,11 @@ pub fn class_log_prior(counts: &[f64], prior: Prior, fixed_weights: &[f64], out:
     }
     let log_total = total.ln();
     for (c, w) in out.iter_mut().enumerate() {
-        *w = if total > 0.0 && (all_active || counts[c] > 0.0) { w.ln() - log_total } else { f64::NEG_INFINITY };
+        *w = if total > 0.0 && (all_active || counts[c] > 0.0) {
+            w.ln() - log_total
+        } else {
+            f64::NEG_INFINITY
+        };
     }
 }
 
@@ -239,7 +246,10 @@ struct RowScratch {
 
 impl RowScratch {
     fn new(k: usize) -> Self {
-        RowScratch { tokens: vec![0.0; k], docs: vec![0.0; k] }
+        RowScratch {
+            tokens: vec![0.0; k],
+            docs: vec![0.0; k],
+        }
     }
 
     /// True (tokens, docs) of feature `id` in every class: a dense row as it stands when
@@ -254,7 +264,10 @@ impl RowScratch {
         }
         store.gather(id, &mut self.tokens, &mut self.docs);
         if scale != 1.0 {
-            self.tokens.iter_mut().chain(self.docs.iter_mut()).for_each(|v| *v *= scale);
+            self.tokens
+                .iter_mut()
+                .chain(self.docs.iter_mut())
+                .for_each(|v| *v *= scale);
         }
         (&self.tokens, &self.docs)
     }
@@ -264,12 +277,26 @@ impl RowScratch {
 enum Scorer {
     /// log P(w|c) = log(T_cw + b_w) - denominator_c, with b_w = alpha (additive smoothing)
     /// or mu P(w) = (mu / (T + alpha*|V|)) (T_w + alpha) (Dirichlet, `mu_over_pooled`).
-    Multinomial { alpha: f64, mu_over_pooled: Option<f64>, denominator: Vec<f64>, unseen: f64 },
+    Multinomial {
+        alpha: f64,
+        mu_over_pooled: Option<f64>,
+        denominator: Vec<f64>,
+        unseen: f64,
+    },
     /// A present word adds log(D_cw + alpha) - log(D_c - D_cw + alpha).
-    Bernoulli { alpha: f64, binarize: f64, class_docs: Vec<f64> },
+    Bernoulli {
+        alpha: f64,
+        binarize: f64,
+        class_docs: Vec<f64>,
+    },
     /// x_w theta_cw = x_w (log(T_w - T_cw + alpha) - log_denominator_c), negated or, with
     /// norm, divided by sum_k theta_ck (`sums`).
-    Complement { alpha: f64, log_denominator: Vec<f64>, sums: Option<Vec<f64>>, n_features: usize },
+    Complement {
+        alpha: f64,
+        log_denominator: Vec<f64>,
+        sums: Option<Vec<f64>>,
+        n_features: usize,
+    },
 }
 
 impl Scorer {
@@ -286,7 +313,12 @@ impl Scorer {
     #[inline]
     fn add_terms(&self, x: f64, tokens: &[f64], docs: &[f64], out: &mut [f64]) {
         match self {
-            Scorer::Multinomial { alpha, mu_over_pooled, denominator, .. } => {
+            Scorer::Multinomial {
+                alpha,
+                mu_over_pooled,
+                denominator,
+                ..
+            } => {
                 let background = match mu_over_pooled {
                     None => *alpha,
                     Some(m) => m * (tokens.iter().sum::<f64>() + alpha),
@@ -300,7 +332,12 @@ impl Scorer {
                     *o += (docs[c] + alpha).ln() - (documents_without(class_docs[c], docs[c]) + alpha).ln();
                 }
             }
-            Scorer::Complement { alpha, log_denominator, sums, n_features } => {
+            Scorer::Complement {
+                alpha,
+                log_denominator,
+                sums,
+                n_features,
+            } => {
                 let total: f64 = tokens.iter().sum();
                 for (c, o) in out.iter_mut().enumerate() {
                     let theta = x * ((complement_count(tokens, c, total) + alpha).ln() - log_denominator[c]);
@@ -316,7 +353,9 @@ impl Scorer {
     /// F_notc,w = 0 in every class.
     fn add_unseen(&self, unseen_sum: f64, unseen_present: usize, rest: &mut [f64]) {
         match self {
-            Scorer::Multinomial { denominator, unseen, .. } => {
+            Scorer::Multinomial {
+                denominator, unseen, ..
+            } => {
                 if unseen_sum != 0.0 {
                     for (c, r) in rest.iter_mut().enumerate() {
                         *r += unseen_sum * (unseen - denominator[c]);
@@ -330,7 +369,12 @@ impl Scorer {
                     }
                 }
             }
-            Scorer::Complement { alpha, log_denominator, sums, n_features } => {
+            Scorer::Complement {
+                alpha,
+                log_denominator,
+                sums,
+                n_features,
+            } => {
                 if unseen_sum != 0.0 {
                     for (c, r) in rest.iter_mut().enumerate() {
                         let theta = unseen_sum * (alpha.ln() - log_denominator[c]);
@@ -360,7 +404,12 @@ fn complement_count(counts: &[f64], c: usize, total: f64) -> f64 {
     if counts[c] * 2.0 <= total {
         total - counts[c]
     } else {
-        counts.iter().enumerate().filter(|&(other, _)| other != c).map(|(_, v)| v).sum()
+        counts
+            .iter()
+            .enumerate()
+            .filter(|&(other, _)| other != c)
+            .map(|(_, v)| v)
+            .sum()
     }
 }
 
@@ -544,7 +593,10 @@ impl NaiveBayes {
         if doc.epoch == Some(vocabulary.epoch()) {
             return;
         }
-        debug_assert!(self.doc_is_current(doc), "a document is used after tokens it holds left the vocabulary");
+        debug_assert!(
+            self.doc_is_current(doc),
+            "a document is used after tokens it holds left the vocabulary"
+        );
         for i in doc.first_key()..doc.len() {
             let (key, hash) = (doc.key(i).unwrap_or_default(), doc.hash(i));
             doc.ids[i] = vocabulary.find_hashed(key, hash).unwrap_or(UNKNOWN);
@@ -563,8 +615,16 @@ impl NaiveBayes {
     /// A document encoder: feature occurrences in, a document out.
     pub fn encoder(&self, features: usize, bytes: usize) -> Encoder<'_> {
         match self.features {
-            Features::Exact(_) => Encoder { nb: self, bag: Bag::with_capacity(features, bytes), buckets: IdCounts::with_capacity(features) },
-            Features::Hashed(_) => Encoder { nb: self, bag: Bag::default(), buckets: IdCounts::with_capacity(features) },
+            Features::Exact(_) => Encoder {
+                nb: self,
+                bag: Bag::with_capacity(features, bytes),
+                buckets: IdCounts::with_capacity(features),
+            },
+            Features::Hashed(_) => Encoder {
+                nb: self,
+                bag: Bag::default(),
+                buckets: IdCounts::with_capacity(features),
+            },
         }
     }
 
@@ -595,7 +655,9 @@ impl NaiveBayes {
 
     /// Classes with at least one document (N_c > 0), in index order.
     pub fn active(&self) -> Vec<usize> {
-        (0..self.n_classes()).filter(|&c| self.store.class_docs()[c] > 0.0).collect()
+        (0..self.n_classes())
+            .filter(|&c| self.store.class_docs()[c] > 0.0)
+            .collect()
     }
 
     /// Class prior, log P(c) for every class (see `class_log_prior`).
@@ -740,7 +802,12 @@ impl NaiveBayes {
             Kind::Complement { norm } => {
                 let log_denominator = self.complement_log_denominator(alpha);
                 let sums = norm.then(|| self.theta_sums(alpha, &log_denominator));
-                Scorer::Complement { alpha, log_denominator, sums, n_features: self.store.n_features }
+                Scorer::Complement {
+                    alpha,
+                    log_denominator,
+                    sums,
+                    n_features: self.store.n_features,
+                }
             }
         }
     }
@@ -788,7 +855,12 @@ impl NaiveBayes {
             ids.push(known.ids[i]);
             positions.push(known.positions[i]);
         }
-        Contributions { ids, positions, terms, rest }
+        Contributions {
+            ids,
+            positions,
+            terms,
+            rest,
+        }
     }
 
     /// The joint log-likelihood of every class (inactive ones included, as computed):
@@ -856,11 +928,18 @@ impl NaiveBayes {
         if self.absent.len() < self.n_classes() {
             self.absent.resize_with(self.n_classes(), Vec::new);
         }
-        let key = (alpha.to_bits(), self.store.scale.to_bits(), self.store.class_version()[c]);
+        let key = (
+            alpha.to_bits(),
+            self.store.scale.to_bits(),
+            self.store.class_version()[c],
+        );
         if let Some(hit) = self.absent[c].iter().find(|a| (a.alpha, a.scale, a.version) == key) {
             return (hit.total, hit.n_seen);
         }
-        let histogram = self.store.histogram(c).expect("a Bernoulli store keeps document-count histograms");
+        let histogram = self
+            .store
+            .histogram(c)
+            .expect("a Bernoulli store keeps document-count histograms");
         let mut values: Vec<(f64, u64)> = histogram.iter().map(|(&bits, &n)| (f64::from_bits(bits), n)).collect();
         values.sort_by(|a, b| a.0.total_cmp(&b.0));
         let scale = self.store.scale;
@@ -875,7 +954,13 @@ impl NaiveBayes {
         if cache.len() >= 4 {
             cache.remove(0);
         }
-        cache.push(AbsentSum { alpha: key.0, scale: key.1, version: key.2, total, n_seen });
+        cache.push(AbsentSum {
+            alpha: key.0,
+            scale: key.1,
+            version: key.2,
+            total,
+            n_seen,
+        });
         (total, n_seen)
     }
 
@@ -885,7 +970,9 @@ impl NaiveBayes {
         let class_tokens: Vec<f64> = (0..k).map(|c| self.store.true_class_tokens(c)).collect();
         let total: f64 = class_tokens.iter().sum();
         let n_features = self.store.n_features as f64;
-        (0..k).map(|c| (complement_count(&class_tokens, c, total) + alpha * n_features).ln()).collect()
+        (0..k)
+            .map(|c| (complement_count(&class_tokens, c, total) + alpha * n_features).ln())
+            .collect()
     }
 
     /// sum_{k in V} theta_ck = L_c - |V| log(F_notc + alpha*|V|) for every class, L_c kept
@@ -898,7 +985,12 @@ impl NaiveBayes {
             _ => self.derive_normaliser(alpha),
         };
         let state = &self.normalisers[at];
-        state.sums.iter().zip(log_denominator).map(|(&l, &d)| l - n_features * d).collect()
+        state
+            .sums
+            .iter()
+            .zip(log_denominator)
+            .map(|(&l, &d)| l - n_features * d)
+            .collect()
     }
 
     /// Over the features among ids that are in V: (sum of log(T_k - T_ck + alpha) per class,
@@ -928,7 +1020,8 @@ impl NaiveBayes {
         let at = self.normalisers.iter().position(|n| n.alpha == alpha.to_bits())?;
         let state = &mut self.normalisers[at];
         let known = state.versions.len();
-        if state.scale != scale || versions[..known] != state.versions[..] || versions[known..].iter().any(|&v| v != 0) {
+        if state.scale != scale || versions[..known] != state.versions[..] || versions[known..].iter().any(|&v| v != 0)
+        {
             self.normalisers.remove(at);
             return None;
         }
@@ -1095,7 +1188,8 @@ impl NaiveBayes {
         if positions.is_empty() && !self.empty_learn {
             return Err(NbError::EmptyDocument);
         }
-        self.store.check_room(c, weight * values.iter().sum::<f64>(), weight, factor)?;
+        self.store
+            .check_room(c, weight * values.iter().sum::<f64>(), weight, factor)?;
         if self.store.n_learned >= MAX_DOCUMENTS {
             return Err(StoreError::ClockFull.into());
         }
@@ -1106,7 +1200,8 @@ impl NaiveBayes {
     /// Would `unlearn` accept this document? Changes nothing.
     pub fn check_unlearn(&self, doc: &mut Doc, c: usize, weight: f64, learned_at: Option<u64>) -> Result<(), NbError> {
         let (ids, deltas) = self.prepare_unlearn(doc, weight, learned_at)?;
-        self.store.prepare_removal(c, &ids, &deltas, &vec![-weight; ids.len()], -weight)?;
+        self.store
+            .prepare_removal(c, &ids, &deltas, &vec![-weight; ids.len()], -weight)?;
         Ok(())
     }
 
@@ -1185,7 +1280,10 @@ impl NaiveBayes {
             }
         }
         if !missing.is_empty() {
-            return Err(NbError::NeverLearned { features: missing, pruned: self.store.pruned_at > 0 });
+            return Err(NbError::NeverLearned {
+                features: missing,
+                pruned: self.store.pruned_at > 0,
+            });
         }
         Ok((ids, deltas))
     }
@@ -1193,7 +1291,9 @@ impl NaiveBayes {
     /// Unlearn one document: the exact inverse of `learn` (see `prepare_unlearn`).
     pub fn unlearn(&mut self, doc: &mut Doc, c: usize, weight: f64, learned_at: Option<u64>) -> Result<(), NbError> {
         let (ids, deltas) = self.prepare_unlearn(doc, weight, learned_at)?;
-        let removal = self.store.prepare_removal(c, &ids, &deltas, &vec![-weight; ids.len()], -weight)?;
+        let removal = self
+            .store
+            .prepare_removal(c, &ids, &deltas, &vec![-weight; ids.len()], -weight)?;
         self.remove(removal, &ids);
         Ok(())
     }
@@ -1213,7 +1313,9 @@ impl NaiveBayes {
         let mut per_class: Vec<ClassRemoval> = Vec::new();
         for (row, doc) in docs.iter_mut().enumerate() {
             let (c, weight) = (classes[row], weights[row]);
-            let (ids, deltas) = self.prepare_unlearn(doc, weight, learned_at[row]).map_err(|e| (row, e))?;
+            let (ids, deltas) = self
+                .prepare_unlearn(doc, weight, learned_at[row])
+                .map_err(|e| (row, e))?;
             let slot = match per_class.iter().position(|(k, _, _)| *k == c) {
                 Some(i) => i,
                 None => {
@@ -1235,8 +1337,10 @@ impl NaiveBayes {
             ids.sort_unstable();
             let tokens: Vec<f64> = ids.iter().map(|id| cells[id].0).collect();
             let doc_deltas: Vec<f64> = ids.iter().map(|id| cells[id].1).collect();
-            let removal =
-                self.store.prepare_removal(c, &ids, &tokens, &doc_deltas, docs_delta).map_err(|e| (usize::MAX, e.into()))?;
+            let removal = self
+                .store
+                .prepare_removal(c, &ids, &tokens, &doc_deltas, docs_delta)
+                .map_err(|e| (usize::MAX, e.into()))?;
             removals.push((removal, ids));
         }
         for (removal, ids) in removals {
@@ -1276,7 +1380,9 @@ impl NaiveBayes {
             total.1 += weights[row];
         }
         for (c, &(tokens, docs_sum)) in totals.iter().enumerate() {
-            self.store.check_room((c < k).then_some(c), tokens, docs_sum, factor).map_err(|e| (usize::MAX, e.into()))?;
+            self.store
+                .check_room((c < k).then_some(c), tokens, docs_sum, factor)
+                .map_err(|e| (usize::MAX, e.into()))?;
         }
         if self.store.n_learned + n as u64 > MAX_DOCUMENTS {
             return Err((usize::MAX, StoreError::ClockFull.into()));
@@ -1286,7 +1392,11 @@ impl NaiveBayes {
         }
         let counted = |row: usize| weights[row] > 0.0;
         self.check_vocabulary_room(
-            docs.iter().zip(&present).enumerate().filter(|&(row, _)| counted(row)).map(|(_, (d, p))| (d, &p.0[..])),
+            docs.iter()
+                .zip(&present)
+                .enumerate()
+                .filter(|&(row, _)| counted(row))
+                .map(|(_, (d, p))| (d, &p.0[..])),
         )
         .map_err(|e| (usize::MAX, e))?;
         let n0 = self.store.n_learned;
@@ -1309,8 +1419,9 @@ impl NaiveBayes {
         // Per class: summed cells, in order of first appearance of each feature.
         // per class: (ids, position of each id, token sums, document sums, documents)
         type ClassSums = (Vec<u32>, HashMap<u32, usize>, Vec<f64>, Vec<f64>, f64);
-        let mut sums: Vec<ClassSums> =
-            (0..k + n_new).map(|_| (Vec::new(), HashMap::default(), Vec::new(), Vec::new(), 0.0)).collect();
+        let mut sums: Vec<ClassSums> = (0..k + n_new)
+            .map(|_| (Vec::new(), HashMap::default(), Vec::new(), Vec::new(), 0.0))
+            .collect();
         let mut last_row: HashMap<u32, usize> = HashMap::default();
         for (row, doc) in docs.iter().enumerate() {
             let weight = weights[row];
@@ -1358,11 +1469,14 @@ impl NaiveBayes {
         let scale = self.store.scale;
         let mut cells = Vec::new();
         for &id in &ids {
-            self.store.for_each_cell(id, |c, t, d| cells.push((position[&id], c, t * scale, d * scale)));
+            self.store
+                .for_each_cell(id, |c, t, d| cells.push((position[&id], c, t * scale, d * scale)));
         }
         let k = self.n_classes();
         Snapshot {
-            keys: self.vocabulary().map(|v| ids.iter().map(|&id| v.token(id).unwrap_or_default().to_vec()).collect()),
+            keys: self
+                .vocabulary()
+                .map(|v| ids.iter().map(|&id| v.token(id).unwrap_or_default().to_vec()).collect()),
             born: ids.iter().map(|&id| self.store.born(id).unwrap_or(0)).collect(),
             last_seen: ids.iter().map(|&id| self.store.last_seen(id).unwrap_or(0)).collect(),
             ids,
@@ -1388,7 +1502,12 @@ impl NaiveBayes {
         their_factor: f64,
     ) -> Result<(), NbError> {
         for (oc, &c) in classes.iter().enumerate() {
-            self.store.check_room(c, their_factor * other.class_tokens[oc], their_factor * other.class_docs[oc], own_factor)?;
+            self.store.check_room(
+                c,
+                their_factor * other.class_tokens[oc],
+                their_factor * other.class_docs[oc],
+                own_factor,
+            )?;
         }
         if self.store.n_learned + other.n_learned > MAX_DOCUMENTS {
             return Err(StoreError::ClockFull.into());
@@ -1403,9 +1522,10 @@ impl NaiveBayes {
         self.advance_clock(other.n_learned, own_factor);
         if their_factor > 0.0 {
             let mine: Vec<u32> = match (&mut self.features, &other.keys) {
-                (Features::Exact(vocabulary), Some(keys)) => {
-                    keys.iter().map(|k| vocabulary.find_or_add(k)).collect::<Result<_, _>>()?
-                }
+                (Features::Exact(vocabulary), Some(keys)) => keys
+                    .iter()
+                    .map(|k| vocabulary.find_or_add(k))
+                    .collect::<Result<_, _>>()?,
                 _ => other.ids.clone(),
             };
             let was_known: Vec<bool> = mine.iter().map(|&id| self.store.known(id)).collect();
@@ -1476,7 +1596,11 @@ impl NaiveBayes {
     /// Bytes this model holds in the core.
     pub fn heap_bytes(&self) -> usize {
         let vocabulary = self.vocabulary().map_or(0, Vocabulary::heap_bytes);
-        let normalisers: usize = self.normalisers.iter().map(|n| n.sums.capacity() * 8 + n.versions.capacity() * 8).sum();
+        let normalisers: usize = self
+            .normalisers
+            .iter()
+            .map(|n| n.sums.capacity() * 8 + n.versions.capacity() * 8)
+            .sum();
         vocabulary + self.store.heap_bytes() + normalisers + self.prior_weights.capacity() * 8
     }
 }
@@ -1538,7 +1662,11 @@ mod tests {
 
     #[test]
     fn learn_then_unlearn_restores_predictions_and_vocabulary() {
-        for kind in [Kind::Multinomial { mu: Some(3.0) }, Kind::Bernoulli { binarize: 0.0 }, Kind::Complement { norm: true }] {
+        for kind in [
+            Kind::Multinomial { mu: Some(3.0) },
+            Kind::Bernoulli { binarize: 0.0 },
+            Kind::Complement { norm: true },
+        ] {
             let mut m = china_japan(kind);
             let mut probe = doc(&m, &[("chinese", 1.0), ("tokyo", 2.0)]);
             let before = m.log_posterior(&mut probe, 0.5, true);
@@ -1561,13 +1689,23 @@ mod tests {
         let mut empty = doc(&m, &[("chinese", 0.0)]);
         assert_eq!(m.learn(&mut empty, Some(0), 1.0, 1.0, 1.0), Err(NbError::EmptyDocument));
         let mut unknown = doc(&m, &[("chinese", 1.0), ("nowhere", 1.0)]);
-        assert_eq!(m.unlearn(&mut unknown, 0, 1.0, None), Err(NbError::NeverLearned { features: vec![1], pruned: false }));
+        assert_eq!(
+            m.unlearn(&mut unknown, 0, 1.0, None),
+            Err(NbError::NeverLearned {
+                features: vec![1],
+                pruned: false
+            })
+        );
     }
 
     /// fuzz/core.rs: a hashed model whose only buckets were dropped, scoring unseen words.
     #[test]
     fn unseen_words_tell_nothing_once_the_vocabulary_is_empty() {
-        for kind in [Kind::Multinomial { mu: None }, Kind::Complement { norm: false }, Kind::Complement { norm: true }] {
+        for kind in [
+            Kind::Multinomial { mu: None },
+            Kind::Complement { norm: false },
+            Kind::Complement { norm: true },
+        ] {
             let mut m = NaiveBayes::new(kind, Prior::Mle, true, false, Some(16), 1);
             let mut d = doc(&m, &[("x y", 1.0), ("b", 2.0)]);
             m.learn(&mut d, None, 1.0, 0.5, 1.0).unwrap();

@@ -46,7 +46,10 @@ fn dtype_name(dtype: &str) -> &str {
 fn shape_text(shape: &[usize]) -> String {
     match shape {
         [n] => format!("({n},)"),
-        _ => format!("({})", shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -76,12 +79,19 @@ fn items<'a>(
     })?;
     if let Some(len) = len {
         require(array.shape[0] == len, || {
-            format!("array '{name}' must have shape ({len},), got {}", shape_text(&array.shape))
+            format!(
+                "array '{name}' must have shape ({len},), got {}",
+                shape_text(&array.shape)
+            )
         })?;
     }
     require(array.data.len() == array.shape[0].saturating_mul(8), || {
-        format!("array '{name}' has {} bytes, its shape {} needs {}", array.data.len(),
-                shape_text(&array.shape), array.shape[0].saturating_mul(8))
+        format!(
+            "array '{name}' has {} bytes, its shape {} needs {}",
+            array.data.len(),
+            shape_text(&array.shape),
+            array.shape[0].saturating_mul(8)
+        )
     })?;
     Ok(array.data.chunks_exact(8).map(|chunk| {
         let mut bytes = [0u8; 8];
@@ -97,8 +107,12 @@ fn ints(arrays: &HashMap<&str, RawArray<'_>>, name: &str, len: Option<usize>) ->
 /// A float64 count array: finite and >= 0.
 fn counts(arrays: &HashMap<&str, RawArray<'_>>, name: &str, len: usize) -> Result<Vec<f64>, String> {
     let values: Vec<f64> = items(arrays, name, "<f8", Some(len))?.map(f64::from_le_bytes).collect();
-    require(values.iter().all(|v| v.is_finite()), || format!("array '{name}' holds non-finite counts"))?;
-    require(values.iter().all(|&v| v >= 0.0), || format!("array '{name}' holds negative counts"))?;
+    require(values.iter().all(|v| v.is_finite()), || {
+        format!("array '{name}' holds non-finite counts")
+    })?;
+    require(values.iter().all(|&v| v >= 0.0), || {
+        format!("array '{name}' holds negative counts")
+    })?;
     Ok(values)
 }
 
@@ -117,10 +131,13 @@ pub fn check(
 ) -> Result<Snapshot, String> {
     let ids = ints(arrays, "feature_id", None)?;
     let n = ids.len();
-    require(ids.iter().all(|&i| i >= 0) && ids.windows(2).all(|w| w[0] < w[1]), || {
-        "feature ids must be >= 0 and increasing".into()
+    require(
+        ids.iter().all(|&i| i >= 0) && ids.windows(2).all(|w| w[0] < w[1]),
+        || "feature ids must be >= 0 and increasing".into(),
+    )?;
+    require(ids.last().is_none_or(|&last| last < ID_LIMIT), || {
+        "feature ids out of range".into()
     })?;
-    require(ids.last().is_none_or(|&last| last < ID_LIMIT), || "feature ids out of range".into())?;
     let free = match n_buckets {
         None => {
             let free = ints(arrays, "free_id", None)?;
@@ -142,7 +159,9 @@ pub fn check(
             free
         }
         Some(buckets) => {
-            require(!arrays.contains_key("free_id"), || "a hashed model has no vocabulary".into())?;
+            require(!arrays.contains_key("free_id"), || {
+                "a hashed model has no vocabulary".into()
+            })?;
             require(ids.last().is_none_or(|&last| last < i64::from(buckets)), || {
                 format!("feature buckets must be in [0, {buckets})")
             })?;
@@ -166,18 +185,25 @@ pub fn check(
             Err(_) => return Err("cell features must be listed feature ids".into()),
         }
     }
-    require(class.iter().all(|&c| (0..k as i64).contains(&c)), || format!("cell classes must be in [0, {k})"))?;
+    require(class.iter().all(|&c| (0..k as i64).contains(&c)), || {
+        format!("cell classes must be in [0, {k})")
+    })?;
     let mut keys: Vec<(usize, i64)> = position.iter().copied().zip(class.iter().copied()).collect();
     keys.sort_unstable();
-    require(keys.windows(2).all(|w| w[0] != w[1]), || "duplicate (feature, class) cells".into())?;
-    require(cell_tokens.iter().zip(&cell_docs).all(|(&t, &d)| t != 0.0 || d != 0.0), || {
-        "a stored cell has no count".into()
+    require(keys.windows(2).all(|w| w[0] != w[1]), || {
+        "duplicate (feature, class) cells".into()
     })?;
+    require(
+        cell_tokens.iter().zip(&cell_docs).all(|(&t, &d)| t != 0.0 || d != 0.0),
+        || "a stored cell has no count".into(),
+    )?;
     let mut feature_cells = vec![0usize; n];
     for &p in &position {
         feature_cells[p] += 1;
     }
-    require(feature_cells.iter().all(|&c| c > 0), || "a vocabulary feature has no count".into())?;
+    require(feature_cells.iter().all(|&c| c > 0), || {
+        "a vocabulary feature has no count".into()
+    })?;
     for (name, stamps) in [("born", &born), ("last_seen", &last_seen)] {
         require(stamps.iter().all(|&s| s >= 0 && s as u64 <= n_learned), || {
             format!("feature {name} stamps must be in [0, {n_learned}]")
@@ -238,13 +264,25 @@ mod tests {
     fn run(arrays: &[(&'static str, &'static str, Vec<u8>)]) -> Result<Snapshot, String> {
         let map = arrays
             .iter()
-            .map(|(name, dtype, data)| (*name, RawArray { dtype, shape: vec![data.len() / 8], data }))
+            .map(|(name, dtype, data)| {
+                (
+                    *name,
+                    RawArray {
+                        dtype,
+                        shape: vec![data.len() / 8],
+                        data,
+                    },
+                )
+            })
             .collect();
         check(&map, 2, 3, None)
     }
 
     fn with(name: &str, data: Vec<u8>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
-        valid().into_iter().map(|(n, d, v)| if n == name { (n, d, data.clone()) } else { (n, d, v) }).collect()
+        valid()
+            .into_iter()
+            .map(|(n, d, v)| if n == name { (n, d, data.clone()) } else { (n, d, v) })
+            .collect()
     }
 
     #[test]
@@ -279,7 +317,10 @@ mod tests {
         assert_eq!(run(&missing).unwrap_err(), "array 'cell_docs' is missing");
         let mut wrong = valid();
         wrong[5].1 = "<f8";
-        assert_eq!(run(&wrong).unwrap_err(), "array 'cell_class' must be 1-d int64, got float64 of shape (3,)");
+        assert_eq!(
+            run(&wrong).unwrap_err(),
+            "array 'cell_class' must be 1-d int64, got float64 of shape (3,)"
+        );
     }
 
     #[test]
@@ -287,7 +328,16 @@ mod tests {
         let arrays = valid();
         let mut map: HashMap<&str, RawArray<'_>> = arrays
             .iter()
-            .map(|(name, dtype, data)| (*name, RawArray { dtype, shape: vec![data.len() / 8], data }))
+            .map(|(name, dtype, data)| {
+                (
+                    *name,
+                    RawArray {
+                        dtype,
+                        shape: vec![data.len() / 8],
+                        data,
+                    },
+                )
+            })
             .collect();
         map.get_mut("feature_id").unwrap().shape = vec![3];
         assert!(check(&map, 2, 3, None).unwrap_err().contains("bytes"));

@@ -23,7 +23,6 @@
 //! `dense_max_classes`. Rows live in chunks of `CHUNK` features allocated on first touch,
 //! so growth never copies the table and a hashed model touches only the buckets it uses.
 
-
 /// Below this global scale the stored counts are folded back (`rescale`): 1e-200 leaves
 /// ~1e100 of headroom before stored counts could overflow a float64.
 pub const MIN_SCALE: f64 = 1e-200;
@@ -61,7 +60,10 @@ struct Meta {
     last_seen: u32,
 }
 
-const OUT_OF_V: Meta = Meta { born: NOT_IN_V, last_seen: 0 };
+const OUT_OF_V: Meta = Meta {
+    born: NOT_IN_V,
+    last_seen: 0,
+};
 
 /// A vector of fixed-size chunks allocated on first write.
 #[derive(Clone, Debug)]
@@ -73,7 +75,11 @@ struct Chunked<T: Copy> {
 
 impl<T: Copy> Chunked<T> {
     fn new(width: usize, fill: T) -> Self {
-        Chunked { chunks: Vec::new(), width, fill }
+        Chunked {
+            chunks: Vec::new(),
+            width,
+            fill,
+        }
     }
 
     #[inline]
@@ -122,7 +128,11 @@ pub enum StoreError {
     /// Bernoulli, D_cf <= N_c): the documents removed are not the ones that were learned.
     FeatureInMoreDocuments { class: usize, docs: f64, feature_docs: f64 },
     /// The totals of a class (None: a new one) would overflow.
-    Overflow { class: Option<usize>, tokens: f64, docs: f64 },
+    Overflow {
+        class: Option<usize>,
+        tokens: f64,
+        docs: f64,
+    },
     /// The document clock reached `MAX_DOCUMENTS`.
     ClockFull,
 }
@@ -177,7 +187,10 @@ pub struct Store {
 impl Store {
     pub fn new(dense_max_classes: usize, doc_histograms: bool) -> Self {
         Store {
-            cells: Cells::Dense { k_cap: 2, rows: Chunked::new(4, 0.0) },
+            cells: Cells::Dense {
+                k_cap: 2,
+                rows: Chunked::new(4, 0.0),
+            },
             meta: Chunked::new(1, OUT_OF_V),
             rows: 0,
             class_docs: Vec::new(),
@@ -206,7 +219,9 @@ impl Store {
         // The layout first, while the cells still describe the classes there are.
         let to_sparse = matches!(self.cells, Cells::Dense { .. }) && k > self.dense_max_classes;
         if to_sparse {
-            self.cells = Cells::Sparse { rows: self.sparse_rows() };
+            self.cells = Cells::Sparse {
+                rows: self.sparse_rows(),
+            };
         } else if let Cells::Dense { k_cap, rows } = &mut self.cells {
             if k > *k_cap {
                 let new_cap = (*k_cap * 2).max(k);
@@ -235,7 +250,13 @@ impl Store {
     fn sparse_rows(&self) -> Vec<Vec<Cell>> {
         let mut rows = vec![Vec::new(); self.rows];
         for (id, row) in rows.iter_mut().enumerate() {
-            self.for_each_cell(id as u32, |class, tokens, docs| row.push(Cell { class: class as u32, tokens, docs }));
+            self.for_each_cell(id as u32, |class, tokens, docs| {
+                row.push(Cell {
+                    class: class as u32,
+                    tokens,
+                    docs,
+                })
+            });
         }
         rows
     }
@@ -377,7 +398,14 @@ impl Store {
                             *row = Vec::new(); // memory follows the nonzero cells
                         }
                     }
-                    (Err(i), true) => row.insert(i, Cell { class: c as u32, tokens, docs }),
+                    (Err(i), true) => row.insert(
+                        i,
+                        Cell {
+                            class: c as u32,
+                            tokens,
+                            docs,
+                        },
+                    ),
                     (Err(_), false) => {}
                 }
             }
@@ -399,11 +427,19 @@ impl Store {
     }
 
     pub fn born(&self, id: u32) -> Option<u64> {
-        self.meta.get(id as usize).map(|m| m[0]).filter(|m| m.born != NOT_IN_V).map(|m| m.born as u64)
+        self.meta
+            .get(id as usize)
+            .map(|m| m[0])
+            .filter(|m| m.born != NOT_IN_V)
+            .map(|m| m.born as u64)
     }
 
     pub fn last_seen(&self, id: u32) -> Option<u64> {
-        self.meta.get(id as usize).map(|m| m[0]).filter(|m| m.born != NOT_IN_V).map(|m| m.last_seen as u64)
+        self.meta
+            .get(id as usize)
+            .map(|m| m[0])
+            .filter(|m| m.born != NOT_IN_V)
+            .map(|m| m.last_seen as u64)
     }
 
     /// Set the stamps of a feature in V (merging, learn_many, loading).
@@ -443,7 +479,11 @@ impl Store {
         if tokens < MAX_STORED && docs < MAX_STORED {
             Ok(())
         } else {
-            Err(StoreError::Overflow { class: c, tokens: token_sum, docs: docs_sum })
+            Err(StoreError::Overflow {
+                class: c,
+                tokens: token_sum,
+                docs: docs_sum,
+            })
         }
     }
 
@@ -527,12 +567,19 @@ impl Store {
             new.push((nt, nd));
         }
         if !negative.is_empty() {
-            return Err(StoreError::NegativeCounts { class: c, ids: negative });
+            return Err(StoreError::NegativeCounts {
+                class: c,
+                ids: negative,
+            });
         }
         let class_docs = settle(self.class_docs[c], docs_delta / scale);
         let mut class_tokens = settle(self.class_tokens[c], token_sum / scale);
         if class_docs < 0.0 {
-            return Err(StoreError::TooFewDocuments { class: c, has: self.class_docs[c] * scale, remove: -docs_delta });
+            return Err(StoreError::TooFewDocuments {
+                class: c,
+                has: self.class_docs[c] * scale,
+                remove: -docs_delta,
+            });
         }
         if class_docs == 0.0 {
             // Rare (a class loses its last document), so counting its cells may cost O(cells).
@@ -560,7 +607,14 @@ impl Store {
                 });
             }
         }
-        Ok(Removal { class: c, ids: ids.to_vec(), old, new, class_docs, class_tokens: class_tokens.max(0.0) })
+        Ok(Removal {
+            class: c,
+            ids: ids.to_vec(),
+            old,
+            new,
+            class_docs,
+            class_tokens: class_tokens.max(0.0),
+        })
     }
 
     /// Write a removal checked by `prepare_removal`. Returns the features that left V (no
@@ -582,7 +636,11 @@ impl Store {
 
     /// Take out of V the features among `ids` (in V) that have no cell left.
     fn bury(&mut self, ids: &[u32]) -> Vec<u32> {
-        let dead: Vec<u32> = ids.iter().copied().filter(|&id| self.known(id) && !self.has_cells(id)).collect();
+        let dead: Vec<u32> = ids
+            .iter()
+            .copied()
+            .filter(|&id| self.known(id) && !self.has_cells(id))
+            .collect();
         for &id in &dead {
             self.meta.get_mut(id as usize)[0] = OUT_OF_V;
             self.n_features -= 1;
@@ -593,7 +651,10 @@ impl Store {
     /// T_c summed over the cells of class c, with `new` in place of the cells of `ids`.
     fn class_tokens_after(&self, c: usize, ids: &[u32], new: &[(f64, f64)]) -> f64 {
         let replaced: hashbrown::HashSet<u32, foldhash::fast::FixedState> = ids.iter().copied().collect();
-        let kept: f64 = (0..self.rows as u32).filter(|id| !replaced.contains(id)).map(|id| self.cell(id, c).0).sum();
+        let kept: f64 = (0..self.rows as u32)
+            .filter(|id| !replaced.contains(id))
+            .map(|id| self.cell(id, c).0)
+            .sum();
         kept + new.iter().map(|&(t, _)| t).sum::<f64>()
     }
 
@@ -639,8 +700,11 @@ impl Store {
             if touched[c] {
                 self.class_version[c] += 1;
             }
-            self.class_tokens[c] =
-                if remaining[c] == 0 { 0.0 } else { (self.class_tokens[c] - removed_tokens[c]).max(0.0) };
+            self.class_tokens[c] = if remaining[c] == 0 {
+                0.0
+            } else {
+                (self.class_tokens[c] - removed_tokens[c]).max(0.0)
+            };
         }
         self.version += 1;
         self.n_features -= ids.len();
@@ -754,7 +818,10 @@ impl Store {
             Cells::Dense { rows, .. } => rows.heap_bytes(),
             Cells::Sparse { rows } => {
                 rows.capacity() * std::mem::size_of::<Vec<Cell>>()
-                    + rows.iter().map(|r| r.capacity() * std::mem::size_of::<Cell>()).sum::<usize>()
+                    + rows
+                        .iter()
+                        .map(|r| r.capacity() * std::mem::size_of::<Cell>())
+                        .sum::<usize>()
             }
         }
     }
@@ -763,7 +830,9 @@ impl Store {
     pub fn heap_bytes(&self) -> usize {
         let cells = self.cells_heap_bytes();
         let histograms = self.histograms.as_ref().map_or(0, |hs| {
-            hs.iter().map(|h| h.capacity() * (std::mem::size_of::<(u64, u64)>() + 1)).sum::<usize>()
+            hs.iter()
+                .map(|h| h.capacity() * (std::mem::size_of::<(u64, u64)>() + 1))
+                .sum::<usize>()
         });
         cells + self.meta.heap_bytes() + histograms + self.class_docs.capacity() * 24
     }
@@ -835,7 +904,9 @@ mod tests {
             s.n_learned = 2;
             s.add(1, &[7, 9], &[0.1, 0.2], &[0.1, 0.1], 0.1);
             assert_eq!(s.n_features, 3);
-            let removal = s.prepare_removal(1, &[7, 9], &[-0.1, -0.2], &[-0.1, -0.1], -0.1).unwrap();
+            let removal = s
+                .prepare_removal(1, &[7, 9], &[-0.1, -0.2], &[-0.1, -0.1], -0.1)
+                .unwrap();
             let gone = s.commit(removal);
             assert_eq!(gone, vec![9]);
             assert_eq!(snapshot(&s), before);
@@ -856,7 +927,10 @@ mod tests {
             s.prepare_removal(0, &[1], &[-3.0], &[-1.0], -1.0).unwrap_err(),
             StoreError::NegativeCounts { class: 0, ids: vec![1] }
         );
-        assert!(matches!(s.prepare_removal(0, &[], &[], &[], -2.0), Err(StoreError::TooFewDocuments { .. })));
+        assert!(matches!(
+            s.prepare_removal(0, &[], &[], &[], -2.0),
+            Err(StoreError::TooFewDocuments { .. })
+        ));
         assert!(matches!(
             s.prepare_removal(0, &[], &[], &[], -1.0),
             Err(StoreError::CellsWithoutDocuments { class: 0, left: 1 })
@@ -871,7 +945,13 @@ mod tests {
         for c in 0..7 {
             for s in [&mut dense, &mut sparse] {
                 s.add_class();
-                s.add(c, &[c as u32, 50 + c as u32, 4000], &[1.0, 2.0, 3.0], &[1.0, 1.0, 1.0], 1.0);
+                s.add(
+                    c,
+                    &[c as u32, 50 + c as u32, 4000],
+                    &[1.0, 2.0, 3.0],
+                    &[1.0, 1.0, 1.0],
+                    1.0,
+                );
             }
         }
         assert!(dense.is_dense() && !sparse.is_dense());
@@ -923,7 +1003,9 @@ mod tests {
         let deltas = [0.25, 1.0, 7.0, 1e-20, 3e-31];
         let mut state: u64 = 12345;
         let mut next = |n: usize| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((state >> 33) as usize) % n
         };
         for _ in 0..3000 {
@@ -931,9 +1013,13 @@ mod tests {
             let delta = deltas[next(deltas.len())];
             let new: Vec<f64> = old.iter().map(|v| v + delta).collect();
             let mut moved = histogram_of(&old);
-            old.iter().zip(&new).for_each(|(&a, &b)| move_in_histogram(&mut moved, a, b));
+            old.iter()
+                .zip(&new)
+                .for_each(|(&a, &b)| move_in_histogram(&mut moved, a, b));
             assert_eq!(moved, histogram_of(&new));
-            new.iter().zip(&old).for_each(|(&a, &b)| move_in_histogram(&mut moved, a, b)); // and back
+            new.iter()
+                .zip(&old)
+                .for_each(|(&a, &b)| move_in_histogram(&mut moved, a, b)); // and back
             assert_eq!(moved, histogram_of(&old));
         }
     }

@@ -58,7 +58,11 @@ const fn ascii_table(lowercase: bool) -> [u8; 256] {
         table[code] = if code >= 128 {
             code as u8
         } else if LATIN1[code] & 0x100 != 0 {
-            if lowercase { (LATIN1[code] & 0xff) as u8 } else { code as u8 }
+            if lowercase {
+                (LATIN1[code] & 0xff) as u8
+            } else {
+                code as u8
+            }
         } else {
             0
         };
@@ -342,7 +346,14 @@ impl Options {
     /// other bytes are kept), then the runs of nonzero bytes are the words. A run holding
     /// non-ASCII characters is read again character by character (decoded, lowercased
     /// through Python's tables, split where a character is no word character).
-    pub fn scan(&self, text: &str, lowercase: bool, max_chars: Option<usize>, buffer: &mut Vec<u8>, mut emit: impl FnMut(&[u8])) {
+    pub fn scan(
+        &self,
+        text: &str,
+        lowercase: bool,
+        max_chars: Option<usize>,
+        buffer: &mut Vec<u8>,
+        mut emit: impl FnMut(&[u8]),
+    ) {
         let bytes = text.as_bytes();
         // Step 1: the byte offset of the first character past max_chars (a text with no
         // more bytes than max_chars has no more characters either).
@@ -430,7 +441,14 @@ impl Options {
 
     /// Every feature occurrence of `text` (steps 1-5 and 7) in the order Python counts
     /// them; unigram counts stream straight from the scan.
-    pub fn for_each_feature(&self, text: &str, lowercase: bool, max_chars: Option<usize>, scratch: &mut Vec<u8>, mut emit: impl FnMut(&[u8])) {
+    pub fn for_each_feature(
+        &self,
+        text: &str,
+        lowercase: bool,
+        max_chars: Option<usize>,
+        scratch: &mut Vec<u8>,
+        mut emit: impl FnMut(&[u8]),
+    ) {
         if self.unigrams_only() {
             self.scan(text, lowercase, max_chars, scratch, emit);
             return;
@@ -580,20 +598,27 @@ mod tests {
         let mut words = Words::default();
         options.words(text, &mut words);
         let mut out = Vec::new();
-        options.features(&words, None, &mut Vec::new(), |f| out.push(String::from_utf8(f.to_vec()).unwrap()));
+        options.features(&words, None, &mut Vec::new(), |f| {
+            out.push(String::from_utf8(f.to_vec()).unwrap())
+        });
         out
     }
 
     fn default_options() -> Options {
-        Options { lowercase: true, ngram_range: Some((1, 1)), ..Options::default() }
+        Options {
+            lowercase: true,
+            ngram_range: Some((1, 1)),
+            ..Options::default()
+        }
     }
 
     #[test]
     fn words_are_lowercased_runs_of_two_or_more_word_characters() {
         let o = default_options();
-        assert_eq!(words_of(&o, "The cat sat on a mat, THE END_1 x é Été"), vec![
-            "the", "cat", "sat", "on", "mat", "the", "end_1", "été"
-        ]);
+        assert_eq!(
+            words_of(&o, "The cat sat on a mat, THE END_1 x é Été"),
+            vec!["the", "cat", "sat", "on", "mat", "the", "end_1", "été"]
+        );
     }
 
     #[test]
@@ -605,22 +630,45 @@ mod tests {
 
     #[test]
     fn max_tokens_and_max_chars_cap_the_matches() {
-        let o = Options { max_tokens: Some(2), ..default_options() };
+        let o = Options {
+            max_tokens: Some(2),
+            ..default_options()
+        };
         assert_eq!(words_of(&o, "aa b cc dd ee"), vec!["aa", "cc"]);
-        let o = Options { max_chars: Some(5), ..default_options() };
+        let o = Options {
+            max_chars: Some(5),
+            ..default_options()
+        };
         assert_eq!(words_of(&o, "abc defgh"), vec!["abc"]);
         let stop = Some(["the".as_bytes().to_vec().into_boxed_slice()].into_iter().collect());
-        let o = Options { max_tokens: Some(2), stop_words: stop, ..default_options() };
+        let o = Options {
+            max_tokens: Some(2),
+            stop_words: stop,
+            ..default_options()
+        };
         assert_eq!(words_of(&o, "the cat the dog"), vec!["cat"]);
     }
 
     #[test]
     fn ngrams_follow_pythons_order() {
-        let o = Options { ngram_range: Some((1, 2)), ..default_options() };
-        assert_eq!(features_of(&o, "a cat sat down"), vec!["cat", "sat", "down", "cat sat", "sat down"]);
-        let o = Options { char_ngram_range: Some((2, 3)), ngram_range: None, ..default_options() };
+        let o = Options {
+            ngram_range: Some((1, 2)),
+            ..default_options()
+        };
+        assert_eq!(
+            features_of(&o, "a cat sat down"),
+            vec!["cat", "sat", "down", "cat sat", "sat down"]
+        );
+        let o = Options {
+            char_ngram_range: Some((2, 3)),
+            ngram_range: None,
+            ..default_options()
+        };
         assert_eq!(features_of(&o, "ab"), vec![" a", "ab", "b ", " ab", "ab "]);
-        let o = Options { char_ngram_range: Some((4, 6)), ..default_options() };
+        let o = Options {
+            char_ngram_range: Some((4, 6)),
+            ..default_options()
+        };
         assert_eq!(features_of(&o, "ab"), vec!["c: ab ", "ab"]);
     }
 

@@ -257,7 +257,9 @@ impl Vocabulary {
         fresh.spans = vec![Span { start: 0, len: FREE }; n];
         // Sized once: growing the table rehashes every token so far, several times over.
         fresh.arena.reserve_exact(tokens.iter().map(|t| t.len()).sum());
-        fresh.table.reserve(ids.len(), |_| unreachable!("an empty table has nothing to rehash"));
+        fresh
+            .table
+            .reserve(ids.len(), |_| unreachable!("an empty table has nothing to rehash"));
         for (&id, &token) in ids.iter().zip(tokens) {
             if fresh.arena.len() + token.len() > u32::MAX as usize {
                 return Err("the vocabulary is too large (over 4 GiB of tokens)".into());

@@ -14,7 +14,16 @@ use _core::doc::Doc;
 use _core::nb::{logsumexp, Kind, NaiveBayes, Prior};
 use libfuzzer_sys::fuzz_target;
 
-const WORDS: [&[u8]; 8] = [b"a", b"b", b"cheap", b"", b"\xff\xfe", b"meeting", b"x y", b"\xc3\xa9t\xc3\xa9"];
+const WORDS: [&[u8]; 8] = [
+    b"a",
+    b"b",
+    b"cheap",
+    b"",
+    b"\xff\xfe",
+    b"meeting",
+    b"x y",
+    b"\xc3\xa9t\xc3\xa9",
+];
 /// Weights: the first four moderate, then extremes (tiny, huge, 2^53 apart from 1).
 const WEIGHTS: [f64; 8] = [1.0, 0.5, 2.0, 0.3, 1e-3, 1e3, 7.0, 1e17];
 const ALPHA: f64 = 0.5;
@@ -45,7 +54,9 @@ fn predictions(model: &mut NaiveBayes, probe: &[u8]) -> Option<Vec<f64>> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&setup, ops)) = data.split_first() else { return };
+    let Some((&setup, ops)) = data.split_first() else {
+        return;
+    };
     let kind = match setup % 4 {
         0 => Kind::Multinomial { mu: None },
         1 => Kind::Multinomial { mu: Some(2.0) },
@@ -66,11 +77,15 @@ fuzz_target!(|data: &[u8]| {
             0..=2 => {
                 let before = predictions(&mut model, probe);
                 let mut d = doc(&model, words);
-                let Ok(c) = model.learn(&mut d, known, 1.0, weight, 1.0) else { continue };
+                let Ok(c) = model.learn(&mut d, known, 1.0, weight, 1.0) else {
+                    continue;
+                };
                 let restorable = moderate && weight <= 2.0 && known.is_some();
                 if restorable && code & 1 == 0 {
                     let mut d = doc(&model, words);
-                    model.unlearn(&mut d, c, weight, None).expect("a document just learned unlearns");
+                    model
+                        .unlearn(&mut d, c, weight, None)
+                        .expect("a document just learned unlearns");
                     if let (Some(a), Some(b)) = (&before, predictions(&mut model, probe)) {
                         for (x, y) in a.iter().zip(&b) {
                             assert!((x - y).abs() <= 1e-9 * (1.0 + x.abs()), "{x} vs {y}");

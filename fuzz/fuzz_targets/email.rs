@@ -15,9 +15,15 @@ fuzz_target!(|data: &[u8]| {
     let default = EmailFeatures::default();
     default.count_into(data, &mut bag, &hasher);
     assert!(!bag.is_empty() || data.iter().all(|b| b.is_ascii_whitespace() || *b == 0x0b));
-    let mut pairs = EmailFeatures { binary: true, ..EmailFeatures::default() };
+    let mut pairs = EmailFeatures {
+        binary: true,
+        ..EmailFeatures::default()
+    };
     pairs.words.ngram_range = Some((1, 2));
     pairs.count_into(data, &mut bag, &hasher);
     let parsed = default.parse(data);
-    let _ = (parsed.subject(), parsed.headers.iter().map(|h| h.value().len()).sum::<usize>());
+    let _ = (
+        parsed.subject(),
+        parsed.headers.iter().map(|h| h.value().len()).sum::<usize>(),
+    );
 });

@@ -51,7 +51,12 @@ fn python_normalize(name: &str) -> String {
 /// The decoder of a (stripped, lowercased) charset name, None if unknown.
 pub fn lookup(name: &str) -> Option<Charset> {
     let normalized = python_normalize(name);
-    let python = |key: &str| PYTHON_NAMES.binary_search_by_key(&key, |&(k, _)| k).ok().map(|i| PYTHON_NAMES[i].1);
+    let python = |key: &str| {
+        PYTHON_NAMES
+            .binary_search_by_key(&key, |&(k, _)| k)
+            .ok()
+            .map(|i| PYTHON_NAMES[i].1)
+    };
     if python(&normalized) == Some("ascii") {
         return Some(Charset::Ascii);
     }

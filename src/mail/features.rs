@@ -55,20 +55,46 @@ impl Default for EmailFeatures {
     fn default() -> Self {
         let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
         EmailFeatures {
-            words: Options { lowercase: true, ngram_range: Some((1, 1)), max_chars: Some(1_000_000), ..Options::default() },
+            words: Options {
+                lowercase: true,
+                ngram_range: Some((1, 1)),
+                max_chars: Some(1_000_000),
+                ..Options::default()
+            },
             binary: false,
             subject: true,
             address_headers: names(&["from", "to", "cc", "reply-to", "sender"]),
             word_headers: names(&[
-                "x-mailer", "user-agent", "x-priority", "x-msmail-priority", "importance", "precedence",
-                "organization", "x-mimeole",
+                "x-mailer",
+                "user-agent",
+                "x-priority",
+                "x-msmail-priority",
+                "importance",
+                "precedence",
+                "organization",
+                "x-mimeole",
             ]),
             header_names: true,
             sender_address: false,
             ignored_headers: names(&[
-                "received", "return-path", "delivered-to", "delivery-date", "envelope-to", "x-original-to",
-                "x-envelope-*", "status", "x-status", "x-keywords", "x-uid", "content-length", "lines", "x-spam-*",
-                "x-mailscanner*", "x-virus-*", "x-authentication-warning", "x-mime-autoconverted",
+                "received",
+                "return-path",
+                "delivered-to",
+                "delivery-date",
+                "envelope-to",
+                "x-original-to",
+                "x-envelope-*",
+                "status",
+                "x-status",
+                "x-keywords",
+                "x-uid",
+                "content-length",
+                "lines",
+                "x-spam-*",
+                "x-mailscanner*",
+                "x-virus-*",
+                "x-authentication-warning",
+                "x-mime-autoconverted",
             ]),
             urls: true,
             mime: true,
@@ -93,8 +119,16 @@ pub enum Field {
 
 impl Field {
     pub const COUNT: usize = 8;
-    pub const ALL: [Field; Field::COUNT] =
-        [Field::Body, Field::Subject, Field::Url, Field::Address, Field::Header, Field::Mime, Field::Sender, Field::Other];
+    pub const ALL: [Field; Field::COUNT] = [
+        Field::Body,
+        Field::Subject,
+        Field::Url,
+        Field::Address,
+        Field::Header,
+        Field::Mime,
+        Field::Sender,
+        Field::Other,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -123,10 +157,12 @@ struct Scratch {
 
 impl EmailFeatures {
     fn ignored(&self, name: &str) -> bool {
-        self.ignored_headers.iter().any(|pattern| match pattern.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => pattern == name,
-        })
+        self.ignored_headers
+            .iter()
+            .any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => pattern == name,
+            })
     }
 
     /// The field of a feature, by the prefix before its first ':' (none: a body word):
@@ -174,7 +210,9 @@ impl EmailFeatures {
         }
         bag.clear();
         let cut = &raw[..self.max_bytes.map_or(raw.len(), |m| m.min(raw.len()))];
-        let fallback = catch_unwind(AssertUnwindSafe(|| self.count_parsed(&message::unparsed(cut), bag, hasher)));
+        let fallback = catch_unwind(AssertUnwindSafe(|| {
+            self.count_parsed(&message::unparsed(cut), bag, hasher)
+        }));
         if fallback.is_err() {
             bag.clear();
             bag.add(b"mime:unparsed", hasher.hash_one(&b"mime:unparsed"[..]), 1.0);
@@ -185,7 +223,8 @@ impl EmailFeatures {
     pub fn count_parsed<H: BuildHasher>(&self, parsed: &Parsed<'_>, bag: &mut Bag, hasher: &H) {
         let mut scratch = Scratch::default();
         let add = |feature: &[u8], bag: &mut Bag| bag.add(feature, hasher.hash_one(feature), 1.0);
-        self.words.each_feature(&parsed.body, &mut scratch.feature, |f| add(f, bag));
+        self.words
+            .each_feature(&parsed.body, &mut scratch.feature, |f| add(f, bag));
         if self.subject {
             let subject = parsed.subject();
             if !subject.is_empty() {
@@ -253,7 +292,11 @@ impl EmailFeatures {
             if wordy {
                 lower.clear();
                 python_lower(&value, &mut lower);
-                for word in lower.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()).take(MAX_HEADER_WORDS) {
+                for word in lower
+                    .split(|c: char| !is_word_char(c))
+                    .filter(|w| !w.is_empty())
+                    .take(MAX_HEADER_WORDS)
+                {
                     prefixed(name, word, emit);
                 }
             }
@@ -291,7 +334,9 @@ impl EmailFeatures {
     /// body and subject themselves).
     pub fn extras<H: BuildHasher>(&self, parsed: &Parsed<'_>, bag: &mut Bag, hasher: &H) {
         let mut scratch = Scratch::default();
-        self.count_extras(parsed, &mut scratch, &mut |f: &[u8]| bag.add(f, hasher.hash_one(f), 1.0));
+        self.count_extras(parsed, &mut scratch, &mut |f: &[u8]| {
+            bag.add(f, hasher.hash_one(f), 1.0)
+        });
     }
 }
 
@@ -303,7 +348,12 @@ fn first_address(value: &str) -> Option<&str> {
     while let Some(found) = value[from..].find('@') {
         let at = from + found;
         let local_ok = |c: char| is_word_char(c) || matches!(c, '.' | '+' | '=' | '-' | '\'');
-        let start = value[..at].char_indices().rev().take_while(|&(_, c)| local_ok(c)).last().map_or(at, |(i, _)| i);
+        let start = value[..at]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| local_ok(c))
+            .last()
+            .map_or(at, |(i, _)| i);
         let domain = address_domains(&value[at..]).next();
         if let Some(domain) = domain {
             // address_domains skips spaces after the "@": the domain must follow it directly.
@@ -382,7 +432,10 @@ mod tests {
         for (feature, field) in cases {
             assert_eq!(plain.field(feature), field, "{}", String::from_utf8_lossy(feature));
         }
-        let sender = EmailFeatures { sender_address: true, ..EmailFeatures::default() };
+        let sender = EmailFeatures {
+            sender_address: true,
+            ..EmailFeatures::default()
+        };
         assert_eq!(sender.field(b"from-address:a@b.c"), Field::Sender);
         assert!(Field::ALL.iter().all(|&f| Field::from_name(f.name()) == Some(f)));
     }
@@ -390,7 +443,9 @@ mod tests {
     fn features(settings: &EmailFeatures, raw: &[u8]) -> Vec<(String, f64)> {
         let mut bag = Bag::default();
         settings.count_into(raw, &mut bag, &foldhash::fast::FixedState::with_seed(1));
-        (0..bag.len()).map(|i| (String::from_utf8(bag.feature(i).to_vec()).unwrap(), bag.count(i))).collect()
+        (0..bag.len())
+            .map(|i| (String::from_utf8(bag.feature(i).to_vec()).unwrap(), bag.count(i)))
+            .collect()
     }
 
     #[test]
@@ -398,11 +453,28 @@ mod tests {
         let raw = b"From: \"A\" <a@Mail.Example.com>\nSubject: Hi hi\nX-Mailer: Mutt 1.5\nReceived: x\nContent-Type: text/html\n\n<a href='http://w.example.org/x'>Hi there</a>\n";
         let got = features(&EmailFeatures::default(), raw);
         let names: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
-        assert_eq!(names, [
-            "hi", "there", "subject:hi", "header:from", "from:mail.example.com", "from:example.com", "from:com",
-            "header:subject", "header:x-mailer", "x-mailer:mutt", "x-mailer:1", "x-mailer:5", "header:content-type",
-            "url:w.example.org", "url:example.org", "url:org", "content-type:text/html",
-        ]);
+        assert_eq!(
+            names,
+            [
+                "hi",
+                "there",
+                "subject:hi",
+                "header:from",
+                "from:mail.example.com",
+                "from:example.com",
+                "from:com",
+                "header:subject",
+                "header:x-mailer",
+                "x-mailer:mutt",
+                "x-mailer:1",
+                "x-mailer:5",
+                "header:content-type",
+                "url:w.example.org",
+                "url:example.org",
+                "url:org",
+                "content-type:text/html",
+            ]
+        );
         assert_eq!(got[2].1, 2.0);
     }
 
@@ -440,7 +512,10 @@ mod tests {
         assert_eq!(names, [&b"boom"[..], b"hello", b"mime:unparsed", b"subject"]);
         EmailFeatures::default().count_into(raw, &mut bag, &PanicOn(b"hello"));
         std::panic::set_hook(hook);
-        assert_eq!((0..bag.len()).map(|i| bag.feature(i)).collect::<Vec<_>>(), [&b"mime:unparsed"[..]]);
+        assert_eq!(
+            (0..bag.len()).map(|i| bag.feature(i)).collect::<Vec<_>>(),
+            [&b"mime:unparsed"[..]]
+        );
     }
 
     #[test]
@@ -448,10 +523,24 @@ mod tests {
         let raw = b"From: \"Jo\" <Jo.Doe+x@Mail.Example.com>\nFrom: other@example.org\nSubject: hi\n\nbody\n";
         let plain = features(&EmailFeatures::default(), raw);
         assert!(plain.iter().all(|(f, _)| !f.starts_with("from-address:")));
-        let with = features(&EmailFeatures { sender_address: true, ..EmailFeatures::default() }, raw);
-        let senders: Vec<&str> = with.iter().map(|(f, _)| f.as_str()).filter(|f| f.starts_with("from-address:")).collect();
+        let with = features(
+            &EmailFeatures {
+                sender_address: true,
+                ..EmailFeatures::default()
+            },
+            raw,
+        );
+        let senders: Vec<&str> = with
+            .iter()
+            .map(|(f, _)| f.as_str())
+            .filter(|f| f.starts_with("from-address:"))
+            .collect();
         assert_eq!(senders, ["from-address:jo.doe+x@mail.example.com"]);
-        let others: Vec<_> = with.iter().filter(|(f, _)| !f.starts_with("from-address:")).cloned().collect();
+        let others: Vec<_> = with
+            .iter()
+            .filter(|(f, _)| !f.starts_with("from-address:"))
+            .cloned()
+            .collect();
         assert_eq!(others, plain);
     }
 
@@ -461,7 +550,10 @@ mod tests {
         assert_eq!(first_address("x@ y.z, a@b.c"), Some("a@b.c"));
         assert_eq!(first_address("@b.c d@"), None);
         assert_eq!(first_address("..@b.c"), None);
-        assert_eq!(first_address("Fool@motleyfool.com (The Fool)"), Some("Fool@motleyfool.com"));
+        assert_eq!(
+            first_address("Fool@motleyfool.com (The Fool)"),
+            Some("Fool@motleyfool.com")
+        );
         assert_eq!(first_address("no address"), None);
     }
 

@@ -16,12 +16,55 @@ use std::time::{Duration, Instant};
 static PANICS: AtomicUsize = AtomicUsize::new(0);
 
 const TOKENS: &[&[u8]] = &[
-    b"--", b"\n", b"\r\n", b"\r", b"\n\n", b"=?", b"?=", b"=?utf-8?q?", b"=?gb2312?b?", b"?Q?", b"Content-Type: ",
-    b"multipart/mixed; boundary=", b"multipart/alternative; boundary=\"B\"", b"--B", b"--B--", b"message/rfc822",
-    b"message/delivery-status", b"text/html", b"text/plain; charset=", b"big5", b"utf-16", b"iso-2022-jp",
-    b"Content-Transfer-Encoding: base64\n", b"Content-Transfer-Encoding: quoted-printable\n", b"=E9", b"=\n",
-    b"<a href=\"http://", b"<!--", b"-->", b"<script>", b"</script>", b"&#", b"&#x10FFFF;", b"&amp", b"\xce\xa3",
-    b"From ", b": ", b"\t", b" ", b"@", b"www.", b"://", b"%", b"\xff", b"\xe9", b"\x00", b";", b"\"", b"'",
+    b"--",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"\n\n",
+    b"=?",
+    b"?=",
+    b"=?utf-8?q?",
+    b"=?gb2312?b?",
+    b"?Q?",
+    b"Content-Type: ",
+    b"multipart/mixed; boundary=",
+    b"multipart/alternative; boundary=\"B\"",
+    b"--B",
+    b"--B--",
+    b"message/rfc822",
+    b"message/delivery-status",
+    b"text/html",
+    b"text/plain; charset=",
+    b"big5",
+    b"utf-16",
+    b"iso-2022-jp",
+    b"Content-Transfer-Encoding: base64\n",
+    b"Content-Transfer-Encoding: quoted-printable\n",
+    b"=E9",
+    b"=\n",
+    b"<a href=\"http://",
+    b"<!--",
+    b"-->",
+    b"<script>",
+    b"</script>",
+    b"&#",
+    b"&#x10FFFF;",
+    b"&amp",
+    b"\xce\xa3",
+    b"From ",
+    b": ",
+    b"\t",
+    b" ",
+    b"@",
+    b"www.",
+    b"://",
+    b"%",
+    b"\xff",
+    b"\xe9",
+    b"\x00",
+    b";",
+    b"\"",
+    b"'",
 ];
 
 struct Rng(u64);
@@ -98,7 +141,10 @@ fn peak_rss_kib() -> Option<u64> {
 #[ignore = "long: set MAIL_FUZZ_SEEDS (and MAIL_FUZZ_RUNS) and run with --ignored"]
 fn mutation_fuzz() {
     let folder = std::env::var("MAIL_FUZZ_SEEDS").expect("MAIL_FUZZ_SEEDS: a folder of raw messages");
-    let runs: usize = std::env::var("MAIL_FUZZ_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(1_000_000);
+    let runs: usize = std::env::var("MAIL_FUZZ_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1_000_000);
     let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(&folder)
         .expect("seed folder")
         .filter_map(|e| std::fs::read(e.ok()?.path()).ok())
@@ -110,7 +156,10 @@ fn mutation_fuzz() {
         PANICS.fetch_add(1, Ordering::Relaxed);
     }));
     let settings = EmailFeatures::default();
-    let mut pairs = EmailFeatures { binary: true, ..EmailFeatures::default() };
+    let mut pairs = EmailFeatures {
+        binary: true,
+        ..EmailFeatures::default()
+    };
     pairs.words.ngram_range = Some((1, 2));
     let hasher = foldhash::fast::FixedState::with_seed(7);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);

@@ -30,7 +30,11 @@ pub fn decode_value(raw: &[u8]) -> String {
 
 /// `decode_value` for a value already read as text.
 pub fn decode_text(value: &str) -> String {
-    let unfolded: Cow<'_, str> = if value.contains('\n') { Cow::Owned(unfold(value)) } else { Cow::Borrowed(value) };
+    let unfolded: Cow<'_, str> = if value.contains('\n') {
+        Cow::Owned(unfold(value))
+    } else {
+        Cow::Borrowed(value)
+    };
     if !unfolded.contains("=?") {
         return py_strip(&unfolded).to_string();
     }
@@ -123,7 +127,10 @@ fn decode_encoded_words(value: &str) -> String {
             decode_base64_word(text.as_bytes())
         } else {
             // Python encodes the text as ASCII with "?" for other characters first.
-            let ascii: Vec<u8> = text.chars().map(|c| if c.is_ascii() { c as u8 } else { b'?' }).collect();
+            let ascii: Vec<u8> = text
+                .chars()
+                .map(|c| if c.is_ascii() { c as u8 } else { b'?' })
+                .collect();
             let mut data = Vec::with_capacity(ascii.len());
             a2b_qp(&ascii, true, &mut data);
             Some(data)
@@ -354,7 +361,8 @@ fn latin1_unquote(text: &str) -> String {
     let mut out = String::new();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+        if bytes[i] == b'%'
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
             && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
         {
             let value = u8::from_str_radix(&text[i + 1..i + 3], 16).unwrap_or(b'?');
@@ -385,7 +393,10 @@ mod tests {
             (b"=?utf-8?B?@@@?=", "=?utf-8?B?@@@?="),
             (b"x\r\n y", "x y"),
             (b"caf\xe9", "café"),
-            (b"=?utf-8?B?R3LDvMOfZQ==?= =?utf-8?q?aus_M=C3=BCnchen?=", "Grüßeaus München"),
+            (
+                b"=?utf-8?B?R3LDvMOfZQ==?= =?utf-8?q?aus_M=C3=BCnchen?=",
+                "Grüßeaus München",
+            ),
         ];
         for (raw, expected) in cases {
             assert_eq!(decode_value(raw), expected);
@@ -396,8 +407,14 @@ mod tests {
     #[test]
     fn parameters_as_python() {
         let mut params = Vec::new();
-        mime_params("text/plain; CHARSET = \"iso-8859-1\"; name=a.txt; charset=x", &mut params);
-        assert_eq!(params, vec![("charset", "iso-8859-1".to_string()), ("name", "a.txt".to_string())]);
+        mime_params(
+            "text/plain; CHARSET = \"iso-8859-1\"; name=a.txt; charset=x",
+            &mut params,
+        );
+        assert_eq!(
+            params,
+            vec![("charset", "iso-8859-1".to_string()), ("name", "a.txt".to_string())]
+        );
         let mut params = Vec::new();
         mime_params("attachment; filename*=utf-8''r%C3%A9sum%C3%A9.pdf", &mut params);
         assert_eq!(params, vec![("filename", "résumé.pdf".to_string())]);
@@ -406,6 +423,9 @@ mod tests {
         assert_eq!(boundary("multipart/mixed; boundary=\"AB;C\" ").as_deref(), Some("AB;C"));
         assert_eq!(boundary("multipart/mixed;\n\tBOUNDARY = ab  ").as_deref(), Some("ab"));
         assert_eq!(boundary("multipart/mixed; x=1").as_deref(), None);
-        assert_eq!(boundary("multipart/mixed; boundary*0=a; boundary*1=b").as_deref(), Some("ab"));
+        assert_eq!(
+            boundary("multipart/mixed; boundary*0=a; boundary*1=b").as_deref(),
+            Some("ab")
+        );
     }
 }

@@ -64,13 +64,19 @@ pub fn links(markup: &str, out: &mut Vec<String>) {
             keyword_end -= c.len_utf8();
         }
         for length in [4, 3, 6, 10] {
-            let Some(start) = keyword_end.checked_sub(length) else { continue };
+            let Some(start) = keyword_end.checked_sub(length) else {
+                continue;
+            };
             if start < resume {
                 continue;
             }
             if let Some((value_start, value_stop, next)) = link_at(markup, start) {
                 let link = &markup[value_start..value_stop];
-                out.push(if link.contains('&') { unescape(link) } else { link.to_string() });
+                out.push(if link.contains('&') {
+                    unescape(link)
+                } else {
+                    link.to_string()
+                });
                 resume = next;
                 break;
             }
@@ -200,7 +206,9 @@ fn replace_tags(text: &str, out: &mut String) {
     let mut at = 0;
     while let Some(found) = memchr(b'<', &bytes[at..]) {
         let open = at + found;
-        let valid = bytes.get(open + 1).is_some_and(|&b| b.is_ascii_alphabetic() || matches!(b, b'/' | b'!' | b'?'));
+        let valid = bytes
+            .get(open + 1)
+            .is_some_and(|&b| b.is_ascii_alphabetic() || matches!(b, b'/' | b'!' | b'?'));
         if valid {
             match memchr2(b'<', b'>', &bytes[open + 2..]) {
                 Some(i) if bytes[open + 2 + i] == b'>' => {
@@ -306,7 +314,9 @@ fn numeric_reference(digits: &str, hex: bool, out: &mut String) {
     let radix = if hex { 16 } else { 10 };
     let mut value: u64 = 0;
     for c in digits.chars() {
-        value = value.saturating_mul(radix).saturating_add(c.to_digit(radix as u32).unwrap_or(0) as u64);
+        value = value
+            .saturating_mul(radix)
+            .saturating_add(c.to_digit(radix as u32).unwrap_or(0) as u64);
     }
     if let Ok(i) = INVALID_CHARREFS.binary_search_by_key(&value, |&(k, _)| k as u64) {
         out.push_str(INVALID_CHARREFS[i].1);
@@ -406,7 +416,12 @@ fn url_at(text: &str, at: usize) -> Option<usize> {
     }
     let mut end = prefix_end;
     while let Some(c) = text[end..].chars().next() {
-        if is_space(c) || matches!(c, '<' | '>' | '"' | '\'' | '`' | '{' | '}' | '|' | '\\' | '^' | '[' | ']') {
+        if is_space(c)
+            || matches!(
+                c,
+                '<' | '>' | '"' | '\'' | '`' | '{' | '}' | '|' | '\\' | '^' | '[' | ']'
+            )
+        {
             break;
         }
         end += c.len_utf8();
@@ -426,24 +441,39 @@ mod tests {
 
     #[test]
     fn html_reads_as_python_did() {
-        assert_eq!(text_of("<p>Cheap V<!-- x -->iagra &amp; more</p>"), " Cheap Viagra & more ");
+        assert_eq!(
+            text_of("<p>Cheap V<!-- x -->iagra &amp; more</p>"),
+            " Cheap Viagra & more "
+        );
         assert_eq!(text_of("a<script>x</SCRIPT >b<style>c"), "a b ");
         assert_eq!(text_of("<scripts>x"), " x");
         assert_eq!(text_of("a < b <c <d>"), "a < b <c  ");
         assert_eq!(text_of("<script>xx<!-- a < b"), " ");
         let mut found = Vec::new();
-        links("<a HREF=\"http://x/?a=1&amp;b\">s</a> data-src=y <img src=z> xhref=q href=\"unterminated", &mut found);
+        links(
+            "<a HREF=\"http://x/?a=1&amp;b\">s</a> data-src=y <img src=z> xhref=q href=\"unterminated",
+            &mut found,
+        );
         assert_eq!(found, vec!["http://x/?a=1&b", "y", "z"]);
         assert!(looks_like_html("hello <P>"));
         assert!(looks_like_html("x <a  href=1>"));
         assert!(!looks_like_html("x <pre>"));
         let mut urls = Vec::new();
-        text_urls("WWW.UP.COM see http://a.b/c, www.x.org. xhttp://no ftp://f htp://odd https:// ", &mut urls);
-        assert_eq!(urls, vec!["WWW.UP.COM", "http://a.b/c,", "www.x.org.", "ftp://f", "htp://odd"]);
+        text_urls(
+            "WWW.UP.COM see http://a.b/c, www.x.org. xhttp://no ftp://f htp://odd https:// ",
+            &mut urls,
+        );
+        assert_eq!(
+            urls,
+            vec!["WWW.UP.COM", "http://a.b/c,", "www.x.org.", "ftp://f", "htp://odd"]
+        );
     }
 
     #[test]
     fn unescape_as_python() {
-        assert_eq!(unescape("&amp;&lt;&#8212;&#x41;&#150;&#0;&#xD800;&#1;&notit;&amp x &zz; &#;"), "&<—A–\u{fffd}\u{fffd}¬it;& x &zz; &#;");
+        assert_eq!(
+            unescape("&amp;&lt;&#8212;&#x41;&#150;&#0;&#xD800;&#1;&notit;&amp x &zz; &#;"),
+            "&<—A–\u{fffd}\u{fffd}¬it;& x &zz; &#;"
+        );
     }
 }

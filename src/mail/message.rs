@@ -62,7 +62,10 @@ pub struct Parsed<'a> {
 impl Parsed<'_> {
     /// The first Subject, decoded ("" if none).
     pub fn subject(&self) -> Cow<'_, str> {
-        self.headers.iter().find(|h| h.name == "subject").map_or(Cow::Borrowed(""), Header::value)
+        self.headers
+            .iter()
+            .find(|h| h.name == "subject")
+            .map_or(Cow::Borrowed(""), Header::value)
     }
 }
 
@@ -90,7 +93,12 @@ pub fn unparsed(data: &[u8]) -> Parsed<'_> {
     charset::decode_undeclared(data, &mut body);
     let mut urls = Vec::new();
     html::text_urls(&body, &mut urls);
-    Parsed { body, urls, defects: vec![Cow::Borrowed("unparsed")], ..Parsed::default() }
+    Parsed {
+        body,
+        urls,
+        defects: vec![Cow::Borrowed("unparsed")],
+        ..Parsed::default()
+    }
 }
 
 fn read(data: &[u8], limits: Limits, cut: bool) -> Parsed<'_> {
@@ -103,7 +111,17 @@ fn read(data: &[u8], limits: Limits, cut: bool) -> Parsed<'_> {
             value: HeaderValue::Raw(&data[h.value.0..h.value.1]),
         })
         .collect();
-    let mut walk = Walk { data, tree: &tree, out: Parsed { headers, ..Parsed::default() }, limits, texts: 0, full: false };
+    let mut walk = Walk {
+        data,
+        tree: &tree,
+        out: Parsed {
+            headers,
+            ..Parsed::default()
+        },
+        limits,
+        texts: 0,
+        full: false,
+    };
     walk.part(0);
     let mut reached: Vec<&'static str> = Vec::new();
     if cut {
@@ -255,7 +273,10 @@ impl<'a> Walk<'a, '_> {
             None => part.content_type.clone(),
         };
         if let Body::Children(children) = &part.body {
-            self.out.parts.push(MimePart { content_type: mime_type.clone(), ..MimePart::default() });
+            self.out.parts.push(MimePart {
+                content_type: mime_type.clone(),
+                ..MimePart::default()
+            });
             if part.too_deep {
                 self.out.defects.push(Cow::Borrowed("TooDeeplyNested"));
                 return;
@@ -286,8 +307,12 @@ impl<'a> Walk<'a, '_> {
         let param = |name: &str| params.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str());
         let charset = param("charset").map(|c| lower(py_strip(c))).filter(|c| !c.is_empty());
         let cte_raw = self.first(index, "content-transfer-encoding");
-        let transfer_encoding = cte_raw.map(|raw| lower(&header::decode_value(raw))).filter(|c| !c.is_empty());
-        let disposition = disposition_value.as_ref().map(|v| lower(py_strip(v.split(';').next().unwrap_or(""))));
+        let transfer_encoding = cte_raw
+            .map(|raw| lower(&header::decode_value(raw)))
+            .filter(|c| !c.is_empty());
+        let disposition = disposition_value
+            .as_ref()
+            .map(|v| lower(py_strip(v.split(';').next().unwrap_or(""))));
         let filename = param("filename").or_else(|| param("name")).map(decode_text);
         let attachment = filename.is_some() || disposition.as_deref() == Some("attachment");
         let is_text = mime_type.starts_with("text/");
@@ -359,8 +384,18 @@ mod tests {
     #[test]
     fn header_names_lowercase_with_or_without_the_table() {
         assert!(COMMON_NAMES.windows(2).all(|w| (w[0].len(), w[0]) < (w[1].len(), w[1])));
-        assert!(COMMON_NAMES.iter().all(|n| n.len() <= 32 && n.bytes().all(|b| !b.is_ascii_uppercase())));
-        for raw in [&b"Content-Type"[..], b"SUBJECT", b"X-Odd-Header", b"From", b"X-\xff\xfeName", b"", b"to"] {
+        assert!(COMMON_NAMES
+            .iter()
+            .all(|n| n.len() <= 32 && n.bytes().all(|b| !b.is_ascii_uppercase())));
+        for raw in [
+            &b"Content-Type"[..],
+            b"SUBJECT",
+            b"X-Odd-Header",
+            b"From",
+            b"X-\xff\xfeName",
+            b"",
+            b"to",
+        ] {
             assert_eq!(header_name(raw), String::from_utf8_lossy(raw).to_ascii_lowercase());
         }
         assert!(matches!(header_name(b"Message-ID"), Cow::Borrowed("message-id")));

@@ -121,7 +121,10 @@ fn boundary_match(line: &[u8], separator: &[u8]) -> Option<bool> {
 }
 
 fn only_blanks_then_eol(rest: &[u8]) -> bool {
-    let trimmed = rest.iter().position(|&b| b != b' ' && b != b'\t').map_or(&rest[rest.len()..], |i| &rest[i..]);
+    let trimmed = rest
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .map_or(&rest[rest.len()..], |i| &rest[i..]);
     matches!(trimmed, b"" | b"\n" | b"\r" | b"\r\n")
 }
 
@@ -243,7 +246,10 @@ impl<'a> Parser<'a> {
 
     /// The first value of a header in a part's header list, raw.
     fn first_value(&self, headers: &[RawHeader], name: &str) -> Option<&'a [u8]> {
-        headers.iter().find(|h| self.text(h.name).eq_ignore_ascii_case(name.as_bytes())).map(|h| self.text(h.value))
+        headers
+            .iter()
+            .find(|h| self.text(h.name).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|h| self.text(h.value))
     }
 
     /// Read a header block into `part` (Python's header loop and `_parse_headers`).
@@ -279,7 +285,10 @@ impl<'a> Parser<'a> {
                 note(hit, "TooManyHeaders");
                 return;
             }
-            headers.push(RawHeader { name: header.name, value: (start, end) });
+            headers.push(RawHeader {
+                name: header.name,
+                value: (start, end),
+            });
         };
         let count = lines.len();
         for (number, &line) in lines.iter().enumerate() {
@@ -314,7 +323,10 @@ impl<'a> Parser<'a> {
             while value_start < line.1 && matches!(data[value_start], b' ' | b'\t') {
                 value_start += 1;
             }
-            current = Some(RawHeader { name: (line.0, line.0 + colon), value: (value_start, line.1) });
+            current = Some(RawHeader {
+                name: (line.0, line.0 + colon),
+                value: (value_start, line.1),
+            });
         }
         if let Some(header) = current.take() {
             emit(header, headers);
@@ -327,7 +339,11 @@ impl<'a> Parser<'a> {
         if raw.is_ascii() {
             return fix_8bit(raw);
         }
-        Cow::Owned(raw.iter().map(|&b| if b < 0x80 { b as char } else { '\u{fffd}' }).collect())
+        Cow::Owned(
+            raw.iter()
+                .map(|&b| if b < 0x80 { b as char } else { '\u{fffd}' })
+                .collect(),
+        )
     }
 
     /// Parse one part (and what it contains) from the cursor; its index.
@@ -342,7 +358,13 @@ impl<'a> Parser<'a> {
             Some(raw) => content_type(&Self::structural(raw)),
             None => default_type.to_string(),
         };
-        self.parts.push(Part { headers, content_type, defects, body: Body::Leaf(Vec::new()), too_deep: false });
+        self.parts.push(Part {
+            headers,
+            content_type,
+            defects,
+            body: Body::Leaf(Vec::new()),
+            too_deep: false,
+        });
         let maintype = self.parts[index].maintype().to_string();
         let container = maintype == "message" || maintype == "multipart";
         if container && depth >= self.limits.max_depth {
@@ -407,7 +429,9 @@ impl<'a> Parser<'a> {
         let cte = self.first_value(&self.parts[index].headers, "content-transfer-encoding");
         let cte = cte.map_or(Cow::Borrowed("8bit"), Self::structural).to_lowercase();
         if !matches!(cte.as_str(), "7bit" | "8bit" | "binary") {
-            self.parts[index].defects.push("InvalidMultipartContentTransferEncodingDefect");
+            self.parts[index]
+                .defects
+                .push("InvalidMultipartContentTransferEncodingDefect");
         }
         // A boundary with 8-bit bytes never matches (the email package reads it as U+FFFD).
         let separator: Vec<u8> = if boundary.contains('\u{fffd}') {
@@ -415,8 +439,18 @@ impl<'a> Parser<'a> {
         } else {
             [b"--", boundary.as_bytes()].concat()
         };
-        let matches = |line: &[u8]| if separator.is_empty() { None } else { boundary_match(line, &separator) };
-        let default_type = if self.parts[index].content_type == "multipart/digest" { "message/rfc822" } else { "text/plain" };
+        let matches = |line: &[u8]| {
+            if separator.is_empty() {
+                None
+            } else {
+                boundary_match(line, &separator)
+            }
+        };
+        let default_type = if self.parts[index].content_type == "multipart/digest" {
+            "message/rfc822"
+        } else {
+            "text/plain"
+        };
         let mut preamble: Vec<Span> = Vec::new();
         let mut in_preamble = true;
         let mut closed = false;
@@ -490,7 +524,12 @@ impl<'a> Parser<'a> {
 /// The structure of `data` (already cut to the byte limit).
 pub fn parse(data: &[u8], limits: Limits) -> Tree {
     let mut parser = Parser {
-        cursor: Cursor { data, pos: 0, pending: None, matchers: Vec::new() },
+        cursor: Cursor {
+            data,
+            pos: 0,
+            pending: None,
+            matchers: Vec::new(),
+        },
         parts: Vec::new(),
         limits,
         hit: Vec::new(),
@@ -501,7 +540,10 @@ pub fn parse(data: &[u8], limits: Limits) -> Tree {
     if root.maintype() == "multipart" && matches!(root.body, Body::Leaf(_)) {
         root.defects.push("MultipartInvariantViolationDefect");
     }
-    Tree { parts: parser.parts, limits: parser.hit }
+    Tree {
+        parts: parser.parts,
+        limits: parser.hit,
+    }
 }
 
 impl Tree {
@@ -520,7 +562,11 @@ mod tests {
     use super::*;
 
     fn types(raw: &[u8]) -> Vec<(String, Vec<&'static str>)> {
-        parse(raw, Limits::default()).parts.into_iter().map(|p| (p.content_type, p.defects)).collect()
+        parse(raw, Limits::default())
+            .parts
+            .into_iter()
+            .map(|p| (p.content_type, p.defects))
+            .collect()
     }
 
     #[test]
@@ -532,14 +578,17 @@ mod tests {
         assert_eq!(&*tree.payload(raw, 1), b"hello");
         assert_eq!(&*tree.payload(raw, 3), b"inner");
         assert!(tree.parts.iter().all(|p| p.defects.is_empty()));
-        assert_eq!(types(b"Content-Type: multipart/mixed; boundary=B\n\n--B\n\nx\n"), vec![
-            ("multipart/mixed".to_string(), vec!["CloseBoundaryNotFoundDefect"]),
-            ("text/plain".to_string(), vec![]),
-        ]);
-        assert_eq!(types(b"Content-Type: multipart/mixed; boundary=B\n\nno start\n")[0].1, vec![
-            "StartBoundaryNotFoundDefect",
-            "MultipartInvariantViolationDefect"
-        ]);
+        assert_eq!(
+            types(b"Content-Type: multipart/mixed; boundary=B\n\n--B\n\nx\n"),
+            vec![
+                ("multipart/mixed".to_string(), vec!["CloseBoundaryNotFoundDefect"]),
+                ("text/plain".to_string(), vec![]),
+            ]
+        );
+        assert_eq!(
+            types(b"Content-Type: multipart/mixed; boundary=B\n\nno start\n")[0].1,
+            vec!["StartBoundaryNotFoundDefect", "MultipartInvariantViolationDefect"]
+        );
         let body_only = parse(b"just words\n", Limits::default());
         assert_eq!(&*body_only.payload(b"just words\n", 0), b"just words\n");
         assert_eq!(body_only.parts[0].defects, ["MissingHeaderBodySeparatorDefect"]);
@@ -549,7 +598,9 @@ mod tests {
     fn deep_nesting_is_cut() {
         let mut raw = Vec::new();
         for level in 0..10_000 {
-            raw.extend_from_slice(format!("Content-Type: multipart/mixed; boundary=b{level}\n\n--b{level}\n").as_bytes());
+            raw.extend_from_slice(
+                format!("Content-Type: multipart/mixed; boundary=b{level}\n\n--b{level}\n").as_bytes(),
+            );
         }
         let tree = parse(&raw, Limits::default());
         assert_eq!(tree.parts.len(), 21);

@@ -112,7 +112,11 @@ pub fn a2b_qp(data: &[u8], header: bool, out: &mut Vec<u8>) {
     let n = data.len();
     while at < n {
         // Copy the run up to the next "=" (or "_" in a header) at once.
-        let special = if header { memchr::memchr2(b'=', b'_', &data[at..]) } else { memchr::memchr(b'=', &data[at..]) };
+        let special = if header {
+            memchr::memchr2(b'=', b'_', &data[at..])
+        } else {
+            memchr::memchr(b'=', &data[at..])
+        };
         let run = special.unwrap_or(n - at);
         out.extend_from_slice(&data[at..at + run]);
         at += run;

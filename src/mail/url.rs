@@ -13,7 +13,8 @@ const MAX_HOST_LABELS: usize = 8;
 pub fn host(url: &str) -> Option<String> {
     let url = py_strip(url);
     let bytes = url.as_bytes();
-    let lower_starts = |prefix: &[u8]| bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix);
+    let lower_starts =
+        |prefix: &[u8]| bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix);
     let after_scheme = [&b"https://"[..], b"http://", b"ftp://", b"//"]
         .into_iter()
         .find(|p| lower_starts(p))
@@ -25,7 +26,10 @@ pub fn host(url: &str) -> Option<String> {
     };
     // The delimiters are ASCII: byte searches find the same places as char searches.
     let rest = &url[authority_start..];
-    let authority = &rest[..rest.bytes().position(|b| matches!(b, b'/' | b'?' | b'#' | b'\\')).unwrap_or(rest.len())];
+    let authority = &rest[..rest
+        .bytes()
+        .position(|b| matches!(b, b'/' | b'?' | b'#' | b'\\'))
+        .unwrap_or(rest.len())];
     let host = memchr::memrchr(b'@', authority.as_bytes()).map_or(authority, |at| &authority[at + 1..]);
     let host = &host[..memchr::memchr(b':', host.as_bytes()).unwrap_or(host.len())];
     let decoded;
@@ -42,11 +46,16 @@ pub fn host(url: &str) -> Option<String> {
         && if lower.is_ascii() {
             lower.len() <= 253
                 && lower.split('.').all(|label| {
-                    !label.is_empty() && label.bytes().all(|b| b == b'-' || b == b'_' || b.is_ascii_alphanumeric())
+                    !label.is_empty()
+                        && label
+                            .bytes()
+                            .all(|b| b == b'-' || b == b'_' || b.is_ascii_alphanumeric())
                 })
         } else {
             lower.chars().count() <= 253
-                && lower.split('.').all(|label| !label.is_empty() && label.chars().all(|c| c == '-' || is_word_char(c)))
+                && lower
+                    .split('.')
+                    .all(|label| !label.is_empty() && label.chars().all(|c| c == '-' || is_word_char(c)))
         };
     valid.then_some(lower)
 }
@@ -55,7 +64,10 @@ pub fn host(url: &str) -> Option<String> {
 /// (`\d{1,3}(?:\.\d{1,3}){3}`) is itself plus `ip` (numeric hosts have no hierarchy).
 pub fn suffixes(host: &str, mut emit: impl FnMut(&str)) {
     let dots = host.bytes().filter(|&b| b == b'.').count();
-    let ipv4 = dots == 3 && host.split('.').all(|l| (1..=3).contains(&l.chars().count()) && l.chars().all(is_digit));
+    let ipv4 = dots == 3
+        && host
+            .split('.')
+            .all(|l| (1..=3).contains(&l.chars().count()) && l.chars().all(is_digit));
     if ipv4 {
         emit(host);
         emit("ip");
@@ -63,7 +75,11 @@ pub fn suffixes(host: &str, mut emit: impl FnMut(&str)) {
     }
     // The last MAX_HOST_LABELS labels: start after the dot that many labels from the end.
     let skip = (dots + 1).saturating_sub(MAX_HOST_LABELS);
-    let mut start = if skip == 0 { 0 } else { host.match_indices('.').nth(skip - 1).map_or(0, |(at, _)| at + 1) };
+    let mut start = if skip == 0 {
+        0
+    } else {
+        host.match_indices('.').nth(skip - 1).map_or(0, |(at, _)| at + 1)
+    };
     loop {
         emit(&host[start..]);
         match host[start..].find('.') {
@@ -106,7 +122,17 @@ mod tests {
         suffixes("a.b.example.com", |s| out.push(s.to_string()));
         suffixes("10.0.0.1", |s| out.push(s.to_string()));
         suffixes("1.2.3.4.5.6.7.8.9.10", |s| out.push(s.to_string()));
-        assert_eq!(out[..6], ["a.b.example.com", "b.example.com", "example.com", "com", "10.0.0.1", "ip"]);
+        assert_eq!(
+            out[..6],
+            [
+                "a.b.example.com",
+                "b.example.com",
+                "example.com",
+                "com",
+                "10.0.0.1",
+                "ip"
+            ]
+        );
         assert_eq!(out[6], "3.4.5.6.7.8.9.10");
         assert_eq!(out.len(), 14);
     }

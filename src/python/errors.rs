@@ -40,7 +40,10 @@ pub fn error(kind: Kind, message: impl Into<String>) -> PyErr {
             Ok(module) => module.bind(py).clone(),
             Err(err) => return err,
         };
-        match module.getattr(kind.class_name()).and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from)) {
+        match module
+            .getattr(kind.class_name())
+            .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from))
+        {
             Ok(class) => PyErr::from_type(class, message),
             Err(err) => err,
         }

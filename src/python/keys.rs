@@ -16,8 +16,10 @@ static TOKEN_KEY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static TOKEN_FROM_KEY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn store_function<'py>(py: Python<'py>, cell: &PyOnceLock<Py<PyAny>>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    cell.get_or_try_init(py, || Ok::<_, PyErr>(py.import("streamnb.store")?.getattr(name)?.unbind()))
-        .map(|f| f.bind(py).clone())
+    cell.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import("streamnb.store")?.getattr(name)?.unbind())
+    })
+    .map(|f| f.bind(py).clone())
 }
 
 /// The key bytes of a token: borrowed from a `str`'s UTF-8 buffer when it has one, else
@@ -78,8 +80,13 @@ pub fn bucket_text<'a>(token: &'a Bound<'_, PyAny>, scratch: &'a mut Vec<u8>) ->
     }
     // str() is the user's code (or a repr past the recursion limit): a failure names the key's type.
     let text = token.str().map_err(|err| {
-        let kind = token.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_string());
-        let message = format!("feature names of a hashed model are hashed through str(), which failed on a {kind}: {err}");
+        let kind = token
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".to_string());
+        let message =
+            format!("feature names of a hashed model are hashed through str(), which failed on a {kind}: {err}");
         error(Kind::InvalidType, message)
     })?;
     let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;

@@ -43,7 +43,9 @@ struct Strings {
 
 impl Default for Strings {
     fn default() -> Self {
-        Strings { slots: (0..STRING_SLOTS).map(|_| None).collect() }
+        Strings {
+            slots: (0..STRING_SLOTS).map(|_| None).collect(),
+        }
     }
 }
 
@@ -79,17 +81,26 @@ fn parsed_tuple<'py>(py: Python<'py>, parsed: &Parsed<'_>) -> PyResult<Bound<'py
     }
     let parts = PyList::empty(py);
     for p in &parsed.parts {
-        parts.append((p.content_type.as_str(), p.charset.as_deref(), p.transfer_encoding.as_deref(), p.attachment, p.filename.as_deref()))?;
+        parts.append((
+            p.content_type.as_str(),
+            p.charset.as_deref(),
+            p.transfer_encoding.as_deref(),
+            p.attachment,
+            p.filename.as_deref(),
+        ))?;
     }
     let defects: Vec<&str> = parsed.defects.iter().map(|d| d.as_ref()).collect();
-    PyTuple::new(py, [
-        parsed.subject().into_pyobject(py)?.into_any(),
-        parsed.body.as_str().into_pyobject(py)?.into_any(),
-        headers.into_any(),
-        PyList::new(py, &parsed.urls)?.into_any(),
-        parts.into_any(),
-        PyList::new(py, defects)?.into_any(),
-    ])
+    PyTuple::new(
+        py,
+        [
+            parsed.subject().into_pyobject(py)?.into_any(),
+            parsed.body.as_str().into_pyobject(py)?.into_any(),
+            headers.into_any(),
+            PyList::new(py, &parsed.urls)?.into_any(),
+            parts.into_any(),
+            PyList::new(py, defects)?.into_any(),
+        ],
+    )
 }
 
 #[pymethods]
@@ -127,7 +138,14 @@ impl EmailTokenizer {
                     Some(words.iter().map(|w| w.to_vec().into_boxed_slice()).collect())
                 }
             };
-            let words = Options { lowercase, stop_words, ngram_range, char_ngram_range, max_tokens, max_chars };
+            let words = Options {
+                lowercase,
+                stop_words,
+                ngram_range,
+                char_ngram_range,
+                max_tokens,
+                max_chars,
+            };
             Ok(EmailTokenizer {
                 features: EmailFeatures {
                     words,
@@ -167,7 +185,10 @@ impl EmailTokenizer {
                     Ok::<_, PyErr>(py.import("collections")?.getattr("Counter")?.unbind())
                 })?;
                 let counter = counter.bind(py);
-                counter.call_method1("__new__", (counter,))?.cast_into::<PyDict>().map_err(PyErr::from)?
+                counter
+                    .call_method1("__new__", (counter,))?
+                    .cast_into::<PyDict>()
+                    .map_err(PyErr::from)?
             };
             // Another thread filling its own Counter (free-threaded Python) goes without the cache.
             let mut cache = self.strings.try_lock().ok();
@@ -210,7 +231,11 @@ impl EmailTokenizer {
             let parsed = self.features.parse(raw);
             let mut bag = Bag::default();
             self.features.extras(&parsed, &mut bag, &bag_hasher());
-            let subject = if self.features.subject { parsed.subject().into_owned() } else { String::new() };
+            let subject = if self.features.subject {
+                parsed.subject().into_owned()
+            } else {
+                String::new()
+            };
             Ok((parsed.body.clone(), subject, bag_to_dict(py, &bag)?))
         })
     }
@@ -227,18 +252,26 @@ impl EmailTokenizer {
     ) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
             let parsed = Parsed {
-                headers: headers.into_iter().map(|(name, value)| Header { name: name.into(), value: HeaderValue::Decoded(value) }).collect(),
+                headers: headers
+                    .into_iter()
+                    .map(|(name, value)| Header {
+                        name: name.into(),
+                        value: HeaderValue::Decoded(value),
+                    })
+                    .collect(),
                 body: String::new(),
                 urls,
                 parts: parts
                     .into_iter()
-                    .map(|(content_type, charset, transfer_encoding, attachment, filename)| MimePart {
-                        content_type,
-                        charset,
-                        transfer_encoding,
-                        attachment,
-                        filename,
-                    })
+                    .map(
+                        |(content_type, charset, transfer_encoding, attachment, filename)| MimePart {
+                            content_type,
+                            charset,
+                            transfer_encoding,
+                            attachment,
+                            filename,
+                        },
+                    )
                     .collect(),
                 defects: defects.into_iter().map(Cow::Owned).collect(),
             };

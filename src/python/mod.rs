@@ -6,8 +6,8 @@
 mod errors;
 mod formulas;
 mod keys;
-mod model;
 pub(crate) mod mail;
+mod model;
 mod tokenizer;
 mod vocabulary;
 mod weighting;

@@ -49,7 +49,12 @@ pub struct Core {
 }
 
 /// What `contributions` returns: (features, terms, rest, classes).
-type Split<'py> = (Bound<'py, PyList>, Bound<'py, PyByteArray>, Vec<f64>, Bound<'py, PyList>);
+type Split<'py> = (
+    Bound<'py, PyList>,
+    Bound<'py, PyByteArray>,
+    Vec<f64>,
+    Bound<'py, PyList>,
+);
 
 struct Last {
     x: Py<PyAny>,
@@ -79,7 +84,10 @@ fn describe(value: &Bound<'_, PyAny>) -> String {
 }
 
 fn repr(value: &Bound<'_, PyAny>) -> String {
-    value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "<value>".to_string())
+    value
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "<value>".to_string())
 }
 
 /// A float as Python's `format(x, "g")`.
@@ -118,7 +126,12 @@ fn parse_kind(kind: &str, mu: Option<f64>, binarize: f64, norm: bool) -> PyResul
         "multinomial" => Kind::Multinomial { mu },
         "bernoulli" => Kind::Bernoulli { binarize },
         "complement" => Kind::Complement { norm },
-        other => return Err(error(ErrorKind::InvalidParameter, format!("unknown model kind {other:?}"))),
+        other => {
+            return Err(error(
+                ErrorKind::InvalidParameter,
+                format!("unknown model kind {other:?}"),
+            ))
+        }
     })
 }
 
@@ -128,7 +141,12 @@ fn parse_prior(prior: &str) -> PyResult<Prior> {
         "laplace" => Prior::Laplace,
         "uniform" => Prior::Uniform,
         "fixed" => Prior::Fixed,
-        other => return Err(error(ErrorKind::InvalidParameter, format!("unknown class prior {other:?}"))),
+        other => {
+            return Err(error(
+                ErrorKind::InvalidParameter,
+                format!("unknown class prior {other:?}"),
+            ))
+        }
     })
 }
 
@@ -203,14 +221,20 @@ impl Core {
         // Any other Mapping: its items() must give pairs (errors raised by items() itself
         // propagate); a key it lists twice counts twice.
         let not_pairs = |what: &Bound<'_, PyAny>| {
-            let message = format!("a document's items() must give (feature, value) pairs, got {}", describe(what));
+            let message = format!(
+                "a document's items() must give (feature, value) pairs, got {}",
+                describe(what)
+            );
             error(ErrorKind::InvalidType, message)
         };
         let listed = x.call_method0("items")?;
         let mut pairs = Vec::new();
         for item in listed.try_iter().map_err(|_| not_pairs(&listed))? {
             let item = item?;
-            pairs.push(item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>().map_err(|_| not_pairs(&item))?);
+            pairs.push(
+                item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()
+                    .map_err(|_| not_pairs(&item))?,
+            );
         }
         self.encode_pairs(py, pairs.len(), pairs.into_iter())
     }
@@ -248,7 +272,10 @@ impl Core {
             } else if value.is_instance(real)? {
                 value.extract::<f64>().unwrap_or(f64::NAN)
             } else {
-                return Err(error(ErrorKind::InvalidType, format!("feature values must be numbers, got {}", describe(&value))));
+                return Err(error(
+                    ErrorKind::InvalidType,
+                    format!("feature values must be numbers, got {}", describe(&value)),
+                ));
             };
             if !v.is_finite() {
                 non_finite.get_or_insert(v);
@@ -256,14 +283,24 @@ impl Core {
                 negative.get_or_insert(v);
             }
             // hashed models bucket str(token), as they always did (saved models still load)
-            let key = if hashed { bucket_text(&key, &mut scratch)? } else { key_of(&key, &mut scratch)? };
+            let key = if hashed {
+                bucket_text(&key, &mut scratch)?
+            } else {
+                key_of(&key, &mut scratch)?
+            };
             encoder.add_distinct(key, v); // a key listed twice: its ids and bag entries accumulate
         }
         if let Some(bad) = non_finite {
-            return Err(error(ErrorKind::InvalidInput, format!("feature values must be finite, got {}", float_repr(py, bad))));
+            return Err(error(
+                ErrorKind::InvalidInput,
+                format!("feature values must be finite, got {}", float_repr(py, bad)),
+            ));
         }
         if let Some(bad) = negative {
-            return Err(error(ErrorKind::InvalidInput, format!("feature counts must be >= 0, got {}", float_repr(py, bad))));
+            return Err(error(
+                ErrorKind::InvalidInput,
+                format!("feature counts must be >= 0, got {}", float_repr(py, bad)),
+            ));
         }
         Ok(encoder.finish())
     }
@@ -284,20 +321,28 @@ impl Core {
         match &self.featurizer {
             Featurizer::Words { tokenizer, binary } if xs.iter().all(|x| x.is_instance_of::<PyString>()) => {
                 let tokenizer = tokenizer.get();
-                let inputs: Vec<TextInput<'_>> =
-                    xs.iter().map(|x| TextInput::of(tokenizer, x.cast::<PyString>()?)).collect::<PyResult<_>>()?;
+                let inputs: Vec<TextInput<'_>> = xs
+                    .iter()
+                    .map(|x| TextInput::of(tokenizer, x.cast::<PyString>()?))
+                    .collect::<PyResult<_>>()?;
                 let nb = &self.nb;
                 Ok(py.detach(|| parallel::map(&inputs, |input| encode_str(nb, tokenizer, *binary, input))))
             }
             Featurizer::Email { tokenizer } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
                 let features = &tokenizer.get().features;
-                let raws: Vec<&[u8]> = xs.iter().map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes())).collect::<Result<_, _>>()?;
+                let raws: Vec<&[u8]> = xs
+                    .iter()
+                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
+                    .collect::<Result<_, _>>()?;
                 let nb = &self.nb;
                 Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(nb, features, raw))))
             }
             Featurizer::Weights { weights } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
                 let weights = weights.get();
-                let raws: Vec<&[u8]> = xs.iter().map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes())).collect::<Result<_, _>>()?;
+                let raws: Vec<&[u8]> = xs
+                    .iter()
+                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
+                    .collect::<Result<_, _>>()?;
                 let nb = &self.nb;
                 Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(nb, weights, raw))))
             }
@@ -315,7 +360,10 @@ impl Core {
         } else {
             Err(error(
                 ErrorKind::InvalidType,
-                format!("a document must be a mapping feature -> value, or str/bytes text, got {}", describe(x)),
+                format!(
+                    "a document must be a mapping feature -> value, or str/bytes text, got {}",
+                    describe(x)
+                ),
             ))
         }
     }
@@ -356,14 +404,21 @@ impl Core {
 
     /// Run `body` on the document `x`, encoded once: raw text is remembered with its
     /// document, so predicting and then learning the same text tokenizes it once.
-    fn with_doc<R>(&mut self, x: &Bound<'_, PyAny>, body: impl FnOnce(&mut Self, &mut Doc) -> PyResult<R>) -> PyResult<R> {
+    fn with_doc<R>(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        body: impl FnOnce(&mut Self, &mut Doc) -> PyResult<R>,
+    ) -> PyResult<R> {
         let py = x.py();
         let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
         let is_dict = !is_text && x.is_instance_of::<PyDict>();
         if !(is_text || is_dict || x.is_instance(helpers(py)?.2.bind(py))?) {
             return Err(error(
                 ErrorKind::InvalidType,
-                format!("a document must be a mapping feature -> value, or str/bytes text, got {}", describe(x)),
+                format!(
+                    "a document must be a mapping feature -> value, or str/bytes text, got {}",
+                    describe(x)
+                ),
             ));
         }
         if !(is_text || is_dict) {
@@ -380,8 +435,16 @@ impl Core {
             None => self.encode_mapping(x)?,
         };
         let result = body(self, &mut doc);
-        let copy = if is_dict { Some(x.cast::<PyDict>()?.copy()?.unbind()) } else { None };
-        self.last = Some(Last { x: x.clone().unbind(), copy, doc });
+        let copy = if is_dict {
+            Some(x.cast::<PyDict>()?.copy()?.unbind())
+        } else {
+            None
+        };
+        self.last = Some(Last {
+            x: x.clone().unbind(),
+            copy,
+            doc,
+        });
         result
     }
 
@@ -395,13 +458,26 @@ impl Core {
     }
 
     /// An error of the model as the Python exception that names what was wrong.
-    fn nb_error(&self, py: Python<'_>, e: NbError, x: &Bound<'_, PyAny>, doc: Option<&Doc>, row: Option<usize>) -> PyErr {
+    fn nb_error(
+        &self,
+        py: Python<'_>,
+        e: NbError,
+        x: &Bound<'_, PyAny>,
+        doc: Option<&Doc>,
+        row: Option<usize>,
+    ) -> PyErr {
         match e {
             NbError::EmptyDocument => match row {
-                Some(row) => error(ErrorKind::InvalidInput, format!("empty document at row {row}: no feature above the threshold")),
+                Some(row) => error(
+                    ErrorKind::InvalidInput,
+                    format!("empty document at row {row}: no feature above the threshold"),
+                ),
                 None => error(
                     ErrorKind::InvalidInput,
-                    format!("empty document: no feature with a value above the threshold in {}", describe(x)),
+                    format!(
+                        "empty document: no feature with a value above the threshold in {}",
+                        describe(x)
+                    ),
                 ),
             },
             NbError::NeverLearned { features, pruned } => {
@@ -413,12 +489,23 @@ impl Core {
                         }
                     }
                 }
-                let hint = if pruned { " (or pruned since: pass learned_at= or use a ledger)" } else { "" };
-                error(ErrorKind::InvalidInput, format!("cannot unlearn feature(s) {}: never learned{hint}", repr(&names.into_any())))
+                let hint = if pruned {
+                    " (or pruned since: pass learned_at= or use a ledger)"
+                } else {
+                    ""
+                };
+                error(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "cannot unlearn feature(s) {}: never learned{hint}",
+                        repr(&names.into_any())
+                    ),
+                )
             }
-            NbError::VocabularyFull => {
-                error(ErrorKind::InvalidInput, "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)")
-            }
+            NbError::VocabularyFull => error(
+                ErrorKind::InvalidInput,
+                "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)",
+            ),
             NbError::Store(e) => self.store_error(py, e),
         }
     }
@@ -438,7 +525,12 @@ impl Core {
             }
             StoreError::TooFewDocuments { class, has, remove } => error(
                 ErrorKind::InvalidInput,
-                format!("class {} has {} documents; cannot remove {}", repr(&self.label(py, class)), g(py, has), g(py, remove)),
+                format!(
+                    "class {} has {} documents; cannot remove {}",
+                    repr(&self.label(py, class)),
+                    g(py, has),
+                    g(py, remove)
+                ),
             ),
             StoreError::CellsWithoutDocuments { class, left } => {
                 let label = repr(&self.label(py, class));
@@ -450,7 +542,11 @@ impl Core {
                     ),
                 )
             }
-            StoreError::FeatureInMoreDocuments { class, docs, feature_docs } => {
+            StoreError::FeatureInMoreDocuments {
+                class,
+                docs,
+                feature_docs,
+            } => {
                 let label = repr(&self.label(py, class));
                 error(
                     ErrorKind::InvalidInput,
@@ -484,10 +580,19 @@ impl Core {
     }
 
     fn unknown_class(&self, label: &Bound<'_, PyAny>) -> PyErr {
-        error(ErrorKind::UnknownClass, format!("cannot unlearn from class {}: it was never learned", repr(label)))
+        error(
+            ErrorKind::UnknownClass,
+            format!("cannot unlearn from class {}: it was never learned", repr(label)),
+        )
     }
 
-    fn proba_dict<'py>(&self, py: Python<'py>, active: &[usize], values: &[f64], exp: bool) -> PyResult<Bound<'py, PyDict>> {
+    fn proba_dict<'py>(
+        &self,
+        py: Python<'py>,
+        active: &[usize],
+        values: &[f64],
+        exp: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
         for (&c, &v) in active.iter().zip(values) {
             out.set_item(self.label(py, c), if exp { v.exp() } else { v })?;
@@ -515,7 +620,10 @@ impl Core {
         let mut fields = Vec::with_capacity(doc.len());
         let mut values = Vec::with_capacity(doc.len());
         for (i, &d) in doc_freq.iter().enumerate() {
-            let key = doc.key(i).or_else(|| vocabulary.and_then(|v| v.token(doc.ids[i]))).unwrap_or_default();
+            let key = doc
+                .key(i)
+                .or_else(|| vocabulary.and_then(|v| v.token(doc.ids[i])))
+                .unwrap_or_default();
             fields.push(features.field(key));
             values.push(doc.values[i] * idf(n, d));
         }
@@ -542,9 +650,19 @@ impl Core {
         self.with_doc(x, |core, doc| core.predict_doc(py, doc, alpha, what))
     }
 
-    fn predict_doc<'py>(&mut self, py: Python<'py>, doc: &mut Doc, alpha: f64, what: u8) -> PyResult<Bound<'py, PyAny>> {
+    fn predict_doc<'py>(
+        &mut self,
+        py: Python<'py>,
+        doc: &mut Doc,
+        alpha: f64,
+        what: u8,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if self.nb.active().is_empty() {
-            return Ok(if what == 0 { py.None().into_bound(py) } else { PyDict::new(py).into_any() });
+            return Ok(if what == 0 {
+                py.None().into_bound(py)
+            } else {
+                PyDict::new(py).into_any()
+            });
         }
         let (active, values) = self.scoring(doc, |core, doc| core.nb.log_posterior(doc, alpha, what != 0));
         if what == 0 {
@@ -685,11 +803,18 @@ impl Core {
     fn set_featurizer(&mut self, tokenizer: Option<Bound<'_, PyAny>>, in_core: Option<Bound<'_, PyAny>>, binary: bool) {
         self.featurizer = match (in_core, tokenizer) {
             (Some(core), _) => match core.cast_into::<WordTokenizer>() {
-                Ok(words) => Featurizer::Words { tokenizer: words.unbind(), binary },
+                Ok(words) => Featurizer::Words {
+                    tokenizer: words.unbind(),
+                    binary,
+                },
                 Err(other) => match other.into_inner().cast_into::<EmailTokenizer>() {
-                    Ok(email) => Featurizer::Email { tokenizer: email.unbind() },
+                    Ok(email) => Featurizer::Email {
+                        tokenizer: email.unbind(),
+                    },
                     Err(other) => match other.into_inner().cast_into::<EmailWeights>() {
-                        Ok(weights) => Featurizer::Weights { weights: weights.unbind() },
+                        Ok(weights) => Featurizer::Weights {
+                            weights: weights.unbind(),
+                        },
                         Err(_) => Featurizer::None,
                     },
                 },
@@ -705,7 +830,10 @@ impl Core {
     fn set_idf(&mut self, weights: Option<Bound<'_, EmailWeights>>) -> PyResult<()> {
         guard(|| {
             if weights.is_some() && self.nb.n_buckets().is_some() {
-                return Err(error(ErrorKind::InvalidParameter, "the IDF reweighting needs feature names: not with n_buckets"));
+                return Err(error(
+                    ErrorKind::InvalidParameter,
+                    "the IDF reweighting needs feature names: not with n_buckets",
+                ));
             }
             self.idf = weights.map(Bound::unbind);
             Ok(())
@@ -832,14 +960,22 @@ impl Core {
                     names.append(core.doc_token(py, doc, i)?)?;
                 }
                 let labels = PyList::new(py, active.iter().map(|&c| core.label(py, c)))?;
-                Ok((names, f64_bytes(py, &terms)?, active.iter().map(|&c| split.rest[c]).collect(), labels))
+                Ok((
+                    names,
+                    f64_bytes(py, &terms)?,
+                    active.iter().map(|&c| split.rest[c]).collect(),
+                    labels,
+                ))
             })
         })
     }
 
     /// The known features of x with a value > 0 and their document counts D_cf for every
     /// class: (features, float64 bytes n x K). What chi-square combining reads.
-    fn document_counts<'py>(&mut self, x: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyByteArray>)> {
+    fn document_counts<'py>(
+        &mut self,
+        x: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyByteArray>)> {
         guard(|| {
             let py = x.py();
             self.with_doc(x, |core, doc| {
@@ -858,7 +994,11 @@ impl Core {
     /// The features a learned document contributes: (features, learned values).
     /// Empty documents raise as learning them would (unless `allow_empty`).
     #[pyo3(signature = (x, allow_empty=false))]
-    fn present_features<'py>(&mut self, x: &Bound<'py, PyAny>, allow_empty: bool) -> PyResult<(Bound<'py, PyList>, Vec<f64>)> {
+    fn present_features<'py>(
+        &mut self,
+        x: &Bound<'py, PyAny>,
+        allow_empty: bool,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<f64>)> {
         guard(|| {
             let py = x.py();
             self.with_doc(x, |core, doc| {
@@ -953,7 +1093,13 @@ impl Core {
     }
 
     /// Learn many documents (see NaiveBayes::learn_many); `weights` already aged.
-    fn learn_many(&mut self, xs: &Bound<'_, PyList>, labels: &Bound<'_, PyList>, weights: Vec<f64>, factor: f64) -> PyResult<()> {
+    fn learn_many(
+        &mut self,
+        xs: &Bound<'_, PyList>,
+        labels: &Bound<'_, PyList>,
+        weights: Vec<f64>,
+        factor: f64,
+    ) -> PyResult<()> {
         guard(|| {
             let py = xs.py();
             let items: Vec<Bound<'_, PyAny>> = xs.iter().collect();
@@ -974,8 +1120,14 @@ impl Core {
                 };
                 classes.push(c);
             }
-            let prior_weights: Vec<f64> = new_labels.iter().map(|l| self.prior_weight(l)).collect::<PyResult<_>>()?;
-            match self.nb.learn_many(&mut docs, &classes, &prior_weights, &weights, factor) {
+            let prior_weights: Vec<f64> = new_labels
+                .iter()
+                .map(|l| self.prior_weight(l))
+                .collect::<PyResult<_>>()?;
+            match self
+                .nb
+                .learn_many(&mut docs, &classes, &prior_weights, &weights, factor)
+            {
                 Ok(()) => {
                     for label in &new_labels {
                         self.push_label(label)?;
@@ -983,7 +1135,11 @@ impl Core {
                     Ok(())
                 }
                 Err((row, e)) => {
-                    let x = if row < xs.len() { xs.get_item(row)? } else { py.None().into_bound(py) };
+                    let x = if row < xs.len() {
+                        xs.get_item(row)?
+                    } else {
+                        py.None().into_bound(py)
+                    };
                     Err(self.nb_error(py, e, &x, docs.get(row), (row != usize::MAX).then_some(row)))
                 }
             }
@@ -1009,10 +1165,16 @@ impl Core {
                     None => return Err(self.unknown_class(&label)),
                 }
             }
-            self.nb.unlearn_many(&mut docs, &classes, &weights, &learned_at).map_err(|(row, e)| {
-                let x = if row < xs.len() { xs.get_item(row).unwrap_or_else(|_| py.None().into_bound(py)) } else { py.None().into_bound(py) };
-                self.nb_error(py, e, &x, docs.get(row), None)
-            })
+            self.nb
+                .unlearn_many(&mut docs, &classes, &weights, &learned_at)
+                .map_err(|(row, e)| {
+                    let x = if row < xs.len() {
+                        xs.get_item(row).unwrap_or_else(|_| py.None().into_bound(py))
+                    } else {
+                        py.None().into_bound(py)
+                    };
+                    self.nb_error(py, e, &x, docs.get(row), None)
+                })
         })
     }
 
@@ -1023,7 +1185,10 @@ impl Core {
             let py = target.py();
             let (snapshot, other_labels) = {
                 let other = other.borrow();
-                (other.nb.snapshot(), other.labels.iter().map(|l| l.clone_ref(py)).collect::<Vec<_>>())
+                (
+                    other.nb.snapshot(),
+                    other.labels.iter().map(|l| l.clone_ref(py)).collect::<Vec<_>>(),
+                )
             };
             let mut target = target.borrow_mut();
             let mut classes = Vec::with_capacity(other_labels.len());
@@ -1038,7 +1203,10 @@ impl Core {
                 }
                 classes.push(c);
             }
-            match target.nb.merge(&snapshot, &classes, &prior_weights, own_factor, their_factor) {
+            match target
+                .nb
+                .merge(&snapshot, &classes, &prior_weights, own_factor, their_factor)
+            {
                 Ok(()) => {
                     if their_factor > 0.0 {
                         for label in &new_labels {
@@ -1079,17 +1247,24 @@ impl Core {
 
     /// N_c per class (true counts).
     fn class_docs(&self) -> Vec<f64> {
-        (0..self.nb.n_classes()).map(|c| self.nb.store.true_class_docs(c)).collect()
+        (0..self.nb.n_classes())
+            .map(|c| self.nb.store.true_class_docs(c))
+            .collect()
     }
 
     /// T_c per class (true counts).
     fn class_tokens(&self) -> Vec<f64> {
-        (0..self.nb.n_classes()).map(|c| self.nb.store.true_class_tokens(c)).collect()
+        (0..self.nb.n_classes())
+            .map(|c| self.nb.store.true_class_tokens(c))
+            .collect()
     }
 
     /// (N_c, T_c) per class in stored units (true = stored * scale).
     fn stored_class_totals(&self) -> (Vec<f64>, Vec<f64>) {
-        (self.nb.store.class_docs().to_vec(), self.nb.store.class_tokens().to_vec())
+        (
+            self.nb.store.class_docs().to_vec(),
+            self.nb.store.class_tokens().to_vec(),
+        )
     }
 
     #[getter]
@@ -1101,7 +1276,10 @@ impl Core {
     #[setter]
     fn set_scale(&mut self, scale: f64) -> PyResult<()> {
         if !(scale > 0.0 && scale <= 1.0) {
-            return Err(error(ErrorKind::InvalidParameter, format!("scale must be in (0, 1], got {scale}")));
+            return Err(error(
+                ErrorKind::InvalidParameter,
+                format!("scale must be in (0, 1], got {scale}"),
+            ));
         }
         self.nb.store.scale = scale;
         self.nb.store.version += 1;
@@ -1159,7 +1337,11 @@ impl Core {
     }
 
     /// True (tokens, docs) of features `ids` in every class: two float64 byte arrays (n x K).
-    fn gather<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    fn gather<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<u32>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         guard(|| {
             let (tokens, docs) = self.nb.gather(&ids);
             Ok((f64_bytes(py, &tokens)?, f64_bytes(py, &docs)?))
@@ -1172,7 +1354,12 @@ impl Core {
     fn nonzero<'py>(
         &self,
         py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    ) -> PyResult<(
+        Bound<'py, PyByteArray>,
+        Bound<'py, PyByteArray>,
+        Bound<'py, PyByteArray>,
+        Bound<'py, PyByteArray>,
+    )> {
         guard(|| {
             let (mut f, mut c, mut t, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for id in 0..self.nb.store.rows() as u32 {
@@ -1183,13 +1370,20 @@ impl Core {
                     d.push(docs);
                 });
             }
-            Ok((i64_bytes(py, f.into_iter())?, i64_bytes(py, c.into_iter())?, f64_bytes(py, &t)?, f64_bytes(py, &d)?))
+            Ok((
+                i64_bytes(py, f.into_iter())?,
+                i64_bytes(py, c.into_iter())?,
+                f64_bytes(py, &t)?,
+                f64_bytes(py, &d)?,
+            ))
         })
     }
 
     /// Which ids are features in V.
     fn known(&self, ids: Vec<i64>) -> Vec<bool> {
-        ids.iter().map(|&id| id >= 0 && id < u32::MAX as i64 && self.nb.store.known(id as u32)).collect()
+        ids.iter()
+            .map(|&id| id >= 0 && id < u32::MAX as i64 && self.nb.store.known(id as u32))
+            .collect()
     }
 
     /// (born, last_seen) stamps of features (0 for ids not in V).
@@ -1202,7 +1396,11 @@ impl Core {
     /// Remove whole features (pruning); returns how many were in V.
     fn drop_features(&mut self, ids: Vec<i64>) -> PyResult<usize> {
         guard(|| {
-            let ids: Vec<u32> = ids.into_iter().filter(|&id| id >= 0 && id < u32::MAX as i64).map(|id| id as u32).collect();
+            let ids: Vec<u32> = ids
+                .into_iter()
+                .filter(|&id| id >= 0 && id < u32::MAX as i64)
+                .map(|id| id as u32)
+                .collect();
             Ok(self.nb.drop_features(&ids))
         })
     }
@@ -1211,7 +1409,10 @@ impl Core {
     fn advance_clock(&mut self, n_docs: u64, factor: f64) -> PyResult<()> {
         guard(|| {
             if !(0.0..=1.0).contains(&factor) {
-                return Err(error(ErrorKind::InvalidParameter, format!("decay factor must be in [0, 1], got {factor}")));
+                return Err(error(
+                    ErrorKind::InvalidParameter,
+                    format!("decay factor must be in [0, 1], got {factor}"),
+                ));
             }
             self.nb.advance_clock(n_docs, factor);
             Ok(())
@@ -1296,15 +1497,28 @@ impl Core {
             let mut raw: Vec<(String, String, Vec<usize>, Bound<'_, PyBytes>)> = Vec::with_capacity(arrays.len());
             for (name, value) in arrays.iter() {
                 let name: String = name.extract()?;
-                let (dtype, shape, data) = value
-                    .extract::<(String, Vec<usize>, Bound<'_, PyBytes>)>()
-                    .map_err(|_| error(ErrorKind::ModelFormat, format!("array '{name}' is not (dtype, shape, bytes)")))?;
+                let (dtype, shape, data) =
+                    value
+                        .extract::<(String, Vec<usize>, Bound<'_, PyBytes>)>()
+                        .map_err(|_| {
+                            error(
+                                ErrorKind::ModelFormat,
+                                format!("array '{name}' is not (dtype, shape, bytes)"),
+                            )
+                        })?;
                 raw.push((name, dtype, shape, data));
             }
             let map = raw
                 .iter()
                 .map(|(name, dtype, shape, data)| {
-                    (name.as_str(), RawArray { dtype: dtype.as_str(), shape: shape.clone(), data: data.as_bytes() })
+                    (
+                        name.as_str(),
+                        RawArray {
+                            dtype: dtype.as_str(),
+                            shape: shape.clone(),
+                            data: data.as_bytes(),
+                        },
+                    )
                 })
                 .collect();
             let snapshot = snapshot::check(&map, labels.len(), n_learned, self.nb.n_buckets())
@@ -1312,7 +1526,10 @@ impl Core {
             match (tokens, self.nb.vocabulary_mut()) {
                 (Some(tokens), Some(vocabulary)) => {
                     let (bytes, ends) = packed_keys(tokens).map_err(|e| {
-                        error(ErrorKind::ModelFormat, format!("vocabulary tokens must be usable features: {e}"))
+                        error(
+                            ErrorKind::ModelFormat,
+                            format!("vocabulary tokens must be usable features: {e}"),
+                        )
                     })?;
                     vocabulary
                         .restore(&snapshot.ids, &unpack(&bytes, &ends), &snapshot.free)
@@ -1333,8 +1550,12 @@ impl Core {
             }
             let store = &mut self.nb.store;
             for i in 0..snapshot.cell_feature.len() {
-                store.load_cell(snapshot.cell_feature[i], snapshot.cell_class[i], snapshot.cell_tokens[i],
-                                snapshot.cell_docs[i]);
+                store.load_cell(
+                    snapshot.cell_feature[i],
+                    snapshot.cell_class[i],
+                    snapshot.cell_tokens[i],
+                    snapshot.cell_docs[i],
+                );
             }
             for c in 0..labels.len() {
                 store.load_class(c, snapshot.class_docs[c], snapshot.class_tokens[c]);

@@ -35,7 +35,12 @@ impl WordTokenizer {
     }
 
     /// Every feature occurrence of a Python str (steps 1-5 and 7), see `words_of`.
-    pub fn for_each_feature(&self, text: &Bound<'_, PyString>, scratch: &mut Vec<u8>, emit: impl FnMut(&[u8])) -> PyResult<()> {
+    pub fn for_each_feature(
+        &self,
+        text: &Bound<'_, PyString>,
+        scratch: &mut Vec<u8>,
+        emit: impl FnMut(&[u8]),
+    ) -> PyResult<()> {
         let options = &self.options;
         if let Ok(s) = text.to_str() {
             if !(options.lowercase && needs_python_lower(s)) {
@@ -69,7 +74,8 @@ impl WordTokenizer {
     pub fn count_into(&self, words: &Words, stems: Option<&Words>, binary: bool, bag: &mut Bag) {
         let hasher = bag_hasher();
         let mut scratch = Vec::new();
-        self.options.features(words, stems, &mut scratch, |f| bag.add(f, hasher.hash_one(f), 1.0));
+        self.options
+            .features(words, stems, &mut scratch, |f| bag.add(f, hasher.hash_one(f), 1.0));
         if binary {
             bag.binarize();
         }
@@ -122,7 +128,14 @@ impl WordTokenizer {
                 }
             };
             Ok(WordTokenizer {
-                options: Options { lowercase, stop_words, ngram_range, char_ngram_range, max_tokens, max_chars },
+                options: Options {
+                    lowercase,
+                    stop_words,
+                    ngram_range,
+                    char_ngram_range,
+                    max_tokens,
+                    max_chars,
+                },
             })
         })
     }

@@ -17,7 +17,10 @@ pub struct Vocabulary {
 }
 
 pub fn full_error(_: VocabularyError) -> PyErr {
-    error(Kind::InvalidInput, "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)")
+    error(
+        Kind::InvalidInput,
+        "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)",
+    )
 }
 
 fn ids_bytes<'py>(py: Python<'py>, ids: &[i64]) -> PyResult<Bound<'py, PyByteArray>> {
@@ -62,9 +65,15 @@ impl Vocabulary {
     #[pyo3(signature = (n_buckets=None))]
     fn new(n_buckets: Option<u32>) -> PyResult<Self> {
         if n_buckets == Some(0) {
-            return Err(error(Kind::InvalidParameter, "n_buckets must be a positive int or None, got 0"));
+            return Err(error(
+                Kind::InvalidParameter,
+                "n_buckets must be a positive int or None, got 0",
+            ));
         }
-        Ok(Vocabulary { exact: vocab::Vocabulary::new(), n_buckets })
+        Ok(Vocabulary {
+            exact: vocab::Vocabulary::new(),
+            n_buckets,
+        })
     }
 
     /// One more than the largest id handed out so far (the row count the cells need).
@@ -139,9 +148,15 @@ impl Vocabulary {
     /// Take a saved layout: tokens at ids, free ids for reuse (ModelFormatError if invalid).
     fn restore(&mut self, ids: Vec<u32>, tokens: &Bound<'_, PyAny>, free: Vec<u32>) -> PyResult<()> {
         guard(|| {
-            let (bytes, ends) = packed_keys(tokens)
-                .map_err(|e| error(Kind::ModelFormat, format!("vocabulary tokens must be usable features: {e}")))?;
-            self.exact.restore(&ids, &unpack(&bytes, &ends), &free).map_err(|m| error(Kind::ModelFormat, m))
+            let (bytes, ends) = packed_keys(tokens).map_err(|e| {
+                error(
+                    Kind::ModelFormat,
+                    format!("vocabulary tokens must be usable features: {e}"),
+                )
+            })?;
+            self.exact
+                .restore(&ids, &unpack(&bytes, &ends), &free)
+                .map_err(|m| error(Kind::ModelFormat, m))
         })
     }
 

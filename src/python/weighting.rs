@@ -44,18 +44,31 @@ impl EmailWeights {
         for item in mapping.call_method0("items")?.try_iter()? {
             let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
             let Ok(text) = key.cast::<PyString>() else {
-                return Err(error(Kind::InvalidType, format!("{what} must be keyed by str features, got {}", key.repr()?)));
+                return Err(error(
+                    Kind::InvalidType,
+                    format!("{what} must be keyed by str features, got {}", key.repr()?),
+                ));
             };
             let field = features.field(str_key(text, &mut scratch)?);
-            let value: f64 = value
-                .extract()
-                .map_err(|_| error(Kind::InvalidType, format!("{what} values must be numbers, got {}", value.repr().map(|r| r.to_string()).unwrap_or_default())))?;
+            let value: f64 = value.extract().map_err(|_| {
+                error(
+                    Kind::InvalidType,
+                    format!(
+                        "{what} values must be numbers, got {}",
+                        value.repr().map(|r| r.to_string()).unwrap_or_default()
+                    ),
+                )
+            })?;
             out.push((key, field, value));
         }
         Ok(out)
     }
 
-    fn dict<'py>(py: Python<'py>, keys: impl Iterator<Item = Bound<'py, PyAny>>, values: &[f64]) -> PyResult<Bound<'py, PyDict>> {
+    fn dict<'py>(
+        py: Python<'py>,
+        keys: impl Iterator<Item = Bound<'py, PyAny>>,
+        values: &[f64],
+    ) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
         for (key, &v) in keys.zip(values) {
             if v > 0.0 {
@@ -72,13 +85,22 @@ impl EmailWeights {
     #[new]
     fn new(tokenizer: Bound<'_, EmailTokenizer>, masses: Vec<f64>) -> PyResult<Self> {
         guard(|| {
-            let masses: [f64; Field::COUNT] = masses
-                .try_into()
-                .map_err(|_| error(Kind::InvalidParameter, format!("masses must be {} numbers", Field::COUNT)))?;
+            let masses: [f64; Field::COUNT] = masses.try_into().map_err(|_| {
+                error(
+                    Kind::InvalidParameter,
+                    format!("masses must be {} numbers", Field::COUNT),
+                )
+            })?;
             if let Some(bad) = masses.iter().find(|m| !(m.is_finite() && **m > 0.0)) {
-                return Err(error(Kind::InvalidParameter, format!("masses must be finite numbers > 0, got {bad}")));
+                return Err(error(
+                    Kind::InvalidParameter,
+                    format!("masses must be finite numbers > 0, got {bad}"),
+                ));
             }
-            Ok(EmailWeights { tokenizer: tokenizer.unbind(), masses: FieldMasses(masses) })
+            Ok(EmailWeights {
+                tokenizer: tokenizer.unbind(),
+                masses: FieldMasses(masses),
+            })
         })
     }
 
@@ -126,7 +148,12 @@ impl EmailWeights {
     /// `weights` times `factors` (1 where missing), each field scaled back to its mass;
     /// features whose product is not > 0 left out.
     #[pyo3(signature = (weights, factors=None))]
-    fn reweigh<'py>(&self, py: Python<'py>, weights: &Bound<'py, PyAny>, factors: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    fn reweigh<'py>(
+        &self,
+        py: Python<'py>,
+        weights: &Bound<'py, PyAny>,
+        factors: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
             let items = self.items(weights, "weights")?;
             let fields: Vec<Field> = items.iter().map(|i| i.1).collect();

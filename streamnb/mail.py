@@ -31,8 +31,7 @@ from typing import Any
 
 from streamnb import _core
 from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
-from streamnb.text import DEFAULT_TOKEN_PATTERN, Tokenizer, _check_bool
-from streamnb.validate import check_optional_int
+from streamnb.text import DEFAULT_TOKEN_PATTERN, Tokenizer, _check_bool, _check_optional_int
 
 __all__ = [
     "DEFAULT_ADDRESS_HEADERS",
@@ -329,7 +328,7 @@ class EmailTokenizer:
         self.ignored_headers = _check_names("ignored_headers", ignored_headers)
         self.urls = _check_bool("urls", urls)
         self.mime = _check_bool("mime", mime)
-        self.max_bytes = check_optional_int("max_bytes", max_bytes)
+        self.max_bytes = _check_optional_int("max_bytes", max_bytes)
         self.sender_address = _check_bool("sender_address", sender_address)
 
         # Counting happens with binary off; binary is applied once at the end to all features.

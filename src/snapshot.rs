@@ -3,31 +3,119 @@
 //! A model file may come from elsewhere: every array of the store (see `streamnb/persist.py`
 //! for the format) is checked here, in one place, and a refusal names the first
 //! inconsistency (wrong dtype or shape, non-finite or negative count, id out of range,
-//! duplicate, a feature without counts ...). The arrays arrive as the raw little-endian
-//! bytes of their `.npy` members, so loading needs no numpy.
+//! duplicate, a feature without counts ...). The arrays are read in place, as the raw
+//! little-endian bytes of their `.npy` members: loading needs no numpy and no copy of them.
+//! An exact model's vocabulary is two of them: `feature_key` (uint8, every token's key bytes
+//! back to back, as `streamnb/store.py` encodes tokens) and `feature_key_end` (where each key
+//! ends), so loading makes no Python object per token. Integer arrays are uint32 (int64 in
+//! version-1 files); the cells come sorted by feature then class.
 
 use std::collections::HashMap;
 
-/// One array as stored: numpy's dtype string (`<i8`, `<f8`, `|u1`), its shape, its bytes.
+/// One array as stored: numpy's dtype string (`<i8`, `<u4`, `<f8`, `|u1`), its shape, its bytes.
 pub struct RawArray<'a> {
     pub dtype: &'a str,
     pub shape: Vec<usize>,
     pub data: &'a [u8],
 }
 
+/// A 1-d integer array read in place: uint32, or int64 (version-1 files).
+#[derive(Clone, Copy, Debug)]
+pub struct Ints<'a> {
+    data: &'a [u8],
+    width: usize,
+}
+
+impl<'a> Ints<'a> {
+    pub fn len(&self) -> usize {
+        self.data.len() / self.width
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = i64> + Clone + 'a {
+        let width = self.width;
+        self.data.chunks_exact(width).map(move |item| match item.try_into() {
+            Ok(four) => i64::from(u32::from_le_bytes(four)),
+            Err(_) => i64::from_le_bytes(item.try_into().expect("an int64 item is 8 bytes")),
+        })
+    }
+
+    /// The values once checked to be ids (in [0, 2^32 - 1)).
+    pub fn ids(&self) -> impl Iterator<Item = u32> + Clone + 'a {
+        self.iter().map(|v| v as u32)
+    }
+}
+
+/// A 1-d float64 array read in place.
+#[derive(Clone, Copy, Debug)]
+pub struct Floats<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Floats<'a> {
+    pub fn len(&self) -> usize {
+        self.data.len() / 8
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = f64> + Clone + 'a {
+        self.data
+            .chunks_exact(8)
+            .map(|item| f64::from_le_bytes(item.try_into().expect("a float64 item is 8 bytes")))
+    }
+}
+
+/// The vocabulary's keys: `bytes` cut at `ends` (checked increasing and within `bytes`).
+#[derive(Clone, Copy, Debug)]
+pub struct Keys<'a> {
+    pub bytes: &'a [u8],
+    ends: Ints<'a>,
+}
+
+impl<'a> Keys<'a> {
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + Clone + 'a {
+        let bytes = self.bytes;
+        let starts = std::iter::once(0).chain(self.ends.iter().map(|end| end as usize));
+        starts
+            .zip(self.ends.iter())
+            .map(move |(start, end)| &bytes[start..end as usize])
+    }
+
+    /// Is every key UTF-8 (the whole buffer is, and no key ends inside a character)? The
+    /// common case, checked at memory speed.
+    pub fn all_utf8(&self) -> bool {
+        std::str::from_utf8(self.bytes).is_ok()
+            && self
+                .ends
+                .iter()
+                .all(|end| self.bytes.get(end as usize).is_none_or(|&b| (b as i8) >= -0x40))
+    }
+}
+
 /// The arrays of a saved store, checked (ids as the vocabulary and the cells use them).
 #[derive(Debug)]
-pub struct Snapshot {
-    pub ids: Vec<u32>,
+pub struct Snapshot<'a> {
+    /// Feature ids, ascending.
+    pub ids: Ints<'a>,
+    /// The key of each id's token (an exact model). Their layout is checked here; whether
+    /// each is a key the Python layer writes is checked there.
+    pub keys: Option<Keys<'a>>,
     pub free: Vec<u32>,
     pub class_docs: Vec<f64>,
     pub class_tokens: Vec<f64>,
-    pub cell_feature: Vec<u32>,
-    pub cell_class: Vec<usize>,
-    pub cell_tokens: Vec<f64>,
-    pub cell_docs: Vec<f64>,
-    pub born: Vec<u64>,
-    pub last_seen: Vec<u64>,
+    /// The nonzero cells, sorted by (feature, class).
+    pub cell_feature: Ints<'a>,
+    pub cell_class: Ints<'a>,
+    pub cell_tokens: Floats<'a>,
+    pub cell_docs: Floats<'a>,
+    pub born: Ints<'a>,
+    pub last_seen: Ints<'a>,
 }
 
 /// Ids are u32 and u32::MAX is reserved: every id must be below this.
@@ -36,6 +124,7 @@ const ID_LIMIT: i64 = u32::MAX as i64;
 fn dtype_name(dtype: &str) -> &str {
     match dtype {
         "<i8" => "int64",
+        "<u4" => "uint32",
         "<f8" => "float64",
         "|u1" => "uint8",
         other => other,
@@ -61,89 +150,109 @@ fn require(condition: bool, message: impl FnOnce() -> String) -> Result<(), Stri
     }
 }
 
-/// `arrays[name]`: 1-d, of `dtype`, of length `len` when given; its 8-byte items.
-fn items<'a>(
-    arrays: &'a HashMap<&str, RawArray<'a>>,
+/// `arrays[name]`: 1-d, of one of `dtypes` ((numpy dtype, item bytes)), of length `len`
+/// when given; its bytes and item width.
+fn column<'a>(
+    arrays: &HashMap<&str, RawArray<'a>>,
     name: &str,
-    dtype: &str,
+    dtypes: &[(&str, usize)],
     len: Option<usize>,
-) -> Result<impl Iterator<Item = [u8; 8]> + 'a, String> {
+) -> Result<(&'a [u8], usize), String> {
     let array = arrays.get(name).ok_or_else(|| format!("array '{name}' is missing"))?;
-    require(array.dtype == dtype && array.shape.len() == 1, || {
-        format!(
+    let width = dtypes
+        .iter()
+        .find(|(dtype, _)| *dtype == array.dtype)
+        .map(|&(_, width)| width);
+    let (Some(width), [n]) = (width, array.shape.as_slice()) else {
+        let allowed: Vec<&str> = dtypes.iter().map(|(dtype, _)| dtype_name(dtype)).collect();
+        return Err(format!(
             "array '{name}' must be 1-d {}, got {} of shape {}",
-            dtype_name(dtype),
+            allowed.join(" or "),
             dtype_name(array.dtype),
             shape_text(&array.shape)
-        )
-    })?;
+        ));
+    };
     if let Some(len) = len {
-        require(array.shape[0] == len, || {
+        require(*n == len, || {
             format!(
                 "array '{name}' must have shape ({len},), got {}",
                 shape_text(&array.shape)
             )
         })?;
     }
-    require(array.data.len() == array.shape[0].saturating_mul(8), || {
+    require(array.data.len() == n.saturating_mul(width), || {
         format!(
             "array '{name}' has {} bytes, its shape {} needs {}",
             array.data.len(),
             shape_text(&array.shape),
-            array.shape[0].saturating_mul(8)
+            n.saturating_mul(width)
         )
     })?;
-    Ok(array.data.chunks_exact(8).map(|chunk| {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(chunk);
-        bytes
-    }))
+    Ok((array.data, width))
 }
 
-fn ints(arrays: &HashMap<&str, RawArray<'_>>, name: &str, len: Option<usize>) -> Result<Vec<i64>, String> {
-    Ok(items(arrays, name, "<i8", len)?.map(i64::from_le_bytes).collect())
+/// An integer array: uint32, or int64 as version-1 files hold them (checked >= 0).
+fn ints<'a>(arrays: &HashMap<&str, RawArray<'a>>, name: &str, len: Option<usize>) -> Result<Ints<'a>, String> {
+    let (data, width) = column(arrays, name, &[("<u4", 4), ("<i8", 8)], len)?;
+    let values = Ints { data, width };
+    require(width == 4 || values.iter().all(|v| v >= 0), || {
+        format!("array '{name}' holds negative values")
+    })?;
+    Ok(values)
 }
 
 /// A float64 count array: finite and >= 0.
-fn counts(arrays: &HashMap<&str, RawArray<'_>>, name: &str, len: usize) -> Result<Vec<f64>, String> {
-    let values: Vec<f64> = items(arrays, name, "<f8", Some(len))?.map(f64::from_le_bytes).collect();
+fn counts<'a>(arrays: &HashMap<&str, RawArray<'a>>, name: &str, len: usize) -> Result<Floats<'a>, String> {
+    let (data, _) = column(arrays, name, &[("<f8", 8)], Some(len))?;
+    let values = Floats { data };
     require(values.iter().all(|v| v.is_finite()), || {
         format!("array '{name}' holds non-finite counts")
     })?;
-    require(values.iter().all(|&v| v >= 0.0), || {
+    require(values.iter().all(|v| v >= 0.0), || {
         format!("array '{name}' holds negative counts")
     })?;
     Ok(values)
 }
 
-/// Ids that passed the range checks, as u32.
-fn narrow(values: &[i64]) -> Vec<u32> {
-    values.iter().map(|&v| v as u32).collect()
+/// The vocabulary's keys: `feature_key` (uint8) cut at the `n` ends of `feature_key_end`.
+fn keys<'a>(arrays: &HashMap<&str, RawArray<'a>>, n: usize) -> Result<Keys<'a>, String> {
+    let (bytes, _) = column(arrays, "feature_key", &[("|u1", 1)], None)?;
+    let ends = ints(arrays, "feature_key_end", Some(n))?;
+    let mut start = 0i64;
+    for end in ends.iter() {
+        require(end >= start && end as usize <= bytes.len(), || {
+            "feature key ends must be increasing and within 'feature_key'".into()
+        })?;
+        start = end;
+    }
+    require(start as usize == bytes.len(), || {
+        "'feature_key' has bytes past the last key".into()
+    })?;
+    Ok(Keys { bytes, ends })
 }
 
 /// Check the arrays of a saved store with `k` classes and `n_learned` documents learned;
-/// `n_buckets` for a hashed model (no vocabulary: no `free_id`).
-pub fn check(
-    arrays: &HashMap<&str, RawArray<'_>>,
+/// `n_buckets` for a hashed model (no vocabulary: no keys, no `free_id`).
+pub fn check<'a>(
+    arrays: &HashMap<&str, RawArray<'a>>,
     k: usize,
     n_learned: u64,
     n_buckets: Option<u32>,
-) -> Result<Snapshot, String> {
+) -> Result<Snapshot<'a>, String> {
     let ids = ints(arrays, "feature_id", None)?;
     let n = ids.len();
-    require(
-        ids.iter().all(|&i| i >= 0) && ids.windows(2).all(|w| w[0] < w[1]),
-        || "feature ids must be >= 0 and increasing".into(),
-    )?;
-    require(ids.last().is_none_or(|&last| last < ID_LIMIT), || {
+    require(ids.iter().zip(ids.iter().skip(1)).all(|(a, b)| a < b), || {
+        "feature ids must be >= 0 and increasing".into()
+    })?;
+    require(ids.iter().last().is_none_or(|last| last < ID_LIMIT), || {
         "feature ids out of range".into()
     })?;
-    let free = match n_buckets {
+    let (free, keys) = match n_buckets {
         None => {
             let free = ints(arrays, "free_id", None)?;
             let total = n + free.len();
             let mut seen = vec![false; total];
-            let permutation = ids.iter().chain(&free).all(|&id| {
+            let permutation = ids.iter().chain(free.iter()).all(|id| {
                 let slot = usize::try_from(id).ok().and_then(|i| seen.get_mut(i));
                 match slot {
                     Some(slot) if !*slot => {
@@ -156,61 +265,67 @@ pub fn check(
             require(permutation && (total as i64) <= ID_LIMIT, || {
                 "feature ids and free ids must together be 0, 1, ... without gaps or repeats".into()
             })?;
-            free
+            (free.ids().collect(), Some(keys(arrays, n)?))
         }
         Some(buckets) => {
-            require(!arrays.contains_key("free_id"), || {
-                "a hashed model has no vocabulary".into()
-            })?;
-            require(ids.last().is_none_or(|&last| last < i64::from(buckets)), || {
+            require(
+                ["free_id", "feature_key", "feature_key_end"]
+                    .iter()
+                    .all(|name| !arrays.contains_key(name)),
+                || "a hashed model has no vocabulary".into(),
+            )?;
+            require(ids.iter().last().is_none_or(|last| last < i64::from(buckets)), || {
                 format!("feature buckets must be in [0, {buckets})")
             })?;
-            Vec::new()
+            (Vec::new(), None)
         }
     };
-    let class_docs = counts(arrays, "class_docs", k)?;
-    let class_tokens = counts(arrays, "class_tokens", k)?;
-    let feature = ints(arrays, "cell_feature", None)?;
-    let m = feature.len();
-    let class = ints(arrays, "cell_class", Some(m))?;
+    let class_docs: Vec<f64> = counts(arrays, "class_docs", k)?.iter().collect();
+    let class_tokens: Vec<f64> = counts(arrays, "class_tokens", k)?.iter().collect();
+    let cell_feature = ints(arrays, "cell_feature", None)?;
+    let m = cell_feature.len();
+    let cell_class = ints(arrays, "cell_class", Some(m))?;
     let cell_tokens = counts(arrays, "cell_tokens", m)?;
     let cell_docs = counts(arrays, "cell_docs", m)?;
     let born = ints(arrays, "feature_born", Some(n))?;
     let last_seen = ints(arrays, "feature_last_seen", Some(n))?;
 
-    let mut position = Vec::with_capacity(m);
-    for f in &feature {
-        match ids.binary_search(f) {
-            Ok(p) => position.push(p),
-            Err(_) => return Err("cell features must be listed feature ids".into()),
-        }
-    }
-    require(class.iter().all(|&c| (0..k as i64).contains(&c)), || {
+    require(cell_class.iter().all(|c| c < k as i64), || {
         format!("cell classes must be in [0, {k})")
     })?;
-    let mut keys: Vec<(usize, i64)> = position.iter().copied().zip(class.iter().copied()).collect();
-    keys.sort_unstable();
-    require(keys.windows(2).all(|w| w[0] != w[1]), || {
-        "duplicate (feature, class) cells".into()
+    let cells = cell_feature.iter().zip(cell_class.iter());
+    require(cells.clone().zip(cells.clone().skip(1)).all(|(a, b)| a < b), || {
+        "cells must be sorted by (feature, class), without duplicate (feature, class) cells".into()
     })?;
     require(
-        cell_tokens.iter().zip(&cell_docs).all(|(&t, &d)| t != 0.0 || d != 0.0),
+        cell_tokens
+            .iter()
+            .zip(cell_docs.iter())
+            .all(|(t, d)| t != 0.0 || d != 0.0),
         || "a stored cell has no count".into(),
     )?;
-    let mut feature_cells = vec![0usize; n];
-    for &p in &position {
-        feature_cells[p] += 1;
+    // Both lists ascending: one walk finds cells of unlisted features and listed features
+    // without cells.
+    let (mut unlisted, mut uncounted) = (false, false);
+    let mut listed = ids.iter().peekable();
+    let mut features = cell_feature.iter().peekable();
+    while let Some(f) = features.next() {
+        while listed.next_if(|&id| id < f).is_some() {
+            uncounted = true;
+        }
+        unlisted |= listed.next_if(|&id| id == f).is_none();
+        while features.next_if_eq(&f).is_some() {}
     }
-    require(feature_cells.iter().all(|&c| c > 0), || {
-        "a vocabulary feature has no count".into()
-    })?;
+    uncounted |= listed.next().is_some();
+    require(!unlisted, || "cell features must be listed feature ids".into())?;
+    require(!uncounted, || "a vocabulary feature has no count".into())?;
     for (name, stamps) in [("born", &born), ("last_seen", &last_seen)] {
-        require(stamps.iter().all(|&s| s >= 0 && s as u64 <= n_learned), || {
+        require(stamps.iter().all(|s| s as u64 <= n_learned), || {
             format!("feature {name} stamps must be in [0, {n_learned}]")
         })?;
     }
     let mut class_cells = vec![0usize; k];
-    for &c in &class {
+    for c in cell_class.iter() {
         class_cells[c as usize] += 1;
     }
     require((0..k).all(|c| !(class_docs[c] == 0.0 && class_cells[c] > 0)), || {
@@ -220,16 +335,17 @@ pub fn check(
         "a class with no feature counts has T_c != 0".into()
     })?;
     Ok(Snapshot {
-        ids: narrow(&ids),
-        free: narrow(&free),
+        ids,
+        keys,
+        free,
         class_docs,
         class_tokens,
-        cell_feature: narrow(&feature),
-        cell_class: class.iter().map(|&c| c as usize).collect(),
+        cell_feature,
+        cell_class,
         cell_tokens,
         cell_docs,
-        born: born.iter().map(|&s| s as u64).collect(),
-        last_seen: last_seen.iter().map(|&s| s as u64).collect(),
+        born,
+        last_seen,
     })
 }
 
@@ -249,6 +365,8 @@ mod tests {
     fn valid() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         vec![
             ("feature_id", "<i8", i8s(&[0, 2])),
+            ("feature_key", "|u1", b"spamham".to_vec()),
+            ("feature_key_end", "<i8", i8s(&[4, 7])),
             ("free_id", "<i8", i8s(&[1])),
             ("class_docs", "<f8", f8s(&[2.0, 1.0])),
             ("class_tokens", "<f8", f8s(&[5.0, 1.0])),
@@ -261,7 +379,15 @@ mod tests {
         ]
     }
 
-    fn run(arrays: &[(&'static str, &'static str, Vec<u8>)]) -> Result<Snapshot, String> {
+    fn width(dtype: &str) -> usize {
+        match dtype {
+            "|u1" => 1,
+            "<u4" => 4,
+            _ => 8,
+        }
+    }
+
+    fn run<'a>(arrays: &'a [(&'static str, &'static str, Vec<u8>)]) -> Result<Snapshot<'a>, String> {
         let map = arrays
             .iter()
             .map(|(name, dtype, data)| {
@@ -269,7 +395,7 @@ mod tests {
                     *name,
                     RawArray {
                         dtype,
-                        shape: vec![data.len() / 8],
+                        shape: vec![data.len() / width(dtype)],
                         data,
                     },
                 )
@@ -287,11 +413,45 @@ mod tests {
 
     #[test]
     fn a_valid_store_is_read() {
-        let snapshot = run(&valid()).unwrap();
-        assert_eq!(snapshot.ids, vec![0, 2]);
-        assert_eq!(snapshot.free, vec![1]);
-        assert_eq!(snapshot.cell_class, vec![0, 0, 1]);
-        assert_eq!(snapshot.last_seen, vec![2, 3]);
+        // Version-1 files hold int64, version 2 uint32: both read the same.
+        let narrow: Vec<_> = valid()
+            .into_iter()
+            .map(|(name, dtype, data)| match dtype {
+                "<i8" => (
+                    name,
+                    "<u4",
+                    data.chunks_exact(8).flat_map(|c| c[..4].to_vec()).collect(),
+                ),
+                _ => (name, dtype, data),
+            })
+            .collect();
+        for arrays in [valid(), narrow] {
+            let snapshot = run(&arrays).unwrap();
+            assert_eq!(snapshot.ids.ids().collect::<Vec<_>>(), vec![0, 2]);
+            assert_eq!(snapshot.free, vec![1]);
+            let keys: Vec<&[u8]> = snapshot.keys.unwrap().iter().collect();
+            assert_eq!(keys, vec![&b"spam"[..], &b"ham"[..]]);
+            assert_eq!(snapshot.cell_class.iter().collect::<Vec<_>>(), vec![0, 0, 1]);
+            assert_eq!(snapshot.cell_docs.iter().collect::<Vec<_>>(), vec![2.0, 1.0, 1.0]);
+            assert_eq!(snapshot.last_seen.iter().collect::<Vec<_>>(), vec![2, 3]);
+        }
+    }
+
+    #[test]
+    fn keys_are_utf8_unless_a_key_ends_inside_a_character() {
+        let arrays = with("feature_key", "sp\u{e9}am".as_bytes().to_vec());
+        let arrays = arrays
+            .into_iter()
+            .map(|(n, d, v)| {
+                if n == "feature_key_end" {
+                    (n, d, i8s(&[3, 6]))
+                } else {
+                    (n, d, v)
+                }
+            })
+            .collect::<Vec<_>>();
+        assert!(!run(&arrays).unwrap().keys.unwrap().all_utf8()); // "sp\xc3" and "\xa9am"
+        assert!(run(&valid()).unwrap().keys.unwrap().all_utf8());
     }
 
     #[test]
@@ -307,6 +467,13 @@ mod tests {
             (with("feature_born", i8s(&[1, 4])), "feature born stamps"),
             (with("class_docs", f8s(&[2.0])), "must have shape (2,), got (1,)"),
             (with("cell_feature", i8s(&[0, 0, 0])), "duplicate"),
+            (with("cell_feature", i8s(&[0, 2, 3])), "cell features must be listed"),
+            (with("cell_feature", i8s(&[2, 0, 2])), "sorted by (feature, class)"),
+            (with("cell_class", i8s(&[0, 0, 0])), "duplicate"),
+            (with("feature_key_end", i8s(&[5, 4])), "increasing"),
+            (with("feature_key_end", i8s(&[4, 9])), "within 'feature_key'"),
+            (with("feature_key_end", i8s(&[4, 6])), "past the last key"),
+            (with("feature_key_end", i8s(&[7])), "must have shape (2,)"),
         ];
         for (arrays, words) in cases {
             let message = run(&arrays).unwrap_err();
@@ -316,10 +483,10 @@ mod tests {
         missing.retain(|(name, _, _)| *name != "cell_docs");
         assert_eq!(run(&missing).unwrap_err(), "array 'cell_docs' is missing");
         let mut wrong = valid();
-        wrong[5].1 = "<f8";
+        wrong[7].1 = "<f8";
         assert_eq!(
             run(&wrong).unwrap_err(),
-            "array 'cell_class' must be 1-d int64, got float64 of shape (3,)"
+            "array 'cell_class' must be 1-d uint32 or int64, got float64 of shape (3,)"
         );
     }
 
@@ -333,7 +500,7 @@ mod tests {
                     *name,
                     RawArray {
                         dtype,
-                        shape: vec![data.len() / 8],
+                        shape: vec![data.len() / width(dtype)],
                         data,
                     },
                 )

@@ -233,17 +233,22 @@ impl Vocabulary {
         self.garbage = 0;
     }
 
-    /// Take the layout of a saved vocabulary: `tokens[i]` at `ids[i]`, `free` ids for reuse.
+    /// Take the layout of a saved vocabulary: each `(id, token)` of `entries`, and `free` ids
+    /// for reuse.
     ///
     /// Err (a message) unless ids and free ids together are 0, 1, ... without gaps or
     /// repeats and the tokens are distinct. Leaves `self` unchanged on error.
-    pub fn restore(&mut self, ids: &[u32], tokens: &[&[u8]], free: &[u32]) -> Result<(), String> {
-        if ids.len() != tokens.len() {
-            return Err(format!("the vocabulary must list {} tokens", ids.len()));
-        }
-        let n = ids.len() + free.len();
+    pub fn restore<'k>(
+        &mut self,
+        entries: impl Iterator<Item = (u32, &'k [u8])> + Clone,
+        free: &[u32],
+    ) -> Result<(), String> {
+        let (count, token_bytes) = entries.clone().fold((0usize, 0usize), |(count, bytes), (_, token)| {
+            (count + 1, bytes + token.len())
+        });
+        let n = count + free.len();
         let mut seen = vec![false; n];
-        for &id in ids.iter().chain(free) {
+        for id in entries.clone().map(|(id, _)| id).chain(free.iter().copied()) {
             let slot = seen.get_mut(id as usize).ok_or_else(|| {
                 "feature ids and free ids must together be 0, 1, ... without gaps or repeats".to_string()
             })?;
@@ -256,11 +261,11 @@ impl Vocabulary {
         fresh.hasher = self.hasher.clone();
         fresh.spans = vec![Span { start: 0, len: FREE }; n];
         // Sized once: growing the table rehashes every token so far, several times over.
-        fresh.arena.reserve_exact(tokens.iter().map(|t| t.len()).sum());
+        fresh.arena.reserve_exact(token_bytes);
         fresh
             .table
-            .reserve(ids.len(), |_| unreachable!("an empty table has nothing to rehash"));
-        for (&id, &token) in ids.iter().zip(tokens) {
+            .reserve(count, |_| unreachable!("an empty table has nothing to rehash"));
+        for (id, token) in entries {
             if fresh.arena.len() + token.len() > u32::MAX as usize {
                 return Err("the vocabulary is too large (over 4 GiB of tokens)".into());
             }
@@ -387,12 +392,14 @@ mod tests {
     #[test]
     fn restore_checks_layout() {
         let mut v = Vocabulary::new();
-        v.restore(&[0, 2], &[b"a", b"b"], &[1]).unwrap();
+        let pairs =
+            |ids: &'static [u32], tokens: &'static [&'static [u8]]| ids.iter().copied().zip(tokens.iter().copied());
+        v.restore(pairs(&[0, 2], &[b"a", b"b"]), &[1]).unwrap();
         assert_eq!(v.find(b"b"), Some(2));
         assert_eq!(v.find_or_add(b"c").unwrap(), 1);
-        assert!(v.restore(&[0, 0], &[b"a", b"b"], &[]).is_err());
-        assert!(v.restore(&[0, 1], &[b"a", b"a"], &[]).is_err());
-        assert!(v.restore(&[0, 3], &[b"a", b"b"], &[]).is_err());
+        assert!(v.restore(pairs(&[0, 0], &[b"a", b"b"]), &[]).is_err());
+        assert!(v.restore(pairs(&[0, 1], &[b"a", b"a"]), &[]).is_err());
+        assert!(v.restore(pairs(&[0, 3], &[b"a", b"b"]), &[]).is_err());
         // A failed restore leaves the vocabulary as it was.
         assert_eq!(v.find(b"c"), Some(1));
     }

@@ -1,11 +1,11 @@
 """Saving and loading models: a versioned, checksummed file that never holds a pickle.
 
 A model file may come from elsewhere, so reading one must never run code: the file holds
-only numbers (``.npy`` arrays of float64, int64 or uint8, read here from their header and
+only numbers (``.npy`` arrays of float64, int64, uint32 or uint8, read here from their header and
 raw little-endian payload, without numpy) and JSON, and every value is checked before a
 model is built from it.
 
-Format, version 1
+Format, version 2
 -----------------
 A zip archive, every member stored uncompressed:
 
@@ -14,8 +14,8 @@ A zip archive, every member stored uncompressed:
       {"format": "streamnb-model", "version": 1, "streamnb": "<library version>",
        "model": "<model type, e.g. MultinomialNB>",
        "tokenizer": null | {"type": "<module.Class>", "params": <its get_params()>},
-       "arrays": {"<name>": {"dtype": "<f8" | "<i8" | "|u1", "shape": [n, ...]}, ...},
-       "state": <the model's state: params, class labels, vocabulary tokens, clocks ...>}
+       "arrays": {"<name>": {"dtype": "<f8" | "<i8" | "<u4" | "|u1", "shape": [n, ...]}, ...},
+       "state": <the model's state: params, class labels, clocks ...>}
 
   Values that JSON cannot tell apart are tagged: a tuple is ``{"$tuple": [...]}``, a
   mapping is ``{"$map": [[key, value], ...]}`` (keys keep their types), so class labels
@@ -23,16 +23,21 @@ A zip archive, every member stored uncompressed:
   str holding a surrogate pair are ``{"$bytes": ...}``, ``{"$float": ...}``, ``{"$str": ...}``
   (see ``encode_value``).
 - ``arrays/<name>.npy`` for each array named in the metadata (counts, stamps, ledger).
-- the archive comment: ``streamnb-model v1 sha256:<64 hex digits>``, the SHA-256 of every
+- the archive comment: ``streamnb-model v2 sha256:<64 hex digits>``, the SHA-256 of every
   byte of the file before the digits. Any flipped bit, truncation or edit is detected
   before anything is parsed, and a file claiming another version is refused by name.
 
 What a DiscreteNB model stores (its ``_state`` / ``_from_state`` hooks): the constructor
-params, the class labels, the vocabulary tokens, the global ``scale`` and the clocks, and
-the arrays ``class_docs``, ``class_tokens`` (per class, stored units: true count = stored *
-scale), ``cell_feature``, ``cell_class``, ``cell_tokens``, ``cell_docs`` (the nonzero
-cells), ``feature_id`` (the id of each token; hash buckets for hashed models), ``free_id``
-(ids free for reuse), ``feature_born``, ``feature_last_seen`` (document stamps) and the
+params, the class labels, the global ``scale`` and the clocks, and the arrays
+``class_docs``, ``class_tokens`` (per class, stored units: true count = stored * scale),
+``cell_feature``, ``cell_class``, ``cell_tokens``, ``cell_docs`` (the nonzero cells),
+``feature_id`` (the id of each token; hash buckets for hashed models), ``feature_key``
+(uint8: the key bytes of each token in ``feature_id``'s order, back to back: a str's UTF-8,
+any other token 0xFF and its tagged encoding, see ``store._token_key``) and
+``feature_key_end`` (where each token's key ends), ``free_id`` (ids free for reuse),
+``feature_born``, ``feature_last_seen`` (document stamps): the store's integer arrays are
+uint32 (ids, stamps and key ends are below 2^32 by construction), its cells sorted by
+feature then class; and the
 ``ledger_fingerprint`` (16 bytes per entry), ``ledger_class``, ``ledger_weight``,
 ``ledger_learned_at``, ``ledger_t`` arrays. Ids are kept, so a loaded model is the same
 model down to the ids its next new words get.
@@ -51,6 +56,15 @@ ComplementNB) inherit both; the record models (GaussianNB, CategoricalNB, MixedN
 them from RecordNB, which saves the class bookkeeping and asks the model for its tables
 (``_table_state`` / ``_restore_tables``). MixedNB saves each part with the part's own hooks,
 its arrays prefixed by the part's kind (``text_``, ``numeric_``, ``categorical_``).
+
+Version 1 (streamnb before 2026-11-24) listed a DiscreteNB's vocabulary tokens in the state
+(``"features"``, JSON) instead of the two key arrays (a million tokens took 0.1 s of JSON
+and a Python string each to load), and its store's integer arrays were int64. Version-1
+files still load (``READABLE``).
+
+Reading takes the members out of the file's bytes in place (zipfile reads the central
+directory; the local headers are followed here): the SHA-256 has covered every byte
+already, so zipfile's CRC-32 pass and its copy of each member would be the same work again.
 
 Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.text``, ``streamnb.weighting`` and
 ``streamnb.mail`` are known, others can be added with ``register_tokenizer``. Anything
@@ -84,7 +98,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from .store import Arrays
+    from .store import Arrays, RawArray
 else:
     from ._lazy import numpy as np
 
@@ -101,9 +115,10 @@ class Saveable(Protocol):
 _ModelType = TypeVar("_ModelType", bound="type[Saveable]")
 
 FORMAT = "streamnb-model"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)  # format versions this streamnb loads
 METADATA = "metadata.json"
-ARRAY_DTYPES = ("<f8", "<i8", "|u1")
+ARRAY_DTYPES = ("<f8", "<i8", "<u4", "|u1")
 _TRAILER = re.compile(rb"streamnb-model v(\d{1,9}) sha256:([0-9a-f]{64})\Z")
 _TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
 
@@ -421,12 +436,13 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
     if match is None:
         raise ModelFormatError("not a streamnb model file, or truncated (no checksum trailer at the end)")
     version = int(match.group(1))
-    if version != VERSION:
-        raise ModelFormatError(f"format version {version} is not supported (this streamnb reads version {VERSION})")
-    if hashlib.sha256(data[:-64]).hexdigest().encode("ascii") != match.group(2):
+    if version not in READABLE:
+        raise ModelFormatError(f"format version {version} is not supported (this streamnb reads versions "
+                               f"{', '.join(map(str, READABLE))})")
+    if hashlib.sha256(memoryview(data)[:-64]).hexdigest().encode("ascii") != match.group(2):
         raise ModelFormatError("checksum mismatch: the file is corrupted or was modified")
     try:
-        metadata, arrays = _read_archive(data)
+        metadata, arrays = _read_archive(data, version)
     except ModelFormatError:
         raise
     except Exception as exc:  # a malformed archive can fail in many ways inside zipfile/numpy
@@ -453,54 +469,75 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
         raise ModelFormatError(f"invalid {metadata['model']} state: {type(exc).__name__}: {exc}") from None
 
 
-def _read_archive(data: bytes) -> tuple[dict[str, Any], SavedArrays]:
+def _read_archive(data: bytes, version: int) -> tuple[dict[str, Any], SavedArrays]:
     """Metadata and arrays of an archive whose checksum has been verified; all checked."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
-        names = [info.filename for info in infos]
-        if len(set(names)) != len(names):
-            raise ModelFormatError("duplicate archive members")
-        if any(info.compress_type != zipfile.ZIP_STORED for info in infos):
-            raise ModelFormatError("compressed archive members are not part of the format")
-        if METADATA not in names:
-            raise ModelFormatError(f"no {METADATA} member")
-        metadata = json.loads(archive.read(METADATA).decode("ascii"), parse_constant=_reject_constant)
-        _check_metadata(metadata)
-        expected = {METADATA} | {f"arrays/{name}.npy" for name in metadata["arrays"]}
-        if set(names) != expected:
-            raise ModelFormatError(f"archive members {sorted(set(names) ^ expected)} do not match the metadata")
-        arrays = {}
-        for name, spec in metadata["arrays"].items():
-            dtype, shape, payload = _read_npy(name, archive.read(f"arrays/{name}.npy"))
-            if dtype != spec["dtype"] or list(shape) != spec["shape"]:
-                raise ModelFormatError(f"array {name!r} is {dtype} {list(shape)}, the metadata says "
-                                       f"{spec['dtype']} {spec['shape']}")
-            arrays[name] = (dtype, shape, payload)
+    names = [info.filename for info in infos]
+    if len(set(names)) != len(names):
+        raise ModelFormatError("duplicate archive members")
+    if any(info.compress_type != zipfile.ZIP_STORED for info in infos):
+        raise ModelFormatError("compressed archive members are not part of the format")
+    if METADATA not in names:
+        raise ModelFormatError(f"no {METADATA} member")
+    members = {info.filename: _member_span(data, info) for info in infos}
+    start, end = members[METADATA]
+    metadata = json.loads(data[start:end].decode("ascii"), parse_constant=_reject_constant)
+    _check_metadata(metadata, version)
+    expected = {METADATA} | {f"arrays/{name}.npy" for name in metadata["arrays"]}
+    if set(names) != expected:
+        raise ModelFormatError(f"archive members {sorted(set(names) ^ expected)} do not match the metadata")
+    arrays = {}
+    for name, spec in metadata["arrays"].items():
+        dtype, shape, start, end = _read_npy(name, data, *members[f"arrays/{name}.npy"])
+        if dtype != spec["dtype"] or list(shape) != spec["shape"]:
+            raise ModelFormatError(f"array {name!r} is {dtype} {list(shape)}, the metadata says "
+                                   f"{spec['dtype']} {spec['shape']}")
+        arrays[name] = (dtype, shape, data, start, end)
     return metadata, SavedArrays(arrays)
 
 
+_LOCAL_HEADER = b"PK\x03\x04"
+
+
+def _member_span(data: bytes, info: zipfile.ZipInfo) -> tuple[int, int]:
+    """Where a stored member's bytes are in the file: past its local header (30 bytes, then
+    the name and the extra field, whose lengths are at offsets 26 and 28)."""
+    offset = info.header_offset
+    header = data[offset:offset + 30]
+    if len(header) < 30 or header[:4] != _LOCAL_HEADER:
+        raise ModelFormatError(f"member {info.filename!r} has no local header")
+    start = offset + 30 + int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
+    end = start + info.file_size
+    if info.compress_size != info.file_size or end > len(data):
+        raise ModelFormatError(f"member {info.filename!r} runs past the end of the file")
+    return start, end
+
+
 _NPY_MAGIC = b"\x93NUMPY"
-_ITEM_SIZES = {"<f8": 8, "<i8": 8, "|u1": 1}
+_ITEM_SIZES = {"<f8": 8, "<i8": 8, "<u4": 4, "|u1": 1}
 
 
-def _read_npy(name: str, raw: bytes) -> tuple[str, tuple[int, ...], bytes]:
-    """(dtype, shape, payload) of a ``.npy`` member, read without numpy.
+def _read_npy(name: str, data: bytes, start: int, end: int) -> tuple[str, tuple[int, ...], int, int]:
+    """(dtype, shape, payload start, payload end) of a ``.npy`` member at ``data[start:end]``,
+    read without numpy.
 
     The format (numpy's NEP 1): magic, version, header length (2 bytes in version 1.0, 4 in
     2.0, little-endian), a Python dict literal {'descr', 'fortran_order', 'shape'}, then the
     raw C-order payload, which must fill the rest exactly.
     """
-    if raw[:6] != _NPY_MAGIC or len(raw) < 10:
+    if data[start:start + 6] != _NPY_MAGIC or end - start < 10:
         raise ModelFormatError(f"array {name!r} is not a .npy member")
-    version = (raw[6], raw[7])
+    version = (data[start + 6], data[start + 7])
     if version == (1, 0):
-        start, length = 10, int.from_bytes(raw[8:10], "little")
+        header_start, length = start + 10, int.from_bytes(data[start + 8:start + 10], "little")
     elif version == (2, 0):
-        start, length = 12, int.from_bytes(raw[8:12], "little")
+        header_start, length = start + 12, int.from_bytes(data[start + 8:start + 12], "little")
     else:
         raise ModelFormatError(f"unsupported .npy version {version}")
+    header_end = min(header_start + length, end)
     try:
-        header = ast.literal_eval(raw[start:start + length].decode("latin-1"))
+        header = ast.literal_eval(data[header_start:header_end].decode("latin-1"))
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise ModelFormatError(f"array {name!r} has an unreadable .npy header") from None
     if not (isinstance(header, dict) and set(header) == {"descr", "fortran_order", "shape"}
@@ -508,13 +545,12 @@ def _read_npy(name: str, raw: bytes) -> tuple[str, tuple[int, ...], bytes]:
             and isinstance(header["shape"], tuple)
             and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in header["shape"])):
         raise ModelFormatError(f"array {name!r} has a .npy header outside the format: {header!r:.200}")
-    payload = raw[start + length:]
     size = math.prod(header["shape"]) * _ITEM_SIZES[header["descr"]]
-    if len(payload) < size:
+    if end - header_end < size:
         raise ModelFormatError(f"array {name!r} is truncated")
-    if len(payload) > size:
+    if end - header_end > size:
         raise ModelFormatError(f"array {name!r} has trailing bytes")
-    return header["descr"], header["shape"], payload
+    return header["descr"], header["shape"], header_end, end
 
 
 class SavedArrays(Mapping[str, "npt.NDArray[Any]"]):
@@ -524,18 +560,20 @@ class SavedArrays(Mapping[str, "npt.NDArray[Any]"]):
     Lookups convert once (a copy: a loaded model owns writable arrays).
     """
 
-    def __init__(self, arrays: dict[str, tuple[str, tuple[int, ...], bytes]]) -> None:
+    def __init__(self, arrays: dict[str, RawArray]) -> None:
         self._raw = arrays
         self._converted: dict[str, npt.NDArray[Any]] = {}
 
-    def raw(self, name: str) -> tuple[str, tuple[int, ...], bytes]:
-        """(dtype, shape, little-endian bytes) of an array."""
+    def raw(self, name: str) -> RawArray:
+        """(dtype, shape, buffer, start, end) of an array: its little-endian bytes are
+        ``buffer[start:end]`` (the file's bytes, not copied)."""
         return self._raw[name]
 
     def __getitem__(self, name: str) -> npt.NDArray[Any]:
         if name not in self._converted:
-            dtype, shape, payload = self._raw[name]
-            self._converted[name] = np.frombuffer(payload, dtype=np.dtype(dtype)).reshape(shape).copy()
+            dtype, shape, buffer, start, end = self._raw[name]
+            array = np.frombuffer(buffer, dtype=np.dtype(dtype), count=math.prod(shape), offset=start)
+            self._converted[name] = array.reshape(shape).copy()
         return self._converted[name]
 
     def __contains__(self, name: object) -> bool:
@@ -552,7 +590,8 @@ def _reject_constant(name: str) -> None:
     raise ModelFormatError(f"non-finite number {name} in the metadata")
 
 
-def _check_metadata(metadata: object) -> None:
+def _check_metadata(metadata: object, version: int) -> None:
+    """The metadata's shape, and its version the trailer's."""
     if not isinstance(metadata, dict):
         raise ModelFormatError("the metadata is not a JSON object")
     keys = {"format", "version", "streamnb", "model", "tokenizer", "state", "arrays"}
@@ -560,9 +599,9 @@ def _check_metadata(metadata: object) -> None:
         raise ModelFormatError(f"metadata keys {sorted(metadata)} differ from {sorted(keys)}")
     if metadata["format"] != FORMAT:
         raise ModelFormatError(f"format {metadata['format']!r} is not {FORMAT!r}")
-    if metadata["version"] != VERSION or isinstance(metadata["version"], bool):
-        raise ModelFormatError(f"format version {metadata['version']!r} is not supported "
-                               f"(this streamnb reads version {VERSION})")
+    if metadata["version"] != version or isinstance(metadata["version"], bool):
+        raise ModelFormatError(f"format version {metadata['version']!r} in the metadata, but the file says "
+                               f"version {version}")
     if not isinstance(metadata["model"], str):
         raise ModelFormatError(f"model type must be a string, got {describe(metadata['model'])}")
     arrays = metadata["arrays"]

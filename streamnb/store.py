@@ -27,7 +27,7 @@ else:
     from ._lazy import numpy as np
 
 from . import _core
-from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, describe
+from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
 from .validate import Label, check_label
 
 __all__ = ["CountStore", "Vocabulary", "Label", "check_label", "MIN_SCALE", "MAX_STORED"]
@@ -246,6 +246,8 @@ if TYPE_CHECKING:
     #: (the dtype depends on the name; every array read from a file is checked before use).
     #: A model file's are a ``persist.SavedArrays``, which reads them without numpy.
     Arrays = Mapping[str, npt.NDArray[Any]]
+    #: An array as a file holds it: (dtype, shape, buffer, start, end), its bytes ``buffer[start:end]``.
+    RawArray = tuple[str, tuple[int, ...], bytes, int, int]
     #: Cells as (feature ids, class ids, tokens, docs).
     _Cells = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
 
@@ -382,13 +384,14 @@ class CountStore:
         return self._core.nbytes()
 
     # -- persistence -----------------------------------------------------------------------
-    def export(self) -> tuple[dict[str, Any], list[Hashable] | None, dict[str, npt.NDArray[Any]]]:
-        """The whole state as (scalars, feature tokens, named arrays), for persistence.
+    def export(self) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
+        """The whole state as (scalars, named arrays), for persistence.
 
         Feature ids are kept as they are (``feature_id``, and the ids free for reuse in
         ``free_id``), and cells hold stored values (true = stored * scale): a restored store
-        is the same store, down to the ids the next new words get. With hashing the tokens
-        are None (the ids are the buckets).
+        is the same store, down to the ids the next new words get. An exact model's tokens
+        are their key bytes (``feature_key``, cut at ``feature_key_end``); a hashed model has
+        none (the ids are the buckets).
         """
         ids = self.feature_ids()
         rows, cols, tokens, docs = self._stored_cells()
@@ -397,30 +400,33 @@ class CountStore:
         arrays = {
             "class_docs": np.array(class_docs, dtype=np.float64),
             "class_tokens": np.array(class_tokens, dtype=np.float64),
-            "cell_feature": rows.copy(),
-            "cell_class": cols.copy(),
+            "cell_feature": rows.astype(np.uint32),
+            "cell_class": cols.astype(np.uint32),
             "cell_tokens": tokens.copy(),
             "cell_docs": docs.copy(),
-            "feature_id": ids,
-            "feature_born": np.array(born, dtype=np.int64),
-            "feature_last_seen": np.array(last_seen, dtype=np.int64),
+            "feature_id": ids.astype(np.uint32),
+            "feature_born": np.array(born, dtype=np.uint32),
+            "feature_last_seen": np.array(last_seen, dtype=np.uint32),
         }
         scalars = {"labels": list(self.labels), "scale": self.scale, "n_learned": self.n_learned}
-        if self.vocabulary.n_buckets is not None:
-            return scalars, None, arrays
-        arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.int64)
-        return scalars, self.vocabulary.tokens(ids), arrays
+        if self.vocabulary.n_buckets is None:
+            keys, ends = self._core.feature_keys(ids.tolist())
+            arrays["feature_key"] = np.frombuffer(keys, dtype=np.uint8)
+            arrays["feature_key_end"] = np.frombuffer(ends, dtype="<u4")
+            arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.uint32)
+        return scalars, arrays
 
-    def restore(self, scalars: dict[str, Any], tokens: list[Hashable] | None, arrays: Arrays,
-                pruned_at: int) -> None:
+    def restore(self, scalars: dict[str, Any], arrays: Arrays, pruned_at: int,
+                tokens: list[Hashable] | None = None) -> None:
         """Load ``export``'s output into this (empty) store, every value checked first.
 
-        Raises ModelFormatError naming the first inconsistency (wrong shape, non-finite or
-        negative count, id out of range, duplicate, a feature without counts ...). The labels
-        and clocks are checked here, the arrays by the core (src/snapshot.rs), which reads
-        them as the file's bytes: loading a model needs no numpy.
+        ``tokens`` is the vocabulary as a version-1 file lists it (instead of the key
+        arrays). Raises ModelFormatError naming the first inconsistency (wrong shape,
+        non-finite or negative count, id out of range, duplicate, a feature without counts
+        ...). The labels and clocks are checked here, the arrays by the core
+        (src/snapshot.rs), which reads them as the file's bytes: loading a model needs no
+        numpy and makes no Python object per token.
         """
-        n_buckets = self.vocabulary.n_buckets
         labels, scale, n_learned = scalars["labels"], scalars["scale"], scalars["n_learned"]
         _require(isinstance(labels, list), f"labels must be a list, got {describe(labels)}")
         checked = []
@@ -432,29 +438,37 @@ class CountStore:
                  f"scale must be a float in [{MIN_SCALE:g}, 1], got {describe(scale)}")
         _require(isinstance(n_learned, int) and not isinstance(n_learned, bool) and 0 <= n_learned < 2**32 - 1,
                  f"n_learned must be an int in [0, 2**32 - 1), got {describe(n_learned)}")
-        # The tokens are checked by the core as it reads them (usable features, distinct keys).
-        _require(isinstance(tokens, list) if n_buckets is None else tokens is None,
-                 "the vocabulary must be a list of tokens" if n_buckets is None else "a hashed model has no vocabulary")
         _require(isinstance(pruned_at, int) and not isinstance(pruned_at, bool) and 0 <= pruned_at <= n_learned,
                  f"pruned_at must be an int in [0, {n_learned}], got {describe(pruned_at)}")
         raw = {name: _raw_array(arrays, name) for name in _STORE_ARRAYS if name in arrays}
+        if tokens is not None:
+            _require(isinstance(tokens, list) and self.vocabulary.n_buckets is None,
+                     "the vocabulary must be a list of tokens of an exact model")
+            _require("feature_key" not in raw, "the vocabulary is listed twice (tokens and key arrays)")
+            try:
+                keys, ends = _core.token_key_arrays(tokens)
+            except StreamNBError as exc:
+                raise ModelFormatError(f"vocabulary tokens must be usable features: {exc}") from None
+            raw["feature_key"] = ("|u1", (len(keys),), keys, 0, len(keys))
+            raw["feature_key_end"] = ("<u4", (len(ends) // 4,), ends, 0, len(ends))
         # Every array is checked by the core before anything is loaded (src/snapshot.rs).
-        self._core.load(checked, tokens, raw, float(scale), int(n_learned), int(pruned_at))
+        self._core.load(checked, raw, float(scale), int(n_learned), int(pruned_at))
 
 
-_STORE_ARRAYS = ("feature_id", "free_id", "class_docs", "class_tokens", "cell_feature", "cell_class",
-                 "cell_tokens", "cell_docs", "feature_born", "feature_last_seen")
+_STORE_ARRAYS = ("feature_id", "feature_key", "feature_key_end", "free_id", "class_docs", "class_tokens",
+                 "cell_feature", "cell_class", "cell_tokens", "cell_docs", "feature_born", "feature_last_seen")
 
 
-def _raw_array(arrays: Arrays, name: str) -> tuple[str, tuple[int, ...], bytes]:
-    """(dtype, shape, little-endian bytes) of a saved array: straight from the file
+def _raw_array(arrays: Arrays, name: str) -> RawArray:
+    """(dtype, shape, buffer, start, end) of a saved array: straight from the file
     (``persist.SavedArrays``), or from a numpy array (a MixedNB's part, a caller's dict)."""
-    raw: Callable[[str], tuple[str, tuple[int, ...], bytes]] | None = getattr(arrays, "raw", None)
+    raw: Callable[[str], RawArray] | None = getattr(arrays, "raw", None)
     if raw is not None:
         return raw(name)
     array = arrays[name]
     _require(isinstance(array, np.ndarray), f"array {name!r} must be a numpy array, got {describe(array)}")
-    return array.dtype.str, array.shape, array.tobytes()
+    data = array.tobytes()
+    return array.dtype.str, array.shape, data, 0, len(data)
 
 
 def _require(condition: bool, message: str) -> None:

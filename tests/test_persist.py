@@ -163,20 +163,27 @@ def test_the_file_is_the_documented_format(tmp_path):
     path = tmp_path / "m.snb"
     make_model(BernoulliNB, ledger=3).save(path)
     data = path.read_bytes()
-    assert data[-80:-64].endswith(b"streamnb-model v1 sha256:"[-16:]) and data[-64:].isalnum()
+    assert data[-80:-64].endswith(b"streamnb-model v2 sha256:"[-16:]) and data[-64:].isalnum()
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
         assert infos[0].filename == "metadata.json"
         assert all(info.compress_type == zipfile.ZIP_STORED for info in infos)
         metadata = json.loads(archive.read("metadata.json"))
-        assert (metadata["format"], metadata["version"], metadata["model"]) == ("streamnb-model", 1, "BernoulliNB")
+        assert (metadata["format"], metadata["version"], metadata["model"]) == ("streamnb-model", 2, "BernoulliNB")
+        arrays = {}
         for name, spec in metadata["arrays"].items():
             with archive.open(f"arrays/{name}.npy") as member:
-                array = np.lib.format.read_array(member, allow_pickle=False)
-            assert array.dtype.str == spec["dtype"] and list(array.shape) == spec["shape"]
+                arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+            assert arrays[name].dtype.str == spec["dtype"] and list(arrays[name].shape) == spec["shape"]
     assert set(metadata["arrays"]) >= {"class_docs", "class_tokens", "cell_feature", "cell_class", "cell_tokens",
-                                       "cell_docs", "feature_id", "free_id", "feature_born", "feature_last_seen",
-                                       "ledger_fingerprint"}
+                                       "cell_docs", "feature_id", "feature_key", "feature_key_end", "free_id",
+                                       "feature_born", "feature_last_seen", "ledger_fingerprint"}
+    # The vocabulary: each token's UTF-8 bytes, back to back in feature_id's order.
+    keys = arrays["feature_key"].tobytes()
+    starts = np.concatenate([[0], arrays["feature_key_end"][:-1]])
+    tokens = [keys[a:b].decode() for a, b in zip(starts, arrays["feature_key_end"])]
+    model = streamnb.load(path)
+    assert tokens == model.store.vocabulary.tokens(arrays["feature_id"]) and '"features"' not in json.dumps(metadata["state"])
 
 
 def test_saving_is_atomic_and_leaves_no_temporary_file(tmp_path, monkeypatch):
@@ -232,13 +239,35 @@ def test_every_flipped_bit_is_detected(saved):
 def test_another_format_version_is_refused_by_name(saved):
     metadata, members = read_members(saved)
     data = persist._pack(json.dumps(metadata).encode(), members)
-    saved.write_bytes(data[:-80] + data[-80:].replace(b"v1 sha256", b"v2 sha256"))
-    with pytest.raises(ModelFormatError, match="format version 2 is not supported"):
+    saved.write_bytes(data[:-80] + data[-80:].replace(b"v2 sha256", b"v3 sha256"))
+    with pytest.raises(ModelFormatError, match="format version 3 is not supported"):
         streamnb.load(saved)
-    metadata["version"] = 2
+    metadata["version"] = 1
     write_members(saved, metadata, members)
-    with pytest.raises(ModelFormatError, match="format version 2 is not supported"):
+    with pytest.raises(ModelFormatError, match="format version 1 in the metadata, but the file says version 2"):
         streamnb.load(saved)
+
+
+VERSION_1 = pathlib.Path(__file__).parent / "data" / "format-v1"
+
+
+@pytest.mark.parametrize("name", ["multinomial", "bernoulli", "complement", "hashed", "text", "email"])
+def test_version_1_files_still_load(name, tmp_path):
+    """Files written by the format-1 code (tests/data/format-v1/make.py) give the same
+    log-probabilities, bit for bit, and save again as version 2."""
+    expected = json.loads((VERSION_1 / "expected.json").read_text())["log_proba"][name]
+    assert (VERSION_1 / f"{name}.snb").read_bytes()[-80:-64].endswith(b"v1 sha256:")
+    model = streamnb.load(VERSION_1 / f"{name}.snb")
+    resaved = tmp_path / "again.snb"
+    model.save(resaved)
+    assert resaved.read_bytes()[-80:-64].endswith(b"v2 sha256:")
+    again = streamnb.load(resaved)
+    for case in expected:
+        probe = persist.decode_value(case["probe"])
+        want = persist.decode_value(case["log_proba"])
+        assert model.predict_log_proba_one(probe) == want
+        assert again.predict_log_proba_one(probe) == want
+    assert again.store.vocabulary.mapping() == model.store.vocabulary.mapping()
 
 
 def edit_array(path, name, change):
@@ -262,6 +291,13 @@ def edit_array(path, name, change):
     ("feature_born", lambda a: a + 10**6, "stamps"),
     ("ledger_class", lambda a: a + 7, "ledger classes"),
     ("ledger_weight", lambda a: a * np.nan, "ledger weights"),
+    ("feature_key", lambda a: np.where(np.arange(len(a)) == 0, 0xFE, a).astype(np.uint8),
+     "vocabulary key 0 is not the key of a feature name"),
+    ("feature_key", lambda a: np.append(a, np.uint8(ord("x"))), "bytes past the last key"),
+    ("feature_key", lambda a: a.astype(np.int64), "uint8"),
+    ("feature_key_end", lambda a: a[::-1].copy(), "increasing"),
+    ("feature_key_end", lambda a: a[:-1], "shape"),
+    ("feature_key_end", lambda a: a * 0 + a[-1], "distinct"),
 ])
 def test_tampered_arrays_are_refused_even_with_a_valid_checksum(saved, name, change, words):
     edit_array(saved, name, change)
@@ -292,10 +328,12 @@ def test_malformed_npy_members_are_refused(saved, change, words):
 
 
 def test_arrays_load_as_numpy_arrays_and_as_bytes(saved):
-    metadata, arrays = persist._read_archive(saved.read_bytes())
-    dtype, shape, payload = arrays.raw("cell_docs")
+    data = saved.read_bytes()
+    metadata, arrays = persist._read_archive(data, persist.VERSION)
+    dtype, shape, buffer, start, end = arrays.raw("cell_docs")
     assert (dtype, list(shape)) == ("<f8", metadata["arrays"]["cell_docs"]["shape"])
-    assert arrays["cell_docs"].tobytes() == payload and arrays["cell_docs"].flags.writeable
+    assert buffer is data and end - start == 8 * shape[0]  # the file's bytes, read in place
+    assert arrays["cell_docs"].tobytes() == data[start:end] and arrays["cell_docs"].flags.writeable
     assert "cell_docs" in arrays and "missing" not in arrays and len(arrays) == len(metadata["arrays"])
 
 

@@ -59,6 +59,51 @@ pub fn unpack<'a>(bytes: &'a [u8], ends: &[usize]) -> Vec<&'a [u8]> {
         .collect()
 }
 
+/// The position of the first key that `key_of` would not write (a model file from
+/// elsewhere): every key must be the key of the token it names, or a token learned later
+/// would get a second id. UTF-8 keys are `str` tokens; the rest round-trip through Python.
+pub fn first_foreign_key<'k>(py: Python<'_>, keys: impl Iterator<Item = &'k [u8]>) -> PyResult<Option<usize>> {
+    let mut scratch = Vec::new();
+    for (position, key) in keys.enumerate() {
+        if std::str::from_utf8(key).is_ok() {
+            continue;
+        }
+        let canonical = match token_of(py, key) {
+            Ok(token) => key_of(&token, &mut scratch).is_ok_and(|again| again == key),
+            Err(_) => false,
+        };
+        if !canonical {
+            return Ok(Some(position));
+        }
+    }
+    Ok(None)
+}
+
+/// Keys back to back, and where each ends as little-endian uint32 bytes: the vocabulary's
+/// two arrays in a model file (`feature_key`, `feature_key_end`).
+pub fn key_arrays<'py, 'k>(
+    py: Python<'py>,
+    keys: impl Iterator<Item = &'k [u8]>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let (mut bytes, mut ends) = (Vec::new(), Vec::new());
+    for key in keys {
+        bytes.extend_from_slice(key);
+        let end = u32::try_from(bytes.len())
+            .map_err(|_| error(Kind::ModelFormat, "the vocabulary is too large (over 4 GiB of tokens)"))?;
+        ends.extend_from_slice(&end.to_le_bytes());
+    }
+    Ok((PyBytes::new(py, &bytes), PyBytes::new(py, &ends)))
+}
+
+/// `key_arrays` of a list of tokens (a version-1 model file lists its vocabulary as tokens).
+#[pyfunction]
+pub fn token_key_arrays<'py>(tokens: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    super::errors::guard(|| {
+        let (bytes, ends) = packed_keys(tokens)?;
+        key_arrays(tokens.py(), unpack(&bytes, &ends).into_iter())
+    })
+}
+
 /// The bytes of a `str` (UTF-8, or surrogatepass for text with lone surrogates).
 pub fn str_key<'a>(text: &'a Bound<'_, PyString>, scratch: &'a mut Vec<u8>) -> PyResult<&'a [u8]> {
     match text.to_str() {

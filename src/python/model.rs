@@ -3,7 +3,7 @@
 //! log-probabilities or an updated store come out.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{bucket_text, key_of, packed_keys, token_of, unpack};
+use super::keys::{bucket_text, first_foreign_key, key_arrays, key_of, token_of};
 use super::mail::EmailTokenizer;
 use super::tokenizer::WordTokenizer;
 use super::weighting::EmailWeights;
@@ -1465,6 +1465,30 @@ impl Core {
         guard(|| self.tokens(py, &ids))
     }
 
+    /// The vocabulary as a model file stores it: the keys of `ids`' tokens back to back, and
+    /// where each ends (int64 bytes). Refused for a hashed model or a free id.
+    fn feature_keys<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<u32>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        guard(|| {
+            let vocabulary = self
+                .nb
+                .vocabulary()
+                .ok_or_else(|| error(ErrorKind::InvalidParameter, "a hashed model has no vocabulary"))?;
+            let keys = ids
+                .iter()
+                .map(|&id| {
+                    vocabulary
+                        .token(id)
+                        .ok_or_else(|| error(ErrorKind::InvalidParameter, format!("feature id {id} is free")))
+                })
+                .collect::<PyResult<Vec<&[u8]>>>()?;
+            key_arrays(py, keys.into_iter())
+        })
+    }
+
     /// Ids free for reuse (the last is reused first).
     fn free_ids(&self) -> Vec<u32> {
         self.nb.vocabulary().map_or_else(Vec::new, |v| v.free_ids().to_vec())
@@ -1477,14 +1501,13 @@ impl Core {
 
     // -- loading -----------------------------------------------------------------------------
 
-    /// Restore a saved store: labels, vocabulary tokens (exact models; None when hashed),
-    /// the store's arrays as `{name: (dtype, shape, bytes)}` (the raw `.npy` payloads,
-    /// checked in `snapshot::check`), and the clocks (checked by the caller).
-    #[allow(clippy::too_many_arguments)]
+    /// Restore a saved store: labels, the store's arrays as `{name: (dtype, shape, buffer,
+    /// start, end)}` (each `.npy` payload is `buffer[start:end]`, so the file's bytes are
+    /// read in place; checked in `snapshot::check`; an exact model's vocabulary is among
+    /// them), and the clocks (checked by the caller).
     fn load(
         &mut self,
         labels: &Bound<'_, PyList>,
-        tokens: Option<&Bound<'_, PyAny>>,
         arrays: &Bound<'_, PyDict>,
         scale: f64,
         n_learned: u64,
@@ -1494,54 +1517,48 @@ impl Core {
             if self.nb.n_classes() != 0 {
                 return Err(error(ErrorKind::ModelFormat, "a store loads into an empty model only"));
             }
-            let mut raw: Vec<(String, String, Vec<usize>, Bound<'_, PyBytes>)> = Vec::with_capacity(arrays.len());
+            let mut raw = Vec::with_capacity(arrays.len());
             for (name, value) in arrays.iter() {
                 let name: String = name.extract()?;
-                let (dtype, shape, data) =
-                    value
-                        .extract::<(String, Vec<usize>, Bound<'_, PyBytes>)>()
-                        .map_err(|_| {
-                            error(
-                                ErrorKind::ModelFormat,
-                                format!("array '{name}' is not (dtype, shape, bytes)"),
-                            )
-                        })?;
-                raw.push((name, dtype, shape, data));
+                let (dtype, shape, buffer, start, end) = value
+                    .extract::<(String, Vec<usize>, Bound<'_, PyBytes>, usize, usize)>()
+                    .ok()
+                    .filter(|(_, _, buffer, start, end)| start <= end && *end <= buffer.as_bytes().len())
+                    .ok_or_else(|| {
+                        error(
+                            ErrorKind::ModelFormat,
+                            format!("array '{name}' is not (dtype, shape, buffer, start, end)"),
+                        )
+                    })?;
+                raw.push((name, dtype, shape, buffer, start, end));
             }
             let map = raw
                 .iter()
-                .map(|(name, dtype, shape, data)| {
+                .map(|(name, dtype, shape, buffer, start, end)| {
                     (
                         name.as_str(),
                         RawArray {
                             dtype: dtype.as_str(),
                             shape: shape.clone(),
-                            data: data.as_bytes(),
+                            data: &buffer.as_bytes()[*start..*end],
                         },
                     )
                 })
                 .collect();
             let snapshot = snapshot::check(&map, labels.len(), n_learned, self.nb.n_buckets())
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
-            match (tokens, self.nb.vocabulary_mut()) {
-                (Some(tokens), Some(vocabulary)) => {
-                    let (bytes, ends) = packed_keys(tokens).map_err(|e| {
-                        error(
+            if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.vocabulary_mut()) {
+                if !keys.all_utf8() {
+                    if let Some(position) = first_foreign_key(labels.py(), keys.iter())? {
+                        return Err(error(
                             ErrorKind::ModelFormat,
-                            format!("vocabulary tokens must be usable features: {e}"),
-                        )
-                    })?;
-                    vocabulary
-                        .restore(&snapshot.ids, &unpack(&bytes, &ends), &snapshot.free)
-                        .map_err(|m| error(ErrorKind::ModelFormat, m))?;
+                            format!("vocabulary key {position} is not the key of a feature name"),
+                        ));
+                    }
                 }
-                (None, None) => {}
-                _ => {
-                    return Err(error(
-                        ErrorKind::ModelFormat,
-                        "an exact model lists its vocabulary tokens, a hashed model has none",
-                    ))
-                }
+                vocabulary
+                    .restore(snapshot.ids.ids().zip(keys.iter()), &snapshot.free)
+                    .map_err(|m| error(ErrorKind::ModelFormat, m))?;
             }
             for label in labels.iter() {
                 let weight = self.prior_weight(&label)?;
@@ -1549,19 +1566,17 @@ impl Core {
                 self.push_label(&label)?;
             }
             let store = &mut self.nb.store;
-            for i in 0..snapshot.cell_feature.len() {
-                store.load_cell(
-                    snapshot.cell_feature[i],
-                    snapshot.cell_class[i],
-                    snapshot.cell_tokens[i],
-                    snapshot.cell_docs[i],
-                );
+            let cells = (snapshot.cell_feature.ids().zip(snapshot.cell_class.iter()))
+                .zip(snapshot.cell_tokens.iter().zip(snapshot.cell_docs.iter()));
+            for ((feature, class), (tokens, docs)) in cells {
+                store.load_cell(feature, class as usize, tokens, docs);
             }
             for c in 0..labels.len() {
                 store.load_class(c, snapshot.class_docs[c], snapshot.class_tokens[c]);
             }
-            for ((&id, &b), &s) in snapshot.ids.iter().zip(&snapshot.born).zip(&snapshot.last_seen) {
-                store.set_stamps(id, Some(b), Some(s));
+            let stamps = snapshot.born.iter().zip(snapshot.last_seen.iter());
+            for (id, (born, seen)) in snapshot.ids.ids().zip(stamps) {
+                store.set_stamps(id, Some(born as u64), Some(seen as u64));
             }
             store.scale = scale;
             store.n_learned = n_learned;

@@ -154,8 +154,14 @@ impl Vocabulary {
                     format!("vocabulary tokens must be usable features: {e}"),
                 )
             })?;
+            if ids.len() != ends.len() {
+                return Err(error(
+                    Kind::ModelFormat,
+                    format!("the vocabulary must list {} tokens", ids.len()),
+                ));
+            }
             self.exact
-                .restore(&ids, &unpack(&bytes, &ends), &free)
+                .restore(ids.iter().copied().zip(unpack(&bytes, &ends)), &free)
                 .map_err(|m| error(Kind::ModelFormat, m))
         })
     }

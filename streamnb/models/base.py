@@ -604,8 +604,8 @@ class DiscreteNB(abc.ABC):
 
     def _state(self) -> tuple[dict[str, Any], Arrays]:
         """The persistence hook: the model as plain values (params, labels ...) and named arrays."""
-        scalars, tokens, arrays = self.store.export()
-        state = {"params": self.get_params(), **scalars, "features": tokens, "last_t": self.last_t,
+        scalars, arrays = self.store.export()
+        state = {"params": self.get_params(), **scalars, "last_t": self.last_t,
                  "pruned_at": self.store.pruned_at, "pass_at": self._pass_at}
         if self._ledger is not None:
             arrays.update(self._ledger.arrays(self.store.class_id))
@@ -614,10 +614,11 @@ class DiscreteNB(abc.ABC):
     @classmethod
     def _from_state(cls, state: dict[str, Any], arrays: Arrays) -> "DiscreteNB":
         """Rebuild a model from ``_state``'s output; ModelFormatError for anything inconsistent."""
-        keys = {"params", "labels", "scale", "n_learned", "features", "last_t", "pruned_at", "pass_at"}
-        _require(set(state) == keys, f"state keys {sorted(state)} differ from {sorted(keys)}")
+        keys = {"params", "labels", "scale", "n_learned", "last_t", "pruned_at", "pass_at"}
+        version_1 = keys | {"features"}  # a version-1 file lists the vocabulary's tokens here
+        _require(set(state) in (keys, version_1), f"state keys {sorted(state)} differ from {sorted(keys)}")
         model = cls(**state["params"])
-        model.store.restore(state, state["features"], arrays, state["pruned_at"])
+        model.store.restore(state, arrays, state["pruned_at"], tokens=state.get("features"))
         n = model.n_learned
         last_t = state["last_t"]
         if last_t is not None:

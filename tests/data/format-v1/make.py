@@ -1,0 +1,59 @@
+"""Write the version-1 model files of this folder and the log-probabilities they give.
+
+Run at commit 3be5f82 (the last that wrote format version 1): `python tests/data/format-v1/make.py`.
+tests/test_persist.py::test_version_1_files_still_load loads them with today's code.
+"""
+
+import json
+from pathlib import Path
+
+import streamnb
+from streamnb import BernoulliNB, ComplementNB, MultinomialNB
+from streamnb.models.email import EmailNB
+from streamnb.persist import encode_value
+from streamnb.text import Tokenizer
+
+OUT = Path(__file__).parent
+# Feature names of every kind a vocabulary keys: str (with a lone surrogate), tuple, int,
+# float, bytes, None, bool, an infinity.
+DOCS = [({"cheap": 2, ("cheap", "pills"): 1, 7: 1, b"\xff\x00": 1, "caf\u00e9": 1, "\ud800x": 1, 2.5: 1}, "spam"),
+        ({"meeting": 1, "agenda": 2, ("see", "you"): 1, None: 1, True: 1}, "ham"),
+        ({"cheap": 1, "meeting": 1, "nan-name": 1, float("inf"): 1}, "spam")]
+TEXTS = [("cheap pills now", "spam"), ("the meeting agenda", "ham"), ("cheap meeting", "ham")]
+MAILS = [(b"Subject: cheap pills\r\nFrom: a@spam.example\r\n\r\nbuy cheap pills http://x.example/\r\n", "spam"),
+         (b"Subject: agenda\r\nFrom: bob@work.example\r\n\r\nthe meeting is at noon\r\n", "ham")]
+
+
+def trained(model, stream):
+    for x, y in stream:
+        model.learn_one(x, y)
+    return model
+
+
+def main():
+    multinomial = trained(MultinomialNB(alpha=0.5, ledger=10), DOCS)
+    multinomial.unlearn_one(DOCS[2][0], "spam").learn_one(DOCS[2][0], "spam")
+    multinomial.learn_one({"gone": 1}, "ham").unlearn_one({"gone": 1}, "ham")  # leaves a free id
+    as_text = [({str(k): v for k, v in x.items()}, y) for x, y in DOCS]
+    models = {
+        "multinomial": (multinomial, [x for x, _ in DOCS]),
+        "bernoulli": (trained(BernoulliNB(alpha=1.0), DOCS), [x for x, _ in DOCS]),
+        "complement": (trained(ComplementNB(norm=True), DOCS), [x for x, _ in DOCS]),
+        "hashed": (trained(MultinomialNB(n_buckets=64), as_text), [x for x, _ in as_text]),
+        "text": (trained(MultinomialNB(tokenizer=Tokenizer(ngram_range=(1, 2))), TEXTS),
+                 [x for x, _ in TEXTS] + ["never seen words"]),
+        "email": (trained(EmailNB(), MAILS), [x for x, _ in MAILS]),
+    }
+    expected = {}
+    for name, (model, probes) in models.items():
+        model.save(OUT / f"{name}.snb")
+        assert streamnb.load(OUT / f"{name}.snb").predict_log_proba_one(probes[0]) == \
+            model.predict_log_proba_one(probes[0])
+        expected[name] = [{"probe": encode_value(x), "log_proba": encode_value(model.predict_log_proba_one(x))}
+                          for x in probes]
+    made_by = "tests/data/format-v1/make.py at commit 3be5f82 (format version 1)"
+    (OUT / "expected.json").write_text(json.dumps({"made_by": made_by, "log_proba": expected}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -25,7 +25,8 @@ A zip archive, every member stored uncompressed:
 - ``arrays/<name>.npy`` for each array named in the metadata (counts, stamps, ledger).
 - the archive comment: ``streamnb-model v2 sha256:<64 hex digits>``, the SHA-256 of every
   byte of the file before the digits. Any flipped bit, truncation or edit is detected
-  before anything is parsed, and a file claiming another version is refused by name.
+  and reported as such (whatever else reading the file found), and a file claiming another
+  version is refused by name.
 
 What a DiscreteNB model stores (its ``_state`` / ``_from_state`` hooks): the constructor
 params, the class labels, the global ``scale`` and the clocks, and the arrays
@@ -63,8 +64,9 @@ and a Python string each to load), and its store's integer arrays were int64. Ve
 files still load (``READABLE``).
 
 Reading takes the members out of the file's bytes in place (zipfile reads the central
-directory; the local headers are followed here): the SHA-256 has covered every byte
-already, so zipfile's CRC-32 pass and its copy of each member would be the same work again.
+directory; the local headers are followed here): the SHA-256 covers every byte, so
+zipfile's CRC-32 pass and its copy of each member would be the same work again. The
+SHA-256 is computed in a thread while the model is read (see ``loads``).
 
 Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.text``, ``streamnb.weighting`` and
 ``streamnb.mail`` are known, others can be added with ``register_tokenizer``. Anything
@@ -88,6 +90,7 @@ import math
 import os
 import re
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
@@ -439,8 +442,47 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
     if version not in READABLE:
         raise ModelFormatError(f"format version {version} is not supported (this streamnb reads versions "
                                f"{', '.join(map(str, READABLE))})")
-    if hashlib.sha256(memoryview(data)[:-64]).hexdigest().encode("ascii") != match.group(2):
-        raise ModelFormatError("checksum mismatch: the file is corrupted or was modified")
+    expected = bytes.fromhex(match.group(2).decode("ascii"))
+    view = memoryview(data)[:-64]
+    if len(data) < _HASH_APART:  # verified first: a thread costs more than hashing a small file
+        _check_digest(_sha256(view), expected)
+        return _read_model(data, version, tokenizer)
+    # A big file's checksum is computed in a thread while the model is read (hashlib and the
+    # core both release the GIL: on two cores the load takes the time of the slower of the
+    # two). Reading bytes not yet verified is safe, every value being checked as hostile
+    # input; nothing is returned before the digest matches, and a mismatch is what gets
+    # reported, whatever the reading found.
+    digest: list[bytes | BaseException] = []
+    hashing = threading.Thread(target=lambda: digest.append(_sha256(view)))
+    hashing.start()
+    try:
+        return _read_model(data, version, tokenizer)
+    finally:
+        hashing.join()
+        _check_digest(digest[0], expected)
+
+
+_HASH_APART = 1 << 20  # file size (bytes) from which the checksum is computed beside the reading
+
+
+def _sha256(data: memoryview) -> bytes | BaseException:
+    """The SHA-256 digest of ``data``, or the exception computing it raised (in a thread,
+    handed to the one that waits for it)."""
+    try:
+        return hashlib.sha256(data).digest()
+    except BaseException as exc:
+        return exc
+
+
+def _check_digest(digest: bytes | BaseException, expected: bytes) -> None:
+    if isinstance(digest, BaseException):
+        raise digest
+    if digest != expected:
+        raise ModelFormatError("checksum mismatch: the file is corrupted or was modified") from None
+
+
+def _read_model(data: bytes, version: int, tokenizer: Any) -> Any:
+    """The model of file bytes (``loads`` checks their checksum)."""
     try:
         metadata, arrays = _read_archive(data, version)
     except ModelFormatError:
@@ -470,7 +512,7 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
 
 
 def _read_archive(data: bytes, version: int) -> tuple[dict[str, Any], SavedArrays]:
-    """Metadata and arrays of an archive whose checksum has been verified; all checked."""
+    """Metadata and arrays of an archive (its checksum is verified meanwhile); all checked."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
     names = [info.filename for info in infos]

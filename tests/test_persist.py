@@ -236,6 +236,25 @@ def test_every_flipped_bit_is_detected(saved):
     assert streamnb.load(saved).n_learned == 12
 
 
+@pytest.mark.parametrize("hash_apart", [0, persist._HASH_APART])
+def test_a_corrupted_file_is_reported_as_corrupted_whatever_reading_it_found(saved, monkeypatch, hash_apart):
+    """Big files are verified in a thread while they are read: the checksum's verdict wins
+    over a reading that failed (a broken header) or succeeded (a changed count)."""
+    monkeypatch.setattr(persist, "_HASH_APART", hash_apart)
+    data = saved.read_bytes()
+    at_metadata = data.index(b'"format"')
+    metadata, members = read_members(saved)
+    counts_at = data.index(members["arrays/cell_tokens.npy"][-8:])
+    for position in (at_metadata, counts_at + 6):
+        broken = bytearray(data)
+        broken[position] ^= 0x01
+        saved.write_bytes(bytes(broken))
+        with pytest.raises(ModelFormatError, match="checksum mismatch"):
+            streamnb.load(saved)
+    saved.write_bytes(data)
+    assert streamnb.load(saved).n_learned == 12
+
+
 def test_another_format_version_is_refused_by_name(saved):
     metadata, members = read_members(saved)
     data = persist._pack(json.dumps(metadata).encode(), members)

@@ -1545,19 +1545,23 @@ impl Core {
                     )
                 })
                 .collect();
-            let snapshot = snapshot::check(&map, labels.len(), n_learned, self.nb.n_buckets())
+            // The heavy parts run without the GIL: persist.loads verifies the file's checksum
+            // in another thread meanwhile.
+            let py = labels.py();
+            let (k, n_buckets) = (labels.len(), self.nb.n_buckets());
+            let snapshot = py
+                .detach(|| snapshot::check(&map, k, n_learned, n_buckets))
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
             if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.vocabulary_mut()) {
                 if !keys.all_utf8() {
-                    if let Some(position) = first_foreign_key(labels.py(), keys.iter())? {
+                    if let Some(position) = first_foreign_key(py, keys.iter())? {
                         return Err(error(
                             ErrorKind::ModelFormat,
                             format!("vocabulary key {position} is not the key of a feature name"),
                         ));
                     }
                 }
-                vocabulary
-                    .restore(snapshot.ids.ids().zip(keys.iter()), &snapshot.free)
+                py.detach(|| vocabulary.restore(snapshot.ids.ids().zip(keys.iter()), &snapshot.free))
                     .map_err(|m| error(ErrorKind::ModelFormat, m))?;
             }
             for label in labels.iter() {
@@ -1566,18 +1570,20 @@ impl Core {
                 self.push_label(&label)?;
             }
             let store = &mut self.nb.store;
-            let cells = (snapshot.cell_feature.ids().zip(snapshot.cell_class.iter()))
-                .zip(snapshot.cell_tokens.iter().zip(snapshot.cell_docs.iter()));
-            for ((feature, class), (tokens, docs)) in cells {
-                store.load_cell(feature, class as usize, tokens, docs);
-            }
-            for c in 0..labels.len() {
-                store.load_class(c, snapshot.class_docs[c], snapshot.class_tokens[c]);
-            }
-            let stamps = snapshot.born.iter().zip(snapshot.last_seen.iter());
-            for (id, (born, seen)) in snapshot.ids.ids().zip(stamps) {
-                store.set_stamps(id, Some(born as u64), Some(seen as u64));
-            }
+            py.detach(|| {
+                let cells = (snapshot.cell_feature.ids().zip(snapshot.cell_class.iter()))
+                    .zip(snapshot.cell_tokens.iter().zip(snapshot.cell_docs.iter()));
+                for ((feature, class), (tokens, docs)) in cells {
+                    store.load_cell(feature, class as usize, tokens, docs);
+                }
+                for c in 0..k {
+                    store.load_class(c, snapshot.class_docs[c], snapshot.class_tokens[c]);
+                }
+                let stamps = snapshot.born.iter().zip(snapshot.last_seen.iter());
+                for (id, (born, seen)) in snapshot.ids.ids().zip(stamps) {
+                    store.set_stamps(id, Some(born as u64), Some(seen as u64));
+                }
+            });
             store.scale = scale;
             store.n_learned = n_learned;
             store.pruned_at = pruned_at;

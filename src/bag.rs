@@ -16,7 +16,7 @@ pub struct Bag {
 /// `a == b`, inline for the short keys most features are (a call to memcmp costs more
 /// than the comparison itself): words of up to 16 bytes are two overlapping loads a side.
 #[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;

@@ -201,6 +201,28 @@ impl Encoder<'_> {
         }
     }
 
+    /// `add_distinct` of every key of a mapping (`keys[i]` by `values[i]`): all hashed
+    /// first, then looked up, so the lookups (cache misses in a big vocabulary) overlap
+    /// instead of each waiting for the Python objects of the next key to be read.
+    pub fn add_distinct_all<'k>(&mut self, keys: impl Iterator<Item = &'k [u8]> + Clone, values: &[f64]) {
+        match &self.nb.features {
+            Features::Exact(vocabulary) => {
+                let hashes: Vec<u64> = keys.clone().map(|key| vocabulary.hash(key)).collect();
+                for ((key, hash), &by) in keys.zip(hashes).zip(values) {
+                    match vocabulary.find_hashed(key, hash) {
+                        Some(id) => self.buckets.add(id, by),
+                        None => self.bag.add(key, hash, by),
+                    }
+                }
+            }
+            Features::Hashed(n) => {
+                for (key, &by) in keys.zip(values) {
+                    self.buckets.add(bucket(key, *n), by);
+                }
+            }
+        }
+    }
+
     /// `add` with the key's hash already computed (with the model's `hasher`).
     #[inline]
     pub fn add_hashed(&mut self, key: &[u8], hash: u64, by: f64) {

@@ -11,6 +11,7 @@
 //! bytes and any other hashable token as 0xFF followed by a tagged encoding; 0xFF never
 //! occurs in UTF-8, so the two kinds cannot collide.
 
+use crate::bag::same_bytes;
 use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
@@ -132,7 +133,7 @@ impl Vocabulary {
     pub fn find_hashed(&self, token: &[u8], hash: u64) -> Option<u32> {
         let (arena, spans) = (&self.arena, &self.spans);
         self.table
-            .find(hash, |&id| Self::bytes_of(arena, spans[id as usize]) == token)
+            .find(hash, |&id| same_bytes(Self::bytes_of(arena, spans[id as usize]), token))
             .copied()
     }
 

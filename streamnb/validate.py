@@ -14,7 +14,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeVar, Union, overload
 
-from .errors import InvalidInputError, InvalidLabelError, InvalidParameterError, InvalidTypeError, describe
+from .errors import (InvalidInputError, InvalidLabelError, InvalidParameterError, InvalidTypeError,
+                     UnknownClassError, describe)
 
 Label = Union[str, int, bool]
 T = TypeVar("T")
@@ -36,6 +37,8 @@ def check_label(y: object) -> Label:
     numpy scalars become their Python equivalents so that ``np.int64(1)`` and ``1`` are the
     same class (and the label survives JSON persistence).
     """
+    if type(y) is str:  # the common case, first: this runs on every learned document
+        return y
     numpy = _numpy()
     if isinstance(y, bool) or (numpy is not None and isinstance(y, numpy.bool_)):
         return bool(y)
@@ -128,6 +131,8 @@ def check_alpha(alpha: object, allow_zero: bool) -> float:
 
 def check_weight(w: object) -> float:
     """A sample weight: a finite number > 0."""
+    if type(w) is float and 0.0 < w < math.inf:  # the common case, first (numbers.Real is an ABC: slow)
+        return w
     if isinstance(w, bool) or not isinstance(w, numbers.Real) or not is_finite(w) or w <= 0:
         raise InvalidInputError(f"sample weight must be a finite number > 0, got {describe(w)}")
     return float(w)
@@ -153,9 +158,7 @@ def check_class_prior(prior: object) -> str | dict[Label, float]:
 
 def check_class_allowed(class_prior: str | Mapping[Label, float], label: Label) -> None:
     """A fixed class prior names every class a model may learn."""
-    from .errors import UnknownClassError
-
-    if isinstance(class_prior, Mapping) and label not in class_prior:
+    if type(class_prior) is not str and isinstance(class_prior, Mapping) and label not in class_prior:
         raise UnknownClassError(
             f"class {label!r} has no entry in the fixed class_prior (classes: {list(class_prior)})")
 

@@ -459,3 +459,24 @@ def test_find_or_add_trusts_an_earlier_lookup_only_at_the_same_epoch():
     other.find_or_add(["later"])  # the vocabulary changes after the lookup
     assert other.find_or_add(tokens, ids, epoch).tolist() == [0, 2, 1]
     assert len(other) == 3  # "later" was looked up again, not added twice
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d.update(Tokyo=2),                   # a value changed
+    lambda d: d.update(Tokyo=1.0),                 # an equal value, another object
+    lambda d: d.update(Osaka=1),                   # a key added
+    lambda d: d.pop("Japan"),                      # a key removed
+    lambda d: d.update(Japan=d.pop("Japan")),      # the same items in another order
+    lambda d: None,                                # nothing: the remembered document is used
+])
+def test_a_dict_changed_between_predict_and_learn_is_learned_as_it_is_then(change):
+    """predict_one then learn_one of one dict encodes it once (the core remembers it); a
+    change in between, whatever it is, must be seen."""
+    remembering, fresh = trained(MultinomialNB), trained(MultinomialNB)
+    document = dict(CHINA_TEST)
+    remembering.predict_one(document)
+    change(document)
+    remembering.learn_one(document, "China")
+    fresh.learn_one(dict(document), "China")
+    for probe in (CHINA_TEST, {"Osaka": 1, "Japan": 2}, {"Tokyo": 3}):
+        assert remembering.predict_log_proba_one(probe) == fresh.predict_log_proba_one(probe)

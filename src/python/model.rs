@@ -3,7 +3,7 @@
 //! log-probabilities or an updated store come out.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{bucket_text, first_foreign_key, key_arrays, key_of, token_of};
+use super::keys::{bucket_text, first_foreign_key, key_arrays, key_of, token_of, unpack};
 use super::mail::EmailTokenizer;
 use super::tokenizer::WordTokenizer;
 use super::weighting::EmailWeights;
@@ -15,6 +15,7 @@ use crate::parallel;
 use crate::snapshot::{self, RawArray};
 use crate::store::StoreError;
 use crate::weighting::idf;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -44,7 +45,8 @@ pub struct Core {
     /// with these masses (`set_idf`); learning uses the document as it is.
     idf: Option<Py<EmailWeights>>,
     /// The last document encoded: predicting and then learning the same message encodes it
-    /// once (raw text: compared by value; a dict: the same object, still equal to a copy).
+    /// once (raw text: compared by value; a dict: the same object, still holding the same
+    /// key and value objects in the same order as a copy taken then).
     last: Option<Last>,
 }
 
@@ -58,6 +60,7 @@ type Split<'py> = (
 
 struct Last {
     x: Py<PyAny>,
+    /// A copy of the dict as it was (it holds the items, so no other object can take their addresses).
     copy: Option<Py<PyDict>>,
     doc: Doc,
 }
@@ -253,6 +256,11 @@ impl Core {
         let hashed = self.nb.n_buckets().is_some();
         let mut encoder = self.nb.encoder(len, len * 8);
         let mut scratch = Vec::new();
+        let (mut keys, mut ends, mut values) = (
+            Vec::with_capacity(len * 8),
+            Vec::with_capacity(len),
+            Vec::with_capacity(len),
+        );
         let (mut non_finite, mut negative) = (None, None);
         for (key, value) in pairs {
             let v = if let Ok(f) = value.cast_exact::<PyFloat>() {
@@ -288,8 +296,11 @@ impl Core {
             } else {
                 key_of(&key, &mut scratch)?
             };
-            encoder.add_distinct(key, v); // a key listed twice: its ids and bag entries accumulate
+            keys.extend_from_slice(key);
+            ends.push(keys.len());
+            values.push(v);
         }
+        encoder.add_distinct_all(unpack(&keys, &ends).into_iter(), &values); // a key listed twice accumulates
         if let Some(bad) = non_finite {
             return Err(error(
                 ErrorKind::InvalidInput,
@@ -448,12 +459,14 @@ impl Core {
         result
     }
 
-    /// Is x the document remembered: the same text, or the same dict with the same contents?
+    /// Is x the document remembered: the same text, or the same dict holding the same
+    /// objects? (A value replaced by an equal object counts as a change: encoded again.)
     fn same_document(&self, last: &Last, x: &Bound<'_, PyAny>) -> PyResult<bool> {
         let py = x.py();
-        match &last.copy {
-            Some(copy) => Ok(last.x.bind(py).is(x) && copy.bind(py).eq(x)?),
-            None => same_text(last.x.bind(py), x),
+        match (&last.copy, x.cast::<PyDict>()) {
+            (Some(copy), Ok(dict)) => Ok(last.x.bind(py).is(x) && same_items(copy.bind(py), dict)),
+            (Some(_), Err(_)) => Ok(false),
+            (None, _) => same_text(last.x.bind(py), x),
         }
     }
 
@@ -743,6 +756,36 @@ fn encode_weighted(nb: &NaiveBayes, weights: &EmailWeights, raw: &[u8]) -> Doc {
 }
 
 /// Are two raw texts the same text (same type, equal)?
+/// Do two dicts hold the same key and value objects in the same order? One walk over both
+/// with borrowed references (no lookup, no reference counting, no comparison that could
+/// run Python code): what `dict.copy()` then no change in between leaves.
+fn same_items(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut at_a, mut at_b): (ffi::Py_ssize_t, ffi::Py_ssize_t) = (0, 0);
+    let (mut key_a, mut value_a, mut key_b, mut value_b) = (
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    // SAFETY: both dicts are alive (bound) and the GIL is held; PyDict_Next hands out
+    // borrowed references that are only compared as addresses, and nothing runs in between
+    // that could change either dict.
+    unsafe {
+        while ffi::PyDict_Next(a.as_ptr(), &mut at_a, &mut key_a, &mut value_a) != 0 {
+            if ffi::PyDict_Next(b.as_ptr(), &mut at_b, &mut key_b, &mut value_b) == 0
+                || key_a != key_b
+                || value_a != value_b
+            {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
     if last.is(x) {
         return Ok(true);

@@ -30,10 +30,14 @@ import math
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeGuard
 
 from . import __version__
 from .errors import StreamNBError
+
+if TYPE_CHECKING:
+    from .datasets import Order
+    from .decision import FilterReport, SpamFilter, Verdict
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_CODES = {"spam": EXIT_SPAM, "ham": EXIT_HAM, "unsure": EXIT_UNSURE}
@@ -152,7 +156,7 @@ def load_model(path: str) -> Any:
     return load(path)
 
 
-def spam_filter(model: Any, args: argparse.Namespace) -> Any:
+def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
     from .decision import SpamFilter
 
     classes = set(getattr(model, "classes", []))
@@ -161,7 +165,7 @@ def spam_filter(model: Any, args: argparse.Namespace) -> Any:
     return SpamFilter(model, _rule(args), min_per_class=min_per_class(args), evidence_k=args.evidence)
 
 
-def tag_message(raw: bytes, verdict: Any) -> bytes:
+def tag_message(raw: bytes, verdict: Verdict) -> bytes:
     """The message with X-StreamNB-Status and X-StreamNB-Score headers; the body byte for byte.
 
     Earlier X-StreamNB-* headers are replaced, so a message can be classified again.
@@ -268,7 +272,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluation_items(args: argparse.Namespace, order: str, seed: int) -> list[tuple[Any, Any]]:
+def evaluation_items(args: argparse.Namespace, order: Order, seed: int) -> list[tuple[Any, Any]]:
     """The labelled messages of --corpus or the sources, in the given order."""
     import numpy as np
 
@@ -284,7 +288,12 @@ def evaluation_items(args: argparse.Namespace, order: str, seed: int) -> list[tu
     return items
 
 
-def other_orders(args: argparse.Namespace) -> list[tuple[str, int]]:
+def _is_order(name: str) -> TypeGuard[Order]:
+    """Whether name is an order load_spamassassin takes (date, file or shuffle)."""
+    return name in ("date", "file", "shuffle")
+
+
+def other_orders(args: argparse.Namespace) -> list[tuple[Order, int]]:
     """--also-orders as (order, seed) pairs: "file,shuffle:1" -> [("file", 0), ("shuffle", 1)]."""
     spec = args.also_orders
     if spec is None:  # the default: on the corpus, file order and three shuffles
@@ -294,7 +303,7 @@ def other_orders(args: argparse.Namespace) -> list[tuple[str, int]]:
     pairs = []
     for part in spec.split(","):
         order, _, seed = part.strip().partition(":")
-        if order not in ("date", "file", "shuffle") or (seed and not seed.isdigit()) or (seed and order != "shuffle"):
+        if not _is_order(order) or (seed and not seed.isdigit()) or (seed and order != "shuffle"):
             raise CommandError(f"--also-orders takes date, file and shuffle:SEED separated by commas, or none; "
                                f"got {part.strip()!r}")
         pairs.append((order, int(seed or 0)))
@@ -310,7 +319,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
-                   orders: list[tuple[str, int]] | None = None) -> int:
+                   orders: list[tuple[Order, int]] | None = None) -> int:
     """Classify-then-learn every message, print the metrics, write what was asked for.
 
     ``orders``: other orders of the same messages to run with the same settings (frozen:
@@ -321,7 +330,7 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
     from .calibrate import IsotonicCalibrator
     from .decision import SpamFilter, progressive_filter
 
-    def run(stream: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+    def run(stream: list[tuple[Any, Any]]) -> tuple[Any, FilterReport]:
         model = build_model(args)
         spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=min_per_class(args))
         return model, progressive_filter(spam, stream, progress=True)
@@ -359,7 +368,7 @@ def _rule(args: argparse.Namespace) -> Any:
     return {"chi2": ChiSquareRule, "posterior": PosteriorRule}[args.rule](args.ham_cutoff, args.spam_cutoff)
 
 
-def report_fields(report: Any, args: argparse.Namespace) -> dict[str, Any]:
+def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, Any]:
     """The JSON report: settings, the model's argmax metrics, calibration, the verdicts."""
     from .evaluate import brier_score, precision_recall_f1
 
@@ -401,7 +410,7 @@ def report_fields(report: Any, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def order_fields(report: Any, order: str, seed: int) -> dict[str, Any]:
+def order_fields(report: FilterReport, order: str, seed: int) -> dict[str, Any]:
     """The verdict rates, (1-AUC)% and speed of one run, for the table of orders."""
     return {"order": f"shuffle (seed {seed})" if order == "shuffle" else order,
             "ham_as_spam": report.verdict_false_positive_rate, "spam_as_ham": report.verdict_false_negative_rate,
@@ -453,7 +462,7 @@ def metrics_table(fields: dict[str, Any]) -> str:
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
 
-def write_plots(report: Any, folder: Path) -> list[Path]:
+def write_plots(report: FilterReport, folder: Path) -> list[Path]:
     from . import plots  # matplotlib is an optional extra
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -34,12 +34,21 @@ from __future__ import annotations
 import math
 import numbers
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol, overload
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
+
+    from .calibrate import Calibrator
+    from .models.base import Document, FeatureValues
+    from .validate import Label
+
+    Floats = npt.NDArray[np.float64]
+    Bools = npt.NDArray[np.bool_]
+    Objects = npt.NDArray[np.object_]  # labels, verdicts: Python objects
 else:
     from ._lazy import numpy as np
 
@@ -54,11 +63,21 @@ __all__ = [
     "SpamFilter", "FilterReport", "progressive_filter",
 ]
 
-HAM, UNSURE, SPAM = "ham", "unsure", "spam"
+HAM: Final = "ham"
+UNSURE: Final = "unsure"
+SPAM: Final = "spam"
 Verdicts = Literal["ham", "unsure", "spam"]
 
 
-def expit(z: Any) -> Any:
+@overload
+def expit(z: float) -> float: ...
+
+
+@overload
+def expit(z: Floats) -> Floats: ...
+
+
+def expit(z: float | Floats) -> float | Floats:
     """The logistic function 1 / (1 + exp(-z)) of a number (float) or an array, overflow-free.
 
     Written here rather than imported from scipy.special, whose import costs more than a
@@ -86,8 +105,8 @@ class Evidence(NamedTuple):
 class LogOddsTerms(NamedTuple):
     """A document's log-odds log P(pos|x) - log P(neg|x) = bias + sum(weights), one weight per feature."""
 
-    features: list
-    weights: np.ndarray
+    features: list[Hashable]
+    weights: Floats
     bias: float
 
     @property
@@ -95,14 +114,14 @@ class LogOddsTerms(NamedTuple):
         return float(self.bias + self.weights.sum())
 
 
-def _class_column(classes: list, label: Hashable) -> int:
+def _class_column(classes: Sequence[Hashable], label: Hashable) -> int:
     if label not in classes:
         raise UnknownClassError(f"class {label!r} has not been learned (classes: {classes}); "
                                 "log-odds need both classes")
     return classes.index(label)
 
 
-def log_odds_terms(model: FilterModel, x: Any, positive: Hashable = SPAM, negative: Hashable = HAM) -> LogOddsTerms:
+def log_odds_terms(model: FilterModel, x: Any, positive: Label = SPAM, negative: Label = HAM) -> LogOddsTerms:
     """Split the model's log-odds of x into one term per known feature plus a bias.
 
     With the model's ``contributions_one(x)`` (jll_c = rest_c + sum_i terms_ic; multinomial:
@@ -118,12 +137,16 @@ def log_odds_terms(model: FilterModel, x: Any, positive: Hashable = SPAM, negati
     """
     contributions = getattr(model, "contributions_one", None)
     if callable(contributions):
-        features, weights, bias = _split_log_odds(contributions(x), positive, negative)
-        return LogOddsTerms(features, np.array(weights, dtype=np.float64), bias)
-    view = model.log_linear()
+        split_features, split_weights, bias = _split_log_odds(contributions(x), positive, negative)
+        return LogOddsTerms(split_features, np.array(split_weights, dtype=np.float64), bias)
+    # The generic view: log_linear() (and tokenizer, for raw text) are optional members of a
+    # FilterModel, which no check above establishes; a model without them fails below with
+    # AttributeError (TypeError for raw text and a tokenizer None), as it always has.
+    generic: _LogLinearModel = model  # type: ignore[assignment]
+    view = generic.log_linear()
     pos, neg = _class_column(view.classes, positive), _class_column(view.classes, negative)
     row = {feature: i for i, feature in enumerate(view.features)}
-    document = model.tokenizer(x) if isinstance(x, (str, bytes)) else x
+    document = generic.tokenizer(x) if isinstance(x, (str, bytes)) else x
     features = [feature for feature in document if feature in row]
     values = np.array([float(document[feature]) for feature in features])
     rows = np.array([row[feature] for feature in features], dtype=np.int64)
@@ -132,15 +155,16 @@ def log_odds_terms(model: FilterModel, x: Any, positive: Hashable = SPAM, negati
     return LogOddsTerms(features, weights, float(log_proba[positive] - log_proba[negative] - weights.sum()))
 
 
-def _split_log_odds(split: Any, positive: Hashable, negative: Hashable) -> tuple[list, list[float], float]:
+def _split_log_odds(split: _LogOddsSplit, positive: Hashable,
+                    negative: Hashable) -> tuple[list[Hashable], list[float], float]:
     """(features, weights, bias) of a model's ``contributions_one``, as lists (no numpy)."""
     pos, neg = _class_column(split.classes, positive), _class_column(split.classes, negative)
     return (list(split.features), [row[pos] - row[neg] for row in split.rows()],
             float(split.rest[pos] - split.rest[neg]))
 
 
-def evidence(model: FilterModel, x: Any, k: int = 10, positive: Hashable = SPAM,
-             negative: Hashable = HAM) -> list[Evidence]:
+def evidence(model: FilterModel, x: Any, k: int = 10, positive: Label = SPAM,
+             negative: Label = HAM) -> list[Evidence]:
     """The k features of x with the largest |contribution| to the log-odds, largest first.
 
     Weights are those of :func:`log_odds_terms` (in nats; > 0 toward ``positive``);
@@ -205,7 +229,7 @@ def fisher_combine(p_values: Iterable[float]) -> float:
 
 
 def robinson_probabilities(spam_docs: Iterable[float], ham_docs: Iterable[float], n_spam: float, n_ham: float,
-                           strength: float = 0.45, background: float = 0.5) -> array:
+                           strength: float = 0.45, background: float = 0.5) -> array[float]:
     """Robinson's degree of belief f(w) that a message containing word w is spam, per word.
 
     With D_spam,w and D_ham,w the spam and ham messages containing w, and N_spam, N_ham
@@ -237,7 +261,7 @@ class ChiSquareResult(NamedTuple):
     indicator: float
     ham_p: float  # H: Fisher's combined p-value of the f(w) (near 0: many hammy words)
     spam_p: float  # S: Fisher's combined p-value of the 1 - f(w) (near 0: many spammy words)
-    clues: list  # [(feature, f(w))] of the words used, most extreme first
+    clues: list[tuple[Hashable, float]]  # [(feature, f(w))] of the words used, most extreme first
 
 
 def chi_square_indicator(probabilities: Iterable[float]) -> tuple[float, float, float]:
@@ -276,25 +300,82 @@ class FilterModel(Protocol):
     """
 
     @property
-    def class_counts(self) -> Mapping[Hashable, float]: ...
+    def class_counts(self) -> Mapping[Label, float]: ...
 
     def predict_one(self, x: Any) -> Hashable | None: ...
 
-    def predict_log_proba_one(self, x: Any) -> Mapping[Hashable, float]: ...
+    def predict_log_proba_one(self, x: Any) -> Mapping[Label, float]: ...
 
-    def learn_one(self, x: Any, y: Hashable) -> Any: ...
+    def learn_one(self, x: Any, y: Label) -> object: ...
+
+
+class _LogOddsSplit(Protocol):
+    """What ``contributions_one`` returns (:class:`streamnb.models.base.Contributions`)."""
+
+    @property
+    def classes(self) -> Sequence[Hashable]: ...
+
+    @property
+    def features(self) -> Sequence[Hashable]: ...
+
+    @property
+    def rest(self) -> Sequence[float]: ...
+
+    def rows(self) -> Sequence[Sequence[float]]: ...
+
+
+class _LogLinearView(Protocol):
+    """What ``log_linear()`` returns (:class:`streamnb.models.base.LogLinear`)."""
+
+    @property
+    def classes(self) -> Sequence[Hashable]: ...
+
+    @property
+    def features(self) -> Sequence[Hashable | None]: ...
+
+    @property
+    def weights(self) -> Floats: ...
+
+
+class _LogLinearModel(FilterModel, Protocol):
+    """A model read through its log-linear view (evidence without ``contributions_one``)."""
+
+    def log_linear(self) -> _LogLinearView: ...
+
+    @property
+    def tokenizer(self) -> Callable[[Any], FeatureValues]: ...
+
+
+class _DocumentCountsView(Protocol):
+    """What ``document_counts(x)`` returns (:class:`streamnb.models.base.DocumentCounts`)."""
+
+    @property
+    def classes(self) -> Sequence[Hashable]: ...
+
+    @property
+    def features(self) -> Sequence[Hashable]: ...
+
+    def rows(self) -> Sequence[Sequence[float]]: ...
+
+    def totals(self) -> Sequence[float]: ...
+
+
+class _CountsDocuments(Protocol):
+    """A model chi-square combining can read: per-class document counts of a message's features."""
+
+    def document_counts(self, x: Any) -> _DocumentCountsView: ...
 
 
 class DecisionRule(Protocol):
     """What a SpamFilter needs from a rule: a score, a verdict for a score, an explanation."""
 
-    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
-              positive: Hashable, negative: Hashable) -> float: ...
+    def score(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> float: ...
 
     def decide(self, score: float) -> Verdicts: ...
 
-    def explain(self, model: Any, features: Mapping, k: int, positive: Hashable,
-                negative: Hashable) -> list[Evidence]: ...
+    def explain(self, model: Any, features: Document, k: int, positive: Label,
+                negative: Label) -> list[Evidence]: ...
 
 
 class _Band:
@@ -311,8 +392,8 @@ class _Band:
             return HAM
         return UNSURE
 
-    def explain(self, model: Any, features: Mapping, k: int, positive: Hashable,
-                negative: Hashable) -> list[Evidence]:
+    def explain(self, model: Any, features: Document, k: int, positive: Label,
+                negative: Label) -> list[Evidence]:
         """The model's strongest log-odds contributions (:func:`evidence`)."""
         return evidence(model, features, k, positive, negative)
 
@@ -327,8 +408,8 @@ class ArgmaxRule(_Band):
     ham_cutoff = 0.5
     spam_cutoff = 0.5
 
-    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
-              positive: Hashable, negative: Hashable) -> float:
+    def score(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> float:
         return float(expit(log_odds))
 
     def decide(self, score: float) -> Verdicts:
@@ -349,8 +430,8 @@ class PosteriorRule(_Band):
     def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
         self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
 
-    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
-              positive: Hashable, negative: Hashable) -> float:
+    def score(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> float:
         return probability
 
     def __repr__(self) -> str:
@@ -369,6 +450,11 @@ class ChiSquareRule(_Band):
     in the unsure band. Explanations are the words used, weight ln(f / (1 - f)).
     """
 
+    strength: float
+    background: float
+    min_strength: float
+    max_discriminators: int
+
     def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90, *, strength: float = 0.45,
                  background: float = 0.5, min_strength: float = 0.1, max_discriminators: int = 150) -> None:
         self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
@@ -386,7 +472,7 @@ class ChiSquareRule(_Band):
         self.min_strength = float(min_strength)
         self.max_discriminators = int(max_discriminators)
 
-    def combine(self, model: FilterModel, features: Mapping, positive: Hashable = SPAM,
+    def combine(self, model: _CountsDocuments, features: Document, positive: Hashable = SPAM,
                 negative: Hashable = HAM) -> ChiSquareResult:
         """Chi-square combining of one message against the model's document counts."""
         counts = model.document_counts(features)
@@ -404,12 +490,12 @@ class ChiSquareRule(_Band):
         names = [counts.features[i] for i in order]
         return ChiSquareResult(indicator, h, s, list(zip(names, chosen)))
 
-    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
-              positive: Hashable, negative: Hashable) -> float:
+    def score(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> float:
         return self.combine(model, features, positive, negative).indicator
 
-    def explain(self, model: Any, features: Mapping, k: int, positive: Hashable,
-                negative: Hashable) -> list[Evidence]:
+    def explain(self, model: Any, features: Document, k: int, positive: Label,
+                negative: Label) -> list[Evidence]:
         """The k most extreme words used, weight ln(f / (1 - f)) (> 0: spammy)."""
         clues = self.combine(model, features, positive, negative).clues[:k]
         return [Evidence(name, math.log(f / (1.0 - f))) for name, f in clues]
@@ -472,7 +558,7 @@ class LogOddsRule(_Band):
             raise InvalidParameterError(f"the score cutoffs must satisfy 0 < ham_cutoff < spam_cutoff < 1, got "
                                         f"{ham_cutoff!r}, {spam_cutoff!r}")
 
-    def cutoffs(self, model: Any, positive: Hashable = SPAM, negative: Hashable = HAM) -> tuple[float, float]:
+    def cutoffs(self, model: Any, positive: Label = SPAM, negative: Label = HAM) -> tuple[float, float]:
         """(h, t): ham below h, spam from t, in log-odds, for the model as it stands."""
         counts = model.class_counts
         n_pos, n_neg = counts.get(positive, 0.0), counts.get(negative, 0.0)
@@ -480,8 +566,8 @@ class LogOddsRule(_Band):
         h = self.ham_log_odds - (self.caution * 100.0 / n_pos if n_pos > 0 else math.inf)
         return h, t
 
-    def score(self, model: Any, features: Mapping, log_odds: float, probability: float,
-              positive: Hashable, negative: Hashable) -> float:
+    def score(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> float:
         h, t = self.cutoffs(model, positive, negative)
         if not math.isfinite(t - h):  # a class unknown: no comparison, the middle of the band
             return 0.5 * (self.ham_cutoff + self.spam_cutoff)
@@ -519,7 +605,7 @@ class Verdict(NamedTuple):
     label: Verdicts
     score: float
     probability: float
-    evidence: list
+    evidence: list[Evidence]
     log_odds: float
 
 
@@ -545,9 +631,22 @@ class SpamFilter:
     (before that the log-odds are 0 or infinite: no comparison to calibrate).
     """
 
-    def __init__(self, model: FilterModel | None = None, rule: DecisionRule | None = None, calibrator: Any = None, *,
-                 min_per_class: float = 1, tokenizer: Callable[[Any], Mapping] | None = None,
-                 positive: Hashable = SPAM, negative: Hashable = HAM, evidence_k: int = 10) -> None:
+    model: FilterModel
+    rule: DecisionRule
+    calibrator: Calibrator | None
+    min_per_class: float
+    tokenizer: Callable[[Any], FeatureValues] | None
+    positive: Label
+    negative: Label
+    evidence_k: int
+    # the last message classified: (x, a copy of x when it is a mapping, its features, its
+    # log-odds, the model's class counts then)
+    _last: tuple[object, dict[Any, Any] | None, Document, float, Mapping[Label, float]] | None
+
+    def __init__(self, model: FilterModel | None = None, rule: DecisionRule | None = None,
+                 calibrator: Calibrator | None = None, *, min_per_class: float = 1,
+                 tokenizer: Callable[[Any], FeatureValues] | None = None, positive: Label = SPAM,
+                 negative: Label = HAM, evidence_k: int = 10) -> None:
         if model is None:
             from .models import EmailNB  # here: decision rules need no mail reader
 
@@ -571,17 +670,17 @@ class SpamFilter:
         if positive == negative:
             raise InvalidParameterError(f"positive and negative must differ, both are {positive!r}")
         self.model = model
-        self.rule: DecisionRule = LogOddsRule() if rule is None else rule
+        self.rule = LogOddsRule() if rule is None else rule
         self.calibrator = calibrator
         self.min_per_class = float(min_per_class)
         self.tokenizer = tokenizer
         self.positive = positive
         self.negative = negative
         self.evidence_k = int(evidence_k)
-        self._last: tuple | None = None  # (x, copy of a mapping x, features, log-odds, class counts)
+        self._last = None
 
     # -- pieces ---------------------------------------------------------------------------------
-    def features(self, x: Any) -> Any:
+    def features(self, x: Any) -> Document:
         """x as the model reads it: a mapping as is; a raw message as is when the model
         tokenizes it itself (a streamnb naive Bayes model with a tokenizer, and no filter
         tokenizer: the core reads it once, and keeps it for the learning that follows);
@@ -604,7 +703,7 @@ class SpamFilter:
 
         return isinstance(self.model, DiscreteNB) and self.model.tokenizer is not None
 
-    def log_odds(self, features: Mapping) -> float:
+    def log_odds(self, features: Document) -> float:
         """log P(pos|x) - log P(neg|x) under the model; +-inf with one class learned, 0 with none."""
         log_proba = self.model.predict_log_proba_one(features)
         has_pos, has_neg = self.positive in log_proba, self.negative in log_proba
@@ -616,9 +715,11 @@ class SpamFilter:
             return -math.inf
         return 0.0
 
-    def _calibrating(self, log_odds: float) -> bool:
-        """Whether the calibrator takes part: it has, and the model compared both classes."""
-        return self.calibrator is not None and math.isfinite(log_odds) and self._knows_both()
+    def _calibrating(self, log_odds: float) -> Calibrator | None:
+        """The calibrator when it takes part (the filter has one, and the model compared both classes), else None."""
+        if self.calibrator is not None and math.isfinite(log_odds) and self._knows_both():
+            return self.calibrator
+        return None
 
     def probability(self, log_odds: float) -> float:
         """P(spam|x) from the model's log-odds: the calibrator's, else sigmoid(log-odds).
@@ -626,8 +727,9 @@ class SpamFilter:
         The calibrator is used only for log-odds that compare both classes (the model has
         learned both, the value is finite); otherwise the model's own posterior is returned.
         """
-        if self._calibrating(log_odds):
-            return float(self.calibrator.transform(log_odds))
+        calibrator = self._calibrating(log_odds)
+        if calibrator is not None:
+            return float(calibrator.transform(log_odds))
         return float(expit(log_odds))
 
     @property
@@ -641,7 +743,7 @@ class SpamFilter:
         counts = self.model.class_counts
         return counts.get(self.positive, 0.0) > 0 and counts.get(self.negative, 0.0) > 0
 
-    def _scored(self, x: Any) -> tuple[Mapping, float]:
+    def _scored(self, x: Any) -> tuple[Document, float]:
         """(features, log-odds) of x, reusing the last classify when x is that message.
 
         The reuse needs the same object x (unchanged, when it is a mapping) and a model
@@ -666,31 +768,33 @@ class SpamFilter:
         probability = self.probability(z)
         score = self.rule.score(self.model, features, z, probability, self.positive, self.negative)
         label: Verdicts = self.rule.decide(score) if self.ready else UNSURE
-        explained = []
+        explained: list[Evidence] = []
         if explain and self.evidence_k and self._knows_both():
             explained = self.rule.explain(self.model, features, self.evidence_k, self.positive, self.negative)
         return Verdict(label, float(score), probability, explained, z)
 
-    def learn(self, x: Any, label: Hashable) -> "SpamFilter":
+    def learn(self, x: Any, label: Label) -> "SpamFilter":
         """Learn one message of class label (positive or negative); see the class docstring."""
         if label != self.positive and label != self.negative:
             raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")
         features, z = self._scored(x)
-        calibrating = self._calibrating(z)  # decided on the model that scored x
+        calibrator = self._calibrating(z)  # decided on the model that scored x
         self.model.learn_one(features, label)
-        if calibrating:
-            self.calibrator.update(z, label == self.positive)
+        if calibrator is not None:
+            calibrator.update(z, label == self.positive)
         self._last = None
         return self
 
-    def unlearn(self, x: Any, label: Hashable) -> "SpamFilter":
+    def unlearn(self, x: Any, label: Label) -> "SpamFilter":
         """Remove a message learned earlier from the model (e.g. a mislabelled one).
 
         The calibrator keeps what it saw: it holds no per-message record to take back.
         """
         if label != self.positive and label != self.negative:
             raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")
-        self.model.unlearn_one(self.features(x), label)
+        # unlearn_one is an optional member of FilterModel, which mypy cannot see: a model
+        # without it raises AttributeError here, as documented
+        self.model.unlearn_one(self.features(x), label)  # type: ignore[attr-defined]
         self._last = None
         return self
 
@@ -702,12 +806,12 @@ class SpamFilter:
 # --- a filter on a stream --------------------------------------------------------------------------
 
 
-def _share(hits: np.ndarray, among: np.ndarray) -> float:
+def _share(hits: Bools, among: Bools) -> float:
     """The share of ``among`` (a mask) that are hits; nan when among is empty."""
     return float(np.mean(hits[among])) if among.any() else math.nan
 
 
-def _finite_order(values: np.ndarray) -> np.ndarray:
+def _finite_order(values: Floats) -> Floats:
     """Log-odds with +-inf replaced by finite values beyond the others (same order, for AUC)."""
     finite = values[np.isfinite(values)]
     reach = (np.abs(finite).max() if len(finite) else 0.0) + 1.0
@@ -726,15 +830,15 @@ class FilterReport:
     metrics of the model's argmax (for :func:`streamnb.plots.learning_curve`).
     """
 
-    positive: Hashable
-    negative: Hashable
-    y_true: np.ndarray = field(repr=False)
-    verdicts: np.ndarray = field(repr=False)
-    scores: np.ndarray = field(repr=False)
-    log_odds: np.ndarray = field(repr=False)
-    model_predictions: np.ndarray = field(repr=False)
-    model_probability: np.ndarray = field(repr=False)
-    probability: np.ndarray = field(repr=False)
+    positive: Label
+    negative: Label
+    y_true: Objects = field(repr=False)
+    verdicts: Objects = field(repr=False)
+    scores: Floats = field(repr=False)
+    log_odds: Floats = field(repr=False)
+    model_predictions: Objects = field(repr=False)
+    model_probability: Floats = field(repr=False)
+    probability: Floats = field(repr=False)
     curve: list[CurvePoint] = field(repr=False)
     seconds: float = 0.0
 
@@ -742,7 +846,7 @@ class FilterReport:
     def n(self) -> int:
         return len(self.y_true)
 
-    def _is_positive(self) -> np.ndarray:
+    def _is_positive(self) -> Bools:
         return np.array([y == self.positive for y in self.y_true], dtype=bool)
 
     # -- the model's own (argmax) decisions -----------------------------------------------------
@@ -830,7 +934,7 @@ class FilterReport:
         ])
 
 
-def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Hashable]], *,
+def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Label]], *,
                        progress: bool = False, total: int | None = None,
                        curve: Literal["log"] | int | None = "log") -> FilterReport:
     """Classify each (x, label) of the stream with the filter as it stands, then learn it.
@@ -840,14 +944,14 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Hash
     changed in place.
     """
     running = RunningMetrics(spam_filter.positive, curve)
-    y_true: list[Hashable] = []
+    y_true: list[Label] = []
     verdicts: list[str] = []
     scores: list[float] = []
     log_odds: list[float] = []
     predictions: list[Hashable | None] = []
     probability: list[float] = []
 
-    def step(x: Any, y: Hashable) -> None:
+    def step(x: Any, y: Label) -> None:
         features = spam_filter.features(x)
         verdict = spam_filter.classify(features, explain=False)
         z = verdict.log_odds

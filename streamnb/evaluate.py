@@ -16,12 +16,18 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
+
+    Floats = npt.NDArray[np.float64]
+    Bools = npt.NDArray[np.bool_]
+    Ints = npt.NDArray[np.int64]
+    Objects = npt.NDArray[np.object_]  # labels: Python objects, None included
 else:
     from ._lazy import numpy as np
 
@@ -80,11 +86,11 @@ def _pair(y_true: Iterable[Any], y_other: Iterable[Any], other_name: str) -> tup
     return truth, other
 
 
-def _is_positive(labels: Sequence[Any], positive: Label) -> np.ndarray:
+def _is_positive(labels: Sequence[Any], positive: Label) -> Bools:
     return np.fromiter((y == positive for y in labels), dtype=bool, count=len(labels))
 
 
-def _scores(values: Sequence[Any], name: str, probabilities: bool) -> np.ndarray:
+def _scores(values: Sequence[Any], name: str, probabilities: bool) -> Floats:
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -102,7 +108,7 @@ def _scores(values: Sequence[Any], name: str, probabilities: bool) -> np.ndarray
 
 def _binary_inputs(
     y_true: Iterable[Any], p: Iterable[Any], positive: Label, probabilities: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[Bools, Floats]:
     truth, scores = _pair(y_true, p, "the scores")
     return _is_positive(truth, positive), _scores(scores, "scores", probabilities)
 
@@ -126,12 +132,12 @@ def _ratio(numerator: float, denominator: float) -> float:
 def accuracy(y_true: Iterable[Label], y_pred: Iterable[Label]) -> float:
     """Fraction of predictions equal to the true label."""
     truth, pred = _pair(y_true, y_pred, "y_pred")
-    return sum(t == p for t, p in zip(truth, pred)) / len(truth)
+    return float(sum(t == p for t, p in zip(truth, pred)) / len(truth))
 
 
 def confusion_matrix(
     y_true: Iterable[Label], y_pred: Iterable[Label], labels: Sequence[Label] | None = None
-) -> np.ndarray:
+) -> Ints:
     """Counts C[i, j] of messages of true class labels[i] predicted as labels[j].
 
     ``labels`` defaults to the sorted union of both sequences (as scikit-learn does);
@@ -298,7 +304,7 @@ class ReliabilityBin:
     observed_frequency: float
 
 
-def _bin_index(p: np.ndarray, n_bins: int) -> np.ndarray:
+def _bin_index(p: Floats, n_bins: int) -> Ints:
     if not isinstance(n_bins, (int, np.integer)) or isinstance(n_bins, bool) or n_bins < 1:
         raise InvalidParameterError(f"n_bins must be a positive int, got {describe(n_bins)}")
     # Bin b holds b/B <= p < (b+1)/B; p = 1 joins the last bin.
@@ -436,9 +442,9 @@ class RunningMetrics:
             self._log_loss_sum -= math.log(min(max(q, EPS), 1.0 - EPS))
             self._squared_error_sum += (score - actual) ** 2
             self.n_scored += 1
-        if self._next is not None and self.n == self._next:
+        if self._schedule is not None and self.n == self._next:  # (_next is None exactly when _schedule is)
             self.checkpoint()
-            self._next = next(self._schedule)  # type: ignore[arg-type]
+            self._next = next(self._schedule)
 
     @property
     def accuracy(self) -> float:
@@ -519,10 +525,10 @@ class EvaluationReport:
     counts: BinaryCounts
     per_class: dict[Label, ClassScores]
     curve: list[CurvePoint]
-    y_true: np.ndarray = field(repr=False)
-    y_pred: np.ndarray = field(repr=False)
-    scores: np.ndarray = field(repr=False)
-    learned: np.ndarray = field(repr=False)
+    y_true: Objects = field(repr=False)
+    y_pred: Objects = field(repr=False)
+    scores: Floats = field(repr=False)
+    learned: Ints = field(repr=False)
     seconds: float = 0.0
     alpha: float | None = None
 
@@ -604,7 +610,7 @@ def _predict(model: _Scorer, x: Any, positive: Label) -> tuple[Any, float]:
     return max(proba, key=proba.__getitem__), float(proba.get(positive, 0.0))
 
 
-def _objects(values: list) -> np.ndarray:
+def _objects(values: Sequence[object]) -> Objects:
     """A 1-d object array of the values (labels stay Python objects, None included)."""
     array = np.empty(len(values), dtype=object)
     array[:] = values
@@ -641,8 +647,10 @@ def _progress_callback(
 def _total(stream: Iterable[Any], total: int | None) -> int | None:
     if total is not None:
         return total
+    if not isinstance(stream, Sized):
+        return None
     try:
-        return len(stream)  # type: ignore[arg-type]
+        return len(stream)
     except TypeError:
         return None
 

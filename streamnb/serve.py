@@ -470,8 +470,7 @@ class UserModel:
             if not await self.current(create=False):
                 return None
             assert self.filter is not None and self.model is not None  # current() loaded them
-            # (ignore: the attribute's type is inferred in decision.py, left out of mypy until the accuracy work lands)
-            self.filter.evidence_k = 10 if explain else 0  # type: ignore[has-type]
+            self.filter.evidence_k = 10 if explain else 0
             verdict = self.filter.classify(raw, explain=explain)
             return verdict, self.filter.ready, self.model.class_counts
 

@@ -40,7 +40,11 @@ from ..validate import (Label, check_alpha, check_choice, check_class_allowed, c
                         check_positive, check_weight)
 
 Document = Union[Mapping[Hashable, float], str, bytes]  # text needs a tokenizer
-TextTokenizer = Callable[[str], Mapping[Hashable, float]]
+# What a tokenizer returns: feature -> count or weight. The keys are typed Any because Mapping's
+# key type is invariant: Mapping[Hashable, float] would refuse the dict[str, int] (Tokenizer,
+# EmailTokenizer) and dict[str, float] (EmailWeights) the tokenizers return.
+FeatureValues = Mapping[Any, float]
+TextTokenizer = Callable[[str], FeatureValues]
 if TYPE_CHECKING:
     Floats = npt.NDArray[np.float64]
 

@@ -34,7 +34,7 @@ from ..errors import InvalidParameterError, InvalidTypeError, describe
 from ..persist import register_model
 from ..validate import Label
 from ..weighting import EmailWeights
-from .base import Document
+from .base import Document, FeatureValues
 from .multinomial import MultinomialNB
 
 #: EmailNB's smoothing: Dirichlet toward the pooled distribution (mu in units of weight; a
@@ -43,7 +43,7 @@ DEFAULT_ALPHA = 0.03
 DEFAULT_MU = 100.0
 
 
-def _default_weights() -> Any:
+def _default_weights() -> EmailWeights:
     return EmailWeights()
 
 
@@ -66,9 +66,11 @@ class EmailNB(MultinomialNB):
     ``top_features``) is the model's, per unit of weight.
     """
 
+    _tokenizer: EmailWeights  # the tokenizer setter lets no other in
+
     def __init__(self, alpha: float = DEFAULT_ALPHA, *, mu: float | None = DEFAULT_MU,
-                 class_prior: str | Mapping[Label, float] = "uniform", tokenizer: Any = None, idf: bool = True,
-                 empty_documents: str = "learn", **params: Any) -> None:
+                 class_prior: str | Mapping[Label, float] = "uniform", tokenizer: EmailWeights | None = None,
+                 idf: bool = True, empty_documents: str = "learn", **params: Any) -> None:
         if tokenizer is None:
             tokenizer = _default_weights()
         if not isinstance(tokenizer, EmailWeights):
@@ -80,11 +82,11 @@ class EmailNB(MultinomialNB):
                          empty_documents=empty_documents, **params)
 
     @property
-    def tokenizer(self) -> Any:
+    def tokenizer(self) -> EmailWeights:
         return self._tokenizer
 
     @tokenizer.setter
-    def tokenizer(self, tokenizer: Any) -> None:
+    def tokenizer(self, tokenizer: object) -> None:
         if not isinstance(tokenizer, EmailWeights):
             raise InvalidTypeError(f"tokenizer must be an EmailWeights, got {describe(tokenizer)}")
         MultinomialNB.tokenizer.fset(self, tokenizer)  # type: ignore[attr-defined]
@@ -101,7 +103,7 @@ class EmailNB(MultinomialNB):
         self._idf = idf
         self._core.set_idf(self._tokenizer._core if idf else None)
 
-    def get_params(self) -> dict:
+    def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "idf": self.idf}
 
     def __repr__(self) -> str:
@@ -109,7 +111,7 @@ class EmailNB(MultinomialNB):
                 f"features={self.n_features})")
 
     # -- the weights, for inspection -----------------------------------------------------------
-    def weights(self, x: Document) -> Mapping[Hashable, float]:
+    def weights(self, x: Document) -> FeatureValues:
         """The weights the model learns from x: the tokenizer's for a raw message, x itself for a mapping."""
         if isinstance(x, (str, bytes)):
             return self.tokenizer(x)

@@ -445,7 +445,14 @@ impl Core {
             None if is_text => self.encode_text(x)?,
             None => self.encode_mapping(x)?,
         };
+        let epoch = self.nb.vocabulary().map(|v| v.epoch());
         let result = body(self, &mut doc);
+        // A document whose new features have just joined the vocabulary (it was learned)
+        // lists them after the known ones: used again, it would sum its features in another
+        // order than a fresh encoding, and predictions must not depend on what is remembered.
+        if doc.first_key() < doc.len() && self.nb.vocabulary().map(|v| v.epoch()) != epoch {
+            return result;
+        }
         let copy = if is_dict {
             Some(x.cast::<PyDict>()?.copy()?.unbind())
         } else {

@@ -81,10 +81,12 @@ pub struct Keys<'a> {
 impl<'a> Keys<'a> {
     pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + Clone + 'a {
         let bytes = self.bytes;
-        let starts = std::iter::once(0).chain(self.ends.iter().map(|end| end as usize));
-        starts
-            .zip(self.ends.iter())
-            .map(move |(start, end)| &bytes[start..end as usize])
+        // the ends were checked increasing and within `bytes` (so they fit a usize)
+        let ends = self.ends.iter().map(|end| end as usize);
+        std::iter::once(0)
+            .chain(ends.clone())
+            .zip(ends)
+            .map(move |(start, end)| &bytes[start..end])
     }
 
     /// Is every key UTF-8 (the whole buffer is, and no key ends inside a character)? The
@@ -218,14 +220,15 @@ fn counts<'a>(arrays: &HashMap<&str, RawArray<'a>>, name: &str, len: usize) -> R
 fn keys<'a>(arrays: &HashMap<&str, RawArray<'a>>, n: usize) -> Result<Keys<'a>, String> {
     let (bytes, _) = column(arrays, "feature_key", &[("|u1", 1)], None)?;
     let ends = ints(arrays, "feature_key_end", Some(n))?;
-    let mut start = 0i64;
+    let mut start = 0usize;
     for end in ends.iter() {
-        require(end >= start && end as usize <= bytes.len(), || {
-            "feature key ends must be increasing and within 'feature_key'".into()
-        })?;
+        let end = usize::try_from(end)
+            .ok()
+            .filter(|&end| end >= start && end <= bytes.len())
+            .ok_or("feature key ends must be increasing and within 'feature_key'")?;
         start = end;
     }
-    require(start as usize == bytes.len(), || {
+    require(start == bytes.len(), || {
         "'feature_key' has bytes past the last key".into()
     })?;
     Ok(Keys { bytes, ends })

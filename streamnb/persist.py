@@ -11,7 +11,7 @@ A zip archive, every member stored uncompressed:
 
 - ``metadata.json`` (UTF-8, ASCII-escaped JSON object)::
 
-      {"format": "streamnb-model", "version": 1, "streamnb": "<library version>",
+      {"format": "streamnb-model", "version": 2, "streamnb": "<library version>",
        "model": "<model type, e.g. MultinomialNB>",
        "tokenizer": null | {"type": "<module.Class>", "params": <its get_params()>},
        "arrays": {"<name>": {"dtype": "<f8" | "<i8" | "<u4" | "|u1", "shape": [n, ...]}, ...},
@@ -48,10 +48,10 @@ adapter, must be registered itself, under a name of its own) and give it
 ``_state(self) -> (state, arrays)`` (``state`` JSON-able after tagging, with its
 constructor kwargs in ``state["params"]``, the tokenizer object included (it is written as
 the top-level ``tokenizer`` description, leaving a null placeholder); ``arrays`` named
-float64/int64/uint8 numpy arrays) and ``_from_state(cls, state, arrays)`` that checks what
-it reads and raises ModelFormatError. ``arrays`` is a ``SavedArrays`` mapping: a lookup
-gives a numpy array, ``arrays.raw(name)`` the (dtype, shape, bytes) of the file without
-importing numpy (the discrete models hand those to the core, so ``streamnb classify`` never
+float64/int64/uint32/uint8 numpy arrays) and ``_from_state(cls, state, arrays)`` that checks
+what it reads and raises ModelFormatError. ``arrays`` is a ``SavedArrays`` mapping: a lookup
+gives a numpy array, ``arrays.raw(name)`` the (dtype, shape, buffer, start, end) of the
+file's bytes without importing numpy (the discrete models hand those to the core, so ``streamnb classify`` never
 imports numpy). DiscreteNB subclasses (MultinomialNB, BernoulliNB,
 ComplementNB) inherit both; the record models (GaussianNB, CategoricalNB, MixedNB) inherit
 them from RecordNB, which saves the class bookkeeping and asks the model for its tables
@@ -435,6 +435,8 @@ def unpickle(data: bytes, tokenizer: Any) -> Any:
 
 def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
     """The model of file bytes (see ``load``); ``tokenizer`` replaces the file's own."""
+    if not isinstance(data, bytes):  # a bytearray or memoryview: the core reads bytes in place
+        data = bytes(data)
     match = _TRAILER.search(data[-_TRAILER_MAX:])
     if match is None:
         raise ModelFormatError("not a streamnb model file, or truncated (no checksum trailer at the end)")
@@ -546,10 +548,13 @@ def _member_span(data: bytes, info: zipfile.ZipInfo) -> tuple[int, int]:
     """Where a stored member's bytes are in the file: past its local header (30 bytes, then
     the name and the extra field, whose lengths are at offsets 26 and 28)."""
     offset = info.header_offset
-    header = data[offset:offset + 30]
+    header = data[offset:offset + 30] if offset >= 0 else b""
     if len(header) < 30 or header[:4] != _LOCAL_HEADER:
         raise ModelFormatError(f"member {info.filename!r} has no local header")
-    start = offset + 30 + int.from_bytes(header[26:28], "little") + int.from_bytes(header[28:30], "little")
+    name_length = int.from_bytes(header[26:28], "little")
+    if data[offset + 30:offset + 30 + name_length] != info.filename.encode("utf-8"):
+        raise ModelFormatError(f"member {info.filename!r}: its local header names another file")
+    start = offset + 30 + name_length + int.from_bytes(header[28:30], "little")
     end = start + info.file_size
     if info.compress_size != info.file_size or end > len(data):
         raise ModelFormatError(f"member {info.filename!r} runs past the end of the file")

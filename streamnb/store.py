@@ -444,6 +444,9 @@ class CountStore:
         if tokens is not None:
             _require(isinstance(tokens, list) and self.vocabulary.n_buckets is None,
                      "the vocabulary must be a list of tokens of an exact model")
+            listed = _raw_array(arrays, "feature_id")[1] if "feature_id" in arrays else None
+            _require(listed is None or [len(tokens)] == list(listed),
+                     f"the vocabulary must list {listed[0] if listed else 0} tokens, it lists {len(tokens)}")
             _require("feature_key" not in raw, "the vocabulary is listed twice (tokens and key arrays)")
             try:
                 keys, ends = _core.token_key_arrays(tokens)
@@ -451,6 +454,9 @@ class CountStore:
                 raise ModelFormatError(f"vocabulary tokens must be usable features: {exc}") from None
             raw["feature_key"] = ("|u1", (len(keys),), keys, 0, len(keys))
             raw["feature_key_end"] = ("<u4", (len(ends) // 4,), ends, 0, len(ends))
+        else:
+            _require(self.vocabulary.n_buckets is not None or "feature_key" in raw,
+                     "the vocabulary is missing (an exact model lists its tokens)")
         # Every array is checked by the core before anything is loaded (src/snapshot.rs).
         self._core.load(checked, raw, float(scale), int(n_learned), int(pruned_at))
 

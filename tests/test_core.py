@@ -498,7 +498,10 @@ def test_a_prediction_does_not_depend_on_what_the_core_remembers():
         model, twin = make(), make()
         for i in range(30):
             x = draw()
-            model.learn_one(x, "ab"[i % 2])
-            twin.learn_one(x, "ab"[i % 2])
+            model.predict_one(x)  # remembered with its new words unknown
+            learn = [lambda m: m.learn_one(x, "ab"[i % 2]), lambda m: m.learn_many([x], ["ab"[i % 2]]),
+                     lambda m: m.merge(make().learn_one(x, "ab"[i % 2]))][i % 3]
+            learn(model)
+            learn(twin)
             twin.predict_one({"other": 1} if isinstance(x, dict) else "other")  # twin forgets x
             assert model.predict_log_proba_one(x) == twin.predict_log_proba_one(x)

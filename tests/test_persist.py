@@ -255,6 +255,26 @@ def test_a_corrupted_file_is_reported_as_corrupted_whatever_reading_it_found(sav
     assert streamnb.load(saved).n_learned == 12
 
 
+def test_file_bytes_load_from_a_bytearray_or_a_memoryview(saved):
+    data = saved.read_bytes()
+    expected = log_probas(streamnb.load(saved))
+    for view in (bytearray(data), memoryview(data)):
+        assert log_probas(persist.loads(view)) == expected
+
+
+def test_a_version_1_token_list_of_the_wrong_length_is_named(tmp_path):
+    path = tmp_path / "m.snb"
+    path.write_bytes((VERSION_1 / "multinomial.snb").read_bytes())
+    metadata, members = read_members(path)
+    for pair in metadata["state"]["$map"]:
+        if pair[0] == "features":
+            pair[1].pop()
+    metadata["version"] = persist.VERSION  # rewritten by today's packer: a version-1 state in a version-2 file
+    write_members(path, metadata, members)
+    with pytest.raises(ModelFormatError, match=r"the vocabulary must list \d+ tokens, it lists \d+"):
+        streamnb.load(path)
+
+
 def test_another_format_version_is_refused_by_name(saved):
     metadata, members = read_members(saved)
     data = persist._pack(json.dumps(metadata).encode(), members)

@@ -437,7 +437,7 @@ impl Core {
             return body(self, &mut doc);
         }
         let cached = match self.last.take() {
-            Some(last) if self.nb.doc_is_current(&last.doc) && self.same_document(&last, x)? => Some(last.doc),
+            Some(last) if self.reusable(&last.doc) && self.same_document(&last, x)? => Some(last.doc),
             _ => None,
         };
         let mut doc = match cached {
@@ -447,11 +447,8 @@ impl Core {
         };
         let epoch = self.nb.vocabulary().map(|v| v.epoch());
         let result = body(self, &mut doc);
-        // A document whose new features have just joined the vocabulary (it was learned)
-        // lists them after the known ones: used again, it would sum its features in another
-        // order than a fresh encoding, and predictions must not depend on what is remembered.
         if doc.first_key() < doc.len() && self.nb.vocabulary().map(|v| v.epoch()) != epoch {
-            return result;
+            return result; // its new features just joined the vocabulary: see `reusable`
         }
         let copy = if is_dict {
             Some(x.cast::<PyDict>()?.copy()?.unbind())
@@ -464,6 +461,16 @@ impl Core {
             doc,
         });
         result
+    }
+
+    /// Can a remembered document be used again? Its tokens must all still be in the
+    /// vocabulary, and the features that were new when it was encoded must still be new:
+    /// once they have ids, it lists them after the known ones, and a prediction would sum
+    /// its features in another order than a fresh encoding's (predictions must not depend on
+    /// what is remembered, down to the last bit).
+    fn reusable(&self, doc: &Doc) -> bool {
+        self.nb.doc_is_current(doc)
+            && (doc.first_key() == doc.len() || doc.epoch == self.nb.vocabulary().map(|v| v.epoch()))
     }
 
     /// Is x the document remembered: the same text, or the same dict holding the same
@@ -762,7 +769,6 @@ fn encode_weighted(nb: &NaiveBayes, weights: &EmailWeights, raw: &[u8]) -> Doc {
     encoder.finish()
 }
 
-/// Are two raw texts the same text (same type, equal)?
 /// Do two dicts hold the same key and value objects in the same order? One walk over both
 /// with borrowed references (no lookup, no reference counting, no comparison that could
 /// run Python code): what `dict.copy()` then no change in between leaves.
@@ -793,6 +799,7 @@ fn same_items(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> bool {
     true
 }
 
+/// Are two raw texts the same text (same type, equal)?
 fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
     if last.is(x) {
         return Ok(true);
@@ -1516,7 +1523,7 @@ impl Core {
     }
 
     /// The vocabulary as a model file stores it: the keys of `ids`' tokens back to back, and
-    /// where each ends (int64 bytes). Refused for a hashed model or a free id.
+    /// where each ends (uint32 bytes). Refused for a hashed model or a free id.
     fn feature_keys<'py>(
         &self,
         py: Python<'py>,

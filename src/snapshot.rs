@@ -390,8 +390,9 @@ mod tests {
         }
     }
 
-    fn run<'a>(arrays: &'a [(&'static str, &'static str, Vec<u8>)]) -> Result<Snapshot<'a>, String> {
-        let map = arrays
+    /// The arrays as `check` reads them, each 1-d of its payload's length.
+    fn map_of<'a>(arrays: &'a [(&'static str, &'static str, Vec<u8>)]) -> HashMap<&'a str, RawArray<'a>> {
+        arrays
             .iter()
             .map(|(name, dtype, data)| {
                 (
@@ -403,8 +404,11 @@ mod tests {
                     },
                 )
             })
-            .collect();
-        check(&map, 2, 3, None)
+            .collect()
+    }
+
+    fn run<'a>(arrays: &'a [(&'static str, &'static str, Vec<u8>)]) -> Result<Snapshot<'a>, String> {
+        check(&map_of(arrays), 2, 3, None)
     }
 
     fn with(name: &str, data: Vec<u8>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
@@ -496,19 +500,7 @@ mod tests {
     #[test]
     fn a_short_payload_is_refused() {
         let arrays = valid();
-        let mut map: HashMap<&str, RawArray<'_>> = arrays
-            .iter()
-            .map(|(name, dtype, data)| {
-                (
-                    *name,
-                    RawArray {
-                        dtype,
-                        shape: vec![data.len() / width(dtype)],
-                        data,
-                    },
-                )
-            })
-            .collect();
+        let mut map = map_of(&arrays);
         map.get_mut("feature_id").unwrap().shape = vec![3];
         assert!(check(&map, 2, 3, None).unwrap_err().contains("bytes"));
     }

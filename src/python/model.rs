@@ -445,11 +445,7 @@ impl Core {
             None if is_text => self.encode_text(x)?,
             None => self.encode_mapping(x)?,
         };
-        let epoch = self.nb.vocabulary().map(|v| v.epoch());
         let result = body(self, &mut doc);
-        if doc.first_key() < doc.len() && self.nb.vocabulary().map(|v| v.epoch()) != epoch {
-            return result; // its new features just joined the vocabulary: see `reusable`
-        }
         let copy = if is_dict {
             Some(x.cast::<PyDict>()?.copy()?.unbind())
         } else {
@@ -464,13 +460,15 @@ impl Core {
     }
 
     /// Can a remembered document be used again? Its tokens must all still be in the
-    /// vocabulary, and the features that were new when it was encoded must still be new:
-    /// once they have ids, it lists them after the known ones, and a prediction would sum
-    /// its features in another order than a fresh encoding's (predictions must not depend on
-    /// what is remembered, down to the last bit).
+    /// vocabulary, and the features that were new when it was encoded must still be new
+    /// (looked up at the vocabulary's current epoch): once they have ids, it lists them
+    /// after the known ones, and a prediction would sum its features in another order than
+    /// a fresh encoding's (predictions must not depend on what is remembered, to the last bit).
     fn reusable(&self, doc: &Doc) -> bool {
-        self.nb.doc_is_current(doc)
-            && (doc.first_key() == doc.len() || doc.epoch == self.nb.vocabulary().map(|v| v.epoch()))
+        let keyed = &doc.ids[doc.first_key()..];
+        let still_new = keyed.is_empty()
+            || (doc.epoch == self.nb.vocabulary().map(|v| v.epoch()) && keyed.iter().all(|&id| id == UNKNOWN));
+        self.nb.doc_is_current(doc) && still_new
     }
 
     /// Is x the document remembered: the same text, or the same dict holding the same

@@ -444,7 +444,7 @@ class CountStore:
         if tokens is not None:
             _require(isinstance(tokens, list) and self.vocabulary.n_buckets is None,
                      "the vocabulary must be a list of tokens of an exact model")
-            listed = _raw_array(arrays, "feature_id")[1] if "feature_id" in arrays else None
+            listed = raw["feature_id"][1] if "feature_id" in raw else None
             _require(listed is None or [len(tokens)] == list(listed),
                      f"the vocabulary must list {listed[0] if listed else 0} tokens, it lists {len(tokens)}")
             _require("feature_key" not in raw, "the vocabulary is listed twice (tokens and key arrays)")

@@ -12,6 +12,10 @@ _L = TypeVar("_L", bound=Hashable)
 _Part = tuple[str, str | None, str | None, bool, str | None]
 
 ENGLISH_STOP_WORDS: str
+DEFAULT_ADDRESS_HEADERS: list[str]
+DEFAULT_WORD_HEADERS: list[str]
+DEFAULT_IGNORED_HEADERS: list[str]
+DEFAULT_MAX_BYTES: int
 MIN_SCALE: float
 MAX_STORED: float
 ROUNDING_TOLERANCE: float

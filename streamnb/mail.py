@@ -48,62 +48,22 @@ __all__ = [
     "url_host",
 ]
 
+# The defaults and the reasons for them live in the core (src/mail/features.rs), which uses
+# the same lists when it builds its default tokenizer.
+
 #: Only the first 2 MB of a message are read: enough for any real text part, and it bounds
 #: time and memory on huge attachments or hostile input (a cut message has ``mime:toolarge``).
-DEFAULT_MAX_BYTES = 2_000_000
+DEFAULT_MAX_BYTES: int = _core.DEFAULT_MAX_BYTES
 
-# Headers whose address domains become tokens "<header>:<domain suffix>". Sender domains are
-# strong evidence (forged, free-mail, or a known correspondent); recipient domains tell a list
-# message from a harvested-address blast.
-DEFAULT_ADDRESS_HEADERS = ("from", "to", "cc", "reply-to", "sender")
+#: Headers whose address domains become tokens "<header>:<domain suffix>".
+DEFAULT_ADDRESS_HEADERS: tuple[str, ...] = tuple(_core.DEFAULT_ADDRESS_HEADERS)
 
-# Headers whose value words become tokens "<header>:<word>": the sending software and the
-# priority flags bulk mailers like to set. In the SpamAssassin corpus X-Mailer is on 38% of
-# ham and 45% of spam, X-Priority/X-MSMail-Priority on ~11% of ham and ~25% of spam, while
-# User-Agent and Organization are almost only in ham, and Precedence ("list"/"bulk") in 75%
-# of ham and 18% of spam.
-DEFAULT_WORD_HEADERS = (
-    "x-mailer",
-    "user-agent",
-    "x-priority",
-    "x-msmail-priority",
-    "importance",
-    "precedence",
-    "organization",
-    "x-mimeole",
-)
+#: Headers whose value words become tokens "<header>:<word>" (sending software, priority flags).
+DEFAULT_WORD_HEADERS: tuple[str, ...] = tuple(_core.DEFAULT_WORD_HEADERS)
 
-# Headers that produce no tokens: they are added on the receiving side (trace, delivery,
-# mailbox and scanner headers), so they describe how and where a message was collected rather
-# than what the sender sent. In the SpamAssassin corpus they differ between the ham and spam
-# folders for archival reasons (e.g. X-Keywords on 31% of spam and 1% of ham, Delivery-Date on
-# 28% vs 4%, X-MailScanner on 9% of ham only), so a model using them would learn the corpus,
-# not spam. A trailing "*" matches a prefix. X-Authentication-Warning and X-MIME-Autoconverted
-# are notes written by the relays a message passes through, the collecting host among them
-# (143 corpus messages were converted "by dogma.slashnull.org", the collector's own relay), so
-# they are trace headers like Received and are ignored. Dropping them is a matter of
-# principle, not of score: on the Date-ordered stream (binary multinomial, alpha 0.01) the
-# (1-AUC)% went from 0.4718 to 0.4714 and no prediction changed at the default decision.
-DEFAULT_IGNORED_HEADERS = (
-    "received",
-    "return-path",
-    "delivered-to",
-    "delivery-date",
-    "envelope-to",
-    "x-original-to",
-    "x-envelope-*",
-    "status",
-    "x-status",
-    "x-keywords",
-    "x-uid",
-    "content-length",
-    "lines",
-    "x-spam-*",
-    "x-mailscanner*",
-    "x-virus-*",
-    "x-authentication-warning",
-    "x-mime-autoconverted",
-)
+#: Headers that produce no tokens: trace, delivery, mailbox and scanner headers added on the
+#: receiving side (a trailing "*" matches a prefix).
+DEFAULT_IGNORED_HEADERS: tuple[str, ...] = tuple(_core.DEFAULT_IGNORED_HEADERS)
 
 @dataclass
 class MimePart:

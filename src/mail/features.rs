@@ -51,6 +51,64 @@ pub struct EmailFeatures {
     pub limits: Limits,
 }
 
+/// Only the first 2 MB of a message are read: enough for any real text part, and it bounds
+/// time and memory on huge attachments or hostile input (a cut message has `mime:toolarge`).
+pub const DEFAULT_MAX_BYTES: usize = 2_000_000;
+
+/// Headers whose address domains become `<header>:<domain suffix>`. Sender domains are strong
+/// evidence (forged, free-mail, or a known correspondent); recipient domains tell a list
+/// message from a harvested-address blast.
+pub const DEFAULT_ADDRESS_HEADERS: [&str; 5] = ["from", "to", "cc", "reply-to", "sender"];
+
+/// Headers whose value words become `<header>:<word>`: the sending software and the priority
+/// flags bulk mailers like to set. In the SpamAssassin corpus X-Mailer is on 38% of ham and
+/// 45% of spam, X-Priority/X-MSMail-Priority on ~11% of ham and ~25% of spam, while
+/// User-Agent and Organization are almost only in ham, and Precedence ("list"/"bulk") in 75%
+/// of ham and 18% of spam.
+pub const DEFAULT_WORD_HEADERS: [&str; 8] = [
+    "x-mailer",
+    "user-agent",
+    "x-priority",
+    "x-msmail-priority",
+    "importance",
+    "precedence",
+    "organization",
+    "x-mimeole",
+];
+
+/// Headers that produce no features: they are added on the receiving side (trace, delivery,
+/// mailbox and scanner headers), so they describe how and where a message was collected
+/// rather than what the sender sent. In the SpamAssassin corpus they differ between the ham
+/// and spam folders for archival reasons (e.g. X-Keywords on 31% of spam and 1% of ham,
+/// Delivery-Date on 28% vs 4%, X-MailScanner on 9% of ham only), so a model using them would
+/// learn the corpus, not spam. A trailing "*" matches a prefix. X-Authentication-Warning and
+/// X-MIME-Autoconverted are notes written by the relays a message passes through, the
+/// collecting host among them (143 corpus messages were converted "by dogma.slashnull.org",
+/// the collector's own relay), so they are trace headers like Received. Dropping them is a
+/// matter of principle, not of score: on the Date-ordered stream (binary multinomial, alpha
+/// 0.01) the (1-AUC)% went from 0.4718 to 0.4714 and no prediction changed at the default
+/// decision.
+pub const DEFAULT_IGNORED_HEADERS: [&str; 18] = [
+    "received",
+    "return-path",
+    "delivered-to",
+    "delivery-date",
+    "envelope-to",
+    "x-original-to",
+    "x-envelope-*",
+    "status",
+    "x-status",
+    "x-keywords",
+    "x-uid",
+    "content-length",
+    "lines",
+    "x-spam-*",
+    "x-mailscanner*",
+    "x-virus-*",
+    "x-authentication-warning",
+    "x-mime-autoconverted",
+];
+
 impl Default for EmailFeatures {
     fn default() -> Self {
         let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
@@ -63,42 +121,14 @@ impl Default for EmailFeatures {
             },
             binary: false,
             subject: true,
-            address_headers: names(&["from", "to", "cc", "reply-to", "sender"]),
-            word_headers: names(&[
-                "x-mailer",
-                "user-agent",
-                "x-priority",
-                "x-msmail-priority",
-                "importance",
-                "precedence",
-                "organization",
-                "x-mimeole",
-            ]),
+            address_headers: names(&DEFAULT_ADDRESS_HEADERS),
+            word_headers: names(&DEFAULT_WORD_HEADERS),
             header_names: true,
             sender_address: false,
-            ignored_headers: names(&[
-                "received",
-                "return-path",
-                "delivered-to",
-                "delivery-date",
-                "envelope-to",
-                "x-original-to",
-                "x-envelope-*",
-                "status",
-                "x-status",
-                "x-keywords",
-                "x-uid",
-                "content-length",
-                "lines",
-                "x-spam-*",
-                "x-mailscanner*",
-                "x-virus-*",
-                "x-authentication-warning",
-                "x-mime-autoconverted",
-            ]),
+            ignored_headers: names(&DEFAULT_IGNORED_HEADERS),
             urls: true,
             mime: true,
-            max_bytes: Some(2_000_000),
+            max_bytes: Some(DEFAULT_MAX_BYTES),
             limits: Limits::default(),
         }
     }

@@ -27,6 +27,20 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mail::html_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(mail::url_host, m)?)?;
     m.add("ENGLISH_STOP_WORDS", crate::tokenize::ENGLISH_STOP_WORDS)?;
+    // The email tokenizer's default header lists (streamnb.mail re-exports them as tuples).
+    m.add(
+        "DEFAULT_ADDRESS_HEADERS",
+        crate::mail::features::DEFAULT_ADDRESS_HEADERS.to_vec(),
+    )?;
+    m.add(
+        "DEFAULT_WORD_HEADERS",
+        crate::mail::features::DEFAULT_WORD_HEADERS.to_vec(),
+    )?;
+    m.add(
+        "DEFAULT_IGNORED_HEADERS",
+        crate::mail::features::DEFAULT_IGNORED_HEADERS.to_vec(),
+    )?;
+    m.add("DEFAULT_MAX_BYTES", crate::mail::features::DEFAULT_MAX_BYTES)?;
     m.add("MIN_SCALE", crate::store::MIN_SCALE)?;
     m.add("QUANTUM_BITS", crate::weighting::QUANTUM_BITS)?;
     m.add("MAX_STORED", crate::store::MAX_STORED)?;

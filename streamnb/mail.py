@@ -31,7 +31,8 @@ from typing import Any
 
 from streamnb import _core
 from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
-from streamnb.text import DEFAULT_TOKEN_PATTERN, Tokenizer, _check_bool, _check_optional_int
+from streamnb.text import DEFAULT_TOKEN_PATTERN, Tokenizer
+from streamnb.validate import check_bool, check_optional_int
 
 __all__ = [
     "DEFAULT_ADDRESS_HEADERS",
@@ -281,15 +282,15 @@ class EmailTokenizer:
         elif not isinstance(body, Tokenizer):
             raise InvalidTypeError(f"body must be a Tokenizer, a dict of its settings or None, got {describe(body)}")
         self.body: dict[str, Any] = body.get_params()
-        self.subject = _check_bool("subject", subject)
+        self.subject = check_bool("subject", subject)
         self.address_headers = _check_names("address_headers", address_headers)
         self.word_headers = _check_names("word_headers", word_headers)
-        self.header_names = _check_bool("header_names", header_names)
+        self.header_names = check_bool("header_names", header_names)
         self.ignored_headers = _check_names("ignored_headers", ignored_headers)
-        self.urls = _check_bool("urls", urls)
-        self.mime = _check_bool("mime", mime)
-        self.max_bytes = _check_optional_int("max_bytes", max_bytes)
-        self.sender_address = _check_bool("sender_address", sender_address)
+        self.urls = check_bool("urls", urls)
+        self.mime = check_bool("mime", mime)
+        self.max_bytes = check_optional_int("max_bytes", max_bytes)
+        self.sender_address = check_bool("sender_address", sender_address)
 
         # Counting happens with binary off; binary is applied once at the end to all features.
         self._binary = body.binary

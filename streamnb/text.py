@@ -27,6 +27,7 @@ from streamnb.errors import (
     InvalidTypeError,
     describe,
 )
+from streamnb.validate import check_bool, check_optional_int, check_range
 
 __all__ = [
     "DEFAULT_TOKEN_PATTERN",
@@ -44,37 +45,6 @@ DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 #: conjunctions and frequent adverbs/determiners) that carry little topical signal; the list
 #: lives in the core (src/tokenize.rs), which removes them.
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_core.ENGLISH_STOP_WORDS.split())
-
-
-def _check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{name} must be True or False, got {describe(value)}")
-    return value
-
-
-def _check_optional_int(name: str, value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name} must be an int >= 1 or None, got {describe(value)}")
-    if value < 1:
-        raise InvalidParameterError(f"{name} must be >= 1 or None, got {value!r}")
-    return value
-
-
-def _check_range(name: str, value: object) -> tuple[int, int] | None:
-    """Validate an (min_n, max_n) pair with 1 <= min_n <= max_n (None disables)."""
-    if value is None:
-        return None
-    if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise InvalidTypeError(f"{name} must be a pair (min_n, max_n) or None, got {describe(value)}")
-    low, high = value
-    for bound in (low, high):
-        if isinstance(bound, bool) or not isinstance(bound, int):
-            raise InvalidTypeError(f"{name} bounds must be ints, got {describe(value)}")
-    if not 1 <= low <= high:
-        raise InvalidParameterError(f"{name} must satisfy 1 <= min_n <= max_n, got {tuple(value)!r}")
-    return (low, high)
 
 
 def _check_stop_words(value: object) -> str | tuple[str, ...] | None:
@@ -144,7 +114,7 @@ class Tokenizer:
         max_chars: int | None = 1_000_000,
         stemmer: str | None = None,
     ) -> None:
-        self.lowercase = _check_bool("lowercase", lowercase)
+        self.lowercase = check_bool("lowercase", lowercase)
         if not isinstance(token_pattern, str):
             raise InvalidTypeError(f"token_pattern must be a str regex, got {describe(token_pattern)}")
         try:
@@ -159,15 +129,15 @@ class Tokenizer:
             )
         self.token_pattern = token_pattern
         self.stop_words = _check_stop_words(stop_words)
-        self.ngram_range = _check_range("ngram_range", ngram_range)
-        self.char_ngram_range = _check_range("char_ngram_range", char_ngram_range)
+        self.ngram_range = check_range("ngram_range", ngram_range)
+        self.char_ngram_range = check_range("char_ngram_range", char_ngram_range)
         if self.ngram_range is None and self.char_ngram_range is None:
             raise InvalidParameterError(
                 "ngram_range and char_ngram_range cannot both be None: the tokenizer would emit nothing"
             )
-        self.binary = _check_bool("binary", binary)
-        self.max_tokens = _check_optional_int("max_tokens", max_tokens)
-        self.max_chars = _check_optional_int("max_chars", max_chars)
+        self.binary = check_bool("binary", binary)
+        self.max_tokens = check_optional_int("max_tokens", max_tokens)
+        self.max_chars = check_optional_int("max_chars", max_chars)
         if stemmer not in (None, "snowball"):
             raise InvalidParameterError(f"stemmer must be None or 'snowball', got {describe(stemmer)}")
         self.stemmer = stemmer
@@ -325,7 +295,7 @@ class OnlineTfidf:
             raise InvalidParameterError(f"norm must be one of {_NORM_CHOICES}, got {describe(norm)}")
         self.tf = tf
         self.norm = norm
-        self.smooth_idf = _check_bool("smooth_idf", smooth_idf)
+        self.smooth_idf = check_bool("smooth_idf", smooth_idf)
         self.df: dict[Any, int] = {}
         self.n_docs = 0
 

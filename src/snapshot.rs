@@ -10,6 +10,7 @@
 //! ends), so loading makes no Python object per token. Integer arrays are uint32 (int64 in
 //! version-1 files); the cells come sorted by feature then class.
 
+use crate::store::ROUNDING_TOLERANCE;
 use std::collections::HashMap;
 
 /// One array as stored: numpy's dtype string (`<i8`, `<u4`, `<f8`, `|u1`), its shape, its bytes.
@@ -235,12 +236,15 @@ fn keys<'a>(arrays: &HashMap<&str, RawArray<'a>>, n: usize) -> Result<Keys<'a>, 
 }
 
 /// Check the arrays of a saved store with `k` classes and `n_learned` documents learned;
-/// `n_buckets` for a hashed model (no vocabulary: no keys, no `free_id`).
+/// `n_buckets` for a hashed model (no vocabulary: no keys, no `free_id`); `docs_bounded` for a
+/// model whose math needs D_cf <= N_c (Bernoulli: P(w|c) = (D_cf + alpha) / (N_c + 2 alpha)
+/// past 1 makes log(1 - P) NaN), checked to `ROUNDING_TOLERANCE` as unlearning checks it.
 pub fn check<'a>(
     arrays: &HashMap<&str, RawArray<'a>>,
     k: usize,
     n_learned: u64,
     n_buckets: Option<u32>,
+    docs_bounded: bool,
 ) -> Result<Snapshot<'a>, String> {
     let ids = ints(arrays, "feature_id", None)?;
     let n = ids.len();
@@ -337,6 +341,18 @@ pub fn check<'a>(
     require((0..k).all(|c| !(class_cells[c] == 0 && class_tokens[c] != 0.0)), || {
         "a class with no feature counts has T_c != 0".into()
     })?;
+    if docs_bounded {
+        let cells = cell_feature.iter().zip(cell_class.iter()).zip(cell_docs.iter());
+        for ((feature, c), docs) in cells {
+            let class_docs = class_docs[c as usize];
+            require(docs <= class_docs * (1.0 + ROUNDING_TOLERANCE), || {
+                format!(
+                    "feature {feature} is in {docs} documents of class {c}, which has {class_docs}: \
+                     a Bernoulli model needs D_cf <= N_c"
+                )
+            })?;
+        }
+    }
     Ok(Snapshot {
         ids,
         keys,
@@ -408,7 +424,7 @@ mod tests {
     }
 
     fn run<'a>(arrays: &'a [(&'static str, &'static str, Vec<u8>)]) -> Result<Snapshot<'a>, String> {
-        check(&map_of(arrays), 2, 3, None)
+        check(&map_of(arrays), 2, 3, None, false)
     }
 
     fn with(name: &str, data: Vec<u8>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
@@ -416,6 +432,23 @@ mod tests {
             .into_iter()
             .map(|(n, d, v)| if n == name { (n, d, data.clone()) } else { (n, d, v) })
             .collect()
+    }
+
+    #[test]
+    fn a_bernoulli_store_needs_each_feature_in_at_most_its_class_documents() {
+        fn bounded(arrays: &[(&'static str, &'static str, Vec<u8>)]) -> Result<(), String> {
+            check(&map_of(arrays), 2, 3, None, true).map(|_| ())
+        }
+        assert!(bounded(&valid()).is_ok()); // D_0f = N_0 = 2 is allowed
+        let within_rounding = with("cell_docs", f8s(&[2.0 * (1.0 + 1e-12), 1.0, 1.0]));
+        assert!(bounded(&within_rounding).is_ok());
+        let more = with("cell_docs", f8s(&[2.0, 1.0, 1.5]));
+        let message = bounded(&more).unwrap_err();
+        assert!(
+            message.contains("feature 2 is in 1.5 documents of class 1, which has 1"),
+            "{message}"
+        );
+        assert!(run(&more).is_ok(), "only models that need the bound check it");
     }
 
     #[test]
@@ -502,6 +535,6 @@ mod tests {
         let arrays = valid();
         let mut map = map_of(&arrays);
         map.get_mut("feature_id").unwrap().shape = vec![3];
-        assert!(check(&map, 2, 3, None).unwrap_err().contains("bytes"));
+        assert!(check(&map, 2, 3, None, false).unwrap_err().contains("bytes"));
     }
 }

@@ -282,6 +282,11 @@ impl Store {
         self.class_tokens[c] * self.scale
     }
 
+    /// Whether the store keeps document-count histograms (Bernoulli: they bound D_cf by N_c).
+    pub fn keeps_histograms(&self) -> bool {
+        self.histograms.is_some()
+    }
+
     pub fn histogram(&self, c: usize) -> Option<&Histogram> {
         self.histograms.as_ref().map(|h| &h[c])
     }

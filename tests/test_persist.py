@@ -325,6 +325,7 @@ def edit_array(path, name, change):
     ("cell_tokens", lambda a: np.where(np.arange(len(a)) == 0, np.nan, a), "non-finite"),
     ("class_docs", lambda a: np.where(np.arange(len(a)) == 1, np.inf, a), "non-finite"),
     ("cell_docs", lambda a: -a, "negative"),
+    ("cell_docs", lambda a: np.where(np.arange(len(a)) == 0, 1e6, a), "a Bernoulli model needs D_cf <= N_c"),
     ("cell_feature", lambda a: a + 1000, "cell features must be listed"),
     ("cell_feature", lambda a: np.zeros_like(a), "duplicate|no count"),
     ("feature_born", lambda a: a + 10**6, "stamps"),

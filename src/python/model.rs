@@ -1604,8 +1604,9 @@ impl Core {
             // in another thread meanwhile.
             let py = labels.py();
             let (k, n_buckets) = (labels.len(), self.nb.n_buckets());
+            let docs_bounded = self.nb.store.keeps_histograms();
             let snapshot = py
-                .detach(|| snapshot::check(&map, k, n_learned, n_buckets))
+                .detach(|| snapshot::check(&map, k, n_learned, n_buckets, docs_bounded))
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
             if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.vocabulary_mut()) {
                 if !keys.all_utf8() {

@@ -52,6 +52,11 @@ def old_mail_module(tmp_dir: Path):
     source = subprocess.run(
         ["git", "-C", str(ROOT), "show", f"{OLD}:streamnb/mail.py"], capture_output=True, check=True
     ).stdout
+    # Its setting checks came from streamnb.text then; they are streamnb.validate's now.
+    old_import = b"from streamnb.text import Tokenizer, _check_bool, _check_optional_int\n"
+    assert source.count(old_import) == 1
+    source = source.replace(old_import, b"from streamnb.text import Tokenizer\nfrom streamnb.validate import "
+                            b"check_bool as _check_bool, check_optional_int as _check_optional_int\n")
     path = tmp_dir / "streamnb_old_mail.py"
     path.write_bytes(source)
     spec = importlib.util.spec_from_file_location("streamnb_old_mail", path)

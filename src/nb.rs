@@ -9,7 +9,7 @@
 
 use crate::bag::Bag;
 use crate::doc::{Doc, IdCounts, Keys, UNKNOWN};
-use crate::store::{Removal, Store, StoreError, MAX_DOCUMENTS};
+use crate::store::{MergedPruning, Removal, Store, StoreError, MAX_DOCUMENTS};
 use crate::vocab::{bucket, Vocabulary, VocabularyError};
 /// Hash maps keyed by feature ids inside one call (no seed needed: the keys are ours).
 type HashMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::FixedState>;
@@ -487,6 +487,7 @@ pub struct Snapshot {
     pub class_tokens: Vec<f64>,
     pub n_learned: u64,
     pub pruned_at: u64,
+    pub merged_prunings: Vec<MergedPruning>,
 }
 
 /// A document's score split by known feature: jll_c = rest[c] + sum_i terms[i][c].
@@ -1268,8 +1269,9 @@ impl NaiveBayes {
 
     /// The removal of one learned document from class c with `weight` (already aged):
     /// checked and computed, nothing written. With `learned_at` and pruning since then,
-    /// only the features in V without interruption since the document (born no later) are
-    /// taken; otherwise every present feature must be in V.
+    /// only the features whose counts still hold the document are taken (in V without
+    /// interruption since it, and kept by the model it came from if it was merged in:
+    /// `Store::holds_document`); otherwise every present feature must be in V.
     pub fn prepare_unlearn(
         &self,
         doc: &mut Doc,
@@ -1290,7 +1292,7 @@ impl NaiveBayes {
         for (&i, &v) in positions.iter().zip(&values) {
             let id = doc.ids[i];
             if pruned_since {
-                if inside(id) && self.store.born(id).is_some_and(|b| b <= learned_at.unwrap_or(0)) {
+                if inside(id) && self.store.holds_document(id, learned_at.unwrap_or(0)) {
                     ids.push(id);
                     deltas.push(-weight * v);
                 }
@@ -1507,6 +1509,7 @@ impl NaiveBayes {
             class_tokens: (0..k).map(|c| self.store.true_class_tokens(c)).collect(),
             n_learned: self.store.n_learned,
             pruned_at: self.store.pruned_at,
+            merged_prunings: self.store.merged_prunings.clone(),
         }
     }
 
@@ -1574,6 +1577,27 @@ impl NaiveBayes {
                 let born = (!was_known[f]).then_some(other.born[f] + n0);
                 let last_seen = seen_before[f].max(other.last_seen[f] + n0);
                 self.store.set_stamps(id, born, Some(last_seen));
+            }
+            if other.pruned_at > 0 {
+                // The other's documents before its last pruning hold only the features it
+                // held (from their born stamps), whatever this model's counts held before.
+                let whole = MergedPruning {
+                    first: 1,
+                    last: other.pruned_at,
+                    held: other.ids.iter().copied().zip(other.born.iter().copied()).collect(),
+                };
+                let here: HashMap<u32, u32> = other.ids.iter().copied().zip(mine.iter().copied()).collect();
+                for merged in other.merged_prunings.iter().chain([&whole]) {
+                    let mut held: Vec<(u32, u64)> = (merged.held.iter())
+                        .filter_map(|&(id, born)| here.get(&id).map(|&id| (id, born + n0)))
+                        .collect();
+                    held.sort_unstable();
+                    self.store.merged_prunings.push(MergedPruning {
+                        first: merged.first + n0,
+                        last: merged.last + n0,
+                        held,
+                    });
+                }
             }
         }
         if other.pruned_at > 0 {

@@ -10,7 +10,7 @@
 //! ends), so loading makes no Python object per token. Integer arrays are uint32 (int64 in
 //! version-1 files); the cells come sorted by feature then class.
 
-use crate::store::ROUNDING_TOLERANCE;
+use crate::store::{MergedPruning, ROUNDING_TOLERANCE};
 use std::collections::HashMap;
 
 /// One array as stored: numpy's dtype string (`<i8`, `<u4`, `<f8`, `|u1`), its shape, its bytes.
@@ -119,6 +119,71 @@ pub struct Snapshot<'a> {
     pub cell_docs: Floats<'a>,
     pub born: Ints<'a>,
     pub last_seen: Ints<'a>,
+    pub merged_prunings: Vec<MergedPruning>,
+}
+
+/// The arrays of the documents merged in from models that had pruned (`MergedPruning`),
+/// present only when there are some: record r spans stamps `merged_first[r]..=merged_last[r]`
+/// and holds the features `merged_held_feature` (ascending) with their `merged_held_born`
+/// stamps, cut at the ends `merged_held_end`.
+pub const MERGED_ARRAYS: [&str; 5] = [
+    "merged_first",
+    "merged_last",
+    "merged_held_end",
+    "merged_held_feature",
+    "merged_held_born",
+];
+
+fn merged_prunings(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Result<Vec<MergedPruning>, String> {
+    let present = MERGED_ARRAYS.iter().filter(|name| arrays.contains_key(*name)).count();
+    if present == 0 {
+        return Ok(Vec::new());
+    }
+    require(present == MERGED_ARRAYS.len(), || {
+        format!("the merged-pruning arrays come together: {}", MERGED_ARRAYS.join(", "))
+    })?;
+    let first = ints(arrays, "merged_first", None)?;
+    let records = first.len();
+    let last = ints(arrays, "merged_last", Some(records))?;
+    let ends = ints(arrays, "merged_held_end", Some(records))?;
+    let features = ints(arrays, "merged_held_feature", None)?;
+    let born = ints(arrays, "merged_held_born", Some(features.len()))?;
+    require(born.iter().all(|b| b as u64 <= n_learned), || {
+        format!("merged held born stamps must be in [0, {n_learned}]")
+    })?;
+    let (features, born): (Vec<i64>, Vec<i64>) = (features.iter().collect(), born.iter().collect());
+    let mut out = Vec::with_capacity(records);
+    let mut start = 0usize;
+    for ((first, last), end) in first.iter().zip(last.iter()).zip(ends.iter()) {
+        require(1 <= first && first <= last && last as u64 <= n_learned, || {
+            format!("a merged pruning must span stamps 1 <= first <= last <= {n_learned}, got {first}..={last}")
+        })?;
+        let end = usize::try_from(end)
+            .ok()
+            .filter(|&end| end >= start && end <= features.len())
+            .ok_or("merged held ends must be increasing and within 'merged_held_feature'")?;
+        let held = &features[start..end];
+        require(held.windows(2).all(|pair| pair[0] < pair[1]), || {
+            "the features a merged pruning holds must be ascending, without repeats".into()
+        })?;
+        require(held.iter().all(|&id| id < ID_LIMIT), || {
+            "merged held features out of range".into()
+        })?;
+        out.push(MergedPruning {
+            first: first as u64,
+            last: last as u64,
+            held: held
+                .iter()
+                .zip(&born[start..end])
+                .map(|(&id, &b)| (id as u32, b as u64))
+                .collect(),
+        });
+        start = end;
+    }
+    require(start == features.len(), || {
+        "'merged_held_feature' has features past the last record".into()
+    })?;
+    Ok(out)
 }
 
 /// Ids are u32 and u32::MAX is reserved: every id must be below this.
@@ -353,6 +418,7 @@ pub fn check<'a>(
             })?;
         }
     }
+    let merged_prunings = merged_prunings(arrays, n_learned)?;
     Ok(Snapshot {
         ids,
         keys,
@@ -365,6 +431,7 @@ pub fn check<'a>(
         cell_docs,
         born,
         last_seen,
+        merged_prunings,
     })
 }
 

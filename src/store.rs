@@ -159,6 +159,33 @@ pub fn settle(old: f64, delta: f64) -> f64 {
     }
 }
 
+/// Documents merged in from a model that had pruned: this model's stamps `first..=last`, the
+/// other model's documents learned before its last pruning. A feature's counts hold such a
+/// document only if the other model still held the feature, born no later than the document:
+/// `held` lists the features it held when merged (ids here, ascending) with the stamp each
+/// was born at there (on this clock). A feature's single born stamp cannot tell this: its
+/// counts may hold this model's documents from before the merge and not the other's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MergedPruning {
+    pub first: u64,
+    pub last: u64,
+    pub held: Vec<(u32, u64)>,
+}
+
+impl MergedPruning {
+    /// Do feature `id`'s counts hold the document learned at `at` (in `first..=last`)?
+    fn holds(&self, id: u32, at: u64) -> bool {
+        self.held
+            .binary_search_by_key(&id, |&(held, _)| held)
+            .is_ok_and(|i| self.held[i].1 <= at)
+    }
+
+    /// The heap bytes of `held`.
+    fn heap_bytes(&self) -> usize {
+        self.held.capacity() * std::mem::size_of::<(u32, u64)>()
+    }
+}
+
 /// Per class: {stored D_cf value (bits): number of features with that value}, over the
 /// features with D_cf > 0. Bernoulli's sum over absent words needs only this.
 pub type Histogram = hashbrown::HashMap<u64, u64, foldhash::fast::FixedState>;
@@ -180,6 +207,8 @@ pub struct Store {
     /// n_learned when features were last dropped (pruning): documents learned before that
     /// may have lost counts.
     pub pruned_at: u64,
+    /// The documents merged in from models that had pruned (rare; see `MergedPruning`).
+    pub merged_prunings: Vec<MergedPruning>,
     /// Bumped whenever any count changes, so derived sums can be cached.
     pub version: u64,
 }
@@ -202,6 +231,7 @@ impl Store {
             n_learned: 0,
             n_features: 0,
             pruned_at: 0,
+            merged_prunings: Vec::new(),
             version: 0,
         }
     }
@@ -445,6 +475,19 @@ impl Store {
             .map(|m| m[0])
             .filter(|m| m.born != NOT_IN_V)
             .map(|m| m.last_seen as u64)
+    }
+
+    /// Do feature `id`'s counts hold the document learned at stamp `at`? Yes if it is in V,
+    /// born no later, and held by every model merged in that pruned before that document.
+    /// (Whether pruning happened since `at` at all is the caller's question: without
+    /// pruning every feature of a document still holds it.)
+    pub fn holds_document(&self, id: u32, at: u64) -> bool {
+        self.born(id).is_some_and(|born| born <= at)
+            && self
+                .merged_prunings
+                .iter()
+                .filter(|merged| merged.first <= at && at <= merged.last)
+                .all(|merged| merged.holds(id, at))
     }
 
     /// Set the stamps of a feature in V (merging, learn_many, loading).
@@ -839,7 +882,8 @@ impl Store {
                 .map(|h| h.capacity() * (std::mem::size_of::<(u64, u64)>() + 1))
                 .sum::<usize>()
         });
-        cells + self.meta.heap_bytes() + histograms + self.class_docs.capacity() * 24
+        let merged: usize = self.merged_prunings.iter().map(MergedPruning::heap_bytes).sum();
+        cells + self.meta.heap_bytes() + histograms + self.class_docs.capacity() * 24 + merged
     }
 }
 

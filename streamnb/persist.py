@@ -5,13 +5,13 @@ only numbers (``.npy`` arrays of float64, int64, uint32 or uint8, read here from
 raw little-endian payload, without numpy) and JSON, and every value is checked before a
 model is built from it.
 
-Format, version 2
+Format, version 3
 -----------------
 A zip archive, every member stored uncompressed:
 
 - ``metadata.json`` (UTF-8, ASCII-escaped JSON object)::
 
-      {"format": "streamnb-model", "version": 2, "streamnb": "<library version>",
+      {"format": "streamnb-model", "version": 3, "streamnb": "<library version>",
        "model": "<model type, e.g. MultinomialNB>",
        "tokenizer": null | {"type": "<module.Class>", "params": <its get_params()>},
        "arrays": {"<name>": {"dtype": "<f8" | "<i8" | "<u4" | "|u1", "shape": [n, ...]}, ...},
@@ -23,7 +23,7 @@ A zip archive, every member stored uncompressed:
   str holding a surrogate pair are ``{"$bytes": ...}``, ``{"$float": ...}``, ``{"$str": ...}``
   (see ``encode_value``).
 - ``arrays/<name>.npy`` for each array named in the metadata (counts, stamps, ledger).
-- the archive comment: ``streamnb-model v2 sha256:<64 hex digits>``, the SHA-256 of every
+- the archive comment: ``streamnb-model v3 sha256:<64 hex digits>``, the SHA-256 of every
   byte of the file before the digits. Any flipped bit, truncation or edit is detected
   and reported as such (whatever else reading the file found), and a file claiming another
   version is refused by name.
@@ -38,7 +38,9 @@ any other token 0xFF and its tagged encoding, see ``store._token_key``) and
 ``feature_key_end`` (where each token's key ends), ``free_id`` (ids free for reuse),
 ``feature_born``, ``feature_last_seen`` (document stamps): the store's integer arrays are
 uint32 (ids, stamps and key ends are below 2^32 by construction), its cells sorted by
-feature then class; and the
+feature then class; a model that merged one which had pruned also has ``merged_first``,
+``merged_last``, ``merged_held_end``, ``merged_held_feature`` and ``merged_held_born``
+(which features the merged documents still hold: src/store.rs ``MergedPruning``); and the
 ``ledger_fingerprint`` (16 bytes per entry), ``ledger_class``, ``ledger_weight``,
 ``ledger_learned_at``, ``ledger_t`` arrays. Ids are kept, so a loaded model is the same
 model down to the ids its next new words get.
@@ -61,7 +63,10 @@ its arrays prefixed by the part's kind (``text_``, ``numeric_``, ``categorical_`
 Version 1 (streamnb before 2026-11-24) listed a DiscreteNB's vocabulary tokens in the state
 (``"features"``, JSON) instead of the two key arrays (a million tokens took 0.1 s of JSON
 and a Python string each to load), and its store's integer arrays were int64. Version-1
-files still load (``READABLE``).
+files still load (``READABLE``). Version 2 (until 2026-11-24) had no ``merged_*`` arrays:
+its readers ignored arrays they did not know, so a version-2 reader would have loaded a
+model with merged prunings and unlearned its merged documents wrongly; version 3 marks the
+files they must refuse (and a reader now refuses any array it does not know).
 
 Reading takes the members out of the file's bytes in place (zipfile reads the central
 directory; the local headers are followed here): the SHA-256 covers every byte, so
@@ -118,8 +123,8 @@ class Saveable(Protocol):
 _ModelType = TypeVar("_ModelType", bound="type[Saveable]")
 
 FORMAT = "streamnb-model"
-VERSION = 2
-READABLE = (1, 2)  # format versions this streamnb loads
+VERSION = 3
+READABLE = (1, 2, 3)  # format versions this streamnb loads
 METADATA = "metadata.json"
 ARRAY_DTYPES = ("<f8", "<i8", "<u4", "|u1")
 _TRAILER = re.compile(rb"streamnb-model v(\d{1,9}) sha256:([0-9a-f]{64})\Z")

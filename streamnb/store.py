@@ -414,6 +414,9 @@ class CountStore:
             arrays["feature_key"] = np.frombuffer(keys, dtype=np.uint8)
             arrays["feature_key_end"] = np.frombuffer(ends, dtype="<u4")
             arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.uint32)
+        # Only a model that merged one which had pruned has these (src/store.rs MergedPruning).
+        for name, values in self._core.merged_prunings():
+            arrays[name] = np.array(values, dtype=np.uint32)
         return scalars, arrays
 
     def restore(self, scalars: dict[str, Any], arrays: Arrays, pruned_at: int,
@@ -440,7 +443,7 @@ class CountStore:
                  f"n_learned must be an int in [0, 2**32 - 1), got {describe(n_learned)}")
         _require(isinstance(pruned_at, int) and not isinstance(pruned_at, bool) and 0 <= pruned_at <= n_learned,
                  f"pruned_at must be an int in [0, {n_learned}], got {describe(pruned_at)}")
-        raw = {name: _raw_array(arrays, name) for name in _STORE_ARRAYS if name in arrays}
+        raw = {name: _raw_array(arrays, name) for name in STORE_ARRAYS if name in arrays}
         if tokens is not None:
             _require(isinstance(tokens, list) and self.vocabulary.n_buckets is None,
                      "the vocabulary must be a list of tokens of an exact model")
@@ -461,8 +464,9 @@ class CountStore:
         self._core.load(checked, raw, float(scale), int(n_learned), int(pruned_at))
 
 
-_STORE_ARRAYS = ("feature_id", "feature_key", "feature_key_end", "free_id", "class_docs", "class_tokens",
-                 "cell_feature", "cell_class", "cell_tokens", "cell_docs", "feature_born", "feature_last_seen")
+STORE_ARRAYS = ("feature_id", "feature_key", "feature_key_end", "free_id", "class_docs", "class_tokens",
+                "cell_feature", "cell_class", "cell_tokens", "cell_docs", "feature_born", "feature_last_seen",
+                "merged_first", "merged_last", "merged_held_end", "merged_held_feature", "merged_held_born")
 
 
 def _raw_array(arrays: Arrays, name: str) -> RawArray:

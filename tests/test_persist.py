@@ -163,13 +163,13 @@ def test_the_file_is_the_documented_format(tmp_path):
     path = tmp_path / "m.snb"
     make_model(BernoulliNB, ledger=3).save(path)
     data = path.read_bytes()
-    assert data[-80:-64].endswith(b"streamnb-model v2 sha256:"[-16:]) and data[-64:].isalnum()
+    assert data[-80:-64].endswith(b"streamnb-model v3 sha256:"[-16:]) and data[-64:].isalnum()
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
         assert infos[0].filename == "metadata.json"
         assert all(info.compress_type == zipfile.ZIP_STORED for info in infos)
         metadata = json.loads(archive.read("metadata.json"))
-        assert (metadata["format"], metadata["version"], metadata["model"]) == ("streamnb-model", 2, "BernoulliNB")
+        assert (metadata["format"], metadata["version"], metadata["model"]) == ("streamnb-model", 3, "BernoulliNB")
         arrays = {}
         for name, spec in metadata["arrays"].items():
             with archive.open(f"arrays/{name}.npy") as member:
@@ -269,7 +269,7 @@ def test_a_version_1_token_list_of_the_wrong_length_is_named(tmp_path):
     for pair in metadata["state"]["$map"]:
         if pair[0] == "features":
             pair[1].pop()
-    metadata["version"] = persist.VERSION  # rewritten by today's packer: a version-1 state in a version-2 file
+    metadata["version"] = persist.VERSION  # rewritten by today's packer: a version-1 state in a today's file
     write_members(path, metadata, members)
     with pytest.raises(ModelFormatError, match=r"the vocabulary must list \d+ tokens, it lists \d+"):
         streamnb.load(path)
@@ -278,28 +278,31 @@ def test_a_version_1_token_list_of_the_wrong_length_is_named(tmp_path):
 def test_another_format_version_is_refused_by_name(saved):
     metadata, members = read_members(saved)
     data = persist._pack(json.dumps(metadata).encode(), members)
-    saved.write_bytes(data[:-80] + data[-80:].replace(b"v2 sha256", b"v3 sha256"))
-    with pytest.raises(ModelFormatError, match="format version 3 is not supported"):
+    saved.write_bytes(data[:-80] + data[-80:].replace(b"v3 sha256", b"v4 sha256"))
+    with pytest.raises(ModelFormatError, match="format version 4 is not supported"):
         streamnb.load(saved)
     metadata["version"] = 1
     write_members(saved, metadata, members)
-    with pytest.raises(ModelFormatError, match="format version 1 in the metadata, but the file says version 2"):
+    with pytest.raises(ModelFormatError, match="format version 1 in the metadata, but the file says version 3"):
         streamnb.load(saved)
 
 
-VERSION_1 = pathlib.Path(__file__).parent / "data" / "format-v1"
+DATA = pathlib.Path(__file__).parent / "data"
+VERSION_1 = DATA / "format-v1"
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("name", ["multinomial", "bernoulli", "complement", "hashed", "text", "email"])
-def test_version_1_files_still_load(name, tmp_path):
-    """Files written by the format-1 code (tests/data/format-v1/make.py) give the same
-    log-probabilities, bit for bit, and save again as version 2."""
-    expected = json.loads((VERSION_1 / "expected.json").read_text())["log_proba"][name]
-    assert (VERSION_1 / f"{name}.snb").read_bytes()[-80:-64].endswith(b"v1 sha256:")
-    model = streamnb.load(VERSION_1 / f"{name}.snb")
+def test_older_format_files_still_load(version, name, tmp_path):
+    """Files written by the code of an older format (tests/data/make_format_files.py) give
+    the same log-probabilities, bit for bit, and save again in today's format."""
+    folder = DATA / f"format-v{version}"
+    expected = json.loads((folder / "expected.json").read_text())["log_proba"][name]
+    assert (folder / f"{name}.snb").read_bytes()[-80:-64].endswith(f"v{version} sha256:".encode())
+    model = streamnb.load(folder / f"{name}.snb")
     resaved = tmp_path / "again.snb"
     model.save(resaved)
-    assert resaved.read_bytes()[-80:-64].endswith(b"v2 sha256:")
+    assert resaved.read_bytes()[-80:-64].endswith(f"v{persist.VERSION} sha256:".encode())
     again = streamnb.load(resaved)
     for case in expected:
         probe = persist.decode_value(case["probe"])
@@ -307,6 +310,45 @@ def test_version_1_files_still_load(name, tmp_path):
         assert model.predict_log_proba_one(probe) == want
         assert again.predict_log_proba_one(probe) == want
     assert again.store.vocabulary.mapping() == model.store.vocabulary.mapping()
+
+
+def test_a_merged_pruning_survives_saving_and_arrays_a_model_does_not_read_are_refused(tmp_path):
+    doc = {"a": 1, "b": 1, "c": 1}
+    a = MultinomialNB().learn_one(doc, "x")
+    other = MultinomialNB().learn_one(doc, "x").select_features(2)
+    assert set(other.store.vocabulary.mapping()) == {"a", "b"}
+    a.merge(other)
+    path = tmp_path / "merged.snb"
+    a.save(path)
+    metadata, members = read_members(path)
+    assert {"merged_first", "merged_last", "merged_held_end", "merged_held_feature",
+            "merged_held_born"} <= set(metadata["arrays"])
+    loaded = streamnb.load(path).unlearn_one(doc, "x", learned_at=2)
+    assert [loaded.feature_counts(f) for f in "abc"] == [{"x": 1.0}, {"x": 1.0}, {"x": 1.0}]
+    # a reader that skipped them would unlearn wrongly: refused, as is any array it does not know
+    for name, change, words in [
+        ("merged_last", lambda values: values + 5, "merged pruning"),
+        ("merged_held_feature", lambda values: values[::-1].copy(), "ascending"),
+        ("merged_held_born", lambda values: values + 5, "born stamps"),
+        ("merged_held_end", lambda values: values + 1, "within"),
+        ("merged_held_end", None, "come together"),
+    ]:
+        metadata, members = read_members(path)
+        if change is None:
+            del metadata["arrays"][name], members[f"arrays/{name}.npy"]
+        else:
+            array = change(np.lib.format.read_array(__import__("io").BytesIO(members[f"arrays/{name}.npy"])))
+            members[f"arrays/{name}.npy"] = npy(array)
+        edited = tmp_path / f"{name}.snb"
+        write_members(edited, metadata, members)
+        with pytest.raises(ModelFormatError, match=words):
+            streamnb.load(edited)
+    metadata, members = read_members(path)
+    metadata["arrays"]["merged_extra"] = {"dtype": "<u4", "shape": [1]}
+    members["arrays/merged_extra.npy"] = npy(np.zeros(1, dtype=np.uint32))
+    write_members(path, metadata, members)
+    with pytest.raises(ModelFormatError, match=r"arrays \['merged_extra'\] are not arrays of a MultinomialNB"):
+        streamnb.load(path)
 
 
 def edit_array(path, name, change):

@@ -1448,6 +1448,26 @@ impl Core {
         (born, seen)
     }
 
+    /// The documents merged in from models that had pruned, as the file's arrays
+    /// (`snapshot::MERGED_ARRAYS`): [(name, ints)], empty when there are none.
+    fn merged_prunings(&self) -> Vec<(&'static str, Vec<u64>)> {
+        let merged = &self.nb.store.merged_prunings;
+        if merged.is_empty() {
+            return Vec::new();
+        }
+        let mut end = 0u64;
+        let mut columns: [Vec<u64>; 5] = Default::default();
+        for record in merged {
+            end += record.held.len() as u64;
+            columns[0].push(record.first);
+            columns[1].push(record.last);
+            columns[2].push(end);
+            columns[3].extend(record.held.iter().map(|&(id, _)| u64::from(id)));
+            columns[4].extend(record.held.iter().map(|&(_, born)| born));
+        }
+        snapshot::MERGED_ARRAYS.into_iter().zip(columns).collect()
+    }
+
     /// Remove whole features (pruning); returns how many were in V.
     fn drop_features(&mut self, ids: Vec<i64>) -> PyResult<usize> {
         guard(|| {
@@ -1608,6 +1628,12 @@ impl Core {
             let snapshot = py
                 .detach(|| snapshot::check(&map, k, n_learned, n_buckets, docs_bounded))
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
+            if snapshot.merged_prunings.iter().any(|merged| merged.last > pruned_at) {
+                return Err(error(
+                    ErrorKind::ModelFormat,
+                    format!("a merged pruning ends after the last pruning ({pruned_at})"),
+                ));
+            }
             if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.vocabulary_mut()) {
                 if !keys.all_utf8() {
                     if let Some(position) = first_foreign_key(py, keys.iter())? {
@@ -1643,6 +1669,7 @@ impl Core {
             store.scale = scale;
             store.n_learned = n_learned;
             store.pruned_at = pruned_at;
+            store.merged_prunings = snapshot.merged_prunings;
             self.last = None;
             Ok(())
         })

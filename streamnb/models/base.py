@@ -32,7 +32,7 @@ from ..clock import Clock, check_stamp
 from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError, describe
 from ..ledger import Ledger
 from ..pruning import lowest_first, mutual_information
-from ..store import CountStore, _require
+from ..store import STORE_ARRAYS, CountStore, _require
 from ..mail import EmailTokenizer
 from ..text import Tokenizer as WordTokenizer
 from ..weighting import EmailWeights
@@ -635,6 +635,8 @@ class DiscreteNB(abc.ABC):
                  f"pass_at must be an int in [0, {n}], got {describe(pass_at)}")
         model._pass_at = pass_at
         ledger_arrays = {name for name in arrays if name.startswith("ledger_")}
+        unknown = sorted(set(arrays) - set(STORE_ARRAYS) - ledger_arrays)
+        _require(not unknown, f"arrays {unknown[:5]!r} are not arrays of a {cls.__name__}")
         if model._ledger is None:
             _require(not ledger_arrays, "ledger arrays in a model without a ledger")
         else:

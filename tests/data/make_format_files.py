@@ -1,7 +1,11 @@
-"""Write the version-1 model files of this folder and the log-probabilities they give.
+"""Write the model files of tests/data/format-v<N> (N: the format the running code writes)
+and the log-probabilities they give; tests/test_persist.py::test_older_format_files_still_load
+loads them with today's code.
 
-Run at commit 3be5f82 (the last that wrote format version 1): `python tests/data/format-v1/make.py`.
-tests/test_persist.py::test_version_1_files_still_load loads them with today's code.
+Run with the code of the last commit that wrote each format: format-v1 at commit 3be5f82,
+format-v2 at commit da623a9 (`python tests/data/make_format_files.py`, with that commit's
+streamnb importable; format-v1 was written by this script when it was
+tests/data/format-v1/make.py).
 """
 
 import json
@@ -10,10 +14,10 @@ from pathlib import Path
 import streamnb
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB
 from streamnb.models.email import EmailNB
-from streamnb.persist import encode_value
+from streamnb.persist import VERSION, encode_value
 from streamnb.text import Tokenizer
 
-OUT = Path(__file__).parent
+OUT = Path(__file__).parent / f"format-v{VERSION}"
 # Feature names of every kind a vocabulary keys: str (with a lone surrogate), tuple, int,
 # float, bytes, None, bool, an infinity.
 DOCS = [({"cheap": 2, ("cheap", "pills"): 1, 7: 1, b"\xff\x00": 1, "caf\u00e9": 1, "\ud800x": 1, 2.5: 1}, "spam"),
@@ -31,6 +35,7 @@ def trained(model, stream):
 
 
 def main():
+    OUT.mkdir(exist_ok=True)
     multinomial = trained(MultinomialNB(alpha=0.5, ledger=10), DOCS)
     multinomial.unlearn_one(DOCS[2][0], "spam").learn_one(DOCS[2][0], "spam")
     multinomial.learn_one({"gone": 1}, "ham").unlearn_one({"gone": 1}, "ham")  # leaves a free id
@@ -51,7 +56,7 @@ def main():
             model.predict_log_proba_one(probes[0])
         expected[name] = [{"probe": encode_value(x), "log_proba": encode_value(model.predict_log_proba_one(x))}
                           for x in probes]
-    made_by = "tests/data/format-v1/make.py at commit 3be5f82 (format version 1)"
+    made_by = f"tests/data/make_format_files.py, format version {VERSION}"
     (OUT / "expected.json").write_text(json.dumps({"made_by": made_by, "log_proba": expected}, indent=1) + "\n")
 
 

@@ -154,11 +154,6 @@ def test_learn_then_unlearn_restores_the_state(base, extra):
         assert got[label] == pytest.approx(predicted[label], rel=1e-9, abs=1e-9 * scale)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: removing a value far from the others leaves an M2 residue of the rounding of that large term "
-    "(~4e-12 here) which a later removal cannot tell from a real spread (settle compares it with that removal's "
-    "own small term), so M2 is not restored to 0; with the variance floor eps ~ 4e-6 a probe far from the mean "
-    "(log-likelihood -2e9) moves by ~1e3 (found by test_learn_then_unlearn_restores_the_state)"))
 def test_unlearning_after_a_far_value_restores_a_lone_value_exactly():
     model = GaussianNB()
     model.learn_one({"size": 0.0, "links": 0.0, "ratio": 0.0}, "b")
@@ -171,6 +166,18 @@ def test_unlearning_after_a_far_value_restores_a_lone_value_exactly():
     for record, label, weight in reversed(extra):
         model.unlearn_one(record, label, weight)
     assert model.predict_log_proba_one(probe) == pytest.approx(before, rel=1e-9)
+
+
+def test_a_small_real_spread_survives_unlearning_a_close_value():
+    """The residue rule (gaussian.combine) zeroes an M2 below 64 ulps of sum w x^2 only: a
+    spread of 1e-6 relative to the values (M2 / sum w x^2 ~ 2.5e-13, ~1000 ulps) stays."""
+    model = GaussianNB()
+    model.learn_one({"x": 1000.0}, "a").learn_one({"x": 1000.001}, "a")
+    before = model.class_statistics("a")["x"]
+    assert before[2] == pytest.approx(2.5e-7, rel=1e-6)
+    for value, weight in ((1000.0005, 1.0), (1000.0004, 2.5)):
+        model.learn_one({"x": value}, "a", weight).unlearn_one({"x": value}, "a", weight)
+        assert model.class_statistics("a")["x"] == pytest.approx(before, rel=1e-9)
 
 
 def test_unlearning_everything_empties_the_model():

@@ -25,6 +25,8 @@ else:
     from .._lazy import numpy as np
 
 _LOG_2PI = math.log(2 * math.pi)
+_EPS = 2.0**-52  # float64's machine epsilon
+_RESIDUE_ULPS = 64.0  # M2 below this many ulps of sum w x^2, after a removal, is rounding (see combine)
 
 
 def combine(n_a: Floats, mean_a: Floats, m2_a: Floats, n_b: float | Floats, mean_b: float | Floats,
@@ -45,6 +47,12 @@ def combine(n_a: Floats, mean_a: Floats, m2_a: Floats, n_b: float | Floats, mean
     delta = mean_b - mean_a
     mean = np.where(empty, 0.0, mean_a + delta * (n_b / safe_n))
     m2 = np.where(empty, 0.0, np.maximum(settle(m2_a + m2_b, delta * delta * (n_a * n_b / safe_n)), 0.0))
+    # A removal's M2 also carries the rounding of every earlier update: ~eps of the raw second
+    # moment sum w x^2 = n mean^2 + M2. A far value removed before a close one leaves ~1e-16 of
+    # its large term behind, which the close one's small term cannot tell from a spread; below
+    # a few ulps of the raw moment, M2 is such a residue.
+    raw_moment = n_a * mean_a * mean_a + m2_a
+    m2 = np.where((np.asarray(n_b) < 0) & (m2 <= _RESIDUE_ULPS * _EPS * raw_moment), 0.0, m2)
     return n, mean, m2
 
 

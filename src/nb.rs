@@ -9,7 +9,7 @@
 
 use crate::bag::Bag;
 use crate::doc::{Doc, IdCounts, Keys, UNKNOWN};
-use crate::store::{MergedPruning, Removal, Store, StoreError, MAX_DOCUMENTS};
+use crate::store::{MergedPruning, Removal, Store, StoreError, MAX_DOCUMENTS, NEVER};
 use crate::vocab::{bucket, Vocabulary, VocabularyError};
 /// Hash maps keyed by feature ids inside one call (no seed needed: the keys are ours).
 type HashMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::FixedState>;
@@ -52,6 +52,11 @@ pub enum NbError {
     NeverLearned {
         features: Vec<usize>,
         pruned: bool,
+    },
+    /// A document merged in from a model that had pruned, whose record of the features it
+    /// still holds was forgotten (`Store::add_merged_pruning`): it cannot be unlearned exactly.
+    MergeForgotten {
+        learned_at: u64,
     },
     /// The vocabulary cannot take the new tokens.
     VocabularyFull,
@@ -488,6 +493,7 @@ pub struct Snapshot {
     pub n_learned: u64,
     pub pruned_at: u64,
     pub merged_prunings: Vec<MergedPruning>,
+    pub forgotten_merges: Vec<(u64, u64)>,
 }
 
 /// A document's score split by known feature: jll_c = rest[c] + sum_i terms[i][c].
@@ -1288,6 +1294,9 @@ impl NaiveBayes {
         let mut ids = Vec::with_capacity(positions.len());
         let mut deltas = Vec::with_capacity(positions.len());
         let pruned_since = learned_at.is_some_and(|at| self.store.pruned_at >= at);
+        if let Some(at) = learned_at.filter(|&at| pruned_since && self.store.merge_forgotten(at)) {
+            return Err(NbError::MergeForgotten { learned_at: at });
+        }
         let mut missing = Vec::new();
         for (&i, &v) in positions.iter().zip(&values) {
             let id = doc.ids[i];
@@ -1510,6 +1519,7 @@ impl NaiveBayes {
             n_learned: self.store.n_learned,
             pruned_at: self.store.pruned_at,
             merged_prunings: self.store.merged_prunings.clone(),
+            forgotten_merges: self.store.forgotten_merges.clone(),
         }
     }
 
@@ -1554,6 +1564,11 @@ impl NaiveBayes {
                 _ => other.ids.clone(),
             };
             let was_known: Vec<bool> = mine.iter().map(|&id| self.store.known(id)).collect();
+            let known_before = if other.pruned_at > 0 {
+                self.store.feature_ids()
+            } else {
+                Vec::new()
+            };
             let seen_before: Vec<u64> = mine.iter().map(|&id| self.store.last_seen(id).unwrap_or(0)).collect();
             let mut next_new = new_prior_weights.iter();
             for (oc, &c) in classes.iter().enumerate() {
@@ -1579,31 +1594,55 @@ impl NaiveBayes {
                 self.store.set_stamps(id, born, Some(last_seen));
             }
             if other.pruned_at > 0 {
-                // The other's documents before its last pruning hold only the features it
-                // held (from their born stamps), whatever this model's counts held before.
-                let whole = MergedPruning {
-                    first: 1,
-                    last: other.pruned_at,
-                    held: other.ids.iter().copied().zip(other.born.iter().copied()).collect(),
-                };
-                let here: HashMap<u32, u32> = other.ids.iter().copied().zip(mine.iter().copied()).collect();
-                for merged in other.merged_prunings.iter().chain([&whole]) {
-                    let mut held: Vec<(u32, u64)> = (merged.held.iter())
-                        .filter_map(|&(id, born)| here.get(&id).map(|&id| (id, born + n0)))
-                        .collect();
-                    held.sort_unstable();
-                    self.store.merged_prunings.push(MergedPruning {
-                        first: merged.first + n0,
-                        last: merged.last + n0,
-                        held,
-                    });
-                }
+                self.add_merged_pruning(other, &mine, &known_before, n0);
             }
         }
         if other.pruned_at > 0 {
             self.store.pruned_at = self.store.pruned_at.max(other.pruned_at + n0);
         }
         Ok(())
+    }
+
+    /// Record what a merge of a model that had pruned needs for exact unlearning (see
+    /// `MergedPruning`): its documents before its last pruning (stamps from `n0 + 1`) hold a
+    /// feature this model held before (`known_before`) only from the other's born stamp, or
+    /// never if the other did not hold it; the other's own records come along, on this
+    /// clock and these ids (`mine[f]` is this model's id of the other's f-th feature).
+    fn add_merged_pruning(&mut self, other: &Snapshot, mine: &[u32], known_before: &[u32], n0: u64) {
+        let born_there: HashMap<u32, u64> = mine.iter().copied().zip(other.born.iter().copied()).collect();
+        let exceptions: Vec<(u32, u64)> = known_before
+            .iter()
+            .filter_map(|id| match born_there.get(id) {
+                None => Some((*id, NEVER)),
+                Some(&born) if born > 1 => Some((*id, born + n0)),
+                Some(_) => None,
+            })
+            .collect();
+        let here: HashMap<u32, u32> = other.ids.iter().copied().zip(mine.iter().copied()).collect();
+        for merged in &other.merged_prunings {
+            // a feature the other no longer holds is not in `here`: the new record's NEVER
+            // (this model held it) or its born stamp (it did not) already covers it
+            let mut exceptions: Vec<(u32, u64)> = (merged.exceptions.iter())
+                .filter_map(|&(id, from)| {
+                    here.get(&id)
+                        .map(|&id| (id, if from == NEVER { NEVER } else { from + n0 }))
+                })
+                .collect();
+            exceptions.sort_unstable();
+            self.store.add_merged_pruning(MergedPruning {
+                first: merged.first + n0,
+                last: merged.last + n0,
+                exceptions,
+            });
+        }
+        self.store.add_merged_pruning(MergedPruning {
+            first: n0 + 1,
+            last: n0 + other.pruned_at,
+            exceptions,
+        });
+        for &(first, last) in &other.forgotten_merges {
+            self.store.forget_merge(first + n0, last + n0);
+        }
     }
 
     /// Per feature of `ids` (in V) and class, the weights of the log-linear view:

@@ -10,7 +10,7 @@
 //! ends), so loading makes no Python object per token. Integer arrays are uint32 (int64 in
 //! version-1 files); the cells come sorted by feature then class.
 
-use crate::store::{MergedPruning, ROUNDING_TOLERANCE};
+use crate::store::{MergedPruning, NEVER, ROUNDING_TOLERANCE};
 use std::collections::HashMap;
 
 /// One array as stored: numpy's dtype string (`<i8`, `<u4`, `<f8`, `|u1`), its shape, its bytes.
@@ -120,19 +120,43 @@ pub struct Snapshot<'a> {
     pub born: Ints<'a>,
     pub last_seen: Ints<'a>,
     pub merged_prunings: Vec<MergedPruning>,
+    pub forgotten_merges: Vec<(u64, u64)>,
 }
 
 /// The arrays of the documents merged in from models that had pruned (`MergedPruning`),
 /// present only when there are some: record r spans stamps `merged_first[r]..=merged_last[r]`
-/// and holds the features `merged_held_feature` (ascending) with their `merged_held_born`
-/// stamps, cut at the ends `merged_held_end`.
+/// and its exceptions are the features `merged_exception_feature` (ascending) held from the
+/// stamps `merged_exception_from` (`NEVER`: not at all), cut at the ends `merged_exception_end`.
 pub const MERGED_ARRAYS: [&str; 5] = [
     "merged_first",
     "merged_last",
-    "merged_held_end",
-    "merged_held_feature",
-    "merged_held_born",
+    "merged_exception_end",
+    "merged_exception_feature",
+    "merged_exception_from",
 ];
+
+/// The stamp ranges of forgotten merged prunings (`Store::forgotten_merges`), present only
+/// when there are some: ascending and disjoint.
+pub const FORGOTTEN_ARRAYS: [&str; 2] = ["merged_forgotten_first", "merged_forgotten_last"];
+
+fn forgotten_merges(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Result<Vec<(u64, u64)>, String> {
+    if !FORGOTTEN_ARRAYS.iter().any(|name| arrays.contains_key(*name)) {
+        return Ok(Vec::new());
+    }
+    let first = ints(arrays, FORGOTTEN_ARRAYS[0], None)?;
+    let last = ints(arrays, FORGOTTEN_ARRAYS[1], Some(first.len()))?;
+    let ranges: Vec<(u64, u64)> = first
+        .iter()
+        .zip(last.iter())
+        .map(|(f, l)| (f as u64, l as u64))
+        .collect();
+    require(
+        ranges.iter().all(|&(f, l)| 1 <= f && f <= l && l <= n_learned)
+            && ranges.windows(2).all(|pair| pair[0].1.saturating_add(1) < pair[1].0),
+        || format!("forgotten merge ranges must be ascending, disjoint and within [1, {n_learned}]"),
+    )?;
+    Ok(ranges)
+}
 
 fn merged_prunings(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Result<Vec<MergedPruning>, String> {
     let present = MERGED_ARRAYS.iter().filter(|name| arrays.contains_key(*name)).count();
@@ -145,13 +169,13 @@ fn merged_prunings(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Resu
     let first = ints(arrays, "merged_first", None)?;
     let records = first.len();
     let last = ints(arrays, "merged_last", Some(records))?;
-    let ends = ints(arrays, "merged_held_end", Some(records))?;
-    let features = ints(arrays, "merged_held_feature", None)?;
-    let born = ints(arrays, "merged_held_born", Some(features.len()))?;
-    require(born.iter().all(|b| b as u64 <= n_learned), || {
-        format!("merged held born stamps must be in [0, {n_learned}]")
+    let ends = ints(arrays, "merged_exception_end", Some(records))?;
+    let features = ints(arrays, "merged_exception_feature", None)?;
+    let from = ints(arrays, "merged_exception_from", Some(features.len()))?;
+    require(from.iter().all(|f| f as u64 <= n_learned || f as u64 == NEVER), || {
+        format!("merged exception stamps must be in [0, {n_learned}] or {NEVER}")
     })?;
-    let (features, born): (Vec<i64>, Vec<i64>) = (features.iter().collect(), born.iter().collect());
+    let (features, from): (Vec<i64>, Vec<i64>) = (features.iter().collect(), from.iter().collect());
     let mut out = Vec::with_capacity(records);
     let mut start = 0usize;
     for ((first, last), end) in first.iter().zip(last.iter()).zip(ends.iter()) {
@@ -160,28 +184,30 @@ fn merged_prunings(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Resu
         })?;
         let end = usize::try_from(end)
             .ok()
-            .filter(|&end| end >= start && end <= features.len())
-            .ok_or("merged held ends must be increasing and within 'merged_held_feature'")?;
-        let held = &features[start..end];
-        require(held.windows(2).all(|pair| pair[0] < pair[1]), || {
-            "the features a merged pruning holds must be ascending, without repeats".into()
+            .filter(|&end| end > start && end <= features.len())
+            .ok_or(
+                "merged exception ends must be increasing (no empty record) and within 'merged_exception_feature'",
+            )?;
+        let exceptions = &features[start..end];
+        require(exceptions.windows(2).all(|pair| pair[0] < pair[1]), || {
+            "the exceptions of a merged pruning must be ascending features, without repeats".into()
         })?;
-        require(held.iter().all(|&id| id < ID_LIMIT), || {
-            "merged held features out of range".into()
+        require(exceptions.iter().all(|&id| id < ID_LIMIT), || {
+            "merged exception features out of range".into()
         })?;
         out.push(MergedPruning {
             first: first as u64,
             last: last as u64,
-            held: held
+            exceptions: exceptions
                 .iter()
-                .zip(&born[start..end])
-                .map(|(&id, &b)| (id as u32, b as u64))
+                .zip(&from[start..end])
+                .map(|(&id, &f)| (id as u32, f as u64))
                 .collect(),
         });
         start = end;
     }
     require(start == features.len(), || {
-        "'merged_held_feature' has features past the last record".into()
+        "'merged_exception_feature' has features past the last record".into()
     })?;
     Ok(out)
 }
@@ -419,6 +445,7 @@ pub fn check<'a>(
         }
     }
     let merged_prunings = merged_prunings(arrays, n_learned)?;
+    let forgotten_merges = forgotten_merges(arrays, n_learned)?;
     Ok(Snapshot {
         ids,
         keys,
@@ -432,6 +459,7 @@ pub fn check<'a>(
         born,
         last_seen,
         merged_prunings,
+        forgotten_merges,
     })
 }
 

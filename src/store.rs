@@ -160,29 +160,42 @@ pub fn settle(old: f64, delta: f64) -> f64 {
 }
 
 /// Documents merged in from a model that had pruned: this model's stamps `first..=last`, the
-/// other model's documents learned before its last pruning. A feature's counts hold such a
-/// document only if the other model still held the feature, born no later than the document:
-/// `held` lists the features it held when merged (ids here, ascending) with the stamp each
-/// was born at there (on this clock). A feature's single born stamp cannot tell this: its
-/// counts may hold this model's documents from before the merge and not the other's.
+/// other model's documents learned before its last pruning. For them a feature's born stamp
+/// is not enough: its counts may hold this model's earlier documents and not those of the
+/// other, which had dropped it. `exceptions` lists the features (ids here, ascending) whose
+/// counts hold such a document only from a later stamp (`NEVER`: none of them): the
+/// features this model held before the merge that the other did not hold from its first
+/// document. Any other feature follows its born stamp. Exact, and costs memory only for
+/// models merged from pruned ones; a dropped feature leaves every record (`drop_features`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MergedPruning {
     pub first: u64,
     pub last: u64,
-    pub held: Vec<(u32, u64)>,
+    pub exceptions: Vec<(u32, u64)>,
 }
 
+/// An exception's stamp for a feature the other model did not hold at all.
+pub const NEVER: u64 = u32::MAX as u64;
+
+/// Exceptions kept at most: this many, or twice the features in V if more. Past it the
+/// oldest records are forgotten (their documents cannot be unlearned after a pruning: an
+/// error says so, never a wrong count), so that merging pruned models again and again, as
+/// `distributed.learn` with `max_features` does, keeps memory bounded.
+pub const MERGED_EXCEPTIONS_BUDGET: usize = 1 << 16;
+
 impl MergedPruning {
-    /// Do feature `id`'s counts hold the document learned at `at` (in `first..=last`)?
+    /// Do feature `id`'s counts hold the document learned at `at` (in `first..=last`), as
+    /// far as this record says?
     fn holds(&self, id: u32, at: u64) -> bool {
-        self.held
-            .binary_search_by_key(&id, |&(held, _)| held)
-            .is_ok_and(|i| self.held[i].1 <= at)
+        match self.exceptions.binary_search_by_key(&id, |&(feature, _)| feature) {
+            Ok(i) => self.exceptions[i].1 <= at,
+            Err(_) => true,
+        }
     }
 
-    /// The heap bytes of `held`.
+    /// The heap bytes of `exceptions`.
     fn heap_bytes(&self) -> usize {
-        self.held.capacity() * std::mem::size_of::<(u32, u64)>()
+        self.exceptions.capacity() * std::mem::size_of::<(u32, u64)>()
     }
 }
 
@@ -209,6 +222,8 @@ pub struct Store {
     pub pruned_at: u64,
     /// The documents merged in from models that had pruned (rare; see `MergedPruning`).
     pub merged_prunings: Vec<MergedPruning>,
+    /// Stamp ranges of records forgotten past `MERGED_EXCEPTIONS_BUDGET`, ascending, disjoint.
+    pub forgotten_merges: Vec<(u64, u64)>,
     /// Bumped whenever any count changes, so derived sums can be cached.
     pub version: u64,
 }
@@ -232,6 +247,7 @@ impl Store {
             n_features: 0,
             pruned_at: 0,
             merged_prunings: Vec::new(),
+            forgotten_merges: Vec::new(),
             version: 0,
         }
     }
@@ -478,7 +494,7 @@ impl Store {
     }
 
     /// Do feature `id`'s counts hold the document learned at stamp `at`? Yes if it is in V,
-    /// born no later, and held by every model merged in that pruned before that document.
+    /// born no later, and no merged pruning says otherwise.
     /// (Whether pruning happened since `at` at all is the caller's question: without
     /// pruning every feature of a document still holds it.)
     pub fn holds_document(&self, id: u32, at: u64) -> bool {
@@ -488,6 +504,48 @@ impl Store {
                 .iter()
                 .filter(|merged| merged.first <= at && at <= merged.last)
                 .all(|merged| merged.holds(id, at))
+    }
+
+    /// Keep a merged pruning (empty ones say nothing), forgetting the oldest records past
+    /// the budget (`MERGED_EXCEPTIONS_BUDGET`).
+    pub fn add_merged_pruning(&mut self, merged: MergedPruning) {
+        if merged.exceptions.is_empty() {
+            return;
+        }
+        self.merged_prunings.push(merged);
+        let budget = MERGED_EXCEPTIONS_BUDGET.max(2 * self.n_features);
+        let mut total: usize = self.merged_prunings.iter().map(|m| m.exceptions.len()).sum();
+        let mut cut = 0;
+        while total > budget && cut < self.merged_prunings.len() {
+            total -= self.merged_prunings[cut].exceptions.len();
+            cut += 1;
+        }
+        let forgotten: Vec<(u64, u64)> = self.merged_prunings.drain(..cut).map(|m| (m.first, m.last)).collect();
+        for (first, last) in forgotten {
+            self.forget_merge(first, last);
+        }
+    }
+
+    /// Forget what the documents at stamps `first..=last` still hold (see `merge_forgotten`).
+    pub fn forget_merge(&mut self, first: u64, last: u64) {
+        self.forgotten_merges.push((first, last));
+        self.forgotten_merges.sort_unstable();
+        let mut ranges: Vec<(u64, u64)> = Vec::with_capacity(self.forgotten_merges.len());
+        for &(first, last) in &self.forgotten_merges {
+            match ranges.last_mut() {
+                Some(previous) if first <= previous.1.saturating_add(1) => previous.1 = previous.1.max(last),
+                _ => ranges.push((first, last)),
+            }
+        }
+        self.forgotten_merges = ranges;
+    }
+
+    /// Was the document learned at `at` merged in from a model that had pruned, with the
+    /// record of what it still holds forgotten (`add_merged_pruning`)?
+    pub fn merge_forgotten(&self, at: u64) -> bool {
+        self.forgotten_merges
+            .iter()
+            .any(|&(first, last)| first <= at && at <= last)
     }
 
     /// Set the stamps of a feature in V (merging, learn_many, loading).
@@ -757,6 +815,12 @@ impl Store {
         self.version += 1;
         self.n_features -= ids.len();
         self.pruned_at = self.n_learned;
+        // A dropped feature comes back (if ever) born after every merged document: its
+        // exceptions say nothing any more.
+        for merged in &mut self.merged_prunings {
+            merged.exceptions.retain(|(id, _)| ids.binary_search(id).is_err());
+        }
+        self.merged_prunings.retain(|merged| !merged.exceptions.is_empty());
         ids
     }
 
@@ -882,7 +946,12 @@ impl Store {
                 .map(|h| h.capacity() * (std::mem::size_of::<(u64, u64)>() + 1))
                 .sum::<usize>()
         });
-        let merged: usize = self.merged_prunings.iter().map(MergedPruning::heap_bytes).sum();
+        let merged: usize = self
+            .merged_prunings
+            .iter()
+            .map(MergedPruning::heap_bytes)
+            .sum::<usize>()
+            + self.forgotten_merges.capacity() * 16;
         cells + self.meta.heap_bytes() + histograms + self.class_docs.capacity() * 24 + merged
     }
 }

@@ -39,8 +39,10 @@ any other token 0xFF and its tagged encoding, see ``store._token_key``) and
 ``feature_born``, ``feature_last_seen`` (document stamps): the store's integer arrays are
 uint32 (ids, stamps and key ends are below 2^32 by construction), its cells sorted by
 feature then class; a model that merged one which had pruned also has ``merged_first``,
-``merged_last``, ``merged_held_end``, ``merged_held_feature`` and ``merged_held_born``
-(which features the merged documents still hold: src/store.rs ``MergedPruning``); and the
+``merged_last``, ``merged_exception_end``, ``merged_exception_feature`` and
+``merged_exception_from`` (which features the merged documents no longer hold: src/store.rs
+``MergedPruning``) and, past its budget, ``merged_forgotten_first`` / ``_last`` (the
+stamps of merged documents it can no longer unlearn); and the
 ``ledger_fingerprint`` (16 bytes per entry), ``ledger_class``, ``ledger_weight``,
 ``ledger_learned_at``, ``ledger_t`` arrays. Ids are kept, so a loaded model is the same
 model down to the ids its next new words get.

@@ -414,7 +414,8 @@ class CountStore:
             arrays["feature_key"] = np.frombuffer(keys, dtype=np.uint8)
             arrays["feature_key_end"] = np.frombuffer(ends, dtype="<u4")
             arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.uint32)
-        # Only a model that merged one which had pruned has these (src/store.rs MergedPruning).
+        # Only a model that merged one which had pruned has these (src/store.rs MergedPruning,
+        # forgotten_merges).
         for name, values in self._core.merged_prunings():
             arrays[name] = np.array(values, dtype=np.uint32)
         return scalars, arrays
@@ -466,7 +467,8 @@ class CountStore:
 
 STORE_ARRAYS = ("feature_id", "feature_key", "feature_key_end", "free_id", "class_docs", "class_tokens",
                 "cell_feature", "cell_class", "cell_tokens", "cell_docs", "feature_born", "feature_last_seen",
-                "merged_first", "merged_last", "merged_held_end", "merged_held_feature", "merged_held_born")
+                "merged_first", "merged_last", "merged_exception_end", "merged_exception_feature",
+                "merged_exception_from", "merged_forgotten_first", "merged_forgotten_last")
 
 
 def _raw_array(arrays: Arrays, name: str) -> RawArray:

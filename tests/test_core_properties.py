@@ -519,6 +519,29 @@ def test_a_feature_pruned_and_learned_again_is_taken_only_from_the_later_documen
         assert model.feature_counts("c") == {"x": 1.0}
 
 
+def test_merged_prunings_past_their_budget_are_forgotten_and_their_documents_refused():
+    """Each merge of a pruned model that lacks the merging model's features records them as
+    exceptions; past max(2^16, 2 x |V|) of them the oldest records are forgotten, so memory
+    stays bounded, and unlearning one of their documents is refused by name, not done wrong."""
+    from streamnb.errors import InvalidInputError
+
+    model = MultinomialNB().learn_one({f"w{i}": 1 for i in range(40_000)}, "x")
+    batch_docs = []
+    for step in range(4):
+        doc = {f"b{step}": 2, f"c{step}": 1}
+        batch_docs.append(doc)
+        model.merge(MultinomialNB().learn_one(doc, "y").select_features(1))  # keeps b{step}
+    arrays = dict(model._core.merged_prunings())
+    budget = max(2**16, 2 * model.n_features)
+    assert 0 < len(arrays["merged_exception_feature"]) <= budget
+    assert arrays["merged_forgotten_first"] == [2] and arrays["merged_forgotten_last"][0] >= 2
+    with pytest.raises(InvalidInputError, match="learned at 2 exactly: it was merged in from a model that had pruned"):
+        model.unlearn_one(batch_docs[0], "y", learned_at=2)
+    assert model.feature_counts("b0")["y"] == 2.0  # nothing changed
+    model.unlearn_one(batch_docs[3], "y", learned_at=5)  # the last merge is remembered: exact
+    assert model.feature_counts("b3") == {} and model.feature_counts("w7") == {"x": 1.0, "y": 0.0}
+
+
 def test_the_mu_reference_equals_the_worked_formula():
     """The numpy reference for mu reproduces tests/test_dirichlet.py's hand-tallied formula."""
     from tests.test_dirichlet import QUERY, STREAM, reference_log_posterior

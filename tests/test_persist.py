@@ -321,17 +321,17 @@ def test_a_merged_pruning_survives_saving_and_arrays_a_model_does_not_read_are_r
     path = tmp_path / "merged.snb"
     a.save(path)
     metadata, members = read_members(path)
-    assert {"merged_first", "merged_last", "merged_held_end", "merged_held_feature",
-            "merged_held_born"} <= set(metadata["arrays"])
+    assert {"merged_first", "merged_last", "merged_exception_end", "merged_exception_feature",
+            "merged_exception_from"} <= set(metadata["arrays"])
     loaded = streamnb.load(path).unlearn_one(doc, "x", learned_at=2)
     assert [loaded.feature_counts(f) for f in "abc"] == [{"x": 1.0}, {"x": 1.0}, {"x": 1.0}]
     # a reader that skipped them would unlearn wrongly: refused, as is any array it does not know
     for name, change, words in [
         ("merged_last", lambda values: values + 5, "merged pruning"),
-        ("merged_held_feature", lambda values: values[::-1].copy(), "ascending"),
-        ("merged_held_born", lambda values: values + 5, "born stamps"),
-        ("merged_held_end", lambda values: values + 1, "within"),
-        ("merged_held_end", None, "come together"),
+        ("merged_exception_from", lambda values: values * 0 + 7, "exception stamps"),
+        ("merged_exception_end", lambda values: values + 1, "within"),
+        ("merged_exception_end", lambda values: values * 0, "no empty record"),
+        ("merged_exception_end", None, "come together"),
     ]:
         metadata, members = read_members(path)
         if change is None:
@@ -682,6 +682,26 @@ def test_tampered_categorical_tables_are_refused(tmp_path, edit, words):
     metadata["state"] = persist.encode_value(state)
     write_members(path, metadata, members)
     with pytest.raises(ModelFormatError, match=words):
+        streamnb.load(path)
+
+
+@pytest.mark.parametrize("model_type, name", [("gaussian", "zzz"), ("mixed", "zzz"), ("mixed", "numeric_zzz"),
+                                               ("mixed", "text_zzz")])
+def test_record_models_refuse_arrays_they_do_not_read(tmp_path, model_type, name):
+    from streamnb import GaussianNB, MixedNB
+    if model_type == "gaussian":
+        model = GaussianNB().learn_one({"size": 1.0}, "a").learn_one({"size": 3.0}, "b")
+    else:
+        model = MixedNB({"text": "text", "size": "numeric"})
+        model.learn_one({"text": {"cheap": 1}, "size": 1.0}, "a").learn_one({"text": {"meeting": 1}, "size": 3.0}, "b")
+    path = tmp_path / "m.snb"
+    model.save(path)
+    assert streamnb.load(path).predict_log_proba_one({"size": 2.0}) == model.predict_log_proba_one({"size": 2.0})
+    metadata, members = read_members(path)
+    metadata["arrays"][name] = {"dtype": "<f8", "shape": [1]}
+    members[f"arrays/{name}.npy"] = npy(np.zeros(1))
+    write_members(path, metadata, members)
+    with pytest.raises(ModelFormatError, match=r"arrays \['(\w+_)?zzz'\] are not arrays of a"):
         streamnb.load(path)
 
 

@@ -531,6 +531,15 @@ impl Core {
                 ErrorKind::InvalidInput,
                 "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)",
             ),
+            NbError::MergeForgotten { learned_at } => error(
+                ErrorKind::InvalidInput,
+                format!(
+                    "cannot unlearn the document learned at {learned_at} exactly: it was merged in from a model \
+                     that had pruned, and which features it still holds was forgotten to bound memory \
+                     (a model keeps max({}, 2 x its features) merged exceptions)",
+                    crate::store::MERGED_EXCEPTIONS_BUDGET
+                ),
+            ),
             NbError::Store(e) => self.store_error(py, e),
         }
     }
@@ -1449,23 +1458,31 @@ impl Core {
     }
 
     /// The documents merged in from models that had pruned, as the file's arrays
-    /// (`snapshot::MERGED_ARRAYS`): [(name, ints)], empty when there are none.
+    /// (`snapshot::FORGOTTEN_ARRAYS`, `snapshot::MERGED_ARRAYS`): [(name, ints)], empty when
+    /// there are none.
     fn merged_prunings(&self) -> Vec<(&'static str, Vec<u64>)> {
+        let mut out = Vec::new();
+        let forgotten = &self.nb.store.forgotten_merges;
+        if !forgotten.is_empty() {
+            out.push((snapshot::FORGOTTEN_ARRAYS[0], forgotten.iter().map(|r| r.0).collect()));
+            out.push((snapshot::FORGOTTEN_ARRAYS[1], forgotten.iter().map(|r| r.1).collect()));
+        }
         let merged = &self.nb.store.merged_prunings;
         if merged.is_empty() {
-            return Vec::new();
+            return out;
         }
         let mut end = 0u64;
         let mut columns: [Vec<u64>; 5] = Default::default();
         for record in merged {
-            end += record.held.len() as u64;
+            end += record.exceptions.len() as u64;
             columns[0].push(record.first);
             columns[1].push(record.last);
             columns[2].push(end);
-            columns[3].extend(record.held.iter().map(|&(id, _)| u64::from(id)));
-            columns[4].extend(record.held.iter().map(|&(_, born)| born));
+            columns[3].extend(record.exceptions.iter().map(|&(id, _)| u64::from(id)));
+            columns[4].extend(record.exceptions.iter().map(|&(_, from)| from));
         }
-        snapshot::MERGED_ARRAYS.into_iter().zip(columns).collect()
+        out.extend(snapshot::MERGED_ARRAYS.into_iter().zip(columns));
+        out
     }
 
     /// Remove whole features (pruning); returns how many were in V.
@@ -1628,7 +1645,9 @@ impl Core {
             let snapshot = py
                 .detach(|| snapshot::check(&map, k, n_learned, n_buckets, docs_bounded))
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
-            if snapshot.merged_prunings.iter().any(|merged| merged.last > pruned_at) {
+            let ends = (snapshot.merged_prunings.iter().map(|merged| merged.last))
+                .chain(snapshot.forgotten_merges.iter().map(|range| range.1));
+            if ends.max().is_some_and(|last| last > pruned_at) {
                 return Err(error(
                     ErrorKind::ModelFormat,
                     format!("a merged pruning ends after the last pruning ({pruned_at})"),
@@ -1670,6 +1689,7 @@ impl Core {
             store.n_learned = n_learned;
             store.pruned_at = pruned_at;
             store.merged_prunings = snapshot.merged_prunings;
+            store.forgotten_merges = snapshot.forgotten_merges;
             self.last = None;
             Ok(())
         })

@@ -288,6 +288,10 @@ class RecordNB(ManyPredictions, abc.ABC):
             model._add_class(check_label(label))
         model.class_weights = table(arrays, "class_weights", (len(labels),)).copy()
         model._restore_tables(state["tables"], arrays)
+        # an array this model would not write is one it did not read: refused, not ignored
+        unknown = sorted(set(arrays) - {"class_weights"} - set(model._table_state()[1]))
+        if unknown:
+            raise ModelFormatError(f"arrays {unknown[:5]!r} are not arrays of a {cls.__name__}")
         return model
 
     @abc.abstractmethod

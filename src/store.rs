@@ -543,9 +543,9 @@ impl Store {
     /// Was the document learned at `at` merged in from a model that had pruned, with the
     /// record of what it still holds forgotten (`add_merged_pruning`)?
     pub fn merge_forgotten(&self, at: u64) -> bool {
-        self.forgotten_merges
-            .iter()
-            .any(|&(first, last)| first <= at && at <= last)
+        // ascending and disjoint: the last range starting at or before `at` is the only candidate
+        let i = self.forgotten_merges.partition_point(|&(first, _)| first <= at);
+        i > 0 && at <= self.forgotten_merges[i - 1].1
     }
 
     /// Set the stamps of a feature in V (merging, learn_many, loading).

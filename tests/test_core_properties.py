@@ -363,12 +363,9 @@ class CoreMachine(RuleBasedStateMachine):
         assert snapshot(self.model) == before
 
     # -- merging ---------------------------------------------------------------------------------
-    @rule(data=st.data(), n=st.integers(0, 5), dense_max_classes=st.sampled_from([4, 1]), batch=st.booleans(),
-          other_prunes=st.booleans())
-    def merge_another(self, data, n, dense_max_classes, batch, other_prunes):
-        """Merge a model trained on other documents (which may have pruned, then learned on:
-        its documents from before hold only the features it kept)."""
-        TALLY["merge_another"] += 1
+    def pruned_model(self, data, n: int, dense_max_classes: int, batch: bool, prunes: bool) -> Tracked:
+        """A model trained on n other documents; pruned (keeping half its features), then
+        trained on one more, when ``prunes``."""
         other = Tracked(self.tracked.config, dense_max_classes)
         rows = [(self.doc(data), data.draw(labels), data.draw(weights)) for _ in range(n)]
         if batch and rows:
@@ -376,10 +373,25 @@ class CoreMachine(RuleBasedStateMachine):
         else:
             for row in rows:
                 other.learn_one(*row)
-        if other_prunes:
-            TALLY["merge_another_pruned"] += 1
+        if prunes:
             other.apply(lambda: other.model.select_features(max(1, len(other.vocabulary()) // 2)), [])
             other.learn_one(self.doc(data), data.draw(labels), data.draw(weights))
+        return other
+
+    @rule(data=st.data(), n=st.integers(0, 5), dense_max_classes=st.sampled_from([4, 1]), batch=st.booleans(),
+          other_prunes=st.booleans(), nested=st.booleans())
+    def merge_another(self, data, n, dense_max_classes, batch, other_prunes, nested):
+        """Merge a model trained on other documents, which may have pruned (its documents
+        from before hold only the features it kept) and may itself have merged a model that
+        pruned (its record of that comes along)."""
+        TALLY["merge_another"] += 1
+        TALLY["merge_another_pruned"] += other_prunes
+        other = self.pruned_model(data, n, dense_max_classes, batch, other_prunes)
+        if nested:
+            TALLY["merge_another_nested"] += 1
+            other.merge(self.pruned_model(data, n, dense_max_classes, batch, True))
+            if other_prunes:
+                other.apply(lambda: other.model.select_features(max(1, len(other.vocabulary()) // 2)), [])
         self.tracked.merge(other)
 
     @precondition(lambda self: len(self.tracked.entries) <= 24)  # it doubles the documents

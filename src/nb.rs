@@ -1564,11 +1564,8 @@ impl NaiveBayes {
                 _ => other.ids.clone(),
             };
             let was_known: Vec<bool> = mine.iter().map(|&id| self.store.known(id)).collect();
-            let known_before = if other.pruned_at > 0 {
-                self.store.feature_ids()
-            } else {
-                Vec::new()
-            };
+            // this model's features before the merge, when the other had pruned (see add_merged_pruning)
+            let known_before = (other.pruned_at > 0).then(|| self.store.feature_ids());
             let seen_before: Vec<u64> = mine.iter().map(|&id| self.store.last_seen(id).unwrap_or(0)).collect();
             let mut next_new = new_prior_weights.iter();
             for (oc, &c) in classes.iter().enumerate() {
@@ -1593,7 +1590,7 @@ impl NaiveBayes {
                 let last_seen = seen_before[f].max(other.last_seen[f] + n0);
                 self.store.set_stamps(id, born, Some(last_seen));
             }
-            if other.pruned_at > 0 {
+            if let Some(known_before) = known_before {
                 self.add_merged_pruning(other, &mine, &known_before, n0);
             }
         }

@@ -139,7 +139,7 @@ pub const MERGED_ARRAYS: [&str; 5] = [
 /// when there are some: ascending and disjoint.
 pub const FORGOTTEN_ARRAYS: [&str; 2] = ["merged_forgotten_first", "merged_forgotten_last"];
 
-fn forgotten_merges(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Result<Vec<(u64, u64)>, String> {
+fn forgotten_merges(arrays: &HashMap<&str, RawArray<'_>>, pruned_at: u64) -> Result<Vec<(u64, u64)>, String> {
     if !FORGOTTEN_ARRAYS.iter().any(|name| arrays.contains_key(*name)) {
         return Ok(Vec::new());
     }
@@ -151,14 +151,19 @@ fn forgotten_merges(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Res
         .map(|(f, l)| (f as u64, l as u64))
         .collect();
     require(
-        ranges.iter().all(|&(f, l)| 1 <= f && f <= l && l <= n_learned)
+        ranges.iter().all(|&(f, l)| 1 <= f && f <= l && l <= pruned_at)
             && ranges.windows(2).all(|pair| pair[0].1.saturating_add(1) < pair[1].0),
-        || format!("forgotten merge ranges must be ascending, disjoint and within [1, {n_learned}]"),
+        || format!("forgotten merge ranges must be ascending, disjoint and within [1, {pruned_at}] (the last pruning)"),
     )?;
     Ok(ranges)
 }
 
-fn merged_prunings(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Result<Vec<MergedPruning>, String> {
+/// Records end by the last pruning (`pruned_at`); exception stamps are born stamps (<= `n_learned`).
+fn merged_prunings(
+    arrays: &HashMap<&str, RawArray<'_>>,
+    n_learned: u64,
+    pruned_at: u64,
+) -> Result<Vec<MergedPruning>, String> {
     let present = MERGED_ARRAYS.iter().filter(|name| arrays.contains_key(*name)).count();
     if present == 0 {
         return Ok(Vec::new());
@@ -179,8 +184,8 @@ fn merged_prunings(arrays: &HashMap<&str, RawArray<'_>>, n_learned: u64) -> Resu
     let mut out = Vec::with_capacity(records);
     let mut start = 0usize;
     for ((first, last), end) in first.iter().zip(last.iter()).zip(ends.iter()) {
-        require(1 <= first && first <= last && last as u64 <= n_learned, || {
-            format!("a merged pruning must span stamps 1 <= first <= last <= {n_learned}, got {first}..={last}")
+        require(1 <= first && first <= last && last as u64 <= pruned_at, || {
+            format!("a merged pruning must span stamps 1 <= first <= last <= {pruned_at} (the last pruning), got {first}..={last}")
         })?;
         let end = usize::try_from(end)
             .ok()
@@ -326,14 +331,15 @@ fn keys<'a>(arrays: &HashMap<&str, RawArray<'a>>, n: usize) -> Result<Keys<'a>, 
     Ok(Keys { bytes, ends })
 }
 
-/// Check the arrays of a saved store with `k` classes and `n_learned` documents learned;
-/// `n_buckets` for a hashed model (no vocabulary: no keys, no `free_id`); `docs_bounded` for a
+/// Check the arrays of a saved store with `k` classes, `n_learned` documents learned and the
+/// last pruning at `pruned_at` (<= n_learned, checked by the caller); `n_buckets` for a hashed model (no vocabulary: no keys, no `free_id`); `docs_bounded` for a
 /// model whose math needs D_cf <= N_c (Bernoulli: P(w|c) = (D_cf + alpha) / (N_c + 2 alpha)
 /// past 1 makes log(1 - P) NaN), checked to `ROUNDING_TOLERANCE` as unlearning checks it.
 pub fn check<'a>(
     arrays: &HashMap<&str, RawArray<'a>>,
     k: usize,
     n_learned: u64,
+    pruned_at: u64,
     n_buckets: Option<u32>,
     docs_bounded: bool,
 ) -> Result<Snapshot<'a>, String> {
@@ -444,8 +450,8 @@ pub fn check<'a>(
             })?;
         }
     }
-    let merged_prunings = merged_prunings(arrays, n_learned)?;
-    let forgotten_merges = forgotten_merges(arrays, n_learned)?;
+    let merged_prunings = merged_prunings(arrays, n_learned, pruned_at)?;
+    let forgotten_merges = forgotten_merges(arrays, pruned_at)?;
     Ok(Snapshot {
         ids,
         keys,
@@ -519,7 +525,7 @@ mod tests {
     }
 
     fn run<'a>(arrays: &'a [(&'static str, &'static str, Vec<u8>)]) -> Result<Snapshot<'a>, String> {
-        check(&map_of(arrays), 2, 3, None, false)
+        check(&map_of(arrays), 2, 3, 0, None, false)
     }
 
     fn with(name: &str, data: Vec<u8>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
@@ -532,7 +538,7 @@ mod tests {
     #[test]
     fn a_bernoulli_store_needs_each_feature_in_at_most_its_class_documents() {
         fn bounded(arrays: &[(&'static str, &'static str, Vec<u8>)]) -> Result<(), String> {
-            check(&map_of(arrays), 2, 3, None, true).map(|_| ())
+            check(&map_of(arrays), 2, 3, 0, None, true).map(|_| ())
         }
         assert!(bounded(&valid()).is_ok()); // D_0f = N_0 = 2 is allowed
         let within_rounding = with("cell_docs", f8s(&[2.0 * (1.0 + 1e-12), 1.0, 1.0]));
@@ -630,6 +636,6 @@ mod tests {
         let arrays = valid();
         let mut map = map_of(&arrays);
         map.get_mut("feature_id").unwrap().shape = vec![3];
-        assert!(check(&map, 2, 3, None, false).unwrap_err().contains("bytes"));
+        assert!(check(&map, 2, 3, 0, None, false).unwrap_err().contains("bytes"));
     }
 }

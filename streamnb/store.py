@@ -416,7 +416,7 @@ class CountStore:
             arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.uint32)
         # Only a model that merged one which had pruned has these (src/store.rs MergedPruning,
         # forgotten_merges).
-        for name, values in self._core.merged_prunings():
+        for name, values in self._core.merged_arrays():
             arrays[name] = np.array(values, dtype=np.uint32)
         return scalars, arrays
 
@@ -467,8 +467,7 @@ class CountStore:
 
 STORE_ARRAYS = ("feature_id", "feature_key", "feature_key_end", "free_id", "class_docs", "class_tokens",
                 "cell_feature", "cell_class", "cell_tokens", "cell_docs", "feature_born", "feature_last_seen",
-                "merged_first", "merged_last", "merged_exception_end", "merged_exception_feature",
-                "merged_exception_from", "merged_forgotten_first", "merged_forgotten_last")
+                *_core.MERGED_ARRAYS, *_core.FORGOTTEN_ARRAYS)
 
 
 def _raw_array(arrays: Arrays, name: str) -> RawArray:

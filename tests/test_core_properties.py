@@ -543,7 +543,7 @@ def test_merged_prunings_past_their_budget_are_forgotten_and_their_documents_ref
         doc = {f"b{step}": 2, f"c{step}": 1}
         batch_docs.append(doc)
         model.merge(MultinomialNB().learn_one(doc, "y").select_features(1))  # keeps b{step}
-    arrays = dict(model._core.merged_prunings())
+    arrays = dict(model._core.merged_arrays())
     budget = max(2**16, 2 * model.n_features)
     assert 0 < len(arrays["merged_exception_feature"]) <= budget
     assert arrays["merged_forgotten_first"] == [2] and arrays["merged_forgotten_last"][0] >= 2

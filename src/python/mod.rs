@@ -41,6 +41,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         crate::mail::features::DEFAULT_IGNORED_HEADERS.to_vec(),
     )?;
     m.add("DEFAULT_MAX_BYTES", crate::mail::features::DEFAULT_MAX_BYTES)?;
+    // The model file's optional store arrays (streamnb.store.STORE_ARRAYS lists them too).
+    m.add("MERGED_ARRAYS", crate::snapshot::MERGED_ARRAYS.to_vec())?;
+    m.add("FORGOTTEN_ARRAYS", crate::snapshot::FORGOTTEN_ARRAYS.to_vec())?;
     m.add("MIN_SCALE", crate::store::MIN_SCALE)?;
     m.add("QUANTUM_BITS", crate::weighting::QUANTUM_BITS)?;
     m.add("MAX_STORED", crate::store::MAX_STORED)?;

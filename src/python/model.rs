@@ -1460,7 +1460,7 @@ impl Core {
     /// The documents merged in from models that had pruned, as the file's arrays
     /// (`snapshot::FORGOTTEN_ARRAYS`, `snapshot::MERGED_ARRAYS`): [(name, ints)], empty when
     /// there are none.
-    fn merged_prunings(&self) -> Vec<(&'static str, Vec<u64>)> {
+    fn merged_arrays(&self) -> Vec<(&'static str, Vec<u64>)> {
         let mut out = Vec::new();
         let forgotten = &self.nb.store.forgotten_merges;
         if !forgotten.is_empty() {
@@ -1643,16 +1643,8 @@ impl Core {
             let (k, n_buckets) = (labels.len(), self.nb.n_buckets());
             let docs_bounded = self.nb.store.keeps_histograms();
             let snapshot = py
-                .detach(|| snapshot::check(&map, k, n_learned, n_buckets, docs_bounded))
+                .detach(|| snapshot::check(&map, k, n_learned, pruned_at, n_buckets, docs_bounded))
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
-            let ends = (snapshot.merged_prunings.iter().map(|merged| merged.last))
-                .chain(snapshot.forgotten_merges.iter().map(|range| range.1));
-            if ends.max().is_some_and(|last| last > pruned_at) {
-                return Err(error(
-                    ErrorKind::ModelFormat,
-                    format!("a merged pruning ends after the last pruning ({pruned_at})"),
-                ));
-            }
             if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.vocabulary_mut()) {
                 if !keys.all_utf8() {
                     if let Some(position) = first_foreign_key(py, keys.iter())? {

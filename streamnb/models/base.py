@@ -387,12 +387,12 @@ class DiscreteNB(abc.ABC):
         A model that forgets must know the document's age: ``learned_at`` (its stamp, see
         ``n_learned``) with ``half_life``, ``t`` (its timestamp) with ``half_life_seconds``;
         a ledger that holds the message supplies both (and its weight). Features pruned
-        since the document was learned hold none of its counts any more and are skipped
-        (this needs ``learned_at``; without it a missing feature is an error, and a feature
-        pruned and learned again since is taken as if it held the document: on a model that
-        prunes, pass ``learned_at`` or keep a ledger); so are those
-        a merged-in model had pruned before merging (the model remembers which, up to
-        max(2**16, 2 x |V|) of them; past that, its oldest merged documents are refused).
+        since the document was learned hold none of its counts any more and are skipped, and
+        so are those a merged-in model had pruned before merging (the model remembers which,
+        up to max(2**16, 2 x |V|) of them; past that, its oldest merged documents are
+        refused). This needs ``learned_at``: without it a missing feature is an error, and a
+        feature pruned and learned again since is taken as if it held the document, so on a
+        model that prunes, pass ``learned_at`` or keep a ledger.
         """
         label = check_label(y)
         weight = check_weight(w)

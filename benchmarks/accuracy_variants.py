@@ -48,21 +48,21 @@ were chosen on this stream, so its row is in-sample; ``streamnb evaluate --corpu
 reruns it on the file order and three shuffles with the settings frozen):
 
     filter                                                      ham->spam spam->ham unsure (1-AUC)% learned
-    SpamFilter() = EmailNB() + LogOddsRule() [default]              0.19%     0.58%  4.96%   0.0771    6046
-    EmailNB(idf=False) + LogOddsRule()                              0.29%     0.47%  5.06%   0.0885    6046
-    EmailNB(words only, no word pairs) + LogOddsRule()              0.22%     1.00%  4.66%   0.0920    6046
-    EmailNB(no sender address: no reputation) + LogOddsRule()       0.17%     0.63%  5.08%   0.0812    6046
-    EmailNB(sender mass 12, not 6) + LogOddsRule()                  0.19%     0.58%  4.91%   0.0814    6046
-    EmailNB(body mass 20, not 30) + LogOddsRule()                   0.12%     0.37%  6.30%   0.0802    6046
-    EmailNB(body mass 45, not 30) + LogOddsRule()                   0.29%     0.90%  4.23%   0.0797    6046
-    EmailNB(mu=300) + LogOddsRule()                                 0.10%     0.53%  6.24%   0.0787    6046
-    EmailNB(alpha=0.01) + LogOddsRule()                             0.19%     0.58%  4.96%   0.0775    6046
-    EmailNB(alpha=0.1) + LogOddsRule()                              0.17%     0.53%  4.93%   0.0765    6046
-    EmailNB() + LogOddsRule(caution=0)                              0.27%     0.58%  4.10%   0.0771    6046
-    EmailNB() + chi-square combining (ChiSquareRule, ranked by it)  0.58%     1.00%  5.86%   0.4018    6046
-    EmailNB() + calibrated posterior (isotonic, PosteriorRule .2/.9) 0.27%    0.37%  5.16%   0.0771    6046
-    EmailNB() + LogOddsRule(), train on error or unsure only        0.05%     0.32% 18.82%   0.1670    1146
-    MNB(0.01, unif) binary email + chi2, 10/class [old default]     0.51%     3.27%  6.38%   0.4348    6046
+    SpamFilter() = EmailNB() + LogOddsRule() [default]              0.19%     0.58%  4.96%   0.0622    6046
+    EmailNB(idf=False) + LogOddsRule()                              0.29%     0.47%  5.06%   0.0761    6046
+    EmailNB(words only, no word pairs) + LogOddsRule()              0.22%     1.00%  4.66%   0.0807    6046
+    EmailNB(no sender address: no reputation) + LogOddsRule()       0.17%     0.63%  5.08%   0.0661    6046
+    EmailNB(sender mass 12, not 6) + LogOddsRule()                  0.19%     0.58%  4.91%   0.0678    6046
+    EmailNB(body mass 20, not 30) + LogOddsRule()                   0.12%     0.37%  6.30%   0.0643    6046
+    EmailNB(body mass 45, not 30) + LogOddsRule()                   0.29%     0.90%  4.23%   0.0669    6046
+    EmailNB(mu=300) + LogOddsRule()                                 0.10%     0.53%  6.24%   0.0630    6046
+    EmailNB(alpha=0.01) + LogOddsRule()                             0.19%     0.58%  4.96%   0.0626    6046
+    EmailNB(alpha=0.1) + LogOddsRule()                              0.17%     0.53%  4.93%   0.0615    6046
+    EmailNB() + LogOddsRule(caution=0)                              0.27%     0.58%  4.10%   0.0622    6046
+    EmailNB() + chi-square combining (ChiSquareRule, ranked by it)  0.58%     1.00%  5.86%   0.4344    6046
+    EmailNB() + calibrated posterior (isotonic, PosteriorRule .2/.9) 0.27%    0.37%  5.16%   0.0622    6046
+    EmailNB() + LogOddsRule(), train on error or unsure only        0.05%     0.32% 18.82%   0.1541    1146
+    MNB(0.01, unif) binary email + chi2, 10/class [old default]     0.51%     3.27%  6.38%   0.4476    6046
     bogofilter 1.2.5, defaults [contender]                          0.22%     0.58% 10.0%    0.2585       -
     spamprobe 1.4d, defaults [contender]                            0.77%     3.01%  0.0%    0.2651       -
 
@@ -84,6 +84,21 @@ cold phase only reaches 0.074. The default's (1-AUC)% goal (0.06) is missed: the
 model knows no ham, costs 0.023; hard-ham newsletters first seen from their sender most
 of the rest. Speeds (msg/s) are left out here: on a loaded two-core machine they ranged
 from 60 to 420 for the same EmailNB rows (``streamnb evaluate`` prints its own).
+
+Since 2026-11-24 (second session) a filter whose model has learned only one class ranks
+messages by that class against a class that learned nothing (``SpamFilter.log_odds``,
+``MultinomialNB.log_odds_against_uniform_one``) instead of the posterior's infinite
+log-odds; the rows above were measured with it. Before it, the same rows read 0.0771,
+0.0885, 0.0920, 0.0812, 0.0814, 0.0802, 0.0797, 0.0787, 0.0775, 0.0765, 0.0771, 0.0771 and
+0.1670 (the chi-square rows rank by the rule's score, which this does not touch: rerun at
+1d7893b they give 0.4344 and 0.4476, not the 0.4018 and 0.4348 this table held, so they had
+moved earlier, unnoticed). Where the default's 0.0622 now sits, as mis-ordered (ham, spam)
+pairs: the 158 spams before the first ham are in 0.006 of it (hams scored above them), the
+first ham in 0.0026 (scored +30 against uniform, above 10% of the spam); counted by ham, the
+hams from the 10th to the 100th (the first wave of hard-ham newsletters) 0.022, from the
+300th to the 1,000th 0.019, the rest 0.014. Two hams alone, an MSN group post scored +96
+and a retail newsletter +54, are in 0.019. Alpha from 0.03 to 0.3 and mu from 50 to 200 move it between 0.0612 and 0.0637 (one
+run each, /tmp scripts): the goal of 0.06 is missed by 0.002.
 
 benchmarks/accuracy_errors.py lists the messages a setting gets wrong and when they come.
 

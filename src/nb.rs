@@ -892,6 +892,34 @@ impl NaiveBayes {
         }
     }
 
+    /// log P(x | c) - log U(x) of a multinomial model, U uniform over the vocabulary (every
+    /// feature 1/|V| per unit of mass), summed over the document's known features with their
+    /// values (None for Bernoulli and complement models, whose terms are not per unit of mass).
+    ///
+    /// U is what additive smoothing gives a class that has learned nothing: alpha / (alpha |V|).
+    /// So this is the log-odds of c against such a class with equal priors: how much more
+    /// likely x is under what c learned than under no knowledge at all. A two-class filter
+    /// that has learned only one class scores with it: the first message of the other class
+    /// is unlike what was learned and gets a low value, where the posterior of the only class
+    /// would give every message the same, infinite log-odds.
+    pub fn log_odds_against_uniform(&mut self, known: &Known, c: usize, alpha: f64) -> Option<f64> {
+        if !matches!(self.kind, Kind::Multinomial { .. }) {
+            return None;
+        }
+        let k = self.n_classes();
+        let scorer = self.scorer(alpha);
+        let log_uniform = -(self.store.n_features as f64).ln();
+        let mut log_likelihood = vec![0.0; k];
+        let mut mass = 0.0;
+        let mut row = RowScratch::new(k);
+        for (&id, &x) in known.ids.iter().zip(&known.values) {
+            let (tokens, docs) = row.read(&self.store, id);
+            scorer.add_terms(x, tokens, docs, &mut log_likelihood);
+            mass += x;
+        }
+        Some(log_likelihood[c] - mass * log_uniform)
+    }
+
     /// The joint log-likelihood of every class (inactive ones included, as computed):
     /// `contributions` summed, without materialising the per-feature terms.
     pub fn joint_log_likelihood(&mut self, doc: &mut Doc, alpha: f64) -> Vec<f64> {

@@ -401,8 +401,10 @@ class _Band:
 class ArgmaxRule(_Band):
     """The model's own choice: spam when P(spam|x) > 1/2, else ham (a tie counts as ham).
 
-    The score is the model's posterior P(spam|x), never the calibrated one (calibration
-    is monotone but need not keep 1/2 in place).
+    The score is sigmoid(log-odds): the model's posterior P(spam|x) once it knows both
+    classes (before that the filter's log-odds rank against a class that learned nothing,
+    and every verdict is unsure), never the calibrated one (calibration is monotone but
+    need not keep 1/2 in place).
     """
 
     ham_cutoff = 0.5
@@ -527,8 +529,9 @@ class LogOddsRule(_Band):
     holds for a ham verdict and the spam learned. The cutoffs are a fixed function of the
     model's counts: they are fixed in advance (nothing is fitted to the stream being
     scored), and a model that unlearns a message gives the verdicts of the model that never
-    saw it. While the model lacks a class, z is +-inf and every verdict is "unsure" (the
-    filter also waits for ``min_per_class`` messages of each class).
+    saw it. While the model lacks a class every verdict is "unsure" (z then compares the
+    learned class with one that learned nothing: see ``SpamFilter.log_odds``); the filter
+    also waits for ``min_per_class`` messages of each class.
 
     Defaults chosen on the Date-ordered SpamAssassin stream with :class:`~streamnb.models.EmailNB`
     (benchmarks/accuracy_variants.py), whose log-odds are bounded by its fixed mass per
@@ -598,8 +601,9 @@ class Verdict(NamedTuple):
     label: "ham", "unsure" or "spam". score: what the rule compared with its cutoffs (the
     chi-square indicator I, or P(spam|x)). probability: P(spam|x), calibrated when the
     filter has a calibrator. evidence: the strongest reasons (see the rule's ``explain``).
-    log_odds: the model's log P(spam|x) - log P(ham|x); +-inf while the model knows a
-    single class, 0 while it knows none.
+    log_odds: the model's log P(spam|x) - log P(ham|x); while the model knows a single
+    class, that class against one that learned nothing (``SpamFilter.log_odds``); 0 while
+    it knows none.
     """
 
     label: Verdicts
@@ -704,16 +708,25 @@ class SpamFilter:
         return isinstance(self.model, DiscreteNB) and self.model.tokenizer is not None
 
     def log_odds(self, features: Document) -> float:
-        """log P(pos|x) - log P(neg|x) under the model; +-inf with one class learned, 0 with none."""
+        """log P(pos|x) - log P(neg|x) under the model; 0 before it has learned anything.
+
+        While the model has learned only one of the two classes, its posterior of that class
+        is 1 for every message (infinite log-odds), which tells the messages nothing apart.
+        A model with ``log_odds_against_uniform_one`` (the multinomial ones) then compares
+        the learned class with a class that has learned nothing: the first ham after a run of
+        spam scores low when it is unlike that spam. Other models give +-inf.
+        """
         log_proba = self.model.predict_log_proba_one(features)
         has_pos, has_neg = self.positive in log_proba, self.negative in log_proba
         if has_pos and has_neg:
             return float(log_proba[self.positive] - log_proba[self.negative])
-        if has_pos:
-            return math.inf
-        if has_neg:
-            return -math.inf
-        return 0.0
+        if not has_pos and not has_neg:
+            return 0.0
+        sign, learned = (1.0, self.positive) if has_pos else (-1.0, self.negative)
+        against_uniform = getattr(self.model, "log_odds_against_uniform_one", None)
+        if against_uniform is None:
+            return sign * math.inf
+        return sign * float(against_uniform(features, learned))
 
     def _calibrating(self, log_odds: float) -> Calibrator | None:
         """The calibrator when it takes part (the filter has one, and the model compared both classes), else None."""
@@ -730,6 +743,18 @@ class SpamFilter:
         calibrator = self._calibrating(log_odds)
         if calibrator is not None:
             return float(calibrator.transform(log_odds))
+        return self.model_probability(log_odds)
+
+    def model_probability(self, log_odds: float) -> float:
+        """The model's P(spam|x): sigmoid(log-odds), or 1 (0) while it has learned only spam (ham).
+
+        With one class learned the log-odds rank messages against a class that learned
+        nothing (see ``log_odds``), but the model's posterior of its only class is 1.
+        """
+        counts = self.model.class_counts
+        has_pos, has_neg = counts.get(self.positive, 0.0) > 0, counts.get(self.negative, 0.0) > 0
+        if has_pos != has_neg:
+            return 1.0 if has_pos else 0.0
         return float(expit(log_odds))
 
     @property
@@ -950,17 +975,20 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Labe
     log_odds: list[float] = []
     predictions: list[Hashable | None] = []
     probability: list[float] = []
+    model_probability: list[float] = []
 
     def step(x: Any, y: Label) -> None:
         features = spam_filter.features(x)
         verdict = spam_filter.classify(features, explain=False)
         z = verdict.log_odds
-        if z == 0:  # untrained, or an exact tie: the model's own rule decides
+        if z == 0 or not spam_filter._knows_both():  # the model's own rule decides: untrained, one class, a tie
             predicted = spam_filter.model.predict_one(features)
         else:
             predicted = spam_filter.positive if z > 0 else spam_filter.negative
+        p_model = spam_filter.model_probability(z)
         spam_filter.learn(features, y)
-        running.update(y, predicted, float(expit(z)))
+        running.update(y, predicted, p_model)
+        model_probability.append(p_model)
         predictions.append(predicted)
         y_true.append(y)
         verdicts.append(verdict.label)
@@ -975,6 +1003,7 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Labe
     return FilterReport(
         positive=spam_filter.positive, negative=spam_filter.negative, y_true=labels,
         verdicts=np.asarray(verdicts, dtype=object), scores=np.asarray(scores, dtype=float),
-        log_odds=z_array, model_predictions=_objects(predictions), model_probability=expit(z_array),
+        log_odds=z_array, model_predictions=_objects(predictions),
+        model_probability=np.asarray(model_probability, dtype=float),
         probability=np.asarray(probability, dtype=float),
         curve=list(running.curve), seconds=seconds)

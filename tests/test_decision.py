@@ -336,6 +336,111 @@ def test_evidence_sum_property(spam, ham, x, alpha, bernoulli, unseen):
     assert terms.bias + terms.weights.sum() == pytest.approx(log_odds(model, x), abs=1e-9)
 
 
+# --- one class learned: the log-odds against a class that learned nothing ----------------------
+
+
+def spam_only(model):
+    for text in SPAM_TEXTS:
+        model.learn_one(bag(text), "spam")
+    return model
+
+
+def against_uniform_by_hand(x, counts, alpha, mu=None):
+    """sum_f x_f (log P(f|c) + log |V|) over x's known features, P from token counts tallied here."""
+    vocabulary = set(counts)
+    total = sum(counts.values())
+    score = 0.0
+    for feature, value in x.items():
+        if feature not in vocabulary:
+            continue
+        if mu is None:
+            p = (counts[feature] + alpha) / (total + alpha * len(vocabulary))
+        else:  # one class: the pooled distribution is the class's own, additively smoothed
+            pooled = (counts[feature] + alpha) / (total + alpha * len(vocabulary))
+            p = (counts[feature] + mu * pooled) / (total + mu)
+        score += value * (math.log(p) + math.log(len(vocabulary)))
+    return score
+
+
+@pytest.mark.parametrize("alpha, mu", [(1.0, None), (0.01, None), (0.03, 100.0), (0.5, 7.0)])
+def test_log_odds_against_uniform_matches_the_formula(alpha, mu):
+    model = spam_only(MultinomialNB(alpha, mu=mu))
+    counts = Counter()
+    for text in SPAM_TEXTS:
+        counts.update(bag(text))
+    for x in [{"cheap": 2, "now": 1}, {"meeting": 3, "cheap": 1}, {"zzz": 4}, {}]:
+        expected = against_uniform_by_hand(x, counts, alpha, mu)
+        assert model.log_odds_against_uniform_one(x, "spam") == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    # With additive smoothing, a class that learned nothing gives every feature 1/|V|: the
+    # same value from the model's own P(w|c) table.
+    features, log_prob = model.feature_log_prob()
+    column = dict(zip(features, log_prob[:, 0]))
+    x = {"cheap": 2, "pills": 1, "unseen": 5}
+    by_table = sum(v * (column[f] + math.log(len(features))) for f, v in x.items() if f in column)
+    if mu is None:
+        assert model.log_odds_against_uniform_one(x, "spam") == pytest.approx(by_table, rel=1e-12)
+
+
+def test_log_odds_against_uniform_needs_a_learned_class():
+    model = spam_only(MultinomialNB())
+    with pytest.raises(UnknownClassError, match="'ham' has learned nothing"):
+        model.log_odds_against_uniform_one({"cheap": 1}, "ham")
+    with pytest.raises(UnknownClassError):
+        MultinomialNB().log_odds_against_uniform_one({"cheap": 1}, "spam")
+
+
+def test_email_model_against_uniform_uses_the_scoring_weights():
+    from streamnb import EmailNB
+
+    model = EmailNB()
+    raw = [b"Subject: cheap pills\nFrom: a@spam.example\n\nbuy cheap pills now now",
+           b"Subject: win money\nFrom: b@spam.example\n\nwin money now, cheap"]
+    for message in raw:
+        model.learn_one(message, "spam")
+    query = b"Subject: cheap money\nFrom: c@mail.example\n\ncheap pills and a meeting"
+    split = model.contributions_one(query)
+    weights = model.score_weights(query)
+    mass = sum(weights[f] for f in split.features)
+    expected = float(split.terms[:, 0].sum()) + mass * math.log(model.n_features)
+    assert model.log_odds_against_uniform_one(query, "spam") == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_filter_with_one_class_ranks_against_a_class_that_learned_nothing():
+    spam_filter = SpamFilter(spam_only(MultinomialNB(0.01)), min_per_class=1)
+    like_spam, unlike = bag("cheap pills buy now"), bag("meeting notes attached lunch cheap")
+    z_spam, z_new = spam_filter.log_odds(like_spam), spam_filter.log_odds(unlike)
+    assert math.isfinite(z_spam) and math.isfinite(z_new)
+    assert z_spam == spam_filter.model.log_odds_against_uniform_one(like_spam, "spam")
+    assert z_spam > z_new > 0  # the spam's own words against one of them among new ones
+    assert spam_filter.log_odds(bag("meeting notes")) == 0.0  # unseen words are left out, as in predictions
+    verdict = spam_filter.classify(unlike)
+    assert verdict.label == "unsure" and verdict.log_odds == z_new
+    assert verdict.probability == 1.0 == spam_filter.model_probability(z_new)  # the model's posterior
+    # Only ham learned: the sign turns, so the log-odds stay those of spam.
+    ham_filter = SpamFilter(MultinomialNB(0.01), min_per_class=1)
+    for text in HAM_TEXTS:
+        ham_filter.model.learn_one(bag(text), "ham")
+    z = ham_filter.log_odds(bag("meeting notes"))
+    assert z == -ham_filter.model.log_odds_against_uniform_one(bag("meeting notes"), "ham") < 0
+    assert ham_filter.model_probability(z) == 0.0
+    # A model without log_odds_against_uniform_one keeps the posterior's infinite log-odds.
+    bernoulli = SpamFilter(BernoulliNB(), min_per_class=1)
+    bernoulli.model.learn_one(bag("cheap pills"), "spam")
+    assert bernoulli.log_odds(bag("meeting")) == math.inf
+
+
+def test_progressive_filter_model_columns_stay_the_models_while_one_class_is_learned():
+    stream = [(bag(t), "spam") for t in SPAM_TEXTS] + [(bag(t), "ham") for t in HAM_TEXTS]
+    report = progressive_filter(SpamFilter(MultinomialNB(0.01)), stream)
+    reference = progressive_evaluate(MultinomialNB(0.01), stream)
+    one_class = slice(1, len(SPAM_TEXTS) + 1)  # after the first spam, up to the first ham
+    assert np.isfinite(report.log_odds[one_class]).all()
+    assert list(report.model_predictions) == list(reference.y_pred)
+    np.testing.assert_allclose(report.model_probability, reference.scores, atol=1e-12)
+    assert report.model_accuracy == reference.accuracy
+    assert report.ece_model == pytest.approx(reference.ece, abs=1e-12)
+
+
 # --- the filter --------------------------------------------------------------------------------------
 
 

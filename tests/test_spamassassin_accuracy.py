@@ -6,11 +6,11 @@ Issue 15: the default filter, ``SpamFilter()`` (EmailNB + LogOddsRule, what the 
 command uses), prequential on the 6,046 messages in Date order (``streamnb evaluate
 --corpus PATH`` prints the same figures). Goals: ham called spam <= 0.20%, spam called ham
 <= 0.60%, unsure <= 5%, (1-AUC)% <= 0.06. Measured: 0.19% (8 of 4,150 ham), 0.58% (11 of
-1,896 spam), 4.96% (300 messages) and (1-AUC)% 0.0771. The verdict goals are met, by a
+1,896 spam), 4.96% (300 messages) and (1-AUC)% 0.0622. The verdict goals are met, by a
 margin of less than one message each: the cutoffs (log-odds 16 and -5, caution 8) and
 alpha, mu were chosen on this stream, so these are in-sample figures; the same settings on
 the file order and three shuffles are in ``streamnb evaluate``'s table of orders. The
-ranking goal is missed by 0.017 and is a strict xfail below (why: see that test).
+ranking goal is missed by 0.0022 and is a strict xfail below (why: see that test).
 
 Issue 3, below: EmailPipeline, the earlier recommended setting (it cannot unlearn).
 
@@ -119,12 +119,12 @@ def test_the_default_filter_meets_the_verdict_goals(default_filter):
     assert spam_as_ham <= 0.0060 * spam, spam_as_ham  # measured 11 (0.58%); the goal allows 11.4
     assert unsure <= 0.05 * report.n, unsure  # measured 300 (4.96%); the goal allows 302.3
     assert report.verdict_false_positive_rate == ham_as_spam / ham
-    assert report.one_minus_auc_percent <= 0.078, report.one_minus_auc_percent  # measured 0.0771
+    assert report.one_minus_auc_percent <= 0.063, report.one_minus_auc_percent  # measured 0.0622
 
 
-@pytest.mark.xfail(strict=True, reason="(1-AUC)% 0.0771 on the Date-ordered stream, goal 0.06: the first ham comes "
-                                       "after 158 spams, when the model knows no ham (log-odds +inf), and alone "
-                                       "costs 0.023; then hard-ham newsletters first seen from their sender")
+@pytest.mark.xfail(strict=True, reason="(1-AUC)% 0.0622 on the Date-ordered stream, goal 0.06: hard-ham "
+                                       "newsletters first seen from their sender cost most of it; the 158 spams "
+                                       "before the first ham, scored against a class that learned nothing, 0.006")
 def test_the_default_filter_meets_the_ranking_goal(default_filter):
     assert default_filter.one_minus_auc_percent <= 0.06
 

@@ -1000,6 +1000,39 @@ impl Core {
         })
     }
 
+    /// log P(x | label) - log U(x), U uniform over the vocabulary: see
+    /// `Nb::log_odds_against_uniform` (None for a model that is not multinomial).
+    fn log_odds_against_uniform(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        alpha: f64,
+    ) -> PyResult<Option<f64>> {
+        guard(|| {
+            let c = match self.class_of(label)? {
+                Some(c) if self.nb.active().contains(&c) => c,
+                _ => {
+                    return Err(error(
+                        ErrorKind::UnknownClass,
+                        format!(
+                            "class {} has learned nothing: there is no likelihood to compare",
+                            repr(label)
+                        ),
+                    ))
+                }
+            };
+            self.with_doc(x, |core, doc| {
+                Ok(core.scoring(doc, |core, doc| {
+                    let mut known = core.nb.known(doc);
+                    if core.idf.is_some() {
+                        known.retain_positive(); // what the reweighting leaves out is not scored
+                    }
+                    core.nb.log_odds_against_uniform(&known, c, alpha)
+                }))
+            })
+        })
+    }
+
     /// The score split by known feature over the active classes: (features, terms as
     /// float64 bytes (n x active), rest per active class, the active classes' labels).
     fn contributions<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Split<'py>> {

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InvalidParameterError, UnknownClassError, describe
 from ..persist import register_model
 from ..validate import Label, check_label, check_positive
-from .base import DiscreteNB, LogLinear, TextTokenizer
+from .base import DiscreteNB, Document, LogLinear, TextTokenizer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,6 +87,21 @@ class MultinomialNB(DiscreteNB):
         """bias_c = log P(c), weight_wc = log P(w|c): score_c(x) = bias_c + sum_w x_w weight_wc."""
         classes, features, weights, _ = self._feature_weights()
         return LogLinear(classes, features, self._log_prior(), weights)
+
+    def log_odds_against_uniform_one(self, x: Document, label: Label) -> float:
+        """log P(x | label) - log U(x), U uniform over the vocabulary (1/|V| per unit of mass).
+
+        Summed over x's known features with the values a prediction uses (unseen ones left
+        out, as predictions leave them out by default). U is what additive smoothing gives a
+        class that has learned nothing (alpha / (alpha |V|)), so this is the log-odds of
+        ``label`` against such a class with equal priors: large when x resembles what
+        ``label`` learned, low when x is new to it. :class:`streamnb.decision.SpamFilter`
+        scores with it while the model has learned only one of its two classes. Computed in
+        the core (src/nb.rs, ``log_odds_against_uniform``). Raises UnknownClassError when
+        ``label`` has learned nothing.
+        """
+        # the core answers None only for models that are not multinomial
+        return cast(float, self._core.log_odds_against_uniform(x, check_label(label), self.alpha))
 
     def generate(self, label: Label, n_words: int,
                  seed: int | np.random.Generator | None = None) -> dict[Hashable, int]:

@@ -908,7 +908,6 @@ impl NaiveBayes {
         }
         let k = self.n_classes();
         let scorer = self.scorer(alpha);
-        let log_uniform = -(self.store.n_features as f64).ln();
         let mut log_likelihood = vec![0.0; k];
         let mut mass = 0.0;
         let mut row = RowScratch::new(k);
@@ -917,7 +916,10 @@ impl NaiveBayes {
             scorer.add_terms(x, tokens, docs, &mut log_likelihood);
             mass += x;
         }
-        Some(log_likelihood[c] - mass * log_uniform)
+        if known.ids.is_empty() {
+            return Some(0.0); // nothing known to compare (and |V| may be 0: no log 0)
+        }
+        Some(log_likelihood[c] + mass * (self.store.n_features as f64).ln())
     }
 
     /// The joint log-likelihood of every class (inactive ones included, as computed):

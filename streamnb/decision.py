@@ -60,7 +60,7 @@ __all__ = [
     "HAM", "UNSURE", "SPAM", "Evidence", "LogOddsTerms", "log_odds_terms", "evidence",
     "chi2_sf_even", "fisher_combine", "robinson_probabilities", "ChiSquareResult", "chi_square_indicator",
     "FilterModel", "DecisionRule", "ArgmaxRule", "PosteriorRule", "ChiSquareRule", "LogOddsRule", "Verdict",
-    "SpamFilter", "FilterReport", "progressive_filter",
+    "SpamFilter", "FilterReport", "progressive_filter", "model_posterior",
 ]
 
 HAM: Final = "ham"
@@ -398,13 +398,26 @@ class _Band:
         return evidence(model, features, k, positive, negative)
 
 
+def model_posterior(model: Any, log_odds: float, positive: Label, negative: Label) -> float:
+    """The model's P(positive|x) from a filter's log-odds: sigmoid(log-odds), or 1 (0) while
+    the model has learned only the positive (negative) class.
+
+    With one class learned, a filter's log-odds rank messages against a class that learned
+    nothing (``SpamFilter.log_odds``) and may have either sign, but the model's posterior of
+    its only class is 1.
+    """
+    counts = model.class_counts
+    has_pos, has_neg = counts.get(positive, 0.0) > 0, counts.get(negative, 0.0) > 0
+    if has_pos != has_neg:
+        return 1.0 if has_pos else 0.0
+    return float(expit(log_odds))
+
+
 class ArgmaxRule(_Band):
     """The model's own choice: spam when P(spam|x) > 1/2, else ham (a tie counts as ham).
 
-    The score is sigmoid(log-odds): the model's posterior P(spam|x) once it knows both
-    classes (before that the filter's log-odds rank against a class that learned nothing,
-    and every verdict is unsure), never the calibrated one (calibration is monotone but
-    need not keep 1/2 in place).
+    The score is the model's posterior P(spam|x) (:func:`model_posterior`), never the
+    calibrated one (calibration is monotone but need not keep 1/2 in place).
     """
 
     ham_cutoff = 0.5
@@ -412,7 +425,7 @@ class ArgmaxRule(_Band):
 
     def score(self, model: Any, features: Document, log_odds: float, probability: float,
               positive: Label, negative: Label) -> float:
-        return float(expit(log_odds))
+        return model_posterior(model, log_odds, positive, negative)
 
     def decide(self, score: float) -> Verdicts:
         return SPAM if score > 0.5 else HAM
@@ -632,7 +645,8 @@ class SpamFilter:
     model gave x *before* learning it (reused from ``classify`` when x is the message just
     classified, so a message is tokenized and scored once), then the model learns x.
     The calibrator neither answers nor learns until the model has learned both classes
-    (before that the log-odds are 0 or infinite: no comparison to calibrate).
+    (before that the log-odds compare nothing (0) or a learned class with one that learned
+    nothing: no comparison of the two classes to calibrate).
     """
 
     model: FilterModel
@@ -746,16 +760,8 @@ class SpamFilter:
         return self.model_probability(log_odds)
 
     def model_probability(self, log_odds: float) -> float:
-        """The model's P(spam|x): sigmoid(log-odds), or 1 (0) while it has learned only spam (ham).
-
-        With one class learned the log-odds rank messages against a class that learned
-        nothing (see ``log_odds``), but the model's posterior of its only class is 1.
-        """
-        counts = self.model.class_counts
-        has_pos, has_neg = counts.get(self.positive, 0.0) > 0, counts.get(self.negative, 0.0) > 0
-        if has_pos != has_neg:
-            return 1.0 if has_pos else 0.0
-        return float(expit(log_odds))
+        """The model's P(spam|x) for the filter's log-odds (see :func:`model_posterior`)."""
+        return model_posterior(self.model, log_odds, self.positive, self.negative)
 
     @property
     def ready(self) -> bool:

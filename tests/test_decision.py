@@ -389,6 +389,13 @@ def test_log_odds_against_uniform_needs_a_learned_class():
         MultinomialNB().log_odds_against_uniform_one({"cheap": 1}, "spam")
 
 
+def test_log_odds_against_uniform_with_every_feature_pruned_is_zero():
+    model = spam_only(MultinomialNB(min_count=100.0))  # no word reaches 100 tokens
+    model.prune()
+    assert model.n_features == 0 and model.classes == ["spam"]
+    assert model.log_odds_against_uniform_one({"cheap": 2}, "spam") == 0.0  # nothing known: no evidence, no log 0
+
+
 def test_email_model_against_uniform_uses_the_scoring_weights():
     from streamnb import EmailNB
 
@@ -423,6 +430,11 @@ def test_a_filter_with_one_class_ranks_against_a_class_that_learned_nothing():
     z = ham_filter.log_odds(bag("meeting notes"))
     assert z == -ham_filter.model.log_odds_against_uniform_one(bag("meeting notes"), "ham") < 0
     assert ham_filter.model_probability(z) == 0.0
+    # The rule that scores by the model's posterior scores 1 whatever the sign of z (here < 0:
+    # a word seen once in 20 is rarer in the spam than uniform over its 10 words).
+    argmax = SpamFilter(spam_filter.model, ArgmaxRule(), min_per_class=1)
+    rare = argmax.classify(bag("online"))
+    assert rare.log_odds < 0 and rare.score == 1.0 == rare.probability and rare.label == "unsure"
     # A model without log_odds_against_uniform_one keeps the posterior's infinite log-odds.
     bernoulli = SpamFilter(BernoulliNB(), min_per_class=1)
     bernoulli.model.learn_one(bag("cheap pills"), "spam")

@@ -906,6 +906,9 @@ impl NaiveBayes {
         if !matches!(self.kind, Kind::Multinomial { .. }) {
             return None;
         }
+        if known.ids.is_empty() {
+            return Some(0.0); // nothing known to compare (and |V| may be 0: no log 0)
+        }
         let k = self.n_classes();
         let scorer = self.scorer(alpha);
         let mut log_likelihood = vec![0.0; k];
@@ -915,9 +918,6 @@ impl NaiveBayes {
             let (tokens, docs) = row.read(&self.store, id);
             scorer.add_terms(x, tokens, docs, &mut log_likelihood);
             mass += x;
-        }
-        if known.ids.is_empty() {
-            return Some(0.0); // nothing known to compare (and |V| may be 0: no log 0)
         }
         Some(log_likelihood[c] + mass * (self.store.n_features as f64).ln())
     }

@@ -295,8 +295,9 @@ class FilterModel(Protocol):
     """What a SpamFilter and its rules ask of a model: every streamnb discrete model has it.
 
     Used when the model has them: ``contributions_one`` (exact evidence, else ``log_linear``),
-    ``document_counts`` (chi-square combining), ``unlearn_one`` (corrections) and
-    ``tokenizer`` (raw messages).
+    ``document_counts`` (chi-square combining), ``unlearn_one`` (corrections),
+    ``log_odds_against_uniform_one`` (ranking while one class is learned) and ``tokenizer``
+    (raw messages).
     """
 
     @property
@@ -987,11 +988,11 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Labe
         features = spam_filter.features(x)
         verdict = spam_filter.classify(features, explain=False)
         z = verdict.log_odds
-        if z == 0 or not spam_filter._knows_both():  # the model's own rule decides: untrained, one class, a tie
+        p_model = spam_filter.model_probability(z)  # 1 or 0 while one class is learned, whatever z's sign
+        if p_model == 0.5:  # untrained, or a tie (to rounding): the model's own rule decides
             predicted = spam_filter.model.predict_one(features)
         else:
-            predicted = spam_filter.positive if z > 0 else spam_filter.negative
-        p_model = spam_filter.model_probability(z)
+            predicted = spam_filter.positive if p_model > 0.5 else spam_filter.negative
         spam_filter.learn(features, y)
         running.update(y, predicted, p_model)
         model_probability.append(p_model)

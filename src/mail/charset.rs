@@ -86,19 +86,16 @@ pub fn declared(charset: Option<&str>) -> Option<Charset> {
 pub fn decode_into(data: &[u8], charset: Option<&str>, out: &mut String) {
     match declared(charset) {
         Some(Charset::Known(encoding)) => {
-            let (text, _) = encoding.decode_without_bom_handling(data);
-            if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE {
+            let text = if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE {
                 // Python's utf-16 codecs drop a leading byte order mark.
-                let (text, _, _) = encoding.decode(data);
-                out.push_str(&text);
-                return;
-            }
+                encoding.decode(data).0
+            } else {
+                encoding.decode_without_bom_handling(data).0
+            };
             out.push_str(&text);
         }
         Some(Charset::Ascii) if data.is_ascii() => out.push_str(std::str::from_utf8(data).unwrap_or_default()),
-        Some(Charset::Ascii) => {
-            out.extend(data.iter().map(|&b| if b < 0x80 { b as char } else { '\u{fffd}' }));
-        }
+        Some(Charset::Ascii) => byte_per_char(data, out, |_| '\u{fffd}'),
         None => decode_undeclared(data, out),
     }
 }
@@ -107,8 +104,22 @@ pub fn decode_into(data: &[u8], charset: Option<&str>, out: &mut String) {
 pub fn decode_undeclared(data: &[u8], out: &mut String) {
     match std::str::from_utf8(data) {
         Ok(text) => out.push_str(text),
-        Err(_) => out.extend(data.iter().map(|&b| b as char)),
+        Err(_) => byte_per_char(data, out, char::from),
     }
+}
+
+/// Every byte one character: ASCII bytes as they are, each other byte as `high` maps it.
+/// Mail text is mostly ASCII even when it is not UTF-8: its runs are copied whole, not
+/// pushed character by character.
+fn byte_per_char(data: &[u8], out: &mut String, high: impl Fn(u8) -> char) {
+    out.reserve(data.len());
+    let mut rest = data;
+    while let Some(at) = rest.iter().position(|&b| b >= 0x80) {
+        out.push_str(std::str::from_utf8(&rest[..at]).unwrap_or_default());
+        out.push(high(rest[at]));
+        rest = &rest[at + 1..];
+    }
+    out.push_str(std::str::from_utf8(rest).unwrap_or_default());
 }
 
 /// `decode_into` to a new String.

@@ -366,23 +366,26 @@ pub fn looks_like_html(text: &str) -> bool {
 /// those (SIMD searches) and checked forward, left to right as the regex.
 pub fn text_urls(text: &str, out: &mut Vec<String>) {
     let bytes = text.as_bytes();
-    let mut candidates: Vec<usize> = Vec::new();
-    for found in memmem::find_iter(bytes, b"://") {
-        candidates.extend((3..=5).rev().filter_map(|back| found.checked_sub(back)));
-    }
-    let scheme_count = candidates.len();
+    // Each kind of candidate comes in increasing order ("://" matches are 3 bytes apart or
+    // more), so the two streams are merged rather than collected and sorted.
+    let mut schemes = memmem::find_iter(bytes, b"://")
+        .flat_map(|found| (3..=5).rev().filter_map(move |back| found.checked_sub(back)))
+        .peekable();
     // "ww." in any case: from the dots.
-    for dot in memchr::memchr_iter(b'.', bytes) {
-        if dot >= 3 && bytes[dot - 2..dot].eq_ignore_ascii_case(b"ww") {
-            candidates.push(dot - 3);
-        }
-    }
-    if candidates.len() > scheme_count && scheme_count > 0 {
-        candidates.sort_unstable();
-        candidates.dedup();
-    }
+    let mut www = memchr::memchr_iter(b'.', bytes)
+        .filter(|&dot| dot >= 3 && bytes[dot - 2..dot].eq_ignore_ascii_case(b"ww"))
+        .map(|dot| dot - 3)
+        .peekable();
     let mut resume = 0;
-    for start in candidates {
+    loop {
+        let start = match (schemes.peek(), www.peek()) {
+            (Some(scheme), Some(w)) if w < scheme => www.next(),
+            (Some(_), _) => schemes.next(),
+            (None, _) => www.next(),
+        };
+        let Some(start) = start else {
+            break;
+        };
         if start < resume {
             continue;
         }
@@ -415,7 +418,14 @@ fn url_at(text: &str, at: usize) -> Option<usize> {
         return None;
     }
     let mut end = prefix_end;
-    while let Some(c) = text[end..].chars().next() {
+    while let Some(&byte) = bytes.get(end) {
+        // An ASCII byte is its character; only other characters need decoding (Unicode
+        // spaces end a URL too).
+        let c = if byte.is_ascii() {
+            char::from(byte)
+        } else {
+            text[end..].chars().next().unwrap_or(' ')
+        };
         if is_space(c)
             || matches!(
                 c,

@@ -11,6 +11,7 @@ use super::header::{self, content_type, decode_text, fix_8bit, mime_params};
 use super::mime::{self, Body, Limits, Tree};
 use super::transfer::{a2b_qp, decode_base64_body};
 use super::{charset, html};
+use crate::bag::same_bytes;
 use crate::tokenize::{py_strip, python_lower};
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -229,16 +230,37 @@ static COMMON_NAMES: &[&str] = &[
     "disposition-notification-to",
 ];
 
+/// Longest name of `COMMON_NAMES` that `header_name` looks up.
+const LONGEST_COMMON: usize = 32;
+
+/// `COMMON_NAMES[BY_LENGTH[n]..BY_LENGTH[n + 1]]` are the names of n bytes.
+static BY_LENGTH: [usize; LONGEST_COMMON + 2] = {
+    let mut starts = [0; LONGEST_COMMON + 2];
+    let mut n = 0;
+    while n < starts.len() {
+        let mut i = 0;
+        while i < COMMON_NAMES.len() && COMMON_NAMES[i].len() < n {
+            i += 1;
+        }
+        starts[n] = i;
+        n += 1;
+    }
+    starts
+};
+
 /// The lowercase name of a header (`String::from_utf8_lossy(raw).to_ascii_lowercase()`).
 fn header_name(raw: &[u8]) -> Cow<'static, str> {
-    let mut lower = [0u8; 32];
-    if raw.len() <= lower.len() {
-        let lower = &mut lower[..raw.len()];
+    let n = raw.len();
+    if n <= LONGEST_COMMON {
+        let mut lower = [0u8; LONGEST_COMMON];
+        let lower = &mut lower[..n];
         lower.copy_from_slice(raw);
         lower.make_ascii_lowercase();
-        let by_length = |name: &&str| name.len().cmp(&lower.len()).then_with(|| name.as_bytes().cmp(lower));
-        if let Ok(i) = COMMON_NAMES.binary_search_by(by_length) {
-            return Cow::Borrowed(COMMON_NAMES[i]);
+        // The few names of this length (at most 9), compared inline: a binary search over
+        // all of them cost more than the comparisons.
+        let same_length = &COMMON_NAMES[BY_LENGTH[n]..BY_LENGTH[n + 1]];
+        if let Some(name) = same_length.iter().find(|name| same_bytes(name.as_bytes(), lower)) {
+            return Cow::Borrowed(name);
         }
     }
     Cow::Owned(String::from_utf8_lossy(raw).to_ascii_lowercase())
@@ -386,7 +408,14 @@ mod tests {
         assert!(COMMON_NAMES.windows(2).all(|w| (w[0].len(), w[0]) < (w[1].len(), w[1])));
         assert!(COMMON_NAMES
             .iter()
-            .all(|n| n.len() <= 32 && n.bytes().all(|b| !b.is_ascii_uppercase())));
+            .all(|n| n.len() <= LONGEST_COMMON && n.bytes().all(|b| !b.is_ascii_uppercase())));
+        for n in 0..=LONGEST_COMMON {
+            let names = &COMMON_NAMES[BY_LENGTH[n]..BY_LENGTH[n + 1]];
+            assert_eq!(names.len(), COMMON_NAMES.iter().filter(|name| name.len() == n).count());
+            assert!(names
+                .iter()
+                .all(|name| name.len() == n && header_name(name.as_bytes()) == *name));
+        }
         for raw in [
             &b"Content-Type"[..],
             b"SUBJECT",

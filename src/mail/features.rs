@@ -275,7 +275,7 @@ impl EmailFeatures {
 
     /// The header, URL and MIME features of a parsed message, in order.
     fn count_extras(&self, parsed: &Parsed<'_>, scratch: &mut Scratch, emit: &mut dyn FnMut(&[u8])) {
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: Vec<&str> = Vec::with_capacity(parsed.headers.len());
         let mut sender_done = !self.sender_address;
         let mut lower = String::new();
         let feature = &mut scratch.feature;

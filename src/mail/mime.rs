@@ -254,7 +254,9 @@ impl<'a> Parser<'a> {
 
     /// Read a header block into `part` (Python's header loop and `_parse_headers`).
     fn read_headers(&mut self, headers: &mut Vec<RawHeader>, defects: &mut Vec<&'static str>) {
-        let mut lines: Vec<Span> = Vec::new();
+        // Room for a common header block at once (a message's top block runs to 30-60
+        // lines), rather than growing from 4 five times.
+        let mut lines: Vec<Span> = Vec::with_capacity(64);
         while let Some(line) = self.cursor.read_line() {
             let bytes = self.text(line);
             if !is_header_line(bytes) {
@@ -266,6 +268,7 @@ impl<'a> Parser<'a> {
             }
             lines.push(line);
         }
+        headers.reserve(lines.len().min(self.limits.max_headers)); // at most one a line
         let mut current: Option<RawHeader> = None;
         let data = self.cursor.data;
         let max_headers = self.limits.max_headers;

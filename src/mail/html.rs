@@ -127,9 +127,8 @@ pub fn to_text(markup: &str, out: &mut String) {
     let start = out.len();
     replace_tags(&without_scripts, out);
     if out[start..].contains('&') {
-        let unescaped = unescape(&out[start..]);
-        out.truncate(start);
-        out.push_str(&unescaped);
+        let tagless = out.split_off(start);
+        unescape_into(&tagless, out);
     }
 }
 
@@ -233,6 +232,13 @@ fn replace_tags(text: &str, out: &mut String) {
 /// `html.unescape`: numeric and named character references (HTML5 rules).
 pub fn unescape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    unescape_into(text, &mut out);
+    out
+}
+
+/// `unescape` appended to `out`.
+fn unescape_into(text: &str, out: &mut String) {
+    out.reserve(text.len());
     let bytes = text.as_bytes();
     let mut copied = 0;
     let mut at = 0;
@@ -252,7 +258,7 @@ pub fn unescape(text: &str) -> String {
                     end += 1;
                 }
                 out.push_str(&text[copied..amp]);
-                numeric_reference(&text[digits_start..digits_start + digits], hex, &mut out);
+                numeric_reference(&text[digits_start..digits_start + digits], hex, out);
                 copied = end;
                 at = end;
                 continue;
@@ -280,12 +286,11 @@ pub fn unescape(text: &str) -> String {
             end += 1;
         }
         out.push_str(&text[copied..amp]);
-        named_reference(&text[body..end], &mut out);
+        named_reference(&text[body..end], out);
         copied = end;
         at = end;
     }
     out.push_str(&text[copied..]);
-    out
 }
 
 fn named(name: &str) -> Option<&'static str> {

@@ -51,8 +51,10 @@ pub enum NbError {
     /// Features to unlearn that are not in V (their indices in the document, up to 3).
     NeverLearned {
         features: Vec<usize>,
-        pruned: bool,
     },
+    /// An unlearning without the document's stamp on a model that has dropped features (or
+    /// merged one that had): which counts still hold the document cannot be told.
+    StampNeeded,
     /// A document merged in from a model that had pruned, whose record of the features it
     /// still holds was forgotten (`Store::add_merged_pruning`): it cannot be unlearned exactly.
     MergeForgotten {
@@ -1323,6 +1325,10 @@ impl NaiveBayes {
         let inside = |id: u32| if hashed { self.store.known(id) } else { id != UNKNOWN };
         let mut ids = Vec::with_capacity(positions.len());
         let mut deltas = Vec::with_capacity(positions.len());
+        let has_pruned = self.store.pruned_at > 0 || !self.store.merged_prunings.is_empty();
+        if learned_at.is_none() && has_pruned {
+            return Err(NbError::StampNeeded);
+        }
         let pruned_since = learned_at.is_some_and(|at| self.store.pruned_at >= at);
         if let Some(at) = learned_at.filter(|&at| pruned_since && self.store.merge_forgotten(at)) {
             return Err(NbError::MergeForgotten { learned_at: at });
@@ -1343,10 +1349,7 @@ impl NaiveBayes {
             }
         }
         if !missing.is_empty() {
-            return Err(NbError::NeverLearned {
-                features: missing,
-                pruned: self.store.pruned_at > 0,
-            });
+            return Err(NbError::NeverLearned { features: missing });
         }
         Ok((ids, deltas))
     }
@@ -1803,10 +1806,7 @@ mod tests {
         let mut unknown = doc(&m, &[("chinese", 1.0), ("nowhere", 1.0)]);
         assert_eq!(
             m.unlearn(&mut unknown, 0, 1.0, None),
-            Err(NbError::NeverLearned {
-                features: vec![1],
-                pruned: false
-            })
+            Err(NbError::NeverLearned { features: vec![1] })
         );
     }
 

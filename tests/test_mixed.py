@@ -170,6 +170,12 @@ def test_schema_and_parts_are_checked():
         MixedNB({"size": "numeric"}, numeric=CategoricalNB())
     with pytest.raises(InvalidParameterError, match="fixed class_prior"):
         MixedNB({"t": "text"}, text=MultinomialNB(class_prior={"a": 0.5, "b": 0.5}))
+    # MixedNB gives its parts no clock, pruning pass or ledger: a text part set to use one
+    # is refused (it would unlearn inexactly, or keep max_features without pruning)
+    for setting in ({"half_life": 10}, {"half_life_seconds": 60.0}, {"max_features": 5}, {"min_count": 2},
+                    {"expire_after": 100}, {"ledger": 1000}):
+        with pytest.raises(InvalidParameterError, match=f"must not forget, prune or keep a ledger.*{next(iter(setting))}"):
+            MixedNB({"t": "text"}, text=MultinomialNB(**setting))
     # without a text field there is no text part
     model = MixedNB({"size": "numeric"}).learn_one({"size": 2.0}, "a").learn_one({"size": 5.0}, "b")
     assert model.text is None and model.categorical is None

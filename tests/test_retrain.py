@@ -466,6 +466,36 @@ def test_unlearning_a_document_whose_words_were_pruned_since(model_type):
     assert counts(model) == counts(reference)
 
 
+@pytest.mark.parametrize("model_type", MODEL_TYPES)
+def test_unlearning_without_a_stamp_from_a_model_that_dropped_features_is_refused(model_type):
+    """Once a model has dropped features, only the document's stamp tells which counts still
+    hold it (a word pruned and learned again holds only later documents): without it,
+    unlearning is refused by name and changes nothing. A merged model that had pruned counts."""
+    model = model_type()
+    for doc, label in [({"a": 1, "rare": 1}, "x"), ({"a": 1, "b": 1}, "y"), ({"b": 2}, "x")]:
+        model.learn_one(doc, label)
+    model.unlearn_one({"b": 2}, "x")  # nothing dropped yet: no stamp needed
+    model.learn_one({"b": 2}, "x")
+    model.select_features(2)
+    model.learn_one({"rare": 3}, "y")  # "rare" comes back, holding this document only
+    before = snapshot(model)
+    with pytest.raises(InvalidInputError, match="dropped features.*learned_at="):
+        model.unlearn_one({"a": 1, "rare": 1}, "x")
+    with pytest.raises(InvalidInputError, match="dropped features.*learned_at="):
+        model.unlearn_many([{"rare": 3}], ["y"])
+    assert snapshot(model) == before
+    model.unlearn_one({"a": 1, "rare": 1}, "x", learned_at=1)  # with it: exact, "rare" skipped
+    reference = model_type().learn_many([{"a": 1, "b": 1}, {"b": 2}, {"rare": 3}], ["y", "x", "y"])
+    assert counts(model) == counts(reference)
+
+    merging = model_type().learn_one({"a": 1}, "x")
+    merging.merge(model_type().learn_one({"a": 1, "b": 1}, "y").select_features(1))
+    with pytest.raises(InvalidInputError, match="dropped features"):
+        merging.unlearn_one({"a": 1}, "x")
+    merging.unlearn_one({"a": 1}, "x", learned_at=1)
+    assert merging.class_counts == {"y": 1.0}
+
+
 # -- 5. ledger -------------------------------------------------------------------------
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
 def test_ledger_makes_relearning_a_noop_and_relabelling_a_move(model_type):

@@ -505,7 +505,7 @@ impl Core {
                     ),
                 ),
             },
-            NbError::NeverLearned { features, pruned } => {
+            NbError::NeverLearned { features } => {
                 let names = PyList::empty(py);
                 if let Some(doc) = doc {
                     for i in features {
@@ -514,19 +514,17 @@ impl Core {
                         }
                     }
                 }
-                let hint = if pruned {
-                    " (or pruned since: pass learned_at= or use a ledger)"
-                } else {
-                    ""
-                };
                 error(
                     ErrorKind::InvalidInput,
-                    format!(
-                        "cannot unlearn feature(s) {}: never learned{hint}",
-                        repr(&names.into_any())
-                    ),
+                    format!("cannot unlearn feature(s) {}: never learned", repr(&names.into_any())),
                 )
             }
+            NbError::StampNeeded => error(
+                ErrorKind::InvalidInput,
+                "this model has dropped features (pruning, or a merged model's): unlearning needs the \
+                 document's stamp, learned_at= (its n_learned right after it was learned), or a ledger \
+                 that holds it",
+            ),
             NbError::VocabularyFull => error(
                 ErrorKind::InvalidInput,
                 "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)",

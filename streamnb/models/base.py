@@ -390,9 +390,10 @@ class DiscreteNB(abc.ABC):
         since the document was learned hold none of its counts any more and are skipped, and
         so are those a merged-in model had pruned before merging (the model remembers which,
         up to max(2**16, 2 x |V|) of them; past that, its oldest merged documents are
-        refused). This needs ``learned_at``: without it a missing feature is an error, and a
-        feature pruned and learned again since is taken as if it held the document, so on a
-        model that prunes, pass ``learned_at`` or keep a ledger.
+        refused). This needs ``learned_at``: once the model has dropped features (or merged a
+        model that had), unlearning without it is refused, since a feature pruned and
+        learned again may hold later documents only; so on a model that prunes, pass
+        ``learned_at`` or keep a ledger.
         """
         label = check_label(y)
         weight = check_weight(w)

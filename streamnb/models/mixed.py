@@ -233,6 +233,9 @@ class MixedNB(RecordNB):
 
 _Part = TypeVar("_Part", bound="DiscreteNB | RecordNB")
 
+#: text-part settings MixedNB cannot honour (see _part)
+_UNSUPPORTED_TEXT_SETTINGS = ("half_life", "half_life_seconds", "max_features", "min_count", "expire_after", "ledger")
+
 
 def _part(given: object, kind: type, default: Callable[[], _Part], name: str) -> _Part:
     """A part model: the one given (untrained, without a fixed prior), or a default one."""
@@ -246,4 +249,14 @@ def _part(given: object, kind: type, default: Callable[[], _Part], name: str) ->
     if isinstance(given.class_prior, Mapping):
         raise InvalidParameterError(
             f"the {name} part must not have a fixed class_prior: MixedNB's class_prior is the one prior")
+    if isinstance(given, DiscreteNB):
+        # MixedNB learns and unlearns its parts without a clock, a pruning pass or a ledger
+        # (the numeric and categorical parts have none): a text part set to forget, prune
+        # or keep a ledger would not do so, or could not unlearn exactly
+        chosen = {setting: getattr(given, setting) for setting in _UNSUPPORTED_TEXT_SETTINGS
+                  if getattr(given, setting) is not None}
+        if chosen:
+            raise InvalidParameterError(
+                f"the {name} part must not forget, prune or keep a ledger inside MixedNB, got {chosen!r}")
     return given
+

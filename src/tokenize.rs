@@ -259,6 +259,28 @@ pub fn needs_python_lower(text: &str) -> bool {
     memchr::memchr_iter(0xa3, bytes).any(|at| at > 0 && bytes[at - 1] == 0xce)
 }
 
+/// The words matched by a scan, counted against max_tokens: one run of 2+ characters is a
+/// match; a stop word is matched but not emitted.
+struct Matches<'a, F> {
+    count: usize,
+    max_tokens: usize,
+    stop: Option<&'a HashSet<Box<[u8]>>>,
+    emit: F,
+}
+
+impl<F: FnMut(&[u8])> Matches<'_, F> {
+    /// One more match; false once max_tokens words have been matched. Always inlined: it
+    /// runs once a word, and a call (a closure LLVM kept out of line) cost a quarter of it.
+    #[inline(always)]
+    fn word(&mut self, word: &[u8]) -> bool {
+        self.count += 1;
+        if !self.stop.is_some_and(|stop| stop.contains(word)) {
+            (self.emit)(word);
+        }
+        self.count < self.max_tokens
+    }
+}
+
 /// Tokenizer settings (the `streamnb.text.Tokenizer` parameters the core implements).
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -352,7 +374,7 @@ impl Options {
         lowercase: bool,
         max_chars: Option<usize>,
         buffer: &mut Vec<u8>,
-        mut emit: impl FnMut(&[u8]),
+        emit: impl FnMut(&[u8]),
     ) {
         let bytes = text.as_bytes();
         // Step 1: the byte offset of the first character past max_chars (a text with no
@@ -372,17 +394,11 @@ impl Options {
         for (out, &b) in buffer[whole..end].iter_mut().zip(&bytes[whole..end]) {
             *out = table[b as usize];
         }
-        let max_tokens = self.max_tokens.unwrap_or(usize::MAX);
-        let stop = self.stop_words.as_ref();
-        let mut matches = 0usize;
-        // One run of 2+ characters is a match; a stop word is matched but not emitted.
-        // Returns false once max_tokens words have been matched.
-        let mut matched = |word: &[u8]| -> bool {
-            matches += 1;
-            if !stop.is_some_and(|stop| stop.contains(word)) {
-                emit(word);
-            }
-            matches < max_tokens
+        let mut matches = Matches {
+            count: 0,
+            max_tokens: self.max_tokens.unwrap_or(usize::MAX),
+            stop: self.stop_words.as_ref(),
+            emit,
         };
         let mut slow = Vec::new();
         let mapped = &buffer[..];
@@ -418,9 +434,11 @@ impl Options {
                     high & (u64::MAX << from) & !(u64::MAX << stop) == 0
                 };
                 let go_on = if !ascii {
-                    split_unicode(&text[start..base + stop], lowercase, &mut slow, &mut matched)
+                    split_unicode(&text[start..base + stop], lowercase, &mut slow, &mut |w| {
+                        matches.word(w)
+                    })
                 } else {
-                    word.len() < 2 || matched(word)
+                    word.len() < 2 || matches.word(word)
                 };
                 if !go_on {
                     return;
@@ -431,10 +449,10 @@ impl Options {
         if let Some(start) = pending {
             if mapped[start..end].is_ascii() {
                 if end - start >= 2 {
-                    matched(&mapped[start..end]);
+                    matches.word(&mapped[start..end]);
                 }
             } else {
-                split_unicode(&text[start..end], lowercase, &mut slow, &mut matched);
+                split_unicode(&text[start..end], lowercase, &mut slow, &mut |w| matches.word(w));
             }
         }
     }

@@ -333,8 +333,9 @@ impl EmailFeatures {
         }
         scratch.name.clear();
         if self.urls {
+            let mut host = String::new();
             for link in &parsed.urls {
-                if let Some(host) = url::host(link) {
+                if url::host_into(link, &mut host) {
                     url::suffixes(&host, |suffix| prefixed("url", suffix, emit));
                 }
             }

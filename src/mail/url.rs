@@ -11,18 +11,29 @@ const MAX_HOST_LABELS: usize = 8;
 /// `(?:(?:https?|ftp):)?//([^/?#\\]*)|(www\.[^/?#\\]*)` (ignoring case) at the start; the
 /// host must read `[\w-]+(?:\.[\w-]+)*` (at most 253 characters) once %-escapes are decoded.
 pub fn host(url: &str) -> Option<String> {
+    let mut lower = String::new();
+    host_into(url, &mut lower).then_some(lower)
+}
+
+/// `host` written into `lower` (cleared first; a buffer reused across URLs, where `host`
+/// allocated a String each): false, and `lower` unspecified, when there is none.
+pub fn host_into(url: &str, lower: &mut String) -> bool {
+    lower.clear();
     let url = py_strip(url);
-    let bytes = url.as_bytes();
-    let lower_starts =
-        |prefix: &[u8]| bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix);
+    // The longest prefix sought is 8 bytes: those are lowercased once, not once a prefix.
+    let mut head = [0u8; 8];
+    let n = url.len().min(head.len());
+    head[..n].copy_from_slice(&url.as_bytes()[..n]);
+    head.make_ascii_lowercase();
+    let head = &head[..n];
     let after_scheme = [&b"https://"[..], b"http://", b"ftp://", b"//"]
         .into_iter()
-        .find(|p| lower_starts(p))
+        .find(|p| head.starts_with(p))
         .map(|p| p.len());
     let authority_start = match after_scheme {
         Some(start) => start,
-        None if lower_starts(b"www.") => 0,
-        None => return None,
+        None if head.starts_with(b"www.") => 0,
+        None => return false,
     };
     // The delimiters are ASCII: byte searches find the same places as char searches.
     let rest = &url[authority_start..];
@@ -40,25 +51,42 @@ pub fn host(url: &str) -> Option<String> {
         host
     };
     let host = host.trim_matches('.');
-    let mut lower = String::with_capacity(host.len());
-    python_lower(host, &mut lower);
-    let valid = !lower.is_empty()
+    // Most hosts are valid ASCII: checked before lowercasing (which changes no ASCII
+    // host's validity), they are copied once; other hosts are checked as Python lowers them.
+    if ascii_host(host.as_bytes()) {
+        lower.push_str(host);
+        lower.make_ascii_lowercase();
+        return true;
+    }
+    python_lower(host, lower);
+    !lower.is_empty()
         && if lower.is_ascii() {
-            // Byte labels: a str split by a char runs a general searcher for each label.
-            lower.len() <= 253
-                && lower.as_bytes().split(|&b| b == b'.').all(|label| {
-                    !label.is_empty()
-                        && label
-                            .iter()
-                            .all(|&b| b == b'-' || b == b'_' || b.is_ascii_alphanumeric())
-                })
+            ascii_host(lower.as_bytes())
         } else {
             lower.chars().count() <= 253
                 && lower
                     .split('.')
                     .all(|label| !label.is_empty() && label.chars().all(|c| c == '-' || is_word_char(c)))
-        };
-    valid.then_some(lower)
+        }
+}
+
+/// Is `host` ASCII labels `[\w-]+` joined by single dots, at most 253 bytes? One pass over
+/// the bytes (false for non-ASCII hosts: they are checked by characters).
+fn ascii_host(host: &[u8]) -> bool {
+    let mut label = 0usize;
+    for &b in host {
+        if b == b'.' {
+            if label == 0 {
+                return false;
+            }
+            label = 0;
+        } else if b == b'-' || (b.is_ascii() && is_word_char(char::from(b))) {
+            label += 1;
+        } else {
+            return false;
+        }
+    }
+    label > 0 && host.len() <= 253
 }
 
 /// `a.b.example.com` -> the host and each parent domain down to `com`; an IPv4 host
@@ -113,6 +141,12 @@ mod tests {
             ("http://bad host/", None),
             ("javascript:alert(1)", None),
             ("HTTP://A..B/", None),
+            ("http://\u{212a}.Example.com/", Some("k.example.com")), // Kelvin sign: lowers to ASCII
+            ("http://Caf\u{e9}.example/", Some("caf\u{e9}.example")),
+            ("http://a_b-c.d.e.f/", Some("a_b-c.d.e.f")),
+            ("http://a.b-/", Some("a.b-")),
+            ("http://.a./", Some("a")),
+            ("http://a$b.com/", None),
         ];
         for (url, expected) in cases {
             assert_eq!(host(url).as_deref(), expected, "{url}");

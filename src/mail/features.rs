@@ -343,7 +343,7 @@ impl EmailFeatures {
         scratch.name.clear();
         if self.urls {
             let mut host = String::new();
-            for link in &parsed.urls {
+            for link in parsed.urls.iter() {
                 if url::host_into(link, &mut host) {
                     url::suffixes(&host, |suffix| prefixed("url", suffix, emit));
                 }

@@ -45,11 +45,56 @@ fn word_ends(text: &str, at: usize) -> bool {
     !text[at..].chars().next().is_some_and(is_word_char)
 }
 
+/// Link targets and URLs, back to back in one String: a message has dozens, and a String
+/// each cost an allocation and a free apiece.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Urls {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Urls {
+    pub fn push(&mut self, url: &str) {
+        self.push_with(|text| text.push_str(url));
+    }
+
+    /// One more URL, the one `write` appends to the text.
+    pub fn push_with(&mut self, write: impl FnOnce(&mut String)) {
+        write(&mut self.text);
+        self.ends.push(self.text.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for Urls {
+    fn from_iter<I: IntoIterator<Item = S>>(urls: I) -> Self {
+        let mut out = Urls::default();
+        urls.into_iter().for_each(|url| out.push(url.as_ref()));
+        out
+    }
+}
+
 /// Link targets of attributes href, src, action and background, in order (quoted or not):
 /// `[hHsSaAbB](?<!\w.)(?:(?<=[hH])(?i:ref)|(?<=[sS])(?i:rc)|(?<=[aA])(?i:ction)|(?<=[bB])(?i:ackground))\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))`,
 /// each unescaped when it holds "&". Every match holds a "=", so the candidates are found
 /// from the "=" signs (a SIMD search) and checked forward, left to right as the regex.
-pub fn links(markup: &str, out: &mut Vec<String>) {
+pub fn links(markup: &str, out: &mut Urls) {
     let bytes = markup.as_bytes();
     let mut resume = 0;
     for equals in memchr::memchr_iter(b'=', bytes) {
@@ -72,11 +117,11 @@ pub fn links(markup: &str, out: &mut Vec<String>) {
             }
             if let Some((value_start, value_stop, next)) = link_at(markup, start) {
                 let link = &markup[value_start..value_stop];
-                out.push(if link.contains('&') {
-                    unescape(link)
+                if link.contains('&') {
+                    out.push_with(|text| unescape_into(link, text));
                 } else {
-                    link.to_string()
-                });
+                    out.push(link);
+                }
                 resume = next;
                 break;
             }
@@ -369,7 +414,7 @@ pub fn looks_like_html(text: &str) -> bool {
 /// URLs written in text: `[hHfFwW](?<!\w.)(?:(?i:ttps?|tp)://|(?i:ww)\.)[^\s<>"'`{}|\\^\[\]]+`.
 /// Every match holds "://" or "ww." (any case) a few bytes after its start: candidates are found from
 /// those (SIMD searches) and checked forward, left to right as the regex.
-pub fn text_urls(text: &str, out: &mut Vec<String>) {
+pub fn text_urls(text: &str, out: &mut Urls) {
     let bytes = text.as_bytes();
     // Each kind of candidate comes in increasing order ("://" matches are 3 bytes apart or
     // more), so the two streams are merged rather than collected and sorted.
@@ -395,7 +440,7 @@ pub fn text_urls(text: &str, out: &mut Vec<String>) {
             continue;
         }
         if let Some(end) = url_at(text, start) {
-            out.push(text[start..end].to_string());
+            out.push(&text[start..end]);
             resume = end;
         }
     }
@@ -464,23 +509,23 @@ mod tests {
         assert_eq!(text_of("<scripts>x"), " x");
         assert_eq!(text_of("a < b <c <d>"), "a < b <c  ");
         assert_eq!(text_of("<script>xx<!-- a < b"), " ");
-        let mut found = Vec::new();
+        let mut found = Urls::default();
         links(
             "<a HREF=\"http://x/?a=1&amp;b\">s</a> data-src=y <img src=z> xhref=q href=\"unterminated",
             &mut found,
         );
-        assert_eq!(found, vec!["http://x/?a=1&b", "y", "z"]);
+        assert_eq!(found.iter().collect::<Vec<_>>(), ["http://x/?a=1&b", "y", "z"]);
         assert!(looks_like_html("hello <P>"));
         assert!(looks_like_html("x <a  href=1>"));
         assert!(!looks_like_html("x <pre>"));
-        let mut urls = Vec::new();
+        let mut urls = Urls::default();
         text_urls(
             "WWW.UP.COM see http://a.b/c, www.x.org. xhttp://no ftp://f htp://odd https:// ",
             &mut urls,
         );
         assert_eq!(
-            urls,
-            vec!["WWW.UP.COM", "http://a.b/c,", "www.x.org.", "ftp://f", "htp://odd"]
+            urls.iter().collect::<Vec<_>>(),
+            ["WWW.UP.COM", "http://a.b/c,", "www.x.org.", "ftp://f", "htp://odd"]
         );
     }
 

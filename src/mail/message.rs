@@ -53,7 +53,7 @@ pub struct MimePart {
 pub struct Parsed<'a> {
     pub headers: Vec<Header<'a>>,
     pub body: String,
-    pub urls: Vec<String>,
+    pub urls: html::Urls,
     pub parts: Vec<MimePart>,
     /// The parser's complaints (the email package's defect names), then the limits reached
     /// ("TooLarge", "TooManyParts" ...) and "Truncated" if any was.
@@ -92,7 +92,7 @@ pub fn parse(raw: &[u8], max_bytes: Option<usize>, limits: Limits) -> Parsed<'_>
 pub fn unparsed(data: &[u8]) -> Parsed<'_> {
     let mut body = String::with_capacity(data.len());
     charset::decode_undeclared(data, &mut body);
-    let mut urls = Vec::new();
+    let mut urls = html::Urls::default();
     html::text_urls(&body, &mut urls);
     Parsed {
         body,

@@ -96,7 +96,7 @@ fn parsed_tuple<'py>(py: Python<'py>, parsed: &Parsed<'_>) -> PyResult<Bound<'py
             parsed.subject().into_pyobject(py)?.into_any(),
             parsed.body.as_str().into_pyobject(py)?.into_any(),
             headers.into_any(),
-            PyList::new(py, &parsed.urls)?.into_any(),
+            PyList::new(py, parsed.urls.iter())?.into_any(),
             parts.into_any(),
             PyList::new(py, defects)?.into_any(),
         ],
@@ -260,7 +260,7 @@ impl EmailTokenizer {
                     })
                     .collect(),
                 body: String::new(),
-                urls,
+                urls: urls.iter().collect(),
                 parts: parts
                     .into_iter()
                     .map(
@@ -309,11 +309,11 @@ pub fn decode_header_value(raw: &[u8]) -> PyResult<String> {
 #[pyfunction]
 pub fn html_to_text(markup: &str) -> PyResult<(String, Vec<String>)> {
     guard(|| {
-        let mut links = Vec::new();
+        let mut links = html::Urls::default();
         html::links(markup, &mut links);
         let mut text = String::with_capacity(markup.len());
         html::to_text(markup, &mut text);
-        Ok((text, links))
+        Ok((text, links.iter().map(str::to_string).collect()))
     })
 }
 

@@ -72,6 +72,7 @@ impl Urls {
         self.ends.is_empty()
     }
 
+    #[inline]
     pub fn get(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.text[start..self.ends[i]]

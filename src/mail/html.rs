@@ -447,6 +447,19 @@ pub fn text_urls(text: &str, out: &mut Urls) {
     }
 }
 
+/// The ASCII characters that end a text URL, a bit each: `\s` (as `is_space` reads ASCII)
+/// and `<>"'`{}|\^[]`.
+const URL_END: u128 = {
+    let ends = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f <>\"'`{}|\\^[]";
+    let mut bits = 0u128;
+    let mut i = 0;
+    while i < ends.len() {
+        bits |= 1 << ends[i];
+        i += 1;
+    }
+    bits
+};
+
 /// The end of the text URL matching at byte `at`, if one does.
 fn url_at(text: &str, at: usize) -> Option<usize> {
     let bytes = text.as_bytes();
@@ -470,19 +483,17 @@ fn url_at(text: &str, at: usize) -> Option<usize> {
     }
     let mut end = prefix_end;
     while let Some(&byte) = bytes.get(end) {
-        // An ASCII byte is its character; only other characters need decoding (Unicode
-        // spaces end a URL too).
-        let c = if byte.is_ascii() {
-            char::from(byte)
-        } else {
-            text[end..].chars().next().unwrap_or(' ')
-        };
-        if is_space(c)
-            || matches!(
-                c,
-                '<' | '>' | '"' | '\'' | '`' | '{' | '}' | '|' | '\\' | '^' | '[' | ']'
-            )
-        {
+        // An ASCII byte is its character, looked up in URL_END; only other characters need
+        // decoding (Unicode spaces end a URL too).
+        if byte.is_ascii() {
+            if URL_END >> byte & 1 != 0 {
+                break;
+            }
+            end += 1;
+            continue;
+        }
+        let c = text[end..].chars().next().unwrap_or(' ');
+        if is_space(c) {
             break;
         }
         end += c.len_utf8();
@@ -528,6 +539,15 @@ mod tests {
             urls.iter().collect::<Vec<_>>(),
             ["WWW.UP.COM", "http://a.b/c,", "www.x.org.", "ftp://f", "htp://odd"]
         );
+    }
+
+    #[test]
+    fn url_ends_are_spaces_and_the_regex_punctuation() {
+        for byte in 0..128u8 {
+            let c = char::from(byte);
+            let ends = is_space(c) || "<>\"'`{}|\\^[]".contains(c);
+            assert_eq!(URL_END >> byte & 1 != 0, ends, "{byte}");
+        }
     }
 
     #[test]

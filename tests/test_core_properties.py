@@ -173,20 +173,34 @@ class Tracked:
     def doc_of(self, entry: Entry) -> dict:
         return Counter(Tokenizer()(entry.raw)) if isinstance(entry.raw, str) else entry.raw
 
-    def unlearn_args(self, entry: Entry, with_stamp: bool) -> dict:
-        return {"learned_at": entry.stamp} if with_stamp or self.config["half_life"] is not None \
-            or self.model.store.pruned_at >= entry.stamp else {}
+    def has_dropped_features(self) -> bool:
+        """The model has pruned, or merged a model that had: unlearning needs stamps."""
+        return self.model.store.pruned_at > 0 or bool(self.model._core.merged_arrays())
+
+    def unstamped_is_refused(self, unlearn) -> None:
+        """Without stamps, a model that has dropped features refuses, changing nothing."""
+        TALLY["unstamped_unlearning_refused"] += 1
+        before = snapshot(self.model)
+        with pytest.raises(InvalidInputError, match="dropped features.*learned_at="):
+            unlearn()
+        assert snapshot(self.model) == before
 
     def unlearn_one(self, index: int, with_stamp: bool) -> None:
         entry = self.entries.pop(index)
-        self.model.unlearn_one(entry.raw, entry.label, entry.weight, **self.unlearn_args(entry, with_stamp))
+        if not (with_stamp or self.config["half_life"] is not None) and self.has_dropped_features():
+            self.unstamped_is_refused(lambda: self.model.unlearn_one(entry.raw, entry.label, entry.weight))
+            with_stamp = True
+        stamp = {"learned_at": entry.stamp} if with_stamp or self.config["half_life"] is not None else {}
+        self.model.unlearn_one(entry.raw, entry.label, entry.weight, **stamp)
 
     def unlearn_many(self, indices: list, with_stamp: bool) -> None:
         chosen = [self.entries[i] for i in indices]
-        stamps = [e.stamp for e in chosen] if with_stamp or self.config["half_life"] is not None \
-            or any(self.model.store.pruned_at >= e.stamp for e in chosen) else None
-        self.model.unlearn_many([e.raw for e in chosen], [e.label for e in chosen], [e.weight for e in chosen],
-                                learned_at=stamps)
+        docs, labels, weights = [e.raw for e in chosen], [e.label for e in chosen], [e.weight for e in chosen]
+        if not (with_stamp or self.config["half_life"] is not None) and self.has_dropped_features():
+            self.unstamped_is_refused(lambda: self.model.unlearn_many(docs, labels, weights))
+            with_stamp = True
+        stamps = [e.stamp for e in chosen] if with_stamp or self.config["half_life"] is not None else None
+        self.model.unlearn_many(docs, labels, weights, learned_at=stamps)
         self.entries = [e for i, e in enumerate(self.entries) if i not in set(indices)]
 
     def merge(self, other: "Tracked") -> None:

@@ -39,7 +39,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from .errors import StreamNBError
+from .errors import InvalidParameterError, StreamNBError
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
            "file_digest", "read_journal", "pending_lessons", "create_journal", "append_lessons",
@@ -249,8 +249,10 @@ def apply_lesson(model: Any, lesson: Lesson) -> bool:
     message under any label) ends up removed: learning first makes the message known under
     c, and unlearning takes it out with the weight and age the ledger recorded. A plain
     unlearn_one could not tell a message never learned from one learned, and would subtract
-    counts the message never added. Returns whether the message was known (the learn added
-    no document). Needs a model without forgetting to tell "known" apart (the server's).
+    counts the message never added, so forget needs a ledger: without one it is refused
+    (InvalidParameterError) before anything changes. Returns whether the message was known
+    (the learn added no document). Needs a model without forgetting to tell "known" apart
+    (the server's).
     """
     if lesson.action == LEARN:
         before = model.class_counts
@@ -259,6 +261,9 @@ def apply_lesson(model: Any, lesson: Lesson) -> bool:
     classes = list(model.classes)
     if not classes:
         return False
+    if model.get_params().get("ledger") is None:
+        raise InvalidParameterError("forgetting a message needs a model with a ledger (one that remembers what it "
+                                    "learned); this model has none")
     before = sum(model.class_counts.values())
     model.learn_one(lesson.message, classes[0])
     known = sum(model.class_counts.values()) <= before + 0.5  # an unknown message adds one document

@@ -495,6 +495,22 @@ def test_unlearning_without_a_stamp_from_a_model_that_dropped_features_is_refuse
     merging.unlearn_one({"a": 1}, "x", learned_at=1)
     assert merging.class_counts == {"y": 1.0}
 
+    # a ledger holds the stamps: no learned_at needed, one message or many; the result is
+    # that of a model without a ledger given them
+    stream = [({"a": 1, "rare": 1}, "x"), ({"a": 1, "b": 1}, "y"), ({"b": 2}, "x"), ({"c": 1}, "y")]
+    kept, stamped = model_type(ledger=100), model_type()
+    for twin in (kept, stamped):
+        for doc, label in stream:
+            twin.learn_one(doc, label)
+        twin.select_features(2)
+        twin.learn_one({"rare": 3}, "y")
+    kept.unlearn_many([stream[0][0], stream[3][0]], ["x", "y"])
+    stamped.unlearn_many([stream[0][0], stream[3][0]], ["x", "y"], learned_at=[1, 4])
+    assert counts(kept) == counts(stamped)
+    kept.unlearn_one(*stream[2])
+    stamped.unlearn_one(*stream[2], learned_at=3)
+    assert counts(kept) == counts(stamped)
+
 
 # -- 5. ledger -------------------------------------------------------------------------
 @pytest.mark.parametrize("model_type", MODEL_TYPES)

@@ -24,10 +24,12 @@ from pathlib import Path
 import pytest
 
 import streamnb
-from streamnb import cli, journal
+from streamnb import EmailTokenizer, MultinomialNB, cli, journal
 from streamnb.decision import ChiSquareRule, SpamFilter
 from streamnb.journal import FORGET, LEARN, Lesson
 from streamnb.serve import Settings, UserModel, recover, rewrite_message, score_fields, symbols
+from streamnb.errors import InvalidParameterError
+from tests.retrain_support import snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAMC = shutil.which("spamc")
@@ -697,6 +699,18 @@ def test_journal_replay_is_exactly_once_even_without_a_ledger(tmp_path):
     assert journal.fold_pending(path, again) == 0
     assert again.class_counts == {"ham": 1.0, "spam": 3.0}
     assert docs(again, "uniq00002") == {"spam": 1.0}
+
+
+def test_forgetting_without_a_ledger_is_refused_before_anything_changes():
+    """A forget lesson learns the message, then unlearns it with what the ledger recorded:
+    without a ledger it could take out counts the message never added, so it is refused."""
+    model = MultinomialNB(tokenizer=EmailTokenizer()).learn_one(spam(1), "spam").learn_one(ham(2), "ham")
+    before = snapshot(model)
+    with pytest.raises(InvalidParameterError, match="needs a model with a ledger"):
+        journal.apply_lesson(model, Lesson(FORGET, None, spam(3)))
+    assert snapshot(model) == before
+    assert journal.replay(model, [Lesson(FORGET, None, spam(1))]) == 0  # logged, skipped
+    assert snapshot(model) == before
 
 
 def test_a_torn_or_damaged_journal_tail_is_dropped(tmp_path):

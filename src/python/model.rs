@@ -521,9 +521,10 @@ impl Core {
             }
             NbError::StampNeeded => error(
                 ErrorKind::InvalidInput,
-                "this model has dropped features (pruning, or a merged model's): unlearning needs the \
-                 document's stamp, learned_at= (its n_learned right after it was learned), or a ledger \
-                 that holds it",
+                "this model has dropped features (pruning, or a merged model's), so only when a \
+                 message was learned tells which counts still hold it: keep a ledger that holds the \
+                 message, or give unlearn_one / unlearn_many its stamp (learned_at=, the n_learned \
+                 right after it was learned)",
             ),
             NbError::VocabularyFull => error(
                 ErrorKind::InvalidInput,

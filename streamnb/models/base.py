@@ -213,6 +213,9 @@ class DiscreteNB(abc.ABC):
     expire_after:
         Drop features not seen in the last ``expire_after`` learned documents (token
         expiry); a pass runs every ``expire_after // 10`` documents.
+        Once a pruning pass (these three, ``prune``, ``select_features``) has dropped a
+        feature, unlearning needs each document's stamp: keep a ledger, or pass
+        ``learned_at=`` (see ``unlearn_one``).
     ledger:
         Remember the fingerprints of the last ``ledger`` learned messages (see
         ``streamnb.ledger``): learning a message again is a no-op, learning it under
@@ -342,7 +345,8 @@ class DiscreteNB(abc.ABC):
         """Documents learned so far (merged ones included): the clock of ``half_life``.
 
         A document's stamp is the value of n_learned right after it was learned; unlearning
-        from a model that forgets needs it (``learned_at=``) unless a ledger remembers it.
+        from a model that forgets, or that has dropped features (pruning), needs it
+        (``learned_at=``) unless a ledger remembers it.
         Unlearning does not turn the clock back: ages count every document learned since.
         """
         return self._core.n_learned

@@ -259,4 +259,3 @@ def _part(given: object, kind: type, default: Callable[[], _Part], name: str) ->
             raise InvalidParameterError(
                 f"the {name} part must not forget, prune or keep a ledger inside MixedNB, got {chosen!r}")
     return given
-

@@ -13,49 +13,58 @@ pub const UNKNOWN: u32 = u32::MAX;
 #[derive(Clone, Debug, Default)]
 pub struct Keys {
     arena: Vec<u8>,
-    spans: Vec<(u32, u32)>,
-    hashes: Vec<u64>,
+    /// Per key: where it lies in `arena` and its hash, in one entry (one push a new key
+    /// rather than two: a bag adds a key for each distinct feature of every message).
+    entries: Vec<Entry>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    hash: u64,
+    start: u32,
+    len: u32,
 }
 
 impl Keys {
     pub fn with_capacity(keys: usize, bytes: usize) -> Self {
         Keys {
             arena: Vec::with_capacity(bytes),
-            spans: Vec::with_capacity(keys),
-            hashes: Vec::with_capacity(keys),
+            entries: Vec::with_capacity(keys),
         }
     }
 
     pub fn reserve(&mut self, keys: usize, bytes: usize) {
         self.arena.reserve(bytes);
-        self.spans.reserve(keys);
-        self.hashes.reserve(keys);
+        self.entries.reserve(keys);
     }
 
     #[inline(always)]
     pub fn push(&mut self, key: &[u8], hash: u64) {
-        self.spans.push((self.arena.len() as u32, key.len() as u32));
+        self.entries.push(Entry {
+            hash,
+            start: self.arena.len() as u32,
+            len: key.len() as u32,
+        });
         self.arena.extend_from_slice(key);
-        self.hashes.push(hash);
     }
 
     #[inline(always)]
     pub fn key(&self, i: usize) -> &[u8] {
-        let (start, len) = self.spans[i];
+        let Entry { start, len, .. } = self.entries[i];
         &self.arena[start as usize..(start + len) as usize]
     }
 
     #[inline]
     pub fn hash(&self, i: usize) -> u64 {
-        self.hashes[i]
+        self.entries[i].hash
     }
 
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.entries.is_empty()
     }
 
     /// Bytes of all keys.
@@ -65,7 +74,7 @@ impl Keys {
 
     /// Bytes held on the heap (allocated capacity).
     pub fn heap_bytes(&self) -> usize {
-        self.arena.capacity() + self.spans.capacity() * 8 + self.hashes.capacity() * 8
+        self.arena.capacity() + self.entries.capacity() * std::mem::size_of::<Entry>()
     }
 }
 

@@ -340,12 +340,20 @@ impl EmailFeatures {
                 }
             }
         }
-        scratch.name.clear();
         if self.urls {
             let mut host = String::new();
+            // "url:" written once for all the message's links, each suffix after it (there
+            // are a few per link, often dozens of links).
+            let named = &mut scratch.name;
+            named.clear();
+            named.extend_from_slice(b"url:");
             for link in parsed.urls.iter() {
                 if url::host_into(link, &mut host) {
-                    url::suffixes(&host, |suffix| prefixed("url", suffix, emit));
+                    url::suffixes(&host, |suffix| {
+                        named.truncate(4);
+                        named.extend_from_slice(suffix.as_bytes());
+                        emit(named);
+                    });
                 }
             }
         }

@@ -20,7 +20,7 @@
 use super::message::{self, Parsed};
 use super::mime::Limits;
 use super::url;
-use crate::bag::Bag;
+use crate::bag::{same_bytes, Bag};
 use crate::tokenize::{is_word_char, python_lower, Options};
 use std::hash::BuildHasher;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -191,7 +191,7 @@ impl EmailFeatures {
             .iter()
             .any(|pattern| match pattern.strip_suffix('*') {
                 Some(prefix) => name.starts_with(prefix),
-                None => pattern == name,
+                None => same_bytes(pattern.as_bytes(), name.as_bytes()),
             })
     }
 
@@ -300,13 +300,21 @@ impl EmailFeatures {
             if self.ignored(name) {
                 continue;
             }
-            if self.header_names && !seen.contains(&name) {
+            // Header names are compared with same_bytes: short, they cost a memcmp call each
+            // with ==, and every header of a message is checked against a few lists.
+            if self.header_names && !seen.iter().any(|s| same_bytes(s.as_bytes(), name.as_bytes())) {
                 seen.push(name);
                 prefixed("header", name, emit);
             }
             let sender = !sender_done && name == "from";
-            let address = self.address_headers.iter().any(|h| h == name);
-            let wordy = self.word_headers.iter().any(|h| h == name);
+            let address = self
+                .address_headers
+                .iter()
+                .any(|h| same_bytes(h.as_bytes(), name.as_bytes()));
+            let wordy = self
+                .word_headers
+                .iter()
+                .any(|h| same_bytes(h.as_bytes(), name.as_bytes()));
             if !address && !wordy && !sender {
                 continue;
             }

@@ -340,7 +340,20 @@ fn unescape_into(text: &str, out: &mut String) {
 }
 
 fn named(name: &str) -> Option<&'static str> {
-    NAMED.binary_search_by_key(&name, |&(k, _)| k).ok().map(|i| NAMED[i].1)
+    common_named(name).or_else(|| NAMED.binary_search_by_key(&name, |&(k, _)| k).ok().map(|i| NAMED[i].1))
+}
+
+/// The commonest references in mail, as NAMED reads them (tested), answered without
+/// a binary search of its 2,231 names (a string comparison a step).
+fn common_named(name: &str) -> Option<&'static str> {
+    match name {
+        "nbsp;" => Some("\u{a0}"),
+        "amp;" => Some("&"),
+        "lt;" => Some("<"),
+        "gt;" => Some(">"),
+        "quot;" => Some("\""),
+        _ => None,
+    }
 }
 
 fn named_reference(name: &str, out: &mut String) {
@@ -539,6 +552,15 @@ mod tests {
             urls.iter().collect::<Vec<_>>(),
             ["WWW.UP.COM", "http://a.b/c,", "www.x.org.", "ftp://f", "htp://odd"]
         );
+    }
+
+    #[test]
+    fn common_named_references_are_as_the_table_reads_them() {
+        for name in ["nbsp;", "amp;", "lt;", "gt;", "quot;"] {
+            let listed = NAMED.binary_search_by_key(&name, |&(k, _)| k).ok().map(|i| NAMED[i].1);
+            assert_eq!(common_named(name), listed, "{name}");
+            assert!(listed.is_some());
+        }
     }
 
     #[test]

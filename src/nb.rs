@@ -1325,10 +1325,9 @@ impl NaiveBayes {
         let inside = |id: u32| if hashed { self.store.known(id) } else { id != UNKNOWN };
         let mut ids = Vec::with_capacity(positions.len());
         let mut deltas = Vec::with_capacity(positions.len());
-        let has_pruned = self.store.pruned_at > 0
-            || !self.store.merged_prunings.is_empty()
-            || !self.store.forgotten_merges.is_empty();
-        if learned_at.is_none() && has_pruned {
+        // pruned_at > 0 also after merging a model that had pruned (merge sets it, and the
+        // merged records lie within it, as loading checks)
+        if learned_at.is_none() && self.store.pruned_at > 0 {
             return Err(NbError::StampNeeded);
         }
         let pruned_since = learned_at.is_some_and(|at| self.store.pruned_at >= at);

@@ -951,7 +951,7 @@ impl Store {
             .iter()
             .map(MergedPruning::heap_bytes)
             .sum::<usize>()
-            + self.forgotten_merges.capacity() * 16;
+            + self.forgotten_merges.capacity() * std::mem::size_of::<(u64, u64)>();
         cells + self.meta.heap_bytes() + histograms + self.class_docs.capacity() * 24 + merged
     }
 }

@@ -177,6 +177,8 @@ class CategoricalNB(RecordNB):
             self._totals[class_map, i] += other._totals[:rows, j]
 
     # -- persistence ------------------------------------------------------------------
+    _TABLE_ARRAYS = frozenset({"feature_id", "free_id", "counts", "totals"})
+
     def _table_state(self) -> tuple[dict[str, list[Any]], Arrays]:
         """The features (ids kept), their categories in column order, N_civ side by side, N_ci."""
         ids = self.features.ids()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,6 @@ else:
     from .._lazy import numpy as np
 
 _LOG_2PI = math.log(2 * math.pi)
-_EPS = 2.0**-52  # float64's machine epsilon
 _RESIDUE_ULPS = 64.0  # M2 below this many ulps of sum w x^2, after a removal, is rounding (see combine)
 
 
@@ -52,7 +52,7 @@ def combine(n_a: Floats, mean_a: Floats, m2_a: Floats, n_b: float | Floats, mean
     # its large term behind, which the close one's small term cannot tell from a spread; below
     # a few ulps of the raw moment, M2 is such a residue.
     raw_moment = n_a * mean_a * mean_a + m2_a
-    m2 = np.where((np.asarray(n_b) < 0) & (m2 <= _RESIDUE_ULPS * _EPS * raw_moment), 0.0, m2)
+    m2 = np.where((np.asarray(n_b) < 0) & (m2 <= _RESIDUE_ULPS * sys.float_info.epsilon * raw_moment), 0.0, m2)
     return n, mean, m2
 
 
@@ -195,6 +195,8 @@ class GaussianNB(RecordNB):
         self._version += 1
 
     # -- persistence ------------------------------------------------------------------
+    _TABLE_ARRAYS = frozenset({"feature_id", "free_id", "n", "mean", "m2", "pooled_n", "pooled_mean", "pooled_m2"})
+
     def _table_state(self) -> tuple[dict[str, list[Hashable | None]], Arrays]:
         """The features (ids kept) and the per-class and pooled moments of the learned ones."""
         ids = self.features.ids()

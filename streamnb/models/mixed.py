@@ -177,6 +177,11 @@ class MixedNB(RecordNB):
             arrays.update({f"{kind}_{key}": value for key, value in part_arrays.items()})
         return tables, arrays
 
+    def _foreign_arrays(self, arrays: Arrays) -> list[str]:
+        """Arrays under no part's prefix (each part refuses what it does not read under its own)."""
+        prefixes = tuple(f"{kind}_" for kind in KINDS if getattr(self, kind) is not None)
+        return sorted(name for name in arrays if name != "class_weights" and not name.startswith(prefixes))
+
     def _restore_tables(self, tables: object, arrays: Arrays) -> None:
         kinds = [kind for kind in KINDS if getattr(self, kind) is not None]
         if not (isinstance(tables, dict) and sorted(tables) == sorted(kinds)):

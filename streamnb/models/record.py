@@ -289,7 +289,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         model.class_weights = table(arrays, "class_weights", (len(labels),)).copy()
         model._restore_tables(state["tables"], arrays)
         # an array this model would not write is one it did not read: refused, not ignored
-        unknown = sorted(set(arrays) - {"class_weights"} - set(model._table_state()[1]))
+        unknown = model._foreign_arrays(arrays)
         if unknown:
             raise ModelFormatError(f"arrays {unknown[:5]!r} are not arrays of a {cls.__name__}")
         return model
@@ -297,6 +297,14 @@ class RecordNB(ManyPredictions, abc.ABC):
     @abc.abstractmethod
     def _table_state(self) -> tuple[Any, Arrays]:
         """Defined by each model."""
+
+    #: The arrays ``_table_state`` writes (a model whose set depends on its parts overrides
+    #: ``_foreign_arrays`` instead).
+    _TABLE_ARRAYS: frozenset[str] = frozenset()
+
+    def _foreign_arrays(self, arrays: Arrays) -> list[str]:
+        """The arrays of a saved model that this model does not read (``_from_state`` refuses them)."""
+        return sorted(set(arrays) - {"class_weights"} - self._TABLE_ARRAYS)
 
     @abc.abstractmethod
     def _restore_tables(self, tables: Any, arrays: Arrays) -> None:

@@ -43,28 +43,49 @@ left for a person, (1-AUC)% ranks the messages by the model's log-odds (by the r
 score for chi-square combining, which ranks on its own indicator), learned the messages
 learned (all of them except for train-on-error), msg/s the speed of the whole run (raw
 message in, tokenizing included). Issue 15's goals: ham->spam <= 0.20%, spam->ham <= 0.60%,
-unsure <= 5%, (1-AUC)% <= 0.06. Measured (Date order; the default's cutoffs, alpha and mu
-were chosen on this stream, so its row is in-sample; ``streamnb evaluate --corpus PATH``
-reruns it on the file order and three shuffles with the settings frozen):
+unsure <= 5%, (1-AUC)% <= 0.06. Measured (Date order; the default's cutoffs, alpha, mu and
+field masses were chosen on this stream, so its row is in-sample; ``streamnb evaluate
+--corpus PATH`` reruns it on the file order and three shuffles with the settings frozen,
+and ``--order``/``--seed`` run this table on them):
 
     filter                                                      ham->spam spam->ham unsure (1-AUC)% learned
-    SpamFilter() = EmailNB() + LogOddsRule() [default]              0.19%     0.58%  4.96%   0.0622    6046
-    EmailNB(idf=False) + LogOddsRule()                              0.29%     0.47%  5.06%   0.0761    6046
-    EmailNB(words only, no word pairs) + LogOddsRule()              0.22%     1.00%  4.66%   0.0807    6046
-    EmailNB(no sender address: no reputation) + LogOddsRule()       0.17%     0.63%  5.08%   0.0661    6046
-    EmailNB(sender mass 12, not 6) + LogOddsRule()                  0.19%     0.58%  4.91%   0.0678    6046
-    EmailNB(body mass 20, not 30) + LogOddsRule()                   0.12%     0.37%  6.30%   0.0643    6046
-    EmailNB(body mass 45, not 30) + LogOddsRule()                   0.29%     0.90%  4.23%   0.0669    6046
-    EmailNB(mu=300) + LogOddsRule()                                 0.10%     0.53%  6.24%   0.0630    6046
-    EmailNB(alpha=0.01) + LogOddsRule()                             0.19%     0.58%  4.96%   0.0626    6046
-    EmailNB(alpha=0.1) + LogOddsRule()                              0.17%     0.53%  4.93%   0.0615    6046
-    EmailNB() + LogOddsRule(caution=0)                              0.27%     0.58%  4.10%   0.0622    6046
+    SpamFilter() = EmailNB() + LogOddsRule() [default]              0.19%     0.37%  4.80%   0.0610    6046
+    EmailNB(idf=False) + LogOddsRule()                              0.31%     0.42%  4.68%   0.0750    6046
+    EmailNB(words only, no word pairs) + LogOddsRule()              0.22%     1.00%  4.75%   0.0754    6046
+    EmailNB(no sender address: no reputation) + LogOddsRule()       0.19%     0.42%  4.86%   0.0629    6046
+    EmailNB(sender mass 12, not 6) + LogOddsRule()                  0.19%     0.37%  4.75%   0.0672    6046
+    EmailNB(address mass 3, not 4.5) + LogOddsRule()                0.17%     0.47%  4.90%   0.0612    6046
+    EmailNB(address mass 6, not 4.5) + LogOddsRule()                0.22%     0.42%  4.53%   0.0617    6046
+    EmailNB(body mass 20, not 30) + LogOddsRule()                   0.14%     0.26%  5.89%   0.0657    6046
+    EmailNB(body mass 45, not 30) + LogOddsRule()                   0.29%     0.69%  4.09%   0.0629    6046
+    EmailNB(mu=300) + LogOddsRule()                                 0.12%     0.42%  5.69%   0.0621    6046
+    EmailNB(alpha=0.03) + LogOddsRule()                             0.19%     0.42%  4.76%   0.0620    6046
+    EmailNB(alpha=0.1) + LogOddsRule()                              0.19%     0.42%  4.83%   0.0617    6046
+    EmailNB(alpha=1) + LogOddsRule()                                0.19%     0.37%  4.65%   0.0614    6046
+    EmailNB(alpha=0.03, address mass 3) [default before 2026-11-27] 0.19%     0.58%  4.96%   0.0622    6046
+    EmailNB() + LogOddsRule(caution=0)                              0.31%     0.42%  4.02%   0.0610    6046
     EmailNB() + chi-square combining (ChiSquareRule, ranked by it)  0.58%     1.00%  5.86%   0.4344    6046
-    EmailNB() + calibrated posterior (isotonic, PosteriorRule .2/.9) 0.27%    0.37%  5.16%   0.0622    6046
-    EmailNB() + LogOddsRule(), train on error or unsure only        0.05%     0.32% 18.82%   0.1541    1146
+    EmailNB() + calibrated posterior (isotonic, PosteriorRule .2/.9) 0.24%    0.37%  5.51%   0.0610    6046
+    EmailNB() + LogOddsRule(), train on error or unsure only        0.05%     0.37% 18.71%   0.1462    1140
     MNB(0.01, unif) binary email + chi2, 10/class [old default]     0.51%     3.27%  6.38%   0.4476    6046
     bogofilter 1.2.5, defaults [contender]                          0.22%     0.58% 10.0%    0.2585       -
     spamprobe 1.4d, defaults [contender]                            0.77%     3.01%  0.0%    0.2651       -
+
+Chosen on 2026-11-27: alpha 0.3 (was 0.03) and the address field at mass 4.5 (was 3). A
+grid (/tmp scripts, the same code as this table) scored each setting on the Date order and
+three shuffles (seeds 1-3) at once and kept the one best on both: alpha 0.01 to 3, mu 30
+to 300, body mass 20 to 40, field mass 2 to 4, and each field's mass at half and twice
+(sender 4 and 9); alone, a higher alpha and a heavier address field were the only
+changes that helped the shuffles by more than noise (the address domains of five headers
+share one field, so at mass 3 they said less than one header's words). Against the old
+default, frozen on every order ((1-AUC)%; ham->spam / spam->ham / unsure): Date 0.0622 ->
+0.0610 (0.19/0.58/4.96% -> 0.19/0.37/4.80%), file order 0.0353 -> 0.0259, shuffles
+0.0680/0.0660/0.0588 -> 0.0608/0.0609/0.0547. Around the choice (alpha 0.1 to 0.5,
+address 4 to 5) every setting gives 0.0610 to 0.0617 on the Date order: the goal (0.06) is
+still missed by 0.001 and no setting of the grid reached it. Scaling each field's share of
+the log-odds after the fact (0.5x to 2x, one field at a time; or saturating each field's
+log-odds at k x its mass, k 0.5 to 10) moved the Date order by no more than noise
+(>= 0.0614) or made it worse.
 
 Not in the table, tried once with the same code (/tmp scripts, Date order): word trigrams
 ((1-AUC)% 0.0829, against 0.0771 with pairs); field masses 2 and 4.5 instead of 3 (0.0791,
@@ -140,6 +161,7 @@ from streamnb.evaluate import progressive_evaluate, roc_auc  # noqa: E402
 from streamnb.email_pipeline import EmailPipeline, EmailTfidf, default_model  # noqa: E402
 from streamnb.mail import EmailTokenizer, ParsedMessage, parse_message  # noqa: E402
 from streamnb.text import OnlineTfidf  # noqa: E402
+from streamnb.weighting import DEFAULT_MASSES  # noqa: E402
 
 QUICK_MESSAGES = 1000
 TARGET_FPR = 0.003
@@ -474,6 +496,11 @@ def _no_sender_weights() -> EmailWeights:
     return EmailWeights({"body": BIGRAMS})
 
 
+def _default_before_20261127() -> SpamFilter:
+    """The default filter until 2026-11-27: EmailNB(alpha=0.03), the address field at mass 3."""
+    return SpamFilter(EmailNB(alpha=0.03, tokenizer=EmailWeights(masses={"sender": 6.0})))
+
+
 def _old_default() -> SpamFilter:
     """The command's default before issue 15: MNB(0.01, uniform) on binary email features, chi2, 10 per class."""
     model = MultinomialNB(alpha=0.01, class_prior="uniform", tokenizer=EmailTokenizer(body={"binary": True}),
@@ -490,14 +517,20 @@ FILTER_VARIANTS: list[tuple[str, Callable[[], SpamFilter], str, bool]] = [
     ("EmailNB(no sender address: no reputation) + LogOddsRule()",
      lambda: SpamFilter(EmailNB(tokenizer=_no_sender_weights())), "log_odds", False),
     ("EmailNB(sender mass 12, not 6) + LogOddsRule()",
-     lambda: SpamFilter(EmailNB(tokenizer=EmailWeights(masses={"sender": 12.0}))), "log_odds", False),
+     lambda: SpamFilter(EmailNB(tokenizer=EmailWeights(masses={**DEFAULT_MASSES, "sender": 12.0}))), "log_odds", False),
+    ("EmailNB(address mass 3, not 4.5) + LogOddsRule()",
+     lambda: SpamFilter(EmailNB(tokenizer=EmailWeights(masses={**DEFAULT_MASSES, "address": 3.0}))), "log_odds", False),
+    ("EmailNB(address mass 6, not 4.5) + LogOddsRule()",
+     lambda: SpamFilter(EmailNB(tokenizer=EmailWeights(masses={**DEFAULT_MASSES, "address": 6.0}))), "log_odds", False),
     ("EmailNB(body mass 20, not 30) + LogOddsRule()",
      lambda: SpamFilter(EmailNB(tokenizer=EmailWeights(body_mass=20.0))), "log_odds", False),
     ("EmailNB(body mass 45, not 30) + LogOddsRule()",
      lambda: SpamFilter(EmailNB(tokenizer=EmailWeights(body_mass=45.0))), "log_odds", False),
     ("EmailNB(mu=300) + LogOddsRule()", lambda: SpamFilter(EmailNB(mu=300.0)), "log_odds", False),
-    ("EmailNB(alpha=0.01) + LogOddsRule()", lambda: SpamFilter(EmailNB(alpha=0.01)), "log_odds", False),
+    ("EmailNB(alpha=0.03) + LogOddsRule()", lambda: SpamFilter(EmailNB(alpha=0.03)), "log_odds", False),
     ("EmailNB(alpha=0.1) + LogOddsRule()", lambda: SpamFilter(EmailNB(alpha=0.1)), "log_odds", False),
+    ("EmailNB(alpha=1) + LogOddsRule()", lambda: SpamFilter(EmailNB(alpha=1.0)), "log_odds", False),
+    ("EmailNB(alpha=0.03, address mass 3) [default before 2026-11-27]", _default_before_20261127, "log_odds", False),
     ("EmailNB() + LogOddsRule(caution=0)", lambda: SpamFilter(rule=LogOddsRule(caution=0.0)), "log_odds", False),
     ("EmailNB() + chi-square combining (ChiSquareRule, ranked by it)",
      lambda: SpamFilter(rule=ChiSquareRule(), min_per_class=10), "score", False),
@@ -558,17 +591,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", help="run only the variants whose name contains this text")
     parser.add_argument("--filters-only", action="store_true",
                         help="only the contenders (from the cache) and the spam-filter table")
+    parser.add_argument("--order", choices=("date", "file", "shuffle"), default="date",
+                        help="order of the stream (default: date; the contenders' cache holds the date order)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --order shuffle")
     args = parser.parse_args(argv)
     location = args.corpus or os.environ.get("STREAMNB_SPAMASSASSIN")
     if not location:
         parser.error("give the corpus path as an argument or set STREAMNB_SPAMASSASSIN")
 
-    messages = load_spamassassin(location, order="date")
+    messages = load_spamassassin(location, order=args.order, seed=args.seed)
     if args.quick:
         messages = messages[:QUICK_MESSAGES]
     labels = [m.label for m in messages]
     n_ham = labels.count("ham")
-    print(f"{len(messages)} messages in Date order ({n_ham} ham, {len(messages) - n_ham} spam); "
+    order = f"shuffled order (seed {args.seed})" if args.order == "shuffle" else f"{args.order} order"
+    print(f"{len(messages)} messages in {order} ({n_ham} ham, {len(messages) - n_ham} spam); "
           f"prequential: predict, then learn every message")
     print(f"{'variant':66s} {'acc':>7s} {'FPR':>6s} {'FNR':>6s} {'(1-AUC)%':>8s} "
           f"{'acc@FPR<=0.3%':>9s} {'|V|':>8s} {'s':>6s}")

@@ -162,7 +162,7 @@ def test_scores_use_the_idf_of_the_counts_as_they_stand():
     factors = {f: math.log((1 + n) / (1 + docs.get(f, 0.0))) + 1 for f in weights}
     expected = model.tokenizer.reweigh(weights, factors)
     assert model.score_weights(x) == pytest.approx(expected)
-    plain = MultinomialNB(alpha=0.03, mu=100.0, class_prior="uniform", tokenizer=model.tokenizer)
+    plain = MultinomialNB(alpha=model.alpha, mu=100.0, class_prior="uniform", tokenizer=model.tokenizer)
     for raw, label in stream():
         plain.learn_one(raw, label)
     assert model.predict_log_proba_one(x) == pytest.approx(plain.predict_log_proba_one(expected), abs=1e-12)
@@ -180,7 +180,7 @@ def test_scores_use_the_idf_of_the_counts_as_they_stand():
 def test_defaults_and_bad_parameters():
     model = EmailNB()
     params = model.get_params()
-    assert (params["alpha"], params["mu"], params["class_prior"], params["idf"]) == (0.03, 100.0, "uniform", True)
+    assert (params["alpha"], params["mu"], params["class_prior"], params["idf"]) == (0.3, 100.0, "uniform", True)
     assert isinstance(model.tokenizer, EmailWeights) and model.predict_log_proba_one(mail(1, SPAM)) == {}
     with pytest.raises(InvalidTypeError):
         EmailNB(tokenizer=EmailTokenizer())

@@ -6,12 +6,13 @@ parses MIME, decodes bodies and headers, and adds header, URL and MIME features,
 does more work). Python's own ``email.message_from_bytes`` (its default compat32 policy,
 the parse alone: no decoding, no tokens) is the yardstick of the email tokenizer (issue 14:
 >= 20x); "[core, no dict]" is the same tokenizer without building the Python dict, i.e.
-what a model pays that goes from bytes to vocabulary ids in the core. "[floor of a dict result]"
-builds a plain dict of each message's features from key strings that already exist, with no
-parsing at all (``dict(zip(keys, counts))``): no call that returns the features as a Python
-mapping can be faster, so its ratio to the parse bounds the target row. MB/s is raw message megabytes (10^6 bytes) per CPU second
-(time.process_time) of tokenizing, median of the rounds with min and max; the tokenizers
-take turns within each round; ratios are against river's BagOfWords, round by round.
+what a model pays that goes from bytes to vocabulary ids in the core. "[floor of a dict
+result]" builds a plain dict of each message's features from key strings that already
+exist, with no parsing at all (``dict(zip(keys, counts))``): no call that returns the
+features as a Python mapping can be faster, so its ratio to the parse bounds the target row.
+MB/s is raw message megabytes (10^6 bytes) per CPU second (time.process_time) of
+tokenizing, median of the rounds with min and max; the tokenizers take turns within each
+round; ratios are against river's BagOfWords, round by round.
 """
 
 from __future__ import annotations

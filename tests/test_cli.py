@@ -179,6 +179,14 @@ def test_the_default_model_unlearns_exactly_through_the_command(mail, tmp_path):
     assert verdicts[0] == verdicts[1] and verdicts[0].count(b"\n") == len(probes)
 
 
+def test_the_command_s_email_defaults_are_email_nb_s():
+    # cli.py restates them (so that `streamnb classify` starts without importing the model)
+    from streamnb import EmailNB, cli
+
+    model = EmailNB()
+    assert (cli.DEFAULT_ALPHA["email"], cli.DEFAULT_MU["email"]) == (model.alpha, model.mu) == (0.3, 100.0)
+
+
 def test_evaluate_writes_a_json_report(mail, tmp_path):
     report_file = tmp_path / "report.json"
     result = run("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]),

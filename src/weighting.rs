@@ -5,8 +5,9 @@
 //!   x_f the email tokenizer's count of feature f, F its field (`EmailFeatures::field`), m_F
 //!   the field's mass and q the rounding to a multiple of 2^-16 (`quantise`) — `FieldMasses::weigh`.
 //! - Scoring weights: `s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g`, with
-//!   `idf_f = ln((1 + N) / (1 + D_f)) + 1` (`idf`), N the messages learned and D_f those
-//!   containing f, from the model's counts as they stand — `FieldMasses::scale` on `w * idf`.
+//!   `idf_f = ln((1 + N) / (1 + D_f)) + k` (`idf`, k EmailNB's `idf_offset`), N the messages
+//!   learned and D_f those containing f, from the model's counts as they stand —
+//!   `FieldMasses::scale` on `w * idf`.
 //!
 //! Sums run over the features in the order given (first appearance in the message), as the
 //! Python implementation summed its dicts, so the learned weights are the same to the bit.
@@ -26,11 +27,12 @@ pub fn quantise(weight: f64) -> f64 {
     (weight * QUANTUM).round_ties_even().max(1.0) / QUANTUM
 }
 
-/// EmailNB's scoring factor: idf_f = ln((1 + N) / (1 + D_f)) + 1, computed as
-/// (ln(1 + N) + 1) - ln(1 + D_f).
+/// EmailNB's scoring factor: idf_f = ln((1 + N) / (1 + D_f)) + offset, computed as
+/// (ln(1 + N) + offset) - ln(1 + D_f). `offset` is what a feature in every message weighs
+/// (EmailNB's `idf_offset`: 1 in scikit-learn's smoothed idf, 0.03 by default).
 #[inline]
-pub fn idf(n_docs: f64, doc_freq: f64) -> f64 {
-    (n_docs.ln_1p() + 1.0) - doc_freq.ln_1p()
+pub fn idf(n_docs: f64, doc_freq: f64, offset: f64) -> f64 {
+    (n_docs.ln_1p() + offset) - doc_freq.ln_1p()
 }
 
 /// The mass each field of a message carries, indexed by `Field as usize`.
@@ -110,8 +112,9 @@ mod tests {
     }
 
     #[test]
-    fn idf_of_a_feature_in_every_message_is_one() {
-        assert_eq!(idf(10.0, 10.0), 1.0);
-        assert!((idf(10.0, 0.0) - (11f64.ln() + 1.0)).abs() < 1e-15);
+    fn idf_of_a_feature_in_every_message_is_the_offset() {
+        assert_eq!(idf(10.0, 10.0, 1.0), 1.0);
+        assert!((idf(10.0, 10.0, 0.03) - 0.03).abs() < 1e-15);
+        assert!((idf(10.0, 0.0, 0.03) - (11f64.ln() + 0.03)).abs() < 1e-15);
     }
 }

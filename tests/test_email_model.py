@@ -159,7 +159,7 @@ def test_scores_use_the_idf_of_the_counts_as_they_stand():
     counts = model.document_counts(weights)
     n = counts.class_docs.sum()
     docs = dict(zip(counts.features, counts.docs.sum(axis=1)))
-    factors = {f: math.log((1 + n) / (1 + docs.get(f, 0.0))) + 1 for f in weights}
+    factors = {f: math.log((1 + n) / (1 + docs.get(f, 0.0))) + 0.03 for f in weights}
     expected = model.tokenizer.reweigh(weights, factors)
     assert model.score_weights(x) == pytest.approx(expected)
     plain = MultinomialNB(alpha=model.alpha, mu=100.0, class_prior="uniform", tokenizer=model.tokenizer)
@@ -180,12 +180,42 @@ def test_scores_use_the_idf_of_the_counts_as_they_stand():
 def test_defaults_and_bad_parameters():
     model = EmailNB()
     params = model.get_params()
-    assert (params["alpha"], params["mu"], params["class_prior"], params["idf"]) == (0.3, 100.0, "uniform", True)
+    assert (params["alpha"], params["mu"], params["class_prior"], params["idf"], params["idf_offset"]) == (
+        0.3, 100.0, "uniform", True, 0.03)
     assert isinstance(model.tokenizer, EmailWeights) and model.predict_log_proba_one(mail(1, SPAM)) == {}
     with pytest.raises(InvalidTypeError):
         EmailNB(tokenizer=EmailTokenizer())
     with pytest.raises(InvalidParameterError):
         EmailNB(idf="yes")
+    for bad in (-0.1, math.inf, math.nan, True, "1"):
+        with pytest.raises(InvalidParameterError, match="idf_offset must be a finite number >= 0"):
+            EmailNB(idf_offset=bad)
+    with pytest.raises(InvalidParameterError, match="idf_offset"):
+        model.idf_offset = -1.0
+    assert model.idf_offset == 0.03
+
+
+BARE = b"Date: Mon, 1 Jul 2002 10:00:00 +0000\nFrom: a@b.example\nSubject: s\n\nhello there\n"
+LISTED = b"Date: Mon, 1 Jul 2002 10:00:00 +0000\nFrom: a@b.example\nSubject: s\nList-Id: x\n\nhello there\n"
+
+
+def test_a_feature_in_every_message_weighs_the_idf_offset():
+    """idf_f = ln((1 + N) / (1 + D_f)) + idf_offset: a header name every message has (D_f = N)
+    weighs the offset beside a rarer one of its field, and a field made only of such features
+    still carries its mass (with offset 0 it carries nothing)."""
+    for offset in (1.0, 0.03, 0.0):
+        model = EmailNB(idf_offset=offset)
+        model.learn_one(BARE, SPAM).learn_one(BARE, HAM)
+        listed = model.score_weights(LISTED)
+        rare = math.log(3) + offset  # header:list-id: D_f = 0 of N = 2
+        mass = model.tokenizer.mass_of("header")
+        share = offset / (3 * offset + rare)
+        assert listed.get("header:from", 0.0) == pytest.approx(mass * share, abs=1e-12)
+        assert listed["header:list-id"] == pytest.approx(mass * rare / (3 * offset + rare))
+        bare = model.score_weights(BARE)
+        expected = {"header:date", "header:from", "header:subject"} if offset else set()
+        assert {f for f in bare if f.startswith("header:")} == expected
+        assert sum(v for f, v in bare.items() if f.startswith("header:")) == pytest.approx(mass if offset else 0.0)
 
 
 # -- LogOddsRule and the default filter ----------------------------------------------------------

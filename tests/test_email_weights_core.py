@@ -6,7 +6,7 @@ scikit-learn), on the SpamAssassin corpus when it is present and on made-up mail
   a multiple of 2**-16 (ties to even, at least one step): bit for bit, in the same order;
 - the field of a feature (EmailTokenizer.field): by the prefix before the first ':';
 - EmailNB's scoring weights s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g with
-  idf_f = ln((1 + N) / (1 + D_f)) + 1 recomputed with numpy from ``document_counts``, and the
+  idf_f = ln((1 + N) / (1 + D_f)) + idf_offset recomputed with numpy from ``document_counts``, and the
   model's log-probabilities equal to a plain MultinomialNB scoring those weights (1e-12).
 """
 
@@ -67,7 +67,7 @@ def reference_scoring(model: EmailNB, weights: dict) -> dict:
     counts = model.document_counts(weights)
     n = float(counts.class_docs.sum())
     docs = dict(zip(counts.features, np.asarray(counts.docs).sum(axis=1).tolist())) if len(counts.features) else {}
-    factors = {f: math.log((1 + n) / (1 + docs.get(f, 0.0))) + 1 for f in weights}
+    factors = {f: math.log((1 + n) / (1 + docs.get(f, 0.0))) + model.idf_offset for f in weights}
     return reference_reweigh(model.tokenizer, weights, factors)
 
 

@@ -42,8 +42,8 @@ pub struct Core {
     fixed_prior: Option<Py<PyDict>>,
     featurizer: Featurizer,
     /// EmailNB's scoring: each document reweighted by the IDF of the counts, field by field
-    /// with these masses (`set_idf`); learning uses the document as it is.
-    idf: Option<Py<EmailWeights>>,
+    /// with these masses and this offset (`set_idf`); learning uses the document as it is.
+    idf: Option<(Py<EmailWeights>, f64)>,
     /// The last document encoded: predicting and then learning the same message encodes it
     /// once (raw text: compared by value; a dict: the same object, still holding the same
     /// key and value objects in the same order as a copy taken then).
@@ -634,10 +634,10 @@ impl Core {
     }
 
     /// EmailNB's scoring weights of a document (see `crate::weighting`): per feature,
-    /// s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g with idf_f = ln((1 + N) / (1 + D_f)) + 1,
+    /// s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g with idf_f = ln((1 + N) / (1 + D_f)) + offset,
     /// N = sum_c N_c the messages learned and D_f = sum_c D_cf those containing f (true
     /// counts, 0 for a feature not in the vocabulary).
-    fn idf_values(&self, weights: &EmailWeights, doc: &mut Doc) -> Vec<f64> {
+    fn idf_values(&self, weights: &EmailWeights, offset: f64, doc: &mut Doc) -> Vec<f64> {
         self.nb.resolve(doc);
         let k = self.nb.n_classes();
         let n: f64 = (0..k).map(|c| self.nb.store.true_class_docs(c)).sum();
@@ -658,7 +658,7 @@ impl Core {
                 .or_else(|| vocabulary.and_then(|v| v.token(doc.ids[i])))
                 .unwrap_or_default();
             fields.push(features.field(key));
-            values.push(doc.values[i] * idf(n, d));
+            values.push(doc.values[i] * idf(n, d, offset));
         }
         weights.masses.scale(&fields, &mut values);
         values
@@ -668,7 +668,7 @@ impl Core {
     /// its values are the scoring weights for the call, then the learned ones again.
     fn scoring<R>(&mut self, doc: &mut Doc, body: impl FnOnce(&mut Self, &mut Doc) -> R) -> R {
         let values = match &self.idf {
-            Some(weights) => self.idf_values(weights.get(), doc),
+            Some((weights, offset)) => self.idf_values(weights.get(), *offset, doc),
             None => return body(self, doc),
         };
         let learned = std::mem::replace(&mut doc.values, values);
@@ -888,9 +888,9 @@ impl Core {
         self.last = None;
     }
 
-    /// Score with EmailNB's IDF reweighting over these field masses (None: as learned).
-    /// The field of a feature comes from its name, so hashed models cannot.
-    fn set_idf(&mut self, weights: Option<Bound<'_, EmailWeights>>) -> PyResult<()> {
+    /// Score with EmailNB's IDF reweighting over these field masses, idf_f plus `offset`
+    /// (None: as learned). The field of a feature comes from its name, so hashed models cannot.
+    fn set_idf(&mut self, weights: Option<Bound<'_, EmailWeights>>, offset: f64) -> PyResult<()> {
         guard(|| {
             if weights.is_some() && self.nb.n_buckets().is_some() {
                 return Err(error(
@@ -898,7 +898,13 @@ impl Core {
                     "the IDF reweighting needs feature names: not with n_buckets",
                 ));
             }
-            self.idf = weights.map(Bound::unbind);
+            if !(offset.is_finite() && offset >= 0.0) {
+                return Err(error(
+                    ErrorKind::InvalidParameter,
+                    format!("the IDF offset must be a finite number >= 0, got {offset}"),
+                ));
+            }
+            self.idf = weights.map(|w| (w.unbind(), offset));
             Ok(())
         })
     }

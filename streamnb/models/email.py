@@ -5,12 +5,24 @@ scored with inverse document frequencies read from its own counts.
 whose tokenizer is :class:`streamnb.weighting.EmailWeights` (a raw message -> weights that
 depend on the message alone) and whose predictions reweigh each message at scoring time:
 
-    s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g,    idf_f = ln((1 + N) / (1 + D_f)) + 1
+    s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g,    idf_f = ln((1 + N) / (1 + D_f)) + k
 
 w_f the message's weight for feature f (``EmailWeights``), F the field of f (body, subject,
 sender ...), m_F its mass, N the messages learned and D_f those containing f, both read from
-the model's document counts as they stand (decayed, with forgetting). The log-odds are then
-those of the multinomial model on s: log P(c) + sum_f s_f log P(f|c).
+the model's document counts as they stand (decayed, with forgetting), and k the IDF offset
+(``idf_offset``), what a feature in every message weighs. The log-odds are then those of
+the multinomial model on s: log P(c) + sum_f s_f log P(f|c).
+
+Why k = 0.03, not scikit-learn's 1: a feature that every message holds (the Date, From,
+Message-ID, Subject and To headers' names) says nearly nothing about the class, and with
+k = 1 it still took a share of its field from the names that do (a mailing list's headers).
+With k small it weighs almost nothing beside them, yet a field made only of such features
+(bare headers, 15 spams of the stream) keeps its mass: with k = 0 that field would carry
+nothing, and the bare headers are themselves spam evidence. Measured on the SpamAssassin
+stream (benchmarks/accuracy_variants.py, "Chosen on 2026-11-27, second session"): (1-AUC)%
+0.0610 (k = 1) -> 0.0595 (k = 0.003 to 0.05 alike; k = 0, 0.0610) on the Date order;
+the shuffles barely move (mean 0.0588 -> 0.0584), and the file order, whose hams are all
+scored while only ham is known, gets worse (0.026 -> 0.046).
 
 Why split it so. Counts learned from message-alone weights keep every exact operation of
 the count store (learn / unlearn / merge / forgetting / save and load, the ledger), and
@@ -26,13 +38,15 @@ ranks at least as well: (1-AUC)% 0.081 without the sender's address, 0.077 with 
 all with infinite log-odds while one class is unknown. A SpamFilter now ranks that phase
 against a class that learned nothing (``MultinomialNB.log_odds_against_uniform_one``),
 which EmailPipeline lacks: EmailNB then measures 0.066 without the sender, 0.062 with it
-(0.061 with alpha 0.3 and the address field at mass 4.5, the defaults since 2026-11-27).
+(0.061 with alpha 0.3 and the address field at mass 4.5, the defaults since 2026-11-27; 0.0595
+with the IDF offset 0.03 as well, above).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError, InvalidTypeError, describe
 from ..persist import register_model
@@ -41,12 +55,27 @@ from ..weighting import EmailWeights
 from .base import Document, FeatureValues
 from .multinomial import MultinomialNB
 
+if TYPE_CHECKING:
+    from ..store import Arrays
+
+#: What a feature in every message weighs in the scoring IDF (see the module docstring).
+#: A model saved before the parameter existed (it had no ``idf_offset``) loads with
+#: scikit-learn's 1, the offset it was scoring with.
+DEFAULT_IDF_OFFSET = 0.03
+SAVED_WITHOUT_OFFSET = 1.0
+
 #: EmailNB's smoothing: Dirichlet toward the pooled distribution (mu in units of weight; a
 #: message weighs about 50), and additive smoothing of the pooled distribution. alpha 0.3
 #: (was 0.03) ranks better on every order of the SpamAssassin stream measured, the shuffles
 #: most (benchmarks/accuracy_variants.py, "Chosen on 2026-11-27").
 DEFAULT_ALPHA = 0.3
 DEFAULT_MU = 100.0
+
+
+def _check_offset(offset: object) -> float:
+    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not 0 <= offset < math.inf:
+        raise InvalidParameterError(f"idf_offset must be a finite number >= 0, got {describe(offset)}")
+    return float(offset)
 
 
 def _default_weights() -> EmailWeights:
@@ -61,7 +90,8 @@ class EmailNB(MultinomialNB):
     Parameters are MultinomialNB's, with other defaults: ``alpha=0.3``, ``mu=100``,
     ``class_prior="uniform"``, ``empty_documents="learn"`` and ``tokenizer=EmailWeights()``
     (an :class:`~streamnb.weighting.EmailWeights`). ``idf=False`` scores the learned weights
-    as they are (a plain MultinomialNB on EmailWeights).
+    as they are (a plain MultinomialNB on EmailWeights); ``idf_offset`` (default 0.03, a
+    finite number >= 0) is k in the IDF, what a feature in every message weighs.
 
     Documents are raw messages (bytes or str), or mappings of the tokenizer's weights (what
     ``SpamFilter.features`` gives). Learning, unlearning, merging, forgetting and saving are
@@ -76,7 +106,8 @@ class EmailNB(MultinomialNB):
 
     def __init__(self, alpha: float = DEFAULT_ALPHA, *, mu: float | None = DEFAULT_MU,
                  class_prior: str | Mapping[Label, float] = "uniform", tokenizer: EmailWeights | None = None,
-                 idf: bool = True, empty_documents: str = "learn", **params: Any) -> None:
+                 idf: bool = True, idf_offset: float = DEFAULT_IDF_OFFSET, empty_documents: str = "learn",
+                 **params: Any) -> None:
         if tokenizer is None:
             tokenizer = _default_weights()
         if not isinstance(tokenizer, EmailWeights):
@@ -84,6 +115,7 @@ class EmailNB(MultinomialNB):
         if not isinstance(idf, bool):
             raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
         self._idf = idf
+        self._idf_offset = _check_offset(idf_offset)
         super().__init__(alpha, mu=mu, class_prior=class_prior, tokenizer=tokenizer,
                          empty_documents=empty_documents, **params)
 
@@ -96,7 +128,7 @@ class EmailNB(MultinomialNB):
         if not isinstance(tokenizer, EmailWeights):
             raise InvalidTypeError(f"tokenizer must be an EmailWeights, got {describe(tokenizer)}")
         MultinomialNB.tokenizer.fset(self, tokenizer)  # type: ignore[attr-defined]
-        self._core.set_idf(tokenizer._core if self._idf else None)
+        self._set_scoring()
 
     @property
     def idf(self) -> bool:
@@ -107,14 +139,33 @@ class EmailNB(MultinomialNB):
         if not isinstance(idf, bool):
             raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
         self._idf = idf
-        self._core.set_idf(self._tokenizer._core if idf else None)
+        self._set_scoring()
+
+    @property
+    def idf_offset(self) -> float:
+        return self._idf_offset
+
+    @idf_offset.setter
+    def idf_offset(self, offset: float) -> None:
+        self._idf_offset = _check_offset(offset)
+        self._set_scoring()
+
+    def _set_scoring(self) -> None:
+        self._core.set_idf(self._tokenizer._core if self._idf else None, self._idf_offset)
 
     def get_params(self) -> dict[str, Any]:
-        return {**super().get_params(), "idf": self.idf}
+        return {**super().get_params(), "idf": self.idf, "idf_offset": self.idf_offset}
+
+    @classmethod
+    def _from_state(cls, state: dict[str, Any], arrays: "Arrays") -> "EmailNB":
+        params = state.get("params")
+        if isinstance(params, dict) and "idf_offset" not in params:  # saved before it existed
+            state = {**state, "params": {**params, "idf_offset": SAVED_WITHOUT_OFFSET}}
+        return super()._from_state(state, arrays)  # type: ignore[return-value]
 
     def __repr__(self) -> str:
-        return (f"EmailNB(alpha={self.alpha!r}, mu={self.mu!r}, idf={self.idf!r}, classes={len(self.classes)}, "
-                f"features={self.n_features})")
+        return (f"EmailNB(alpha={self.alpha!r}, mu={self.mu!r}, idf={self.idf!r}, idf_offset={self.idf_offset!r}, "
+                f"classes={len(self.classes)}, features={self.n_features})")
 
     # -- the weights, for inspection -----------------------------------------------------------
     def weights(self, x: Document) -> FeatureValues:
@@ -126,7 +177,7 @@ class EmailNB(MultinomialNB):
     def score_weights(self, x: Document) -> dict[Hashable, float]:
         """The weights a prediction uses: ``weights(x)`` times idf_f, each field scaled back to its mass.
 
-        idf_f = ln((1 + N) / (1 + D_f)) + 1 with N the messages learned and D_f those
+        idf_f = ln((1 + N) / (1 + D_f)) + idf_offset with N the messages learned and D_f those
         containing f (0 for a feature the model does not know), from the counts as they stand
         (computed by the core; with ``idf=False``, the weights as learned).
         """

@@ -13,6 +13,7 @@ from streamnb import EmailNB, EmailTokenizer, EmailWeights, MultinomialNB
 from streamnb.decision import HAM, SPAM, UNSURE, LogOddsRule, SpamFilter, progressive_filter
 from streamnb.errors import IncompatibleModelsError, InvalidParameterError, InvalidTypeError
 from streamnb.weighting import QUANTUM_BITS
+from tests.retrain_support import read_members, write_members
 from tests.state import snapshot
 
 SPAM_WORDS = "cheap pills viagra discount offer winner prize casino loan free".split()
@@ -127,8 +128,20 @@ def test_merge_is_concatenation_bit_for_bit():
         trained(messages[:5]).merge(trained(messages[5:], idf=False))
 
 
+def test_a_model_saved_before_idf_offset_existed_loads_with_scikit_learn_s_offset(tmp_path):
+    model = trained(stream(), idf_offset=1.0)
+    model.save(tmp_path / "m.snb")
+    metadata, members = read_members(tmp_path / "m.snb")
+    params = dict(metadata["state"]["$map"])["params"]["$map"]  # the saved get_params(), as pairs
+    params.remove(["idf_offset", 1.0])  # what a file of the code before the parameter holds
+    write_members(tmp_path / "old.snb", metadata, members)
+    loaded = streamnb.load(tmp_path / "old.snb")
+    assert loaded.idf_offset == 1.0 and scores(loaded) == scores(model)
+    assert scores(loaded) != scores(trained(stream()))  # the default offset scores otherwise
+
+
 def test_save_load_and_pickle_round_trip(tmp_path):
-    model = trained(stream(), ledger=100, half_life=50.0)
+    model = trained(stream(), ledger=100, half_life=50.0, idf_offset=0.5)
     model.save(tmp_path / "m.snb")
     loaded = streamnb.load(tmp_path / "m.snb")
     assert type(loaded) is EmailNB and loaded.get_params() == model.get_params()

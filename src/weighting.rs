@@ -27,6 +27,10 @@ pub fn quantise(weight: f64) -> f64 {
     (weight * QUANTUM).round_ties_even().max(1.0) / QUANTUM
 }
 
+/// The largest IDF offset: beyond it every feature weighs about the same (what scoring
+/// without the IDF does), and near float64's limit `w * idf` would overflow.
+pub const MAX_IDF_OFFSET: f64 = 1e6;
+
 /// EmailNB's scoring factor: idf_f = ln((1 + N) / (1 + D_f)) + offset, computed as
 /// (ln(1 + N) + offset) - ln(1 + D_f). `offset` is what a feature in every message weighs
 /// (EmailNB's `idf_offset`: 1 in scikit-learn's smoothed idf, 0.03 by default).

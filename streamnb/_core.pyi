@@ -77,6 +77,7 @@ class EmailTokenizer:
     def field(self, feature: str) -> str: ...
 
 QUANTUM_BITS: int
+MAX_IDF_OFFSET: float
 
 class EmailWeights:
     FIELDS: list[str]

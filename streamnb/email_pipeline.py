@@ -7,7 +7,7 @@ accurate filter measured on the SpamAssassin stream before :class:`streamnb.mode
 (benchmarks/accuracy_variants.py). The weights of a message depend on what was learned
 before it, so the pipeline has no exact unlearn or merge. The recommended filter, and the
 ``streamnb`` command's default, is now ``EmailNB``: it applies the IDF when scoring, not
-when learning, keeps every exact operation, and ranks the stream better ((1-AUC)% 0.077
+when learning, keeps every exact operation, and ranks the stream better ((1-AUC)% 0.074
 against 0.084, both with infinite log-odds while one class is unknown; 0.0595 in a SpamFilter,
 which ranks that phase against a class that learned nothing)."""
 

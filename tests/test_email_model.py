@@ -172,7 +172,7 @@ def test_scores_use_the_idf_of_the_counts_as_they_stand():
     counts = model.document_counts(weights)
     n = counts.class_docs.sum()
     docs = dict(zip(counts.features, counts.docs.sum(axis=1)))
-    factors = {f: math.log((1 + n) / (1 + docs.get(f, 0.0))) + 0.03 for f in weights}
+    factors = {f: math.log((1 + n) / (1 + docs.get(f, 0.0))) + model.idf_offset for f in weights}
     expected = model.tokenizer.reweigh(weights, factors)
     assert model.score_weights(x) == pytest.approx(expected)
     plain = MultinomialNB(alpha=model.alpha, mu=100.0, class_prior="uniform", tokenizer=model.tokenizer)
@@ -200,12 +200,27 @@ def test_defaults_and_bad_parameters():
         EmailNB(tokenizer=EmailTokenizer())
     with pytest.raises(InvalidParameterError):
         EmailNB(idf="yes")
-    for bad in (-0.1, math.inf, math.nan, True, "1"):
-        with pytest.raises(InvalidParameterError, match="idf_offset must be a finite number >= 0"):
+    for bad in (-0.1, 2e6, 10**400, math.inf, math.nan, True, "1", None):
+        with pytest.raises(InvalidParameterError, match="idf_offset must be a finite number"):
             EmailNB(idf_offset=bad)
     with pytest.raises(InvalidParameterError, match="idf_offset"):
         model.idf_offset = -1.0
-    assert model.idf_offset == 0.03
+    with pytest.raises(InvalidParameterError, match="idf_offset"):  # the core's own guard
+        model._core.set_idf(model.tokenizer._core, math.nan)
+    assert model.idf_offset == 0.03 and EmailNB(idf_offset=np.float32(0.5)).idf_offset == 0.5
+
+
+def test_the_idf_offset_can_be_set_on_a_trained_model_and_survives_other_settings():
+    messages = stream()
+    model = trained(messages)
+    model.idf_offset = 1.0
+    assert scores(model) == scores(trained(messages, idf_offset=1.0)) != scores(trained(messages))
+    model.tokenizer = EmailWeights()
+    model.idf = False
+    model.idf = True
+    assert scores(model) == scores(trained(messages, idf_offset=1.0))
+    with pytest.raises(IncompatibleModelsError):
+        trained(messages[:5]).merge(trained(messages[5:], idf_offset=1.0))
 
 
 BARE = b"Date: Mon, 1 Jul 2002 10:00:00 +0000\nFrom: a@b.example\nSubject: s\n\nhello there\n"

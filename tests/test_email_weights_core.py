@@ -139,7 +139,11 @@ def test_scoring_matches_the_numpy_reference_on_made_up_mail():
 def test_hashed_models_cannot_score_with_the_idf():
     with pytest.raises(ValueError):
         EmailNB(n_buckets=1024)
-    assert EmailNB(n_buckets=1024, idf=False).predict_one(mail(1, SPAM)) is None
+    hashed = EmailNB(n_buckets=1024, idf=False)
+    assert hashed.predict_one(mail(1, SPAM)) is None
+    with pytest.raises(ValueError, match="n_buckets"):
+        hashed.idf = True
+    assert hashed.idf is False  # the refusal changed nothing
 
 
 # -- the SpamAssassin corpus ----------------------------------------------------------------------

@@ -14,7 +14,7 @@ use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
 use crate::parallel;
 use crate::snapshot::{self, RawArray};
 use crate::store::StoreError;
-use crate::weighting::idf;
+use crate::weighting::{idf, MAX_IDF_OFFSET};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -898,10 +898,10 @@ impl Core {
                     "the IDF reweighting needs feature names: not with n_buckets",
                 ));
             }
-            if !(offset.is_finite() && offset >= 0.0) {
+            if !(0.0..=MAX_IDF_OFFSET).contains(&offset) {
                 return Err(error(
                     ErrorKind::InvalidParameter,
-                    format!("the IDF offset must be a finite number >= 0, got {offset}"),
+                    format!("idf_offset must be a finite number in [0, {MAX_IDF_OFFSET:e}], got {offset}"),
                 ));
             }
             self.idf = weights.map(|w| (w.unbind(), offset));

@@ -95,7 +95,9 @@ class EmailNB(MultinomialNB):
     ``class_prior="uniform"``, ``empty_documents="learn"`` and ``tokenizer=EmailWeights()``
     (an :class:`~streamnb.weighting.EmailWeights`). ``idf=False`` scores the learned weights
     as they are (a plain MultinomialNB on EmailWeights); ``idf_offset`` (default 0.03, a
-    finite number >= 0) is k in the IDF, what a feature in every message weighs.
+    number in [0, 1e6]) is k in the IDF, what a feature in every message weighs. A model
+    saved before the parameter existed loads with 1, the offset it scored with; to score it
+    as a new model does, set ``model.idf_offset = 0.03`` and save it again.
 
     Documents are raw messages (bytes or str), or mappings of the tokenizer's weights (what
     ``SpamFilter.features`` gives). Learning, unlearning, merging, forgetting and saving are
@@ -132,7 +134,7 @@ class EmailNB(MultinomialNB):
         if not isinstance(tokenizer, EmailWeights):
             raise InvalidTypeError(f"tokenizer must be an EmailWeights, got {describe(tokenizer)}")
         MultinomialNB.tokenizer.fset(self, tokenizer)  # type: ignore[attr-defined]
-        self._set_scoring()
+        self._set_scoring(self._idf)
 
     @property
     def idf(self) -> bool:
@@ -142,7 +144,7 @@ class EmailNB(MultinomialNB):
     def idf(self, idf: bool) -> None:
         if not isinstance(idf, bool):
             raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
-        self._core.set_idf(self._tokenizer._core if idf else None, self._idf_offset)  # may refuse (n_buckets)
+        self._set_scoring(idf)  # first: the core may refuse (n_buckets), and nothing changes
         self._idf = idf
 
     @property
@@ -152,10 +154,10 @@ class EmailNB(MultinomialNB):
     @idf_offset.setter
     def idf_offset(self, offset: float) -> None:
         self._idf_offset = _check_offset(offset)
-        self._set_scoring()
+        self._set_scoring(self._idf)
 
-    def _set_scoring(self) -> None:
-        self._core.set_idf(self._tokenizer._core if self._idf else None, self._idf_offset)
+    def _set_scoring(self, idf: bool) -> None:
+        self._core.set_idf(self._tokenizer._core if idf else None, self._idf_offset)
 
     def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "idf": self.idf, "idf_offset": self.idf_offset}

@@ -77,7 +77,6 @@ class EmailTokenizer:
     def field(self, feature: str) -> str: ...
 
 QUANTUM_BITS: int
-MAX_IDF_OFFSET: float
 
 class EmailWeights:
     FIELDS: list[str]

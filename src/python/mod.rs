@@ -46,7 +46,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FORGOTTEN_ARRAYS", crate::snapshot::FORGOTTEN_ARRAYS.to_vec())?;
     m.add("MIN_SCALE", crate::store::MIN_SCALE)?;
     m.add("QUANTUM_BITS", crate::weighting::QUANTUM_BITS)?;
-    m.add("MAX_IDF_OFFSET", crate::weighting::MAX_IDF_OFFSET)?;
     m.add("MAX_STORED", crate::store::MAX_STORED)?;
     m.add("ROUNDING_TOLERANCE", crate::store::ROUNDING_TOLERANCE)?;
     m.add("REDERIVE_EVERY", crate::nb::REDERIVE_EVERY)?;

@@ -48,7 +48,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import _core
 from ..errors import InvalidParameterError, InvalidTypeError, describe
 from ..persist import register_model
 from ..validate import Label, check_finite
@@ -64,8 +63,6 @@ if TYPE_CHECKING:
 #: scikit-learn's 1, the offset it was scoring with.
 DEFAULT_IDF_OFFSET = 0.03
 SAVED_WITHOUT_OFFSET = 1.0
-#: The largest ``idf_offset`` (the core's bound: src/weighting.rs).
-MAX_IDF_OFFSET: float = _core.MAX_IDF_OFFSET
 
 #: EmailNB's smoothing: Dirichlet toward the pooled distribution (mu in units of weight; a
 #: message weighs about 50), and additive smoothing of the pooled distribution. alpha 0.3
@@ -73,13 +70,6 @@ MAX_IDF_OFFSET: float = _core.MAX_IDF_OFFSET
 #: most (benchmarks/accuracy_variants.py, "Chosen on 2026-11-27").
 DEFAULT_ALPHA = 0.3
 DEFAULT_MU = 100.0
-
-
-def _check_offset(offset: object) -> float:
-    value = check_finite("idf_offset", offset)
-    if not 0 <= value <= MAX_IDF_OFFSET:
-        raise InvalidParameterError(f"idf_offset must be a finite number in [0, {MAX_IDF_OFFSET:g}], got {offset!r}")
-    return value
 
 
 def _default_weights() -> EmailWeights:
@@ -121,7 +111,7 @@ class EmailNB(MultinomialNB):
         if not isinstance(idf, bool):
             raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
         self._idf = idf
-        self._idf_offset = _check_offset(idf_offset)
+        self._idf_offset = check_finite("idf_offset", idf_offset)  # its range: the core's (set_idf)
         super().__init__(alpha, mu=mu, class_prior=class_prior, tokenizer=tokenizer,
                          empty_documents=empty_documents, **params)
 
@@ -134,7 +124,7 @@ class EmailNB(MultinomialNB):
         if not isinstance(tokenizer, EmailWeights):
             raise InvalidTypeError(f"tokenizer must be an EmailWeights, got {describe(tokenizer)}")
         MultinomialNB.tokenizer.fset(self, tokenizer)  # type: ignore[attr-defined]
-        self._set_scoring(self._idf)
+        self._set_scoring(self._idf, self._idf_offset)
 
     @property
     def idf(self) -> bool:
@@ -144,7 +134,7 @@ class EmailNB(MultinomialNB):
     def idf(self, idf: bool) -> None:
         if not isinstance(idf, bool):
             raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
-        self._set_scoring(idf)  # first: the core may refuse (n_buckets), and nothing changes
+        self._set_scoring(idf, self._idf_offset)  # first: the core may refuse (n_buckets), and nothing changes
         self._idf = idf
 
     @property
@@ -153,11 +143,12 @@ class EmailNB(MultinomialNB):
 
     @idf_offset.setter
     def idf_offset(self, offset: float) -> None:
-        self._idf_offset = _check_offset(offset)
-        self._set_scoring(self._idf)
+        offset = check_finite("idf_offset", offset)
+        self._set_scoring(self._idf, offset)  # first: the core refuses an offset out of [0, 1e6]
+        self._idf_offset = offset
 
-    def _set_scoring(self, idf: bool) -> None:
-        self._core.set_idf(self._tokenizer._core if idf else None, self._idf_offset)
+    def _set_scoring(self, idf: bool, offset: float) -> None:
+        self._core.set_idf(self._tokenizer._core if idf else None, offset)
 
     def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "idf": self.idf, "idf_offset": self.idf_offset}

@@ -6,6 +6,8 @@
 //! up once. The features the vocabulary knew come first (in order of first appearance),
 //! then the new ones (`first_key` on), whose keys are kept so that learning can add them.
 
+use crate::smoothing::CandidateScores;
+
 /// Id of a feature that is not in the vocabulary.
 pub const UNKNOWN: u32 = u32::MAX;
 
@@ -88,6 +90,9 @@ pub struct Doc {
     first_key: usize,
     /// The vocabulary epoch the ids were found at (None: hashed features, or not looked up).
     pub epoch: Option<u64>,
+    /// What every candidate smoothing said of it when a prediction scored it (models with
+    /// smoothing chosen online): learning it right after records them without scoring again.
+    pub scores: Option<CandidateScores>,
 }
 
 impl Doc {
@@ -103,6 +108,7 @@ impl Doc {
             keys,
             first_key,
             epoch,
+            scores: None,
         }
     }
 
@@ -146,7 +152,10 @@ impl Doc {
 
     /// Bytes held on the heap (allocated capacity).
     pub fn heap_bytes(&self) -> usize {
-        self.ids.capacity() * 4 + self.values.capacity() * 8 + self.keys.heap_bytes()
+        self.ids.capacity() * 4
+            + self.values.capacity() * 8
+            + self.keys.heap_bytes()
+            + self.scores.as_ref().map_or(0, CandidateScores::heap_bytes)
     }
 
     /// The first feature whose key the document keeps.

@@ -6,7 +6,8 @@
 //! - `bag`: distinct features with counts and hashes, in first-appearance order;
 //! - `mail`: raw email -> the email tokenizer's features (`mail::features::EmailFeatures`),
 //!   bounded on any input; `EmailFeatures::field` names the part of a message a feature came from;
-//! - `weighting`: the spam filter's field-mass weights and scoring IDF.
+//! - `weighting`: the spam filter's field-mass weights and scoring IDF;
+//! - `smoothing`: smoothing chosen online (`alpha="auto"`): the candidates and their evidence.
 //!
 //! With the `python` feature (what maturin builds), `python` exposes them to Python as the
 //! extension module `streamnb._core`; see ARCHITECTURE.md for the data path.
@@ -16,6 +17,7 @@ pub mod doc;
 pub mod mail;
 pub mod nb;
 pub mod parallel;
+pub mod smoothing;
 pub mod snapshot;
 pub mod store;
 pub mod tokenize;

@@ -104,12 +104,12 @@ def build_model(args: argparse.Namespace) -> Any:
                       empty_documents="learn", ledger=ledger, **extra)
 
 
-def model_alpha(args: argparse.Namespace) -> float:
+def model_alpha(args: argparse.Namespace) -> float | str:
     """--alpha, or the model type's default."""
     return args.alpha if args.alpha is not None else DEFAULT_ALPHA.get(args.model_type, 0.01)
 
 
-def model_mu(args: argparse.Namespace) -> float | None:
+def model_mu(args: argparse.Namespace) -> float | str | None:
     """--mu, or the model type's default (None: additive smoothing)."""
     return args.mu if args.mu is not None else DEFAULT_MU.get(args.model_type)
 
@@ -484,6 +484,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     print("classes: " + ", ".join(f"{label!r}: {count:g} messages" for label, count in counts.items()))
     if hasattr(model, "n_features"):
         print(f"|V| = {model.n_features} features")
+    smoothing = getattr(model, "smoothing_", None)
+    if smoothing is not None:
+        print(smoothing)
     if hasattr(model, "log_linear") and len(counts) >= 2:
         for label, features in discriminative_features(model, args.top).items():
             print(f"top {args.top} tokens for {label!r} (log P(w|c) minus the mean over the other classes):")
@@ -532,11 +535,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-type", choices=MODEL_TYPES, default=DEFAULT_MODEL,
                         help="email (default): the recommended filter, EmailNB; or a plain naive Bayes variant")
-    parser.add_argument("--alpha", type=_positive_float, default=None,
-                        help="additive smoothing (> 0; default 0.3 for email, 0.01 otherwise)")
-    parser.add_argument("--mu", type=_positive_float, default=None,
-                        help="Dirichlet smoothing toward the pooled distribution (email, multinomial; default 100 "
-                             "for email, none otherwise)")
+    parser.add_argument("--alpha", type=_smoothing, default=None,
+                        help="additive smoothing (> 0, or auto: chosen online among 8 candidates; default 0.3 for "
+                             "email, 0.01 otherwise)")
+    parser.add_argument("--mu", type=_smoothing, default=None,
+                        help="Dirichlet smoothing toward the pooled distribution (email, multinomial; > 0, or auto; "
+                             "default 100 for email, none otherwise)")
     parser.add_argument("--tokenizer", choices=TOKENIZERS, default=DEFAULT_TOKENIZER,
                         help="plain models: email (headers, subject, URLs, MIME and body words) or words")
     parser.add_argument("--counts", action="store_true",
@@ -574,6 +578,11 @@ def _positive_float(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
     return value
+
+
+def _smoothing(text: str) -> float | str:
+    """A smoothing value: a finite number > 0, or "auto" (chosen online)."""
+    return "auto" if text == "auto" else _positive_float(text)
 
 
 def _count(text: str) -> int:

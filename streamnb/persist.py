@@ -5,13 +5,13 @@ only numbers (``.npy`` arrays of float64, int64, uint32 or uint8, read here from
 raw little-endian payload, without numpy) and JSON, and every value is checked before a
 model is built from it.
 
-Format, version 3
+Format, version 4
 -----------------
 A zip archive, every member stored uncompressed:
 
 - ``metadata.json`` (UTF-8, ASCII-escaped JSON object)::
 
-      {"format": "streamnb-model", "version": 3, "streamnb": "<library version>",
+      {"format": "streamnb-model", "version": 4, "streamnb": "<library version>",
        "model": "<model type, e.g. MultinomialNB>",
        "tokenizer": null | {"type": "<module.Class>", "params": <its get_params()>},
        "arrays": {"<name>": {"dtype": "<f8" | "<i8" | "<u4" | "|u1", "shape": [n, ...]}, ...},
@@ -23,7 +23,7 @@ A zip archive, every member stored uncompressed:
   str holding a surrogate pair are ``{"$bytes": ...}``, ``{"$float": ...}``, ``{"$str": ...}``
   (see ``encode_value``).
 - ``arrays/<name>.npy`` for each array named in the metadata (counts, stamps, ledger).
-- the archive comment: ``streamnb-model v3 sha256:<64 hex digits>``, the SHA-256 of every
+- the archive comment: ``streamnb-model v4 sha256:<64 hex digits>``, the SHA-256 of every
   byte of the file before the digits. Any flipped bit, truncation or edit is detected
   and reported as such (whatever else reading the file found), and a file claiming another
   version is refused by name.
@@ -44,8 +44,11 @@ feature then class; a model that merged one which had pruned also has ``merged_f
 ``MergedPruning``) and, past its budget, ``merged_forgotten_first`` / ``_last`` (the
 stamps of merged documents it can no longer unlearn); and the
 ``ledger_fingerprint`` (16 bytes per entry), ``ledger_class``, ``ledger_weight``,
-``ledger_learned_at``, ``ledger_t`` arrays. Ids are kept, so a loaded model is the same
-model down to the ids its next new words get.
+``ledger_learned_at``, ``ledger_t`` arrays; a model choosing its smoothing online
+(``alpha="auto"``, ``mu="auto"``) also has ``smoothing_evidence`` (float64, candidates x
+temperatures: src/smoothing.rs, ``TEMPERATURES``) and ``smoothing_scored`` (int64, one value:
+the documents scored), so a loaded model keeps its choice, bit for bit. Ids are kept, so a
+loaded model is the same model down to the ids its next new words get.
 
 Adding a model type: decorate the class with ``@register_model`` (a subclass, e.g. an
 adapter, must be registered itself, under a name of its own) and give it
@@ -68,7 +71,10 @@ and a Python string each to load), and its store's integer arrays were int64. Ve
 files still load (``READABLE``). Version 2 (until 2026-11-24) had no ``merged_*`` arrays:
 its readers ignored arrays they did not know, so a version-2 reader would have loaded a
 model with merged prunings and unlearned its merged documents wrongly; version 3 marks the
-files they must refuse (and a reader now refuses any array it does not know).
+files they must refuse (and a reader now refuses any array it does not know). Version 4
+(since 2026-11-27) adds the ``smoothing_*`` arrays of a smoothing chosen online; a version-3
+reader would refuse their ``alpha="auto"`` parameter without saying why, so the version says
+it.
 
 Reading takes the members out of the file's bytes in place (zipfile reads the central
 directory; the local headers are followed here): the SHA-256 covers every byte, so
@@ -125,8 +131,8 @@ class Saveable(Protocol):
 _ModelType = TypeVar("_ModelType", bound="type[Saveable]")
 
 FORMAT = "streamnb-model"
-VERSION = 3
-READABLE = (1, 2, 3)  # format versions this streamnb loads
+VERSION = 4
+READABLE = (1, 2, 3, 4)  # format versions this streamnb loads
 METADATA = "metadata.json"
 ARRAY_DTYPES = ("<f8", "<i8", "<u4", "|u1")
 _TRAILER = re.compile(rb"streamnb-model v(\d{1,9}) sha256:([0-9a-f]{64})\Z")

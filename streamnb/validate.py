@@ -129,6 +129,22 @@ def check_alpha(alpha: object, allow_zero: bool) -> float:
     return float(alpha)
 
 
+def check_grid(name: str, grid: object) -> tuple[float, ...]:
+    """The candidates of a smoothing chosen online: distinct finite numbers > 0, returned in
+    increasing order (ties in the evidence go to the larger, the smoother model)."""
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+        raise InvalidParameterError(f"{name} must be a list of numbers > 0, got {describe(grid)}")
+    values = list(grid)
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not is_finite(value) or value <= 0:
+            raise InvalidParameterError(f"{name} must hold finite numbers > 0, got {describe(value)}")
+    if not values:
+        raise InvalidParameterError(f"{name} must hold at least one candidate")
+    if len(set(values)) != len(values):
+        raise InvalidParameterError(f"{name} must hold distinct values, got {values!r}")
+    return tuple(sorted(float(value) for value in values))
+
+
 def check_weight(w: object) -> float:
     """A sample weight: a finite number > 0."""
     if type(w) is float and 0.0 < w < math.inf:  # the common case, first (numbers.Real is an ABC: slow)

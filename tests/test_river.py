@@ -165,14 +165,14 @@ def test_river_checks_fail_without_empty_documents_learn():
 def test_adapter_signature_is_the_model_signature():
     """Each adapter takes its model's parameters by name (following BernoulliNB's **kwargs)."""
     multinomial = inspect.signature(snr.MultinomialNB).parameters
-    assert list(multinomial) == ["alpha", "mu", "class_prior", "unseen", "tokenizer", "allow_zero_alpha",
+    assert list(multinomial) == ["alpha", "mu", "mu_grid", "class_prior", "unseen", "tokenizer", "allow_zero_alpha",
                                  "n_buckets", "dense_max_classes", "empty_documents",
                                  "half_life", "half_life_seconds", "max_features", "min_count",
-                                 "expire_after", "ledger"]
+                                 "expire_after", "ledger", "alpha_grid", "evidence_half_life"]
     assert multinomial["mu"].default is None
     bernoulli = inspect.signature(snr.BernoulliNB).parameters
     assert list(bernoulli)[:2] == ["alpha", "binarize"]
-    assert set(bernoulli) == set(multinomial) - {"mu"} | {"binarize"}
+    assert set(bernoulli) == set(multinomial) - {"mu", "mu_grid"} | {"binarize"}
     assert multinomial["empty_documents"].default == "learn"  # river default; the core's is "raise"
     assert streamnb.MultinomialNB().empty_documents == "raise"
     assert multinomial["alpha"].default == 1.0 and bernoulli["binarize"].default == 0.0
@@ -186,7 +186,7 @@ def test_parameters_are_stored_as_given_and_cloned():
         "alpha": 0.25, "binarize": 1.0, "class_prior": {"spam": 0.3, "ham": 0.7}, "unseen": "score",
         "tokenizer": None, "allow_zero_alpha": False, "n_buckets": None, "dense_max_classes": 4,
         "empty_documents": "learn", "half_life": None, "half_life_seconds": None, "max_features": None,
-        "min_count": None, "expire_after": None, "ledger": None}
+        "min_count": None, "expire_after": None, "ledger": None, "alpha_grid": None, "evidence_half_life": None}
     assert model.model.get_params()["binarize"] == 1.0 and model.model.alpha == 0.25
     model.learn_one({"cheap": 2}, "spam")
     clone = model.clone({"alpha": 2.0})

@@ -41,7 +41,8 @@ fn predictions(model: &mut NaiveBayes, probe: &[u8]) -> Option<Vec<f64>> {
         return None;
     }
     let mut d = doc(model, probe);
-    let (active, log_proba) = model.log_posterior(&mut d, ALPHA, true);
+    let smoothing = model.smoothing(Some(ALPHA))?;
+    let (active, log_proba) = model.log_posterior(&mut d, smoothing, true);
     if active.is_empty() {
         return None;
     }

@@ -14,6 +14,7 @@ pub enum Kind {
     InvalidParameter,
     UnknownClass,
     ModelFormat,
+    IncompatibleModels,
     Internal,
 }
 
@@ -25,6 +26,7 @@ impl Kind {
             Kind::InvalidParameter => "InvalidParameterError",
             Kind::UnknownClass => "UnknownClassError",
             Kind::ModelFormat => "ModelFormatError",
+            Kind::IncompatibleModels => "IncompatibleModelsError",
             Kind::Internal => "InternalError",
         }
     }

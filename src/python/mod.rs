@@ -49,6 +49,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_STORED", crate::store::MAX_STORED)?;
     m.add("ROUNDING_TOLERANCE", crate::store::ROUNDING_TOLERANCE)?;
     m.add("REDERIVE_EVERY", crate::nb::REDERIVE_EVERY)?;
+    m.add("TEMPERATURES", crate::smoothing::TEMPERATURES)?;
     m.add_function(wrap_pyfunction!(errors::_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(formulas::class_log_prior, m)?)?;
     m.add_function(wrap_pyfunction!(formulas::log_posterior, m)?)?;

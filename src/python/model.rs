@@ -10,8 +10,9 @@ use super::weighting::EmailWeights;
 use crate::bag::Bag;
 use crate::doc::{Doc, UNKNOWN};
 use crate::mail::features::EmailFeatures;
-use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
+use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior, Smoothing};
 use crate::parallel;
+use crate::smoothing::{inverse_temperature, AutoSmoothing, EvidenceError};
 use crate::snapshot::{self, RawArray};
 use crate::store::StoreError;
 use crate::weighting::{idf, MAX_IDF_OFFSET};
@@ -154,6 +155,23 @@ fn parse_prior(prior: &str) -> PyResult<Prior> {
 }
 
 impl Core {
+    /// The smoothing of a call: `alpha`, or None for the one the model chooses online.
+    fn smoothing(&self, alpha: Option<f64>) -> PyResult<Smoothing> {
+        self.nb.smoothing(alpha).ok_or_else(|| {
+            error(
+                ErrorKind::InvalidParameter,
+                "alpha None means the smoothing chosen online, but this model chooses none (alpha=\"auto\" does)",
+            )
+        })
+    }
+
+    /// Forget what the candidates said of the last document (its scoring changed).
+    fn forget_scores(&mut self) {
+        if let Some(last) = self.last.as_mut() {
+            last.doc.scores = None;
+        }
+    }
+
     fn label<'py>(&self, py: Python<'py>, c: usize) -> Bound<'py, PyAny> {
         self.labels[c].bind(py).clone()
     }
@@ -539,6 +557,7 @@ impl Core {
                     crate::store::MERGED_EXCEPTIONS_BUDGET
                 ),
             ),
+            NbError::Evidence(e) => evidence_error(e),
             NbError::Store(e) => self.store_error(py, e),
         }
     }
@@ -678,18 +697,23 @@ impl Core {
     }
 
     /// What one prediction returns: 0 the label, 1 probabilities, 2 log-probabilities.
-    fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64, what: u8) -> PyResult<Bound<'py, PyAny>> {
+    fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>, what: u8) -> PyResult<Bound<'py, PyAny>> {
         let py = x.py();
-        self.with_doc(x, |core, doc| core.predict_doc(py, doc, alpha, what))
+        self.with_doc(x, |core, doc| core.predict_doc(py, doc, alpha, what, true))
     }
 
+    /// One prediction. With `remember` and the smoothing chosen online, every candidate
+    /// scores the document and it keeps their scores (it may be learned next: see
+    /// `NaiveBayes::remembered_scores`); a batch has nothing to remember them for.
     fn predict_doc<'py>(
         &mut self,
         py: Python<'py>,
         doc: &mut Doc,
-        alpha: f64,
+        alpha: Option<f64>,
         what: u8,
+        remember: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let smoothing = self.smoothing(alpha)?;
         if self.nb.active().is_empty() {
             return Ok(if what == 0 {
                 py.None().into_bound(py)
@@ -697,11 +721,28 @@ impl Core {
                 PyDict::new(py).into_any()
             });
         }
-        let (active, values) = self.scoring(doc, |core, doc| core.nb.log_posterior(doc, alpha, what != 0));
+        let remembered = remember && alpha.is_none();
+        let (active, values) = self.scoring(doc, |core, doc| {
+            let full = match remembered.then(|| core.nb.remembered_scores(doc)).flatten() {
+                Some(full) => full,
+                None => core.nb.joint_log_likelihood(doc, smoothing),
+            };
+            core.nb.log_posterior_of(&full, what != 0)
+        });
         if what == 0 {
             return Ok(self.label(py, active[argmax(&values)]));
         }
         Ok(self.proba_dict(py, &active, &values, what == 1)?.into_any())
+    }
+}
+
+fn evidence_error(e: EvidenceError) -> PyErr {
+    match e {
+        EvidenceError::DifferentCandidates => error(
+            ErrorKind::IncompatibleModels,
+            "cannot merge models that choose their smoothing among different candidates (or only one of them chooses)",
+        ),
+        EvidenceError::Malformed(message) => error(ErrorKind::ModelFormat, message),
     }
 }
 
@@ -905,6 +946,7 @@ impl Core {
                 ));
             }
             self.idf = weights.map(|w| (w.unbind(), offset));
+            self.forget_scores();
             Ok(())
         })
     }
@@ -932,45 +974,122 @@ impl Core {
     #[setter]
     fn set_unseen_score(&mut self, score: bool) {
         self.nb.unseen_score = score;
+        self.forget_scores();
+    }
+
+    // -- smoothing chosen online ---------------------------------------------------------------
+
+    /// Choose the smoothing online among `candidates` ((alpha, mu) pairs in increasing order
+    /// of smoothing), the evidence aged by `decay` per document scored (see src/smoothing.rs).
+    /// Only on a model that has learned nothing.
+    fn set_auto_smoothing(&mut self, candidates: Vec<(f64, Option<f64>)>, decay: f64) -> PyResult<()> {
+        guard(|| {
+            if self.nb.n_classes() != 0 {
+                return Err(error(
+                    ErrorKind::InvalidParameter,
+                    "the smoothing candidates are set before the model learns",
+                ));
+            }
+            let valid = |v: f64| v.is_finite() && v > 0.0;
+            if candidates.is_empty()
+                || !candidates.iter().all(|&(a, mu)| valid(a) && mu.is_none_or(valid))
+                || !(decay > 0.0 && decay <= 1.0)
+            {
+                return Err(error(
+                    ErrorKind::InvalidParameter,
+                    format!("smoothing candidates must be finite numbers > 0 and the decay in (0, 1], got {candidates:?} and {decay}"),
+                ));
+            }
+            let candidates = candidates
+                .into_iter()
+                .map(|(alpha, mu)| Smoothing { alpha, mu })
+                .collect();
+            self.nb.choose_online(AutoSmoothing::new(candidates, decay));
+            Ok(())
+        })
+    }
+
+    /// The choice and its reasons: (candidates as (alpha, mu), evidence per candidate, the
+    /// temperature that gives it, documents scored, index of the chosen candidate); None on a
+    /// model choosing no smoothing.
+    #[allow(clippy::type_complexity)]
+    fn smoothing_report(&self) -> Option<(Vec<(f64, Option<f64>)>, Vec<f64>, Vec<f64>, u64, usize)> {
+        let auto = self.nb.auto.as_ref()?;
+        let evidence = auto.evidence();
+        Some((
+            auto.candidates.iter().map(|s| (s.alpha, s.mu)).collect(),
+            evidence.iter().map(|&(e, _)| e).collect(),
+            evidence.iter().map(|&(_, t)| 1.0 / inverse_temperature(t)).collect(),
+            auto.scored,
+            auto.chosen_index(),
+        ))
+    }
+
+    /// The evidence as a model file keeps it: (candidates x temperatures values, documents
+    /// scored); None on a model choosing no smoothing.
+    fn evidence_state(&self) -> Option<(Vec<f64>, u64)> {
+        self.nb.auto.as_ref().map(|auto| {
+            let (values, scored) = auto.state();
+            (values.to_vec(), scored)
+        })
+    }
+
+    /// Restore `evidence_state`'s output (checked; nothing changes on error).
+    fn restore_evidence(&mut self, values: Vec<f64>, scored: u64) -> PyResult<()> {
+        guard(|| {
+            let auto = self
+                .nb
+                .auto
+                .as_mut()
+                .ok_or_else(|| error(ErrorKind::ModelFormat, "evidence for a model that chooses no smoothing"))?;
+            auto.restore(&values, scored).map_err(evidence_error)
+        })
     }
 
     // -- prediction ------------------------------------------------------------------------
 
     /// The most probable class (first learned wins ties); None when nothing is learned.
-    fn predict_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Bound<'py, PyAny>> {
+    /// `alpha` None (here and below): the smoothing the model chooses online.
+    fn predict_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         guard(|| self.predict(x, alpha, 0))
     }
 
     /// {label: P(c | x)} over the active classes (from log space); {} when untrained.
-    fn predict_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Bound<'py, PyAny>> {
+    fn predict_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         guard(|| self.predict(x, alpha, 1))
     }
 
     /// {label: log P(c | x)} over the active classes; {} when untrained.
-    fn predict_log_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Bound<'py, PyAny>> {
+    fn predict_log_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         guard(|| self.predict(x, alpha, 2))
     }
 
     /// One prediction per document (`what`: 0 labels, 1 probabilities, 2 log-probabilities).
-    fn predict_many<'py>(&mut self, xs: &Bound<'py, PyAny>, alpha: f64, what: u8) -> PyResult<Bound<'py, PyList>> {
+    fn predict_many<'py>(
+        &mut self,
+        xs: &Bound<'py, PyAny>,
+        alpha: Option<f64>,
+        what: u8,
+    ) -> PyResult<Bound<'py, PyList>> {
         guard(|| {
             let py = xs.py();
             let items: Vec<Bound<'py, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
             let docs = self.encode_batch(&items)?;
             let out = PyList::empty(py);
             for mut doc in docs {
-                out.append(self.predict_doc(py, &mut doc, alpha, what)?)?;
+                out.append(self.predict_doc(py, &mut doc, alpha, what, false)?)?;
             }
             Ok(out)
         })
     }
 
     /// {label: log P(c) + log P(x | c)} over the active classes (the unnormalised scores).
-    fn joint_log_likelihood<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Bound<'py, PyDict>> {
+    fn joint_log_likelihood<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
             let py = x.py();
+            let smoothing = self.smoothing(alpha)?;
             self.with_doc(x, |core, doc| {
-                let jll = core.scoring(doc, |core, doc| core.nb.joint_log_likelihood(doc, alpha));
+                let jll = core.scoring(doc, |core, doc| core.nb.joint_log_likelihood(doc, smoothing));
                 let active = core.nb.active();
                 let values: Vec<f64> = active.iter().map(|&c| jll[c]).collect();
                 core.proba_dict(py, &active, &values, false)
@@ -980,11 +1099,12 @@ impl Core {
 
     /// log P(x | c) without the class prior, for every class of the store (NaN for the
     /// inactive ones): what a model using this one as a part sums.
-    fn log_likelihood(&mut self, x: &Bound<'_, PyAny>, alpha: f64) -> PyResult<Vec<f64>> {
+    fn log_likelihood(&mut self, x: &Bound<'_, PyAny>, alpha: Option<f64>) -> PyResult<Vec<f64>> {
         guard(|| {
+            let smoothing = self.smoothing(alpha)?;
             self.with_doc(x, |core, doc| {
                 let known = core.nb.known(doc);
-                let split = core.nb.contributions(&known, alpha);
+                let split = core.nb.contributions(&known, smoothing);
                 let k = core.nb.n_classes();
                 let mut prior = Vec::new();
                 core.nb.log_prior(&mut prior);
@@ -1011,9 +1131,10 @@ impl Core {
         &mut self,
         x: &Bound<'_, PyAny>,
         label: &Bound<'_, PyAny>,
-        alpha: f64,
+        alpha: Option<f64>,
     ) -> PyResult<Option<f64>> {
         guard(|| {
+            let smoothing = self.smoothing(alpha)?;
             let c = match self.class_of(label)? {
                 Some(c) if self.nb.active().contains(&c) => c,
                 _ => {
@@ -1032,7 +1153,7 @@ impl Core {
                     if core.idf.is_some() {
                         known.retain_positive(); // what the reweighting leaves out is not scored
                     }
-                    core.nb.log_odds_against_uniform(&known, c, alpha)
+                    core.nb.log_odds_against_uniform(&known, c, smoothing)
                 }))
             })
         })
@@ -1040,16 +1161,17 @@ impl Core {
 
     /// The score split by known feature over the active classes: (features, terms as
     /// float64 bytes (n x active), rest per active class, the active classes' labels).
-    fn contributions<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: f64) -> PyResult<Split<'py>> {
+    fn contributions<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Split<'py>> {
         guard(|| {
             let py = x.py();
+            let smoothing = self.smoothing(alpha)?;
             self.with_doc(x, |core, doc| {
                 let split = core.scoring(doc, |core, doc| {
                     let mut known = core.nb.known(doc);
                     if core.idf.is_some() {
                         known.retain_positive(); // what the reweighting leaves out is not in the split
                     }
-                    core.nb.contributions(&known, alpha)
+                    core.nb.contributions(&known, smoothing)
                 });
                 let active = core.nb.active();
                 let k = core.nb.n_classes();
@@ -1149,6 +1271,11 @@ impl Core {
                 let result = if check_only {
                     core.nb.check_learn(doc, c, weight, factor).map(|()| None)
                 } else {
+                    // the evidence scores the document as a prediction does (EmailNB: its
+                    // IDF weights), unless a prediction left its candidates' scores
+                    if core.nb.auto.is_some() && c.is_some() {
+                        core.scoring(doc, |core, doc| core.nb.score_candidates(doc));
+                    }
                     core.nb.learn(doc, c, prior_weight, weight, factor).map(Some)
                 };
                 core.nb.empty_learn = empty_learn;
@@ -1563,10 +1690,11 @@ impl Core {
         &mut self,
         py: Python<'py>,
         ids: Vec<u32>,
-        alpha: f64,
+        alpha: Option<f64>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Option<Bound<'py, PyByteArray>>)> {
         guard(|| {
-            let (first, second) = self.nb.feature_weights(&ids, alpha);
+            let smoothing = self.smoothing(alpha)?;
+            let (first, second) = self.nb.feature_weights(&ids, smoothing);
             Ok((f64_bytes(py, &first)?, second.map(|s| f64_bytes(py, &s)).transpose()?))
         })
     }

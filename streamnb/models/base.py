@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import abc
 import copy
+import math
 import os
+import struct
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Union, cast
 
@@ -32,12 +34,12 @@ from ..clock import Clock, check_stamp
 from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError, describe
 from ..ledger import Ledger
 from ..pruning import lowest_first, mutual_information
-from ..store import STORE_ARRAYS, CountStore, _require
+from ..store import STORE_ARRAYS, CountStore, _raw_array, _require
 from ..mail import EmailTokenizer
 from ..text import Tokenizer as WordTokenizer
 from ..weighting import EmailWeights
-from ..validate import (Label, check_alpha, check_choice, check_class_allowed, check_class_prior, check_label,
-                        check_positive, check_weight)
+from ..validate import (Label, check_alpha, check_choice, check_class_allowed, check_class_prior, check_grid,
+                        check_label, check_positive, check_weight)
 
 Document = Union[Mapping[Hashable, float], str, bytes]  # text needs a tokenizer
 # What a tokenizer returns: feature -> count or weight. The keys are typed Any because Mapping's
@@ -49,7 +51,15 @@ if TYPE_CHECKING:
     Floats = npt.NDArray[np.float64]
 
 UNSEEN_CHOICES = ("ignore", "score")
+#: alpha="auto": the candidates when no ``alpha_grid`` is given, 10^-3.5 to 1 in half decades
+#: (eight, the count the cost was measured with). The best fixed alphas measured lie inside
+#: it: MultinomialNB 0.01 to 0.1, ComplementNB 0.3 to 1 (20 Newsgroups), 0.01 to 0.03
+#: (SpamAssassin, trec07p-dev), BernoulliNB 3e-4 (benchmarks/bench_smoothing.py).
+DEFAULT_ALPHA_GRID = tuple(10.0 ** (k / 2) for k in range(-7, 1))
 EMPTY_CHOICES = ("raise", "learn")
+#: The arrays a model file keeps the evidence of a smoothing chosen online in: per candidate
+#: and temperature (float64, J x T), and the documents scored (int64, one value).
+EVIDENCE_ARRAYS = ("smoothing_evidence", "smoothing_scored")
 # Parameters that only choose a storage layout: models differing in them still merge.
 STORAGE_PARAMS = ("dense_max_classes",)
 
@@ -87,6 +97,36 @@ class Contributions:
     def rows(self) -> list[list[float]]:
         k, flat = len(self.classes), cast("list[float]", memoryview(self._terms).cast("d").tolist())
         return [flat[i * k:(i + 1) * k] for i in range(len(self.features))]
+
+
+class SmoothingReport(NamedTuple):
+    """What a model choosing its smoothing online (``alpha="auto"``, ``mu="auto"``) chose and why.
+
+    ``evidence[j]`` is candidate j's tempered log-likelihood of the true classes of the
+    documents learned so far (nats, <= 0; see src/smoothing.rs): each document scored before
+    it was learned, its joint log-likelihoods divided by ``temperatures[j]``, the temperature
+    that fits that candidate best. ``chosen`` is the candidate with the largest evidence
+    (ties: the larger value, the smoother model), what predictions use now. ``documents``
+    counts the documents scored (those learned into a class that, with another, already had
+    documents).
+    """
+
+    parameter: str
+    chosen: float
+    candidates: tuple[float, ...]
+    evidence: tuple[float, ...]
+    temperatures: tuple[float, ...]
+    documents: int
+
+    def __str__(self) -> str:
+        lines = [f"{self.parameter} chosen online: {self.chosen:g} ({len(self.candidates)} candidates, "
+                 f"evidence of {self.documents} documents)"]
+        best = max(self.evidence) if self.evidence else 0.0
+        for value, evidence, temperature in zip(self.candidates, self.evidence, self.temperatures):
+            mark = "  <- chosen" if value == self.chosen else ""
+            lines.append(f"  {self.parameter} {value:<10.4g} evidence {evidence:14.2f} nats "
+                         f"({evidence - best:+.2f}; temperature {temperature:g}){mark}")
+        return "\n".join(lines)
 
 
 class DocumentCounts:
@@ -169,6 +209,23 @@ class DiscreteNB(abc.ABC):
         Additive (Lidstone) smoothing, > 0. ``alpha=0`` needs ``allow_zero_alpha=True``:
         then a word with a zero count in a class rules that class out (log P = -inf); if
         every class is ruled out, the prediction falls back to the class prior alone.
+        ``alpha="auto"`` chooses it online among ``alpha_grid`` (see ``smoothing_``): before
+        each document is learned, every candidate scores it, and predictions use the
+        candidate whose scores gave the true classes the highest (tempered) likelihood so
+        far. A prediction then costs more (every candidate scores the document, reading its
+        counts once; learning the same document next reuses those scores), and so does a
+        learn that follows no prediction of its document (it scores it itself, so the
+        choice never depends on which documents were predicted); ``learn_many`` learns one
+        document at a time. Unlearning leaves the evidence as it is (a record of the stream:
+        what a document taught the choice depended on the counts of its time); merging adds
+        the two records.
+    alpha_grid:
+        The candidates of ``alpha="auto"`` (distinct numbers > 0; default
+        ``DEFAULT_ALPHA_GRID``, eight from 10^-3.5 to 1).
+    evidence_half_life:
+        With a smoothing chosen online, age the evidence: the record before each document
+        scored is multiplied by 2 ** (-1 / evidence_half_life), so the choice follows drift.
+        None (the default) keeps the whole stream's evidence.
     class_prior:
         ``"mle"`` (N_c / N, the default), ``"laplace"`` ((N_c + 1) / (N + K)),
         ``"uniform"``, or a mapping label -> prior probability (fixed; every class learned
@@ -225,12 +282,18 @@ class DiscreteNB(abc.ABC):
     #: The core's model kind: "multinomial", "bernoulli" or "complement".
     _kind: ClassVar[str]
 
-    def __init__(self, alpha: float, *, class_prior: str | Mapping[Label, float], unseen: str,
+    def __init__(self, alpha: float | str, *, class_prior: str | Mapping[Label, float], unseen: str,
                  tokenizer: TextTokenizer | None, allow_zero_alpha: bool, n_buckets: int | None,
                  dense_max_classes: int, empty_documents: str, half_life: float | None,
                  half_life_seconds: float | None, max_features: int | None, min_count: float | None,
-                 expire_after: int | None, ledger: int | None) -> None:
-        self.alpha = check_alpha(alpha, allow_zero_alpha)
+                 expire_after: int | None, ledger: int | None, alpha_grid: Sequence[float] | None = None,
+                 evidence_half_life: float | None = None) -> None:
+        self.alpha: float | str = "auto" if alpha == "auto" else check_alpha(alpha, allow_zero_alpha)
+        if alpha_grid is not None and alpha != "auto":
+            raise InvalidParameterError(f"alpha_grid holds the candidates of alpha='auto'; alpha is {alpha!r}")
+        self.alpha_grid = (check_grid("alpha_grid", DEFAULT_ALPHA_GRID if alpha_grid is None else alpha_grid)
+                           if alpha == "auto" else None)
+        self.evidence_half_life = check_positive("evidence_half_life", evidence_half_life, integer=False)
         self.allow_zero_alpha = bool(allow_zero_alpha)
         self.class_prior = check_class_prior(class_prior)
         self.empty_documents = check_choice("empty_documents", empty_documents, EMPTY_CHOICES)
@@ -256,6 +319,15 @@ class DiscreteNB(abc.ABC):
             n_buckets=self.n_buckets, dense_max_classes=dense_max_classes,
             tokenizer=None, in_core=None, binary=False)
         self.store = CountStore(self._core, self.n_buckets)
+        candidates = self._candidates()
+        if candidates is None and self.evidence_half_life is not None:
+            raise InvalidParameterError("evidence_half_life ages the evidence of a smoothing chosen online "
+                                        "(alpha='auto'); this model's smoothing is fixed")
+        if candidates is not None:
+            decay = 1.0 if self.evidence_half_life is None else 2.0 ** (-1.0 / self.evidence_half_life)
+            self._core.set_auto_smoothing(candidates, decay)
+        # the alpha the core is called with: None for the smoothing it chooses online
+        self._call_alpha: float | None = None if candidates is not None else cast(float, self.alpha)
         self.tokenizer = tokenizer
         self.unseen = unseen
         self._clock = Clock(half_life, half_life_seconds)
@@ -265,6 +337,25 @@ class DiscreteNB(abc.ABC):
     @abc.abstractmethod
     def _kind_params(self) -> tuple[float | None, float, bool]:
         """(mu, binarize, norm): the model's own parameters the core needs."""
+
+    def _candidates(self) -> list[tuple[float, float | None]] | None:
+        """The (alpha, mu) candidates of a smoothing chosen online, least smoothing first; None when fixed."""
+        if self.alpha_grid is None:
+            return None
+        mu = self._kind_params()[0]
+        return [(alpha, mu) for alpha in self.alpha_grid]
+
+    @property
+    def smoothing_(self) -> SmoothingReport | None:
+        """What the smoothing chosen online is now, and the evidence of each candidate (see
+        ``SmoothingReport``); None when the smoothing is fixed."""
+        report = self._core.smoothing_report()
+        if report is None:
+            return None
+        pairs, evidence, temperatures, documents, chosen = report
+        parameter = "alpha" if self.alpha == "auto" else "mu"
+        values = tuple(float(alpha if parameter == "alpha" else cast(float, mu)) for alpha, mu in pairs)
+        return SmoothingReport(parameter, values[chosen], values, tuple(evidence), tuple(temperatures), documents)
 
     # -- parameters -----------------------------------------------------------------------
     @property
@@ -316,15 +407,17 @@ class DiscreteNB(abc.ABC):
                 "empty_documents": self.empty_documents,
                 "half_life": self.half_life, "half_life_seconds": self.half_life_seconds,
                 "max_features": self.max_features, "min_count": self.min_count,
-                "expire_after": self.expire_after, "ledger": self.ledger}
+                "expire_after": self.expire_after, "ledger": self.ledger, "alpha_grid": self.alpha_grid,
+                "evidence_half_life": self.evidence_half_life}
 
     def with_alpha(self, alpha: float) -> "DiscreteNB":
         """A read-only view of this model with another alpha, sharing the counts.
 
         Counts do not depend on alpha, so a sweep over alphas costs one pass over the data.
+        On a model choosing mu online, the view keeps the mu chosen at each prediction.
         """
         view = copy.copy(self)
-        view.alpha = check_alpha(alpha, self.allow_zero_alpha)
+        view.alpha = view._call_alpha = check_alpha(alpha, self.allow_zero_alpha)
         return view
 
     def __copy__(self) -> "DiscreteNB":
@@ -398,6 +491,10 @@ class DiscreteNB(abc.ABC):
         model that had), unlearning without it is refused, since a feature pruned and
         learned again may hold later documents only; so on a model that prunes, pass
         ``learned_at`` or keep a ledger.
+
+        With a smoothing chosen online, the evidence stays as it is: it records how each
+        candidate scored the stream, and what this document added to it depended on the
+        counts of its time. Learning it again adds its evidence again.
         """
         label = check_label(y)
         weight = check_weight(w)
@@ -427,7 +524,9 @@ class DiscreteNB(abc.ABC):
         Everything is validated before anything is learned. With forgetting, row i is
         n-1-i documents older than the last row; ``t`` is one timestamp for the batch or
         one per row. With a ledger, rows go through learn_one one at a time (after the
-        whole batch has been validated), so repeats and relabels behave as in learn_one.
+        whole batch has been validated), so repeats and relabels behave as in learn_one; so
+        they do with a smoothing chosen online, whose evidence scores each row against the
+        counts of the rows before it.
         """
         documents = _batch_documents(X, feature_names)
         labels = [check_label(label) for label in y]
@@ -439,7 +538,9 @@ class DiscreteNB(abc.ABC):
         times = self._clock.check_times(t, len(labels))
         for label in dict.fromkeys(labels):
             check_class_allowed(self.class_prior, label)
-        if self._ledger is not None:
+        if self._ledger is not None or self._call_alpha is None:
+            # A ledger decides row by row; a smoothing chosen online scores each row against
+            # the counts of the rows before it (the evidence of a batch is that of its rows in turn).
             for document in documents:  # every row is read and checked before any is learned
                 self._core.present_features(document)
             for row, (document, label) in enumerate(zip(documents, labels)):
@@ -509,7 +610,7 @@ class DiscreteNB(abc.ABC):
 
     def _log_likelihood(self, x: Document) -> Floats:
         """log P(x | c) without the class prior, every class (NaN for inactive ones)."""
-        return np.array(self._core.log_likelihood(x, self.alpha))
+        return np.array(self._core.log_likelihood(x, self._call_alpha))
 
     # -- merging ----------------------------------------------------------------------------
     def merge(self, other: "DiscreteNB") -> "DiscreteNB":
@@ -520,6 +621,12 @@ class DiscreteNB(abc.ABC):
         feature stamps and ledger entries follow self's. Raises IncompatibleModelsError
         (changing nothing) for another model type, other parameters or tokenizer settings,
         or a message both ledgers hold. A pruning pass may follow (``max_features`` ...).
+
+        With a smoothing chosen online (same candidates on both sides), the evidence of the
+        merged model is self's record followed by other's: self's aged by other's documents
+        scored (``evidence_half_life``), plus other's. Each document was scored by the model
+        that learned it, so this is not the evidence one model trained on both streams in turn
+        would hold (the counts are exactly that model's).
         """
         self._check_mergeable(other)
         other_t = other.last_t
@@ -622,6 +729,11 @@ class DiscreteNB(abc.ABC):
                  "pruned_at": self.store.pruned_at, "pass_at": self._pass_at}
         if self._ledger is not None:
             arrays.update(self._ledger.arrays(self.store.class_id))
+        evidence = self._core.evidence_state()
+        if evidence is not None:
+            values, scored = evidence
+            arrays[EVIDENCE_ARRAYS[0]] = np.array(values, dtype=np.float64).reshape(-1, _core.TEMPERATURES)
+            arrays[EVIDENCE_ARRAYS[1]] = np.array([scored], dtype=np.int64)
         return state, arrays
 
     @classmethod
@@ -644,13 +756,28 @@ class DiscreteNB(abc.ABC):
                  f"pass_at must be an int in [0, {n}], got {describe(pass_at)}")
         model._pass_at = pass_at
         ledger_arrays = {name for name in arrays if name.startswith("ledger_")}
-        unknown = sorted(set(arrays) - set(STORE_ARRAYS) - ledger_arrays)
+        unknown = sorted(set(arrays) - set(STORE_ARRAYS) - ledger_arrays - set(EVIDENCE_ARRAYS))
         _require(not unknown, f"arrays {unknown[:5]!r} are not arrays of a {cls.__name__}")
+        model._restore_evidence(arrays)
         if model._ledger is None:
             _require(not ledger_arrays, "ledger arrays in a model without a ledger")
         else:
             model._ledger.restore(arrays, model.store.labels, n, model.half_life_seconds is not None)
         return model
+
+    def _restore_evidence(self, arrays: Arrays) -> None:
+        """Load the evidence of a smoothing chosen online (read from the file's bytes: no numpy)."""
+        present = [name for name in EVIDENCE_ARRAYS if name in arrays]
+        if self._call_alpha is not None:
+            _require(not present, f"evidence arrays {present!r} in a model whose smoothing is fixed")
+            return
+        _require(len(present) == 2, f"a model choosing its smoothing online keeps its evidence: "
+                                    f"arrays {list(EVIDENCE_ARRAYS)!r} are missing")
+        n = len(cast("tuple[Any, ...]", self._core.smoothing_report())[0])
+        values = _raw_values(arrays, EVIDENCE_ARRAYS[0], "<f8", [n, _core.TEMPERATURES])
+        scored = _raw_values(arrays, EVIDENCE_ARRAYS[1], "<i8", [1])[0]
+        _require(0 <= scored < 2**63, f"documents scored must be >= 0, got {scored}")
+        self._core.restore_evidence([float(v) for v in values], int(scored))
 
     # -- prediction -------------------------------------------------------------------------
     @property
@@ -660,28 +787,28 @@ class DiscreteNB(abc.ABC):
 
     def predict_one(self, x: Document) -> Label | None:
         """The most probable class (first learned wins ties); None when untrained."""
-        return self._core.predict_one(x, self.alpha)
+        return self._core.predict_one(x, self._call_alpha)
 
     def predict_proba_one(self, x: Document) -> dict[Label, float]:
         """P(c | x) for every class, from log space; an empty dict when untrained."""
-        return self._core.predict_proba_one(x, self.alpha)
+        return self._core.predict_proba_one(x, self._call_alpha)
 
     def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
         """log P(c | x) for every class; an empty dict when nothing has been learned."""
-        return self._core.predict_log_proba_one(x, self.alpha)
+        return self._core.predict_log_proba_one(x, self._call_alpha)
 
     def predict_many(self, X: Iterable[Document]) -> list[Label | None]:
-        return self._core.predict_many(X, self.alpha, 0)
+        return self._core.predict_many(X, self._call_alpha, 0)
 
     def predict_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
-        return self._core.predict_many(X, self.alpha, 1)
+        return self._core.predict_many(X, self._call_alpha, 1)
 
     def predict_log_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
-        return self._core.predict_many(X, self.alpha, 2)
+        return self._core.predict_many(X, self._call_alpha, 2)
 
     def joint_log_likelihood_one(self, x: Document) -> dict[Label, float]:
         """The unnormalised score log P(c) + log P(x | c) of every active class."""
-        return self._core.joint_log_likelihood(x, self.alpha)
+        return self._core.joint_log_likelihood(x, self._call_alpha)
 
     def contributions_one(self, x: Document) -> Contributions:
         """The score of x split by feature, over the active classes (what ``evidence`` reads).
@@ -689,7 +816,7 @@ class DiscreteNB(abc.ABC):
         rest + terms.sum(axis=0) is the joint log-likelihood ``predict_log_proba_one``
         normalises; each model's docstring says what its terms are.
         """
-        features, terms, rest, classes = self._core.contributions(x, self.alpha)
+        features, terms, rest, classes = self._core.contributions(x, self._call_alpha)
         return Contributions(classes, features, terms, list(rest))
 
     def document_counts(self, x: Document) -> DocumentCounts:
@@ -700,7 +827,7 @@ class DiscreteNB(abc.ABC):
     def _feature_weights(self) -> tuple[list[Label], list[Hashable | None], Floats, Floats | None]:
         """(active classes, features in V, first, second weight tables over the active classes)."""
         ids = self.store.feature_ids()
-        first, second = self._core.feature_weights(ids.tolist(), self.alpha)
+        first, second = self._core.feature_weights(ids.tolist(), self._call_alpha)
         k = self._core.n_classes
         active = np.flatnonzero(self.store.true_class_docs() > 0)
 
@@ -763,6 +890,14 @@ class DiscreteNB(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(alpha={self.alpha!r}, classes={len(self.classes)}, features={self.n_features})"
+
+
+def _raw_values(arrays: Arrays, name: str, dtype: str, shape: list[int]) -> tuple[Any, ...]:
+    """The values of a small saved array as Python numbers, its dtype and shape checked."""
+    saved_dtype, saved_shape, buffer, start, end = _raw_array(arrays, name)
+    _require(saved_dtype == dtype and list(saved_shape) == shape,
+             f"array {name!r} must be {dtype} of shape {shape}, got {saved_dtype} of shape {list(saved_shape)}")
+    return struct.unpack(f"<{math.prod(shape)}{'d' if dtype == '<f8' else 'q'}", bytes(buffer[start:end]))
 
 
 def _tokenizer_signature(tokenizer: object) -> object:

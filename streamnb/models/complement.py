@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
@@ -48,13 +48,14 @@ class ComplementNB(DiscreteNB):
 
     _kind = "complement"
 
-    def __init__(self, alpha: float = 1.0, *, norm: bool = False,
+    def __init__(self, alpha: float | str = 1.0, *, norm: bool = False,
                  class_prior: str | Mapping[Label, float] = "mle", unseen: str = "ignore",
                  tokenizer: TextTokenizer | None = None, allow_zero_alpha: bool = False,
                  n_buckets: int | None = None, dense_max_classes: int = 4, empty_documents: str = "raise",
                  half_life: float | None = None, half_life_seconds: float | None = None,
                  max_features: int | None = None, min_count: float | None = None,
-                 expire_after: int | None = None, ledger: int | None = None) -> None:
+                 expire_after: int | None = None, ledger: int | None = None,
+                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None) -> None:
         self.norm = check_bool("norm", norm, InvalidParameterError)
         if allow_zero_alpha:
             raise InvalidParameterError(
@@ -64,7 +65,8 @@ class ComplementNB(DiscreteNB):
                          allow_zero_alpha=allow_zero_alpha, n_buckets=n_buckets,
                          dense_max_classes=dense_max_classes, empty_documents=empty_documents,
                          half_life=half_life, half_life_seconds=half_life_seconds, max_features=max_features,
-                         min_count=min_count, expire_after=expire_after, ledger=ledger)
+                         min_count=min_count, expire_after=expire_after, ledger=ledger, alpha_grid=alpha_grid,
+                         evidence_half_life=evidence_half_life)
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, 0.0, self.norm

@@ -100,7 +100,7 @@ class EmailNB(MultinomialNB):
 
     _tokenizer: EmailWeights  # the tokenizer setter lets no other in
 
-    def __init__(self, alpha: float = DEFAULT_ALPHA, *, mu: float | None = DEFAULT_MU,
+    def __init__(self, alpha: float | str = DEFAULT_ALPHA, *, mu: float | str | None = DEFAULT_MU,
                  class_prior: str | Mapping[Label, float] = "uniform", tokenizer: EmailWeights | None = None,
                  idf: bool = True, idf_offset: float = DEFAULT_IDF_OFFSET, empty_documents: str = "learn",
                  **params: Any) -> None:

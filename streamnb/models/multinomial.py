@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InvalidParameterError, UnknownClassError, describe
 from ..persist import register_model
-from ..validate import Label, check_label, check_positive
+from ..validate import Label, check_grid, check_label, check_positive
 from .base import DiscreteNB, Document, LogLinear, TextTokenizer
 
 if TYPE_CHECKING:
@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     from .base import Floats
 else:
     from .._lazy import numpy as np
+
+
+#: mu="auto": the candidates when no ``mu_grid`` is given, 10^1.5 to 10^5 in half decades (mu is
+#: in units of token mass: a class that holds much less than mu stays near the pooled
+#: distribution). The best fixed mu measured: 10^4 to 10^5 (20 Newsgroups, SpamAssassin,
+#: trec07p-dev with EmailTokenizer; benchmarks/bench_smoothing.py).
+DEFAULT_MU_GRID = tuple(10.0 ** (k / 2) for k in range(3, 11))
 
 
 @register_model
@@ -39,7 +46,9 @@ class MultinomialNB(DiscreteNB):
     it; as T_c grows the class's own counts take over. mu is in units of token mass. Every
     quantity is a count, so learn / unlearn / merge / forgetting stay exact, and a
     prediction still costs O(distinct tokens x classes). The formulas are evaluated in the
-    core (src/nb.rs, ``multinomial_terms``). Parameters: see ``DiscreteNB``.
+    core (src/nb.rs, ``multinomial_terms``). Parameters: see ``DiscreteNB``. ``mu="auto"``
+    chooses mu online among ``mu_grid`` (default ``DEFAULT_MU_GRID``) as ``alpha="auto"``
+    chooses alpha (see ``DiscreteNB``); alpha stays fixed then (both at once are refused).
 
     >>> from streamnb import MultinomialNB
     >>> model = MultinomialNB(alpha=1.0)
@@ -52,25 +61,41 @@ class MultinomialNB(DiscreteNB):
 
     _kind = "multinomial"
 
-    def __init__(self, alpha: float = 1.0, *, mu: float | None = None,
+    def __init__(self, alpha: float | str = 1.0, *, mu: float | str | None = None,
+                 mu_grid: Sequence[float] | None = None,
                  class_prior: str | Mapping[Label, float] = "mle", unseen: str = "ignore",
                  tokenizer: TextTokenizer | None = None, allow_zero_alpha: bool = False,
                  n_buckets: int | None = None, dense_max_classes: int = 4, empty_documents: str = "raise",
                  half_life: float | None = None, half_life_seconds: float | None = None,
                  max_features: int | None = None, min_count: float | None = None,
-                 expire_after: int | None = None, ledger: int | None = None) -> None:
-        self.mu = check_positive("mu", mu, integer=False)
+                 expire_after: int | None = None, ledger: int | None = None,
+                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None) -> None:
+        if mu == "auto" and alpha == "auto":
+            raise InvalidParameterError(
+                "choose alpha or mu online, not both: with mu, alpha only smooths the pooled distribution "
+                "(fix alpha, e.g. alpha=0.01, and keep mu='auto')")
+        self.mu: float | str | None = "auto" if mu == "auto" else check_positive("mu", mu, integer=False)
+        if mu_grid is not None and mu != "auto":
+            raise InvalidParameterError(f"mu_grid holds the candidates of mu='auto'; mu is {mu!r}")
+        self.mu_grid = check_grid("mu_grid", DEFAULT_MU_GRID if mu_grid is None else mu_grid) if mu == "auto" else None
         super().__init__(alpha, class_prior=class_prior, unseen=unseen, tokenizer=tokenizer,
                          allow_zero_alpha=allow_zero_alpha, n_buckets=n_buckets,
                          dense_max_classes=dense_max_classes, empty_documents=empty_documents,
                          half_life=half_life, half_life_seconds=half_life_seconds, max_features=max_features,
-                         min_count=min_count, expire_after=expire_after, ledger=ledger)
+                         min_count=min_count, expire_after=expire_after, ledger=ledger, alpha_grid=alpha_grid,
+                         evidence_half_life=evidence_half_life)
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
-        return self.mu, 0.0, False
+        # with mu chosen online, each candidate carries its own (src/smoothing.rs)
+        return (None if self.mu == "auto" else cast("float | None", self.mu)), 0.0, False
+
+    def _candidates(self) -> list[tuple[float, float | None]] | None:
+        if self.mu_grid is None:
+            return super()._candidates()
+        return [(cast(float, self.alpha), mu) for mu in self.mu_grid]
 
     def get_params(self) -> dict[str, Any]:
-        return {**super().get_params(), "mu": self.mu}
+        return {**super().get_params(), "mu": self.mu, "mu_grid": self.mu_grid}
 
     def __repr__(self) -> str:
         if self.mu is None:
@@ -101,7 +126,7 @@ class MultinomialNB(DiscreteNB):
         ``label`` has learned nothing.
         """
         # the core answers None only for models that are not multinomial
-        return cast(float, self._core.log_odds_against_uniform(x, check_label(label), self.alpha))
+        return cast(float, self._core.log_odds_against_uniform(x, check_label(label), self._call_alpha))
 
     def generate(self, label: Label, n_words: int,
                  seed: int | np.random.Generator | None = None) -> dict[Hashable, int]:

@@ -3,8 +3,8 @@ and the log-probabilities they give; tests/test_persist.py::test_older_format_fi
 loads them with today's code.
 
 Run with the code of the last commit that wrote each format: format-v1 at commit 3be5f82,
-format-v2 at commit da623a9 (`python tests/data/make_format_files.py`, with that commit's
-streamnb importable; format-v1 was written by this script when it was
+format-v2 at commit da623a9, format-v3 at commit c092e96 (`python tests/data/make_format_files.py`,
+with that commit's streamnb importable; format-v1 was written by this script when it was
 tests/data/format-v1/make.py).
 """
 

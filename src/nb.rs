@@ -594,6 +594,9 @@ fn complement_weight(theta: f64, sum: Option<f64>, n_features: usize) -> f64 {
     }
 }
 
+/// The features a learned document contributes: their positions in it and learned values.
+type Present = (Vec<usize>, Vec<f64>);
+
 /// A document's known features (id, value) and what its unknown ones add up to.
 pub struct Known {
     pub ids: Vec<u32>,
@@ -883,7 +886,7 @@ impl NaiveBayes {
 
     /// The features a learned document contributes: positions of the present ones (value
     /// above the threshold) and their learned values (Bernoulli: 1).
-    fn present(&self, doc: &Doc) -> (Vec<usize>, Vec<f64>) {
+    fn present(&self, doc: &Doc) -> Present {
         let threshold = self.threshold();
         let binary = matches!(self.kind, Kind::Bernoulli { .. });
         let mut positions = Vec::with_capacity(doc.len());
@@ -1712,29 +1715,25 @@ impl NaiveBayes {
         Ok(())
     }
 
-    /// Learn many documents: equal to `learn` of each in turn (counts add up), with the
-    /// documents of each class summed first. `classes[i]` is a class index, where indices
-    /// from n_classes on are new classes (added in order, with `new_prior_weights`);
-    /// `weights` are already aged (row i is n-1-i documents older than the last), `factor`
-    /// ages the counts held before. Features born in the batch get the stamp of its first
-    /// row; `last_seen` is the stamp of the last row holding the feature.
-    pub fn learn_many(
-        &mut self,
+    /// Would `learn_many` accept these documents (`n_new` new classes)? Changes nothing but
+    /// the documents' lookups; returns each document's present features. A batch it accepts
+    /// is also accepted learned one document at a time in turn (counts only grow on the way).
+    pub fn check_learn_many(
+        &self,
         docs: &mut [Doc],
         classes: &[usize],
-        new_prior_weights: &[f64],
+        n_new: usize,
         weights: &[f64],
         factor: f64,
-    ) -> Result<(), (usize, NbError)> {
+    ) -> Result<Vec<Present>, (usize, NbError)> {
         let n = docs.len();
         let k = self.n_classes();
-        let present: Vec<(Vec<usize>, Vec<f64>)> = docs.iter().map(|d| self.present(d)).collect();
+        let present: Vec<Present> = docs.iter().map(|d| self.present(d)).collect();
         for (row, (positions, _)) in present.iter().enumerate() {
             if positions.is_empty() && !self.empty_learn {
                 return Err((row, NbError::EmptyDocument));
             }
         }
-        let n_new = new_prior_weights.len();
         let mut totals = vec![(0.0, 0.0); k + n_new];
         for row in 0..n {
             let sum: f64 = present[row].1.iter().sum();
@@ -1762,6 +1761,28 @@ impl NaiveBayes {
                 .map(|(_, (d, p))| (d, &p.0[..])),
         )
         .map_err(|e| (usize::MAX, e))?;
+        Ok(present)
+    }
+
+    /// Learn many documents: equal to `learn` of each in turn (counts add up), with the
+    /// documents of each class summed first. `classes[i]` is a class index, where indices
+    /// from n_classes on are new classes (added in order, with `new_prior_weights`);
+    /// `weights` are already aged (row i is n-1-i documents older than the last), `factor`
+    /// ages the counts held before. Features born in the batch get the stamp of its first
+    /// row; `last_seen` is the stamp of the last row holding the feature.
+    pub fn learn_many(
+        &mut self,
+        docs: &mut [Doc],
+        classes: &[usize],
+        new_prior_weights: &[f64],
+        weights: &[f64],
+        factor: f64,
+    ) -> Result<(), (usize, NbError)> {
+        let n = docs.len();
+        let k = self.n_classes();
+        let n_new = new_prior_weights.len();
+        let present = self.check_learn_many(docs, classes, n_new, weights, factor)?;
+        let counted = |row: usize| weights[row] > 0.0;
         let n0 = self.store.n_learned;
         {
             let mut all: Vec<&mut Doc> = docs.iter_mut().collect();

@@ -582,7 +582,12 @@ def _positive_float(text: str) -> float:
 
 def _smoothing(text: str) -> float | str:
     """A smoothing value: a finite number > 0, or "auto" (chosen online)."""
-    return "auto" if text == "auto" else _positive_float(text)
+    if text == "auto":
+        return text
+    try:
+        return _positive_float(text)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0 or auto, got {text!r}") from None
 
 
 def _count(text: str) -> int:

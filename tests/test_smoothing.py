@@ -20,7 +20,7 @@ import pytest
 
 import streamnb
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB
-from streamnb.errors import IncompatibleModelsError, InvalidParameterError, ModelFormatError
+from streamnb.errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, ModelFormatError
 from tests.state import snapshot, spam_ham_stream
 from tests.retrain_support import npy, read_members, write_members
 
@@ -153,6 +153,17 @@ def test_learn_many_records_each_row_against_the_rows_before_it(make):
     batched = make().learn_many([x for x, _ in SPAM[:100]], [y for _, y in SPAM[:100]])
     assert batched._core.evidence_state() == streamed._core.evidence_state()
     assert snapshot(batched) == snapshot(streamed)
+
+
+def test_a_refused_batch_changes_nothing():
+    """learn_many learns a model choosing online one row at a time, but checks the whole batch first."""
+    model = learned(MultinomialNB(alpha="auto"), SPAM[:20]).learn_one({"big": 1e299}, "spam")
+    before = (snapshot(model), model._core.evidence_state(), model.n_learned)
+    with pytest.raises(InvalidInputError, match="would overflow"):
+        model.learn_many([{"big": 5e299}, {"big": 5e299}], ["spam", "spam"])
+    with pytest.raises(InvalidInputError, match="empty document at row 1"):
+        model.learn_many([{"cheap": 1}, {}], ["spam", "ham"])
+    assert (snapshot(model), model._core.evidence_state(), model.n_learned) == before
 
 
 def test_the_counts_are_those_of_a_fixed_model():
@@ -317,3 +328,18 @@ def test_river_checks_pass_with_auto(name):
     from streamnb import river as snr
 
     checks.check_estimator(getattr(snr, name)(alpha="auto"))
+
+
+def test_the_command_trains_with_alpha_auto(tmp_path, capsys):
+    from streamnb.cli import main
+
+    data = tmp_path / "d.csv"
+    data.write_text("text,label\n" + "".join(f"{' '.join(x)},{y}\n" for x, y in SPAM[:60]))
+    path = tmp_path / "m.snb"
+    assert main(["train", str(path), "--model-type", "multinomial", "--tokenizer", "words", "--alpha", "auto",
+                 "--data", str(data)]) == 0
+    model = streamnb.load(path)
+    assert model.alpha == "auto" and model.smoothing_.documents == 58
+    with pytest.raises(SystemExit):
+        main(["train", str(tmp_path / "other.snb"), "--alpha", "Auto", "--data", str(data)])
+    assert "must be a finite number > 0 or auto, got 'Auto'" in capsys.readouterr().err

@@ -1322,12 +1322,15 @@ impl Core {
     }
 
     /// Learn many documents (see NaiveBayes::learn_many); `weights` already aged.
+    /// `check_only`: check everything and change nothing.
+    #[pyo3(signature = (xs, labels, weights, factor, check_only=false))]
     fn learn_many(
         &mut self,
         xs: &Bound<'_, PyList>,
         labels: &Bound<'_, PyList>,
         weights: Vec<f64>,
         factor: f64,
+        check_only: bool,
     ) -> PyResult<()> {
         guard(|| {
             let py = xs.py();
@@ -1353,10 +1356,17 @@ impl Core {
                 .iter()
                 .map(|l| self.prior_weight(l))
                 .collect::<PyResult<_>>()?;
-            match self
-                .nb
-                .learn_many(&mut docs, &classes, &prior_weights, &weights, factor)
-            {
+            let result = if check_only {
+                let n_new = prior_weights.len();
+                self.nb
+                    .check_learn_many(&mut docs, &classes, n_new, &weights, factor)
+                    .map(|_| ())
+            } else {
+                self.nb
+                    .learn_many(&mut docs, &classes, &prior_weights, &weights, factor)
+            };
+            match result {
+                Ok(()) if check_only => Ok(()),
                 Ok(()) => {
                     for label in &new_labels {
                         self.push_label(label)?;

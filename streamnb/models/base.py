@@ -538,20 +538,23 @@ class DiscreteNB(abc.ABC):
         times = self._clock.check_times(t, len(labels))
         for label in dict.fromkeys(labels):
             check_class_allowed(self.class_prior, label)
+        n = len(labels)
+        factor, last_t = self._clock.after(n, None if times is None else float(times.max()))
+        ages = (n - 1 - np.arange(n)).astype(float)
+        # (last_t is set whenever times are: it is the latest of them)
+        aged = np.asarray(weights * self._clock.forgetting(ages, 0.0 if times is None or last_t is None
+                                                           else last_t - times), dtype=float).tolist()
         if self._ledger is not None or self._call_alpha is None:
             # A ledger decides row by row; a smoothing chosen online scores each row against
             # the counts of the rows before it (the evidence of a batch is that of its rows in turn).
+            if self._ledger is None:  # all or nothing: what the whole batch passes, each row in turn passes
+                self._core.learn_many(documents, labels, aged, factor, check_only=True)
             for document in documents:  # every row is read and checked before any is learned
                 self._core.present_features(document)
             for row, (document, label) in enumerate(zip(documents, labels)):
                 self.learn_one(document, label, float(weights[row]), t=None if times is None else float(times[row]))
             return self
-        n = len(labels)
-        factor, last_t = self._clock.after(n, None if times is None else float(times.max()))
-        ages = (n - 1 - np.arange(n)).astype(float)
-        # (last_t is set whenever times are: it is the latest of them)
-        aged = weights * self._clock.forgetting(ages, 0.0 if times is None or last_t is None else last_t - times)
-        self._core.learn_many(documents, labels, np.asarray(aged, dtype=float).tolist(), factor)
+        self._core.learn_many(documents, labels, aged, factor)
         self._clock.last_t = last_t
         self._maybe_prune()
         return self

@@ -4,8 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CORPUS ?= $(wildcard ../shared/data/spamassassin-public-corpus.tgz)
 export STREAMNB_SPAMASSASSIN ?= $(if $(CORPUS),$(abspath $(CORPUS)),)
+NEWSGROUPS ?= $(wildcard ../shared/data/20news-bydate.jsonl.gz)
+export STREAMNB_20NEWS ?= $(if $(NEWSGROUPS),$(abspath $(NEWSGROUPS)),)
 
-.PHONY: demo test bench bench-smoke bench-classic clean
+.PHONY: demo test bench bench-smoke bench-classic bench-smoothing clean
 
 # The Rust core (src/) is compiled by maturin when the package is installed; any change to
 # it reinstalls (an editable install, but the extension module is a build product).
@@ -37,6 +39,11 @@ bench-smoke: $(VENV)/.installed-dev
 # bogofilter, spamprobe and SpamAssassin's Bayes on the stream (installs their Debian packages as root when missing)
 bench-classic: $(VENV)/.installed-dev
 	$(PY) -m benchmarks --only classic
+
+# alpha="auto" against every fixed alpha: 20 Newsgroups, SpamAssassin, and trec07p-dev when
+# STREAMNB_TREC07P names it (research use only: never copied into the repository)
+bench-smoothing: $(VENV)/.installed-dev
+	$(PY) -m benchmarks --only smoothing
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis target streamnb/_core*.so

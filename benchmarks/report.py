@@ -28,6 +28,10 @@ REPRODUCE = [
     "   # opt-in: bogofilter, spamprobe, SpamAssassin (installs the Debian packages as root when missing)",
     "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz .venv/bin/python -m benchmarks --only serve"
     "   # opt-in: needs spamc, and spamd + spamassassin to compare",
+    "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz "
+    "STREAMNB_20NEWS=../shared/data/20news-bydate.jsonl.gz STREAMNB_TREC07P=PATH/trec07p-dev "
+    ".venv/bin/python -m benchmarks --only smoothing"
+    "   # opt-in: alpha=\"auto\" against every fixed alpha (trec07p-dev: research use only, kept out of the repository)",
     ".venv/bin/python -m benchmarks.report   # RESULTS.md, plots and this section, from results.json",
 ]
 

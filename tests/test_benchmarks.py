@@ -29,7 +29,13 @@ PNG = b"\x89PNG\r\n\x1a\n"
 TARGET_IDS = {"mnb_vs_river", "mnb_email_vs_river", "mnb_dicts_vs_river", "bnb_vs_river", "bnb_dicts_whole_stream",
               "cnb_vs_river", "cnb_dicts_whole_stream", "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary",
               "memory_vs_river", "tokenizer_vs_river", "email_tokenizer_vs_river", "email_tokenizer_vs_email_parse"}
-OPT_IN_TARGET_IDS = {"serve": {"serve_vs_classify", "classify_one_message"}}  # sections not run by default
+OPT_IN_TARGET_IDS = {  # sections not run by default
+    "serve": {"serve_vs_classify", "classify_one_message"},
+    "smoothing": {"smoothing_20news_mnb_prequential", "smoothing_20news_mnb_test", "smoothing_20news_cnb_prequential",
+                  "smoothing_20news_cnb_test", "smoothing_sa_mnb", "smoothing_sa_cnb", "smoothing_sa_bnb",
+                  "smoothing_trec_mnb", "smoothing_trec_cnb", "smoothing_trec_bnb", "smoothing_predict_cost",
+                  "smoothing_learn_cost"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -313,3 +319,31 @@ def test_synthetic_corpus_is_deterministic_and_in_date_order(monkeypatch):
     assert dates == sorted(dates)
     assert [m.raw for m in synthetic_messages(120)] == corpus.raw
     assert all(b"\nDate: " in raw and b"\n\n" in raw for raw in corpus.raw)
+
+
+def test_smoothing_section_quick_run_measures_or_says_what_it_skipped(tmp_path):
+    """``--quick --only smoothing`` on the synthetic corpus, without the 20 Newsgroups and
+    trec07p-dev variables: the SpamAssassin-shaped stream and the cost are measured, the two
+    corpora are recorded as skipped with the reason, and their targets are n/a."""
+    from benchmarks import bench_smoothing
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("STREAMNB_SPAMASSASSIN", bench_smoothing.NEWSGROUPS_ENV, bench_smoothing.TREC_ENV)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "smoothing", "--out", str(tmp_path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    data = results["sections"]["smoothing"]["data"]
+    assert set(data["skipped"]) == {"20 Newsgroups", "trec07p-dev"}
+    rows = data["spamassassin"]["streams"]["Date order"]
+    assert set(rows) == {"MNB", "CNB", "BNB", "MNB mu"}
+    for row in rows.values():
+        assert row["best_fixed"]["figure"] == min(row["fixed"].values())
+        assert 0 <= row["auto"] <= 100 and row["documents"] > 0
+    cost = data["cost"]["spamassassin token dicts"]["kinds"]["MNB"]
+    assert cost["predict"]["ratio"]["median"] > 0 and cost["nbytes"]["auto"] > cost["nbytes"]["fixed"]
+    status = {t["id"]: t["status"] for t in results["targets"]}
+    assert status["smoothing_20news_mnb_test"] == status["smoothing_trec_bnb"] == "n/a"
+    assert status["smoothing_sa_mnb"] in ("PASS", "MISS")
+    assert f"## {bench_smoothing.TITLE}" in (tmp_path / "RESULTS.md").read_text()

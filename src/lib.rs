@@ -17,6 +17,7 @@ pub mod mail;
 pub mod nb;
 pub mod parallel;
 pub mod snapshot;
+pub mod space;
 pub mod store;
 pub mod tokenize;
 pub mod unicode_tables;

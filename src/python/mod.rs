@@ -8,7 +8,9 @@ mod formulas;
 mod keys;
 pub(crate) mod mail;
 mod model;
+mod reader;
 mod tokenizer;
+mod values;
 mod vocabulary;
 mod weighting;
 

@@ -3,36 +3,17 @@
 //! log-probabilities or an updated store come out.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{bucket_text, first_foreign_key, key_arrays, key_of, token_of, unpack};
-use super::mail::EmailTokenizer;
-use super::tokenizer::WordTokenizer;
+use super::keys::{bucket_text, first_foreign_key, key_arrays, key_of, token_of};
+use super::reader::Reader;
+use super::values::{describe, f64_bytes, g, i64_bytes, repr};
 use super::weighting::EmailWeights;
-use crate::bag::Bag;
 use crate::doc::{Doc, UNKNOWN};
-use crate::mail::features::EmailFeatures;
 use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior};
-use crate::parallel;
 use crate::snapshot::{self, RawArray};
 use crate::store::StoreError;
 use crate::weighting::{idf, MAX_IDF_OFFSET};
-use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-
-/// How raw text becomes features.
-enum Featurizer {
-    /// No tokenizer: documents must be mappings.
-    None,
-    /// The core's word tokenizer (`Tokenizer` with the default pattern, no stemmer).
-    Words { tokenizer: Py<WordTokenizer>, binary: bool },
-    /// The core's email tokenizer (`EmailTokenizer` with core body settings): raw bytes in.
-    Email { tokenizer: Py<EmailTokenizer> },
-    /// The spam filter's field-mass weights over the core's email tokenizer: raw bytes in.
-    Weights { weights: Py<EmailWeights> },
-    /// Any other callable text -> mapping (called from here, once per text).
-    Python(Py<PyAny>),
-}
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 
 #[pyclass(module = "streamnb._core")]
 pub struct Core {
@@ -40,14 +21,10 @@ pub struct Core {
     labels: Vec<Py<PyAny>>,
     class_index: Py<PyDict>,
     fixed_prior: Option<Py<PyDict>>,
-    featurizer: Featurizer,
+    reader: Reader,
     /// EmailNB's scoring: each document reweighted by the IDF of the counts, field by field
     /// with these masses and this offset (`set_idf`); learning uses the document as it is.
     idf: Option<(Py<EmailWeights>, f64)>,
-    /// The last document encoded: predicting and then learning the same message encodes it
-    /// once (raw text: compared by value; a dict: the same object, still holding the same
-    /// key and value objects in the same order as a copy taken then).
-    last: Option<Last>,
 }
 
 /// What `contributions` returns: (features, terms, rest, classes).
@@ -57,72 +34,6 @@ type Split<'py> = (
     Vec<f64>,
     Bound<'py, PyList>,
 );
-
-struct Last {
-    x: Py<PyAny>,
-    /// A copy of the dict as it was (it holds the items, so no other object can take their addresses).
-    copy: Option<Py<PyDict>>,
-    doc: Doc,
-}
-
-static HELPERS: PyOnceLock<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
-
-/// (streamnb.errors.describe, numbers.Real, collections.abc.Mapping)
-fn helpers(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
-    HELPERS.get_or_try_init(py, || {
-        Ok((
-            py.import("streamnb.errors")?.getattr("describe")?.unbind(),
-            py.import("numbers")?.getattr("Real")?.unbind(),
-            py.import("collections.abc")?.getattr("Mapping")?.unbind(),
-        ))
-    })
-}
-
-fn describe(value: &Bound<'_, PyAny>) -> String {
-    let py = value.py();
-    helpers(py)
-        .and_then(|h| h.0.bind(py).call1((value,)))
-        .and_then(|s| s.extract::<String>())
-        .unwrap_or_else(|_| "<value>".to_string())
-}
-
-fn repr(value: &Bound<'_, PyAny>) -> String {
-    value
-        .repr()
-        .map(|r| r.to_string())
-        .unwrap_or_else(|_| "<value>".to_string())
-}
-
-/// A float as Python's `format(x, "g")`.
-fn g(py: Python<'_>, x: f64) -> String {
-    PyFloat::new(py, x)
-        .call_method1("__format__", ("g",))
-        .and_then(|s| s.extract::<String>())
-        .unwrap_or_else(|_| x.to_string())
-}
-
-fn float_repr(py: Python<'_>, x: f64) -> String {
-    repr(&PyFloat::new(py, x).into_any())
-}
-
-fn f64_bytes<'py>(py: Python<'py>, values: &[f64]) -> PyResult<Bound<'py, PyByteArray>> {
-    PyByteArray::new_with(py, values.len() * 8, |buf| {
-        for (chunk, v) in buf.chunks_exact_mut(8).zip(values) {
-            chunk.copy_from_slice(&v.to_le_bytes());
-        }
-        Ok(())
-    })
-}
-
-fn i64_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = i64>) -> PyResult<Bound<'py, PyByteArray>> {
-    let values: Vec<i64> = values.collect();
-    PyByteArray::new_with(py, values.len() * 8, |buf| {
-        for (chunk, v) in buf.chunks_exact_mut(8).zip(&values) {
-            chunk.copy_from_slice(&v.to_le_bytes());
-        }
-        Ok(())
-    })
-}
 
 fn parse_kind(kind: &str, mu: Option<f64>, binarize: f64, norm: bool) -> PyResult<Kind> {
     Ok(match kind {
@@ -184,7 +95,7 @@ impl Core {
 
     /// The name of a feature id (hashed models: its bucket, '#417').
     fn token<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyAny>> {
-        match self.nb.vocabulary() {
+        match self.nb.features.vocabulary() {
             Some(v) => match v.token(id) {
                 Some(key) => token_of(py, key),
                 None => Ok(py.None().into_bound(py)),
@@ -203,7 +114,7 @@ impl Core {
 
     /// The name of a document's i-th feature.
     fn doc_token<'py>(&self, py: Python<'py>, doc: &Doc, i: usize) -> PyResult<Bound<'py, PyAny>> {
-        if self.nb.n_buckets().is_some() {
+        if self.nb.features.n_buckets().is_some() {
             return self.token(py, doc.ids[i]);
         }
         match doc.key(i) {
@@ -212,274 +123,16 @@ impl Core {
         }
     }
 
-    // -- encoding ------------------------------------------------------------------------
-
-    /// A document from a mapping feature -> value: keys and values checked as the Python
-    /// models always did (numbers, finite, >= 0 unless Bernoulli).
-    fn encode_mapping(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
-        let py = x.py();
-        if let Ok(dict) = x.cast::<PyDict>() {
-            return self.encode_pairs(py, dict.len(), dict.iter());
-        }
-        // Any other Mapping: its items() must give pairs (errors raised by items() itself
-        // propagate); a key it lists twice counts twice.
-        let not_pairs = |what: &Bound<'_, PyAny>| {
-            let message = format!(
-                "a document's items() must give (feature, value) pairs, got {}",
-                describe(what)
-            );
-            error(ErrorKind::InvalidType, message)
-        };
-        let listed = x.call_method0("items")?;
-        let mut pairs = Vec::new();
-        for item in listed.try_iter().map_err(|_| not_pairs(&listed))? {
-            let item = item?;
-            pairs.push(
-                item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()
-                    .map_err(|_| not_pairs(&item))?,
-            );
-        }
-        self.encode_pairs(py, pairs.len(), pairs.into_iter())
-    }
-
-    /// The document of (feature, value) pairs. As the models always checked: a value that
-    /// is not a number is reported first, then the first non-finite value, then the first
-    /// negative count.
-    fn encode_pairs<'py>(
-        &self,
-        py: Python<'py>,
-        len: usize,
-        pairs: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>,
-    ) -> PyResult<Doc> {
-        let real = helpers(py)?.1.bind(py);
-        let signed = matches!(self.nb.kind, Kind::Bernoulli { .. });
-        let hashed = self.nb.n_buckets().is_some();
-        let mut encoder = self.nb.encoder(len, len * 8);
-        let mut scratch = Vec::new();
-        let (mut keys, mut ends, mut values) = (
-            Vec::with_capacity(len * 8),
-            Vec::with_capacity(len),
-            Vec::with_capacity(len),
-        );
-        let (mut non_finite, mut negative) = (None, None);
-        for (key, value) in pairs {
-            let v = if let Ok(f) = value.cast_exact::<PyFloat>() {
-                f.value()
-            } else if let Ok(i) = value.cast::<PyInt>() {
-                match i.extract::<i64>() {
-                    Ok(i) => i as f64,
-                    Err(_) => match i.extract::<f64>() {
-                        Ok(v) => v,
-                        Err(_) => {
-                            // an int beyond float range: named as it was given
-                            let message = format!("feature values must be finite numbers, got {}", describe(&value));
-                            return Err(error(ErrorKind::InvalidInput, message));
-                        }
-                    },
-                }
-            } else if value.is_instance(real)? {
-                value.extract::<f64>().unwrap_or(f64::NAN)
-            } else {
-                return Err(error(
-                    ErrorKind::InvalidType,
-                    format!("feature values must be numbers, got {}", describe(&value)),
-                ));
-            };
-            if !v.is_finite() {
-                non_finite.get_or_insert(v);
-            } else if v < 0.0 && !signed {
-                negative.get_or_insert(v);
-            }
-            // hashed models bucket str(token), as they always did (saved models still load)
-            let key = if hashed {
-                bucket_text(&key, &mut scratch)?
-            } else {
-                key_of(&key, &mut scratch)?
-            };
-            keys.extend_from_slice(key);
-            ends.push(keys.len());
-            values.push(v);
-        }
-        encoder.add_distinct_all(unpack(&keys, &ends).into_iter(), &values); // a key listed twice accumulates
-        if let Some(bad) = non_finite {
-            return Err(error(
-                ErrorKind::InvalidInput,
-                format!("feature values must be finite, got {}", float_repr(py, bad)),
-            ));
-        }
-        if let Some(bad) = negative {
-            return Err(error(
-                ErrorKind::InvalidInput,
-                format!("feature counts must be >= 0, got {}", float_repr(py, bad)),
-            ));
-        }
-        Ok(encoder.finish())
-    }
-
-    /// A document from text through the core's word tokenizer.
-    fn encode_words(&self, tokenizer: &WordTokenizer, binary: bool, text: &Bound<'_, PyString>) -> PyResult<Doc> {
-        let input = TextInput::of(tokenizer, text)?;
-        Ok(encode_str(&self.nb, tokenizer, binary, &input))
-    }
-
-    /// The documents of a batch: raw texts the core tokenizes itself are read on several
-    /// threads, with the GIL released; anything else one by one.
-    fn encode_batch(&self, xs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Doc>> {
-        let py = match xs.first() {
-            Some(x) => x.py(),
-            None => return Ok(Vec::new()),
-        };
-        match &self.featurizer {
-            Featurizer::Words { tokenizer, binary } if xs.iter().all(|x| x.is_instance_of::<PyString>()) => {
-                let tokenizer = tokenizer.get();
-                let inputs: Vec<TextInput<'_>> = xs
-                    .iter()
-                    .map(|x| TextInput::of(tokenizer, x.cast::<PyString>()?))
-                    .collect::<PyResult<_>>()?;
-                let nb = &self.nb;
-                Ok(py.detach(|| parallel::map(&inputs, |input| encode_str(nb, tokenizer, *binary, input))))
-            }
-            Featurizer::Email { tokenizer } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
-                let features = &tokenizer.get().features;
-                let raws: Vec<&[u8]> = xs
-                    .iter()
-                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
-                    .collect::<Result<_, _>>()?;
-                let nb = &self.nb;
-                Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(nb, features, raw))))
-            }
-            Featurizer::Weights { weights } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
-                let weights = weights.get();
-                let raws: Vec<&[u8]> = xs
-                    .iter()
-                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
-                    .collect::<Result<_, _>>()?;
-                let nb = &self.nb;
-                Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(nb, weights, raw))))
-            }
-            _ => xs.iter().map(|x| self.with_fresh_doc(x)).collect(),
-        }
-    }
-
-    /// One document of a batch, not remembered as the last one.
-    fn with_fresh_doc(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
-        let py = x.py();
-        if x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>() {
-            self.encode_text(x)
-        } else if x.is_instance_of::<PyDict>() || x.is_instance(helpers(py)?.2.bind(py))? {
-            self.encode_mapping(x)
-        } else {
-            Err(error(
-                ErrorKind::InvalidType,
-                format!(
-                    "a document must be a mapping feature -> value, or str/bytes text, got {}",
-                    describe(x)
-                ),
-            ))
-        }
-    }
-
-    fn encode_text(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
-        match &self.featurizer {
-            Featurizer::None => Err(error(
-                ErrorKind::InvalidType,
-                format!(
-                    "got raw text {} but the model has no tokenizer; pass tokenizer=... or give a mapping feature -> count",
-                    describe(x)
-                ),
-            )),
-            Featurizer::Words { tokenizer, binary } => {
-                let Ok(text) = x.cast::<PyString>() else {
-                    return Err(error(ErrorKind::InvalidType, format!("Tokenizer expects a str, got {}", describe(x))));
-                };
-                self.encode_words(tokenizer.get(), *binary, text)
-            }
-            Featurizer::Email { tokenizer } => {
-                let features = &tokenizer.get().features;
-                with_raw_bytes(x, |raw| encode_email(&self.nb, features, raw))
-            }
-            Featurizer::Weights { weights } => with_raw_bytes(x, |raw| encode_weighted(&self.nb, weights.get(), raw)),
-            Featurizer::Python(tokenizer) => {
-                let py = x.py();
-                let features = tokenizer.bind(py).call1((x,))?;
-                if !features.is_instance(helpers(py)?.2.bind(py))? {
-                    return Err(error(
-                        ErrorKind::InvalidType,
-                        format!("the tokenizer must return a mapping feature -> count, got {}", describe(&features)),
-                    ));
-                }
-                self.encode_mapping(&features)
-            }
-        }
-    }
-
-    /// Run `body` on the document `x`, encoded once: raw text is remembered with its
-    /// document, so predicting and then learning the same text tokenizes it once.
+    /// Run `body` on the document `x`, read once (see `Reader::read`).
     fn with_doc<R>(
         &mut self,
         x: &Bound<'_, PyAny>,
         body: impl FnOnce(&mut Self, &mut Doc) -> PyResult<R>,
     ) -> PyResult<R> {
-        let py = x.py();
-        let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
-        let is_dict = !is_text && x.is_instance_of::<PyDict>();
-        if !(is_text || is_dict || x.is_instance(helpers(py)?.2.bind(py))?) {
-            return Err(error(
-                ErrorKind::InvalidType,
-                format!(
-                    "a document must be a mapping feature -> value, or str/bytes text, got {}",
-                    describe(x)
-                ),
-            ));
-        }
-        if !(is_text || is_dict) {
-            let mut doc = self.encode_mapping(x)?; // another Mapping: not remembered
-            return body(self, &mut doc);
-        }
-        let cached = match self.last.take() {
-            Some(last) if self.reusable(&last.doc) && self.same_document(&last, x)? => Some(last.doc),
-            _ => None,
-        };
-        let mut doc = match cached {
-            Some(doc) => doc,
-            None if is_text => self.encode_text(x)?,
-            None => self.encode_mapping(x)?,
-        };
-        let result = body(self, &mut doc);
-        let copy = if is_dict {
-            Some(x.cast::<PyDict>()?.copy()?.unbind())
-        } else {
-            None
-        };
-        self.last = Some(Last {
-            x: x.clone().unbind(),
-            copy,
-            doc,
-        });
+        let mut reading = self.reader.read(&self.nb.features, x)?;
+        let result = body(self, &mut reading.doc);
+        self.reader.keep(x, reading)?;
         result
-    }
-
-    /// Can a remembered document be used again? Its tokens must all still be in the
-    /// vocabulary, and the features that were new when it was encoded must still be new
-    /// (looked up at the vocabulary's current epoch): once they have ids, it lists them
-    /// after the known ones, and a prediction would sum its features in another order than
-    /// a fresh encoding's (predictions must not depend on what is remembered, to the last bit).
-    fn reusable(&self, doc: &Doc) -> bool {
-        let keyed = &doc.ids[doc.first_key()..];
-        let still_new = keyed.is_empty()
-            || (doc.epoch == self.nb.vocabulary().map(|v| v.epoch()) && keyed.iter().all(|&id| id == UNKNOWN));
-        self.nb.doc_is_current(doc) && still_new
-    }
-
-    /// Is x the document remembered: the same text, or the same dict holding the same
-    /// objects? (A value replaced by an equal object counts as a change: encoded again.)
-    fn same_document(&self, last: &Last, x: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let py = x.py();
-        match (&last.copy, x.cast::<PyDict>()) {
-            (Some(copy), Ok(dict)) => Ok(last.x.bind(py).is(x) && same_items(copy.bind(py), dict)),
-            (Some(_), Err(_)) => Ok(false),
-            (None, _) => same_text(last.x.bind(py), x),
-        }
     }
 
     /// An error of the model as the Python exception that names what was wrong.
@@ -638,7 +291,7 @@ impl Core {
     /// N = sum_c N_c the messages learned and D_f = sum_c D_cf those containing f (true
     /// counts, 0 for a feature not in the vocabulary).
     fn idf_values(&self, weights: &EmailWeights, offset: f64, doc: &mut Doc) -> Vec<f64> {
-        self.nb.resolve(doc);
+        self.nb.features.resolve(doc);
         let k = self.nb.n_classes();
         let n: f64 = (0..k).map(|c| self.nb.store.true_class_docs(c)).sum();
         let known: Vec<usize> = (0..doc.len()).filter(|&i| doc.ids[i] != UNKNOWN).collect();
@@ -649,7 +302,7 @@ impl Core {
             doc_freq[i] = row.iter().sum();
         }
         let features = weights.features();
-        let vocabulary = self.nb.vocabulary();
+        let vocabulary = self.nb.features.vocabulary();
         let mut fields = Vec::with_capacity(doc.len());
         let mut values = Vec::with_capacity(doc.len());
         for (i, &d) in doc_freq.iter().enumerate() {
@@ -705,117 +358,6 @@ impl Core {
     }
 }
 
-/// A text ready for the core's word tokenizer: borrowed as it is, or (capital sigma, lone
-/// surrogates) cut and lowercased by Python first.
-enum TextInput<'a> {
-    Borrowed(&'a str),
-    Prepared(String),
-}
-
-impl<'a> TextInput<'a> {
-    fn of(tokenizer: &WordTokenizer, text: &'a Bound<'_, PyString>) -> PyResult<Self> {
-        let options = &tokenizer.options;
-        if let Ok(s) = text.to_str() {
-            if !(options.lowercase && crate::tokenize::needs_python_lower(s)) {
-                return Ok(TextInput::Borrowed(s));
-            }
-        }
-        Ok(TextInput::Prepared(tokenizer.python_prepared(text)?))
-    }
-}
-
-/// A text through the core's word tokenizer into a document of the model (no Python).
-fn encode_str(nb: &NaiveBayes, tokenizer: &WordTokenizer, binary: bool, input: &TextInput<'_>) -> Doc {
-    let options = &tokenizer.options;
-    let (text, lowercase, max_chars) = match input {
-        TextInput::Borrowed(s) => (*s, options.lowercase, options.max_chars),
-        TextInput::Prepared(s) => (s.as_str(), false, None),
-    };
-    let mut encoder = nb.encoder(text.len() / 16 + 8, text.len() / 2);
-    let mut scratch = Vec::new();
-    options.for_each_feature(text, lowercase, max_chars, &mut scratch, |f| encoder.add(f, 1.0));
-    if binary {
-        encoder.binarize();
-    }
-    encoder.finish()
-}
-
-/// A raw message through the core's email tokenizer into a document of the model.
-fn encode_email(nb: &NaiveBayes, features: &EmailFeatures, raw: &[u8]) -> Doc {
-    let mut bag = Bag::default();
-    features.count_into(raw, &mut bag, &nb.hasher());
-    let mut encoder = nb.encoder(bag.len(), 0);
-    for i in 0..bag.len() {
-        encoder.add_hashed(bag.feature(i), bag.hash(i), bag.count(i));
-    }
-    encoder.finish()
-}
-
-/// The bytes of raw text: bytes as they are, str re-encoded as the Python tokenizer does
-/// (streamnb.mail._to_bytes).
-fn with_raw_bytes<R>(x: &Bound<'_, PyAny>, body: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
-    if let Ok(raw) = x.cast::<PyBytes>() {
-        return Ok(body(raw.as_bytes()));
-    }
-    let raw = x
-        .call_method1("encode", ("utf-8", "surrogateescape"))
-        .or_else(|_| x.call_method1("encode", ("utf-8", "replace")))?;
-    Ok(body(raw.cast::<PyBytes>()?.as_bytes()))
-}
-
-/// A raw message through the spam filter's weighting into a document of the model.
-fn encode_weighted(nb: &NaiveBayes, weights: &EmailWeights, raw: &[u8]) -> Doc {
-    let (bag, values) = weights.weigh_raw(raw, &nb.hasher());
-    let mut encoder = nb.encoder(bag.len(), 0);
-    for (i, &v) in values.iter().enumerate() {
-        if v > 0.0 {
-            encoder.add_hashed(bag.feature(i), bag.hash(i), v);
-        }
-    }
-    encoder.finish()
-}
-
-/// Do two dicts hold the same key and value objects in the same order? One walk over both
-/// with borrowed references (no lookup, no reference counting, no comparison that could
-/// run Python code): what `dict.copy()` then no change in between leaves.
-fn same_items(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let (mut at_a, mut at_b): (ffi::Py_ssize_t, ffi::Py_ssize_t) = (0, 0);
-    let (mut key_a, mut value_a, mut key_b, mut value_b) = (
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-    );
-    // SAFETY: both dicts are alive (bound) and the GIL is held; PyDict_Next hands out
-    // borrowed references that are only compared as addresses, and nothing runs in between
-    // that could change either dict.
-    unsafe {
-        while ffi::PyDict_Next(a.as_ptr(), &mut at_a, &mut key_a, &mut value_a) != 0 {
-            if ffi::PyDict_Next(b.as_ptr(), &mut at_b, &mut key_b, &mut value_b) == 0
-                || key_a != key_b
-                || value_a != value_b
-            {
-                return false;
-            }
-        }
-    }
-    true
-}
-
-/// Are two raw texts the same text (same type, equal)?
-fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
-    if last.is(x) {
-        return Ok(true);
-    }
-    if last.get_type().is(x.get_type()) {
-        return last.eq(x);
-    }
-    Ok(false)
-}
-
 #[pymethods]
 impl Core {
     #[new]
@@ -850,11 +392,10 @@ impl Core {
                 labels: Vec::new(),
                 class_index: PyDict::new(py).unbind(),
                 fixed_prior: fixed_prior.map(Bound::unbind),
-                featurizer: Featurizer::None,
+                reader: Reader::new(matches!(kind, "bernoulli")),
                 idf: None,
-                last: None,
             };
-            core.set_featurizer(tokenizer, in_core, binary);
+            core.reader.set_featurizer(tokenizer, in_core, binary);
             Ok(core)
         })
     }
@@ -864,35 +405,14 @@ impl Core {
     /// when the core can run it itself, with `binary` for word tokenizers.
     #[pyo3(signature = (tokenizer, in_core, binary))]
     fn set_featurizer(&mut self, tokenizer: Option<Bound<'_, PyAny>>, in_core: Option<Bound<'_, PyAny>>, binary: bool) {
-        self.featurizer = match (in_core, tokenizer) {
-            (Some(core), _) => match core.cast_into::<WordTokenizer>() {
-                Ok(words) => Featurizer::Words {
-                    tokenizer: words.unbind(),
-                    binary,
-                },
-                Err(other) => match other.into_inner().cast_into::<EmailTokenizer>() {
-                    Ok(email) => Featurizer::Email {
-                        tokenizer: email.unbind(),
-                    },
-                    Err(other) => match other.into_inner().cast_into::<EmailWeights>() {
-                        Ok(weights) => Featurizer::Weights {
-                            weights: weights.unbind(),
-                        },
-                        Err(_) => Featurizer::None,
-                    },
-                },
-            },
-            (None, Some(callable)) => Featurizer::Python(callable.unbind()),
-            (None, None) => Featurizer::None,
-        };
-        self.last = None;
+        self.reader.set_featurizer(tokenizer, in_core, binary);
     }
 
     /// Score with EmailNB's IDF reweighting over these field masses, idf_f plus `offset`
     /// (None: as learned). The field of a feature comes from its name, so hashed models cannot.
     fn set_idf(&mut self, weights: Option<Bound<'_, EmailWeights>>, offset: f64) -> PyResult<()> {
         guard(|| {
-            if weights.is_some() && self.nb.n_buckets().is_some() {
+            if weights.is_some() && self.nb.features.n_buckets().is_some() {
                 return Err(error(
                     ErrorKind::InvalidParameter,
                     "the IDF reweighting needs feature names: not with n_buckets",
@@ -956,7 +476,7 @@ impl Core {
         guard(|| {
             let py = xs.py();
             let items: Vec<Bound<'py, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
-            let docs = self.encode_batch(&items)?;
+            let docs = self.reader.encode_batch(&self.nb.features, &items)?;
             let out = PyList::empty(py);
             for mut doc in docs {
                 out.append(self.predict_doc(py, &mut doc, alpha, what)?)?;
@@ -1205,7 +725,7 @@ impl Core {
         guard(|| {
             let py = xs.py();
             let items: Vec<Bound<'_, PyAny>> = xs.iter().collect();
-            let mut docs = self.encode_batch(&items)?;
+            let mut docs = self.reader.encode_batch(&self.nb.features, &items)?;
             let k = self.nb.n_classes();
             let mut new_labels: Vec<Bound<'_, PyAny>> = Vec::new();
             let mut classes = Vec::with_capacity(labels.len());
@@ -1420,12 +940,12 @@ impl Core {
 
     #[getter]
     fn epoch(&self) -> u64 {
-        self.nb.epoch()
+        self.nb.features.epoch()
     }
 
     #[getter]
     fn capacity(&self) -> usize {
-        self.nb.capacity()
+        self.nb.features.capacity()
     }
 
     #[getter]
@@ -1580,7 +1100,7 @@ impl Core {
             let mut out = Vec::new();
             for token in tokens.try_iter()? {
                 let token = token?;
-                out.push(match (self.nb.vocabulary(), self.nb.n_buckets()) {
+                out.push(match (self.nb.features.vocabulary(), self.nb.features.n_buckets()) {
                     (Some(v), _) => v.find(key_of(&token, &mut scratch)?).map_or(-1, |id| id as i64),
                     (None, Some(n)) => crate::vocab::bucket(bucket_text(&token, &mut scratch)?, n) as i64,
                     (None, None) => -1,
@@ -1605,6 +1125,7 @@ impl Core {
         guard(|| {
             let vocabulary = self
                 .nb
+                .features
                 .vocabulary()
                 .ok_or_else(|| error(ErrorKind::InvalidParameter, "a hashed model has no vocabulary"))?;
             let keys = ids
@@ -1621,12 +1142,18 @@ impl Core {
 
     /// Ids free for reuse (the last is reused first).
     fn free_ids(&self) -> Vec<u32> {
-        self.nb.vocabulary().map_or_else(Vec::new, |v| v.free_ids().to_vec())
+        self.nb
+            .features
+            .vocabulary()
+            .map_or_else(Vec::new, |v| v.free_ids().to_vec())
     }
 
     /// Tokens in the vocabulary (|V| of an exact model).
     fn vocabulary_size(&self) -> usize {
-        self.nb.vocabulary().map_or(self.nb.store.n_features, |v| v.len())
+        self.nb
+            .features
+            .vocabulary()
+            .map_or(self.nb.store.n_features, |v| v.len())
     }
 
     // -- loading -----------------------------------------------------------------------------
@@ -1678,12 +1205,12 @@ impl Core {
             // The heavy parts run without the GIL: persist.loads verifies the file's checksum
             // in another thread meanwhile.
             let py = labels.py();
-            let (k, n_buckets) = (labels.len(), self.nb.n_buckets());
+            let (k, n_buckets) = (labels.len(), self.nb.features.n_buckets());
             let docs_bounded = self.nb.store.keeps_histograms();
             let snapshot = py
                 .detach(|| snapshot::check(&map, k, n_learned, pruned_at, n_buckets, docs_bounded))
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
-            if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.vocabulary_mut()) {
+            if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.features.vocabulary_mut()) {
                 if !keys.all_utf8() {
                     if let Some(position) = first_foreign_key(py, keys.iter())? {
                         return Err(error(
@@ -1720,7 +1247,7 @@ impl Core {
             store.pruned_at = pruned_at;
             store.merged_prunings = snapshot.merged_prunings;
             store.forgotten_merges = snapshot.forgotten_merges;
-            self.last = None;
+            self.reader.forget();
             Ok(())
         })
     }
@@ -1728,7 +1255,7 @@ impl Core {
     /// Bytes the model holds in the core (vocabulary, counts, stamps, derived sums, and the
     /// document of the last text or mapping, kept for predict-then-learn: a huge one is no small part).
     fn nbytes(&self) -> usize {
-        self.nb.heap_bytes() + self.last.as_ref().map_or(0, |last| last.doc.heap_bytes())
+        self.nb.heap_bytes() + self.reader.heap_bytes()
     }
 
     /// Bytes of the count cells alone.

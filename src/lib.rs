@@ -13,8 +13,10 @@
 
 pub mod bag;
 pub mod doc;
+pub mod logistic;
 pub mod mail;
 pub mod nb;
+pub mod ngrams;
 pub mod parallel;
 pub mod snapshot;
 pub mod space;

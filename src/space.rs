@@ -248,6 +248,14 @@ impl Encoder<'_> {
         }
     }
 
+    /// Count `by` more of a bucket the caller computed (hashed spaces only: `vocab::bucket`
+    /// of the key, e.g. `ByteNgrams::for_each_bucket`).
+    #[inline]
+    pub fn add_bucket(&mut self, id: u32, by: f64) {
+        debug_assert!(matches!(self.space, Features::Hashed(_)));
+        self.buckets.add(id, by);
+    }
+
     /// Every count set to 1 (binary features).
     pub fn binarize(&mut self) {
         self.buckets.values.iter_mut().for_each(|v| *v = 1.0);

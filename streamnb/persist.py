@@ -134,7 +134,7 @@ _TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
 
 MODEL_TYPES: dict[str, type[Saveable]] = {}
 _TOKENIZER_TYPES: dict[str, type] = {}
-_TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail", "streamnb.weighting")
+_TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail", "streamnb.weighting", "streamnb.ngrams")
 
 
 @overload

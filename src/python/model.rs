@@ -3,7 +3,8 @@
 //! log-probabilities or an updated store come out.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{bucket_text, first_foreign_key, key_arrays, key_of, token_of};
+use super::keys::{feature_name, feature_names, find_ids, first_foreign_key, key_arrays, token_of};
+use super::labels::Labels;
 use super::reader::Reader;
 use super::values::{describe, f64_bytes, g, i64_bytes, repr};
 use super::weighting::EmailWeights;
@@ -13,13 +14,12 @@ use crate::snapshot::{self, RawArray};
 use crate::store::StoreError;
 use crate::weighting::{idf, MAX_IDF_OFFSET};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 
 #[pyclass(module = "streamnb._core")]
 pub struct Core {
     nb: NaiveBayes,
-    labels: Vec<Py<PyAny>>,
-    class_index: Py<PyDict>,
+    labels: Labels,
     fixed_prior: Option<Py<PyDict>>,
     reader: Reader,
     /// EmailNB's scoring: each document reweighted by the IDF of the counts, field by field
@@ -65,17 +65,6 @@ fn parse_prior(prior: &str) -> PyResult<Prior> {
 }
 
 impl Core {
-    fn label<'py>(&self, py: Python<'py>, c: usize) -> Bound<'py, PyAny> {
-        self.labels[c].bind(py).clone()
-    }
-
-    fn class_of(&self, label: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        match self.class_index.bind(label.py()).get_item(label)? {
-            Some(c) => Ok(Some(c.extract()?)),
-            None => Ok(None),
-        }
-    }
-
     fn prior_weight(&self, label: &Bound<'_, PyAny>) -> PyResult<f64> {
         match &self.fixed_prior {
             Some(fixed) => match fixed.bind(label.py()).get_item(label)? {
@@ -86,30 +75,12 @@ impl Core {
         }
     }
 
-    fn push_label(&mut self, label: &Bound<'_, PyAny>) -> PyResult<()> {
-        let c = self.labels.len();
-        self.class_index.bind(label.py()).set_item(label, c)?;
-        self.labels.push(label.clone().unbind());
-        Ok(())
-    }
-
-    /// The name of a feature id (hashed models: its bucket, '#417').
     fn token<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyAny>> {
-        match self.nb.features.vocabulary() {
-            Some(v) => match v.token(id) {
-                Some(key) => token_of(py, key),
-                None => Ok(py.None().into_bound(py)),
-            },
-            None => Ok(PyString::new(py, &format!("#{id}")).into_any()),
-        }
+        feature_name(py, &self.nb.features, id)
     }
 
     fn tokens<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let out = PyList::empty(py);
-        for &id in ids {
-            out.append(self.token(py, id)?)?;
-        }
-        Ok(out)
+        feature_names(py, &self.nb.features, ids)
     }
 
     /// The name of a document's i-th feature.
@@ -205,7 +176,7 @@ impl Core {
                     format!(
                         "counts of feature(s) {names} in class {} would become negative: they were never learned \
                          with that much weight",
-                        repr(&self.label(py, class))
+                        repr(&self.labels.label(py, class))
                     ),
                 )
             }
@@ -213,13 +184,13 @@ impl Core {
                 ErrorKind::InvalidInput,
                 format!(
                     "class {} has {} documents; cannot remove {}",
-                    repr(&self.label(py, class)),
+                    repr(&self.labels.label(py, class)),
                     g(py, has),
                     g(py, remove)
                 ),
             ),
             StoreError::CellsWithoutDocuments { class, left } => {
-                let label = repr(&self.label(py, class));
+                let label = repr(&self.labels.label(py, class));
                 error(
                     ErrorKind::InvalidInput,
                     format!(
@@ -233,7 +204,7 @@ impl Core {
                 docs,
                 feature_docs,
             } => {
-                let label = repr(&self.label(py, class));
+                let label = repr(&self.labels.label(py, class));
                 error(
                     ErrorKind::InvalidInput,
                     format!(
@@ -246,7 +217,7 @@ impl Core {
             }
             StoreError::Overflow { class, tokens, docs } => {
                 let label = match class {
-                    Some(c) => format!("class {}", repr(&self.label(py, c))),
+                    Some(c) => format!("class {}", repr(&self.labels.label(py, c))),
                     None => "a new class".to_string(),
                 };
                 error(
@@ -270,20 +241,6 @@ impl Core {
             ErrorKind::UnknownClass,
             format!("cannot unlearn from class {}: it was never learned", repr(label)),
         )
-    }
-
-    fn proba_dict<'py>(
-        &self,
-        py: Python<'py>,
-        active: &[usize],
-        values: &[f64],
-        exp: bool,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let out = PyDict::new(py);
-        for (&c, &v) in active.iter().zip(values) {
-            out.set_item(self.label(py, c), if exp { v.exp() } else { v })?;
-        }
-        Ok(out)
     }
 
     /// EmailNB's scoring weights of a document (see `crate::weighting`): per feature,
@@ -352,9 +309,9 @@ impl Core {
         }
         let (active, values) = self.scoring(doc, |core, doc| core.nb.log_posterior(doc, alpha, what != 0));
         if what == 0 {
-            return Ok(self.label(py, active[argmax(&values)]));
+            return Ok(self.labels.label(py, active[argmax(&values)]));
         }
-        Ok(self.proba_dict(py, &active, &values, what == 1)?.into_any())
+        Ok(self.labels.dict(py, &active, &values, what == 1)?.into_any())
     }
 }
 
@@ -389,8 +346,7 @@ impl Core {
                     n_buckets,
                     dense_max_classes,
                 ),
-                labels: Vec::new(),
-                class_index: PyDict::new(py).unbind(),
+                labels: Labels::new(py),
                 fixed_prior: fixed_prior.map(Bound::unbind),
                 reader: Reader::new(matches!(kind, "bernoulli")),
                 idf: None,
@@ -493,7 +449,7 @@ impl Core {
                 let jll = core.scoring(doc, |core, doc| core.nb.joint_log_likelihood(doc, alpha));
                 let active = core.nb.active();
                 let values: Vec<f64> = active.iter().map(|&c| jll[c]).collect();
-                core.proba_dict(py, &active, &values, false)
+                core.labels.dict(py, &active, &values, false)
             })
         })
     }
@@ -534,7 +490,7 @@ impl Core {
         alpha: f64,
     ) -> PyResult<Option<f64>> {
         guard(|| {
-            let c = match self.class_of(label)? {
+            let c = match self.labels.class_of(label)? {
                 Some(c) if self.nb.active().contains(&c) => c,
                 _ => {
                     return Err(error(
@@ -581,7 +537,7 @@ impl Core {
                 for &i in &split.positions {
                     names.append(core.doc_token(py, doc, i)?)?;
                 }
-                let labels = PyList::new(py, active.iter().map(|&c| core.label(py, c)))?;
+                let labels = PyList::new(py, active.iter().map(|&c| core.labels.label(py, c)))?;
                 Ok((
                     names,
                     f64_bytes(py, &terms)?,
@@ -661,7 +617,7 @@ impl Core {
     ) -> PyResult<()> {
         guard(|| {
             let py = x.py();
-            let c = self.class_of(label)?;
+            let c = self.labels.class_of(label)?;
             let prior_weight = if c.is_none() { self.prior_weight(label)? } else { 1.0 };
             self.with_doc(x, |core, doc| {
                 let empty_learn = core.nb.empty_learn;
@@ -674,7 +630,7 @@ impl Core {
                 core.nb.empty_learn = empty_learn;
                 match result {
                     // a new class (usize::MAX: nothing was left to count, no class added)
-                    Ok(Some(new_c)) if c.is_none() && new_c != usize::MAX => core.push_label(label),
+                    Ok(Some(new_c)) if c.is_none() && new_c != usize::MAX => core.labels.push(label),
                     Ok(_) => Ok(()),
                     Err(e) => Err(core.nb_error(py, e, x, Some(doc), None)),
                 }
@@ -695,7 +651,7 @@ impl Core {
     ) -> PyResult<()> {
         guard(|| {
             let py = x.py();
-            let Some(c) = self.class_of(label)? else {
+            let Some(c) = self.labels.class_of(label)? else {
                 // the document is still read, so a bad one is reported as such
                 self.with_doc(x, |_, _| Ok(()))?;
                 return Err(self.unknown_class(label));
@@ -730,7 +686,7 @@ impl Core {
             let mut new_labels: Vec<Bound<'_, PyAny>> = Vec::new();
             let mut classes = Vec::with_capacity(labels.len());
             for label in labels.iter() {
-                let c = match self.class_of(&label)? {
+                let c = match self.labels.class_of(&label)? {
                     Some(c) => c,
                     None => match new_labels.iter().position(|l| l.eq(&label).unwrap_or(false)) {
                         Some(j) => k + j,
@@ -752,7 +708,7 @@ impl Core {
             {
                 Ok(()) => {
                     for label in &new_labels {
-                        self.push_label(label)?;
+                        self.labels.push(label)?;
                     }
                     Ok(())
                 }
@@ -782,7 +738,7 @@ impl Core {
             let mut classes = Vec::with_capacity(xs.len());
             for (x, label) in xs.iter().zip(labels.iter()) {
                 docs.push(self.with_doc(&x, |_, doc| Ok(doc.clone()))?);
-                match self.class_of(&label)? {
+                match self.labels.class_of(&label)? {
                     Some(c) => classes.push(c),
                     None => return Err(self.unknown_class(&label)),
                 }
@@ -807,10 +763,7 @@ impl Core {
             let py = target.py();
             let (snapshot, other_labels) = {
                 let other = other.borrow();
-                (
-                    other.nb.snapshot(),
-                    other.labels.iter().map(|l| l.clone_ref(py)).collect::<Vec<_>>(),
-                )
+                (other.nb.snapshot(), other.labels.owned(py))
             };
             let mut target = target.borrow_mut();
             let mut classes = Vec::with_capacity(other_labels.len());
@@ -818,7 +771,7 @@ impl Core {
             let mut prior_weights = Vec::new();
             for label in &other_labels {
                 let label = label.bind(py);
-                let c = target.class_of(label)?;
+                let c = target.labels.class_of(label)?;
                 if c.is_none() {
                     new_labels.push(label.clone());
                     prior_weights.push(target.prior_weight(label)?);
@@ -832,7 +785,7 @@ impl Core {
                 Ok(()) => {
                     if their_factor > 0.0 {
                         for label in &new_labels {
-                            target.push_label(label)?;
+                            target.labels.push(label)?;
                         }
                     }
                     Ok(())
@@ -846,23 +799,23 @@ impl Core {
 
     #[getter]
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.labels.iter().map(|l| l.bind(py)))
+        self.labels.list(py)
     }
 
     /// The index of a class, None when it was never seen.
     fn class_id(&self, label: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        self.class_of(label)
+        self.labels.class_of(label)
     }
 
     /// Add a class with zero counts (if new); returns its index.
     fn add_class(&mut self, label: &Bound<'_, PyAny>) -> PyResult<usize> {
         guard(|| {
-            if let Some(c) = self.class_of(label)? {
+            if let Some(c) = self.labels.class_of(label)? {
                 return Ok(c);
             }
             let weight = self.prior_weight(label)?;
             let c = self.nb.add_class(weight);
-            self.push_label(label)?;
+            self.labels.push(label)?;
             Ok(c)
         })
     }
@@ -1095,19 +1048,7 @@ impl Core {
 
     /// Ids of the tokens (-1: not in the vocabulary; hashed models: the buckets).
     fn find(&self, tokens: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
-        guard(|| {
-            let mut scratch = Vec::new();
-            let mut out = Vec::new();
-            for token in tokens.try_iter()? {
-                let token = token?;
-                out.push(match (self.nb.features.vocabulary(), self.nb.features.n_buckets()) {
-                    (Some(v), _) => v.find(key_of(&token, &mut scratch)?).map_or(-1, |id| id as i64),
-                    (None, Some(n)) => crate::vocab::bucket(bucket_text(&token, &mut scratch)?, n) as i64,
-                    (None, None) => -1,
-                });
-            }
-            Ok(out)
-        })
+        guard(|| find_ids(&self.nb.features, tokens))
     }
 
     /// The names of feature ids (hashed models: '#<bucket>').
@@ -1225,7 +1166,7 @@ impl Core {
             for label in labels.iter() {
                 let weight = self.prior_weight(&label)?;
                 self.nb.add_class(weight);
-                self.push_label(&label)?;
+                self.labels.push(&label)?;
             }
             let store = &mut self.nb.store;
             py.detach(|| {

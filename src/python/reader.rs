@@ -7,6 +7,7 @@
 use super::errors::{error, Kind as ErrorKind};
 use super::keys::{bucket_text, key_of, unpack};
 use super::mail::EmailTokenizer;
+use super::ngrams::ByteNgrams;
 use super::tokenizer::WordTokenizer;
 use super::values::{describe, float_repr, helpers};
 use super::weighting::EmailWeights;
@@ -29,6 +30,8 @@ pub(super) enum Featurizer {
     Email { tokenizer: Py<EmailTokenizer> },
     /// The spam filter's field-mass weights over the core's email tokenizer: raw bytes in.
     Weights { weights: Py<EmailWeights> },
+    /// Byte n-grams of a raw message (with an email tokenizer's features, if it holds one).
+    Bytes { ngrams: Py<ByteNgrams> },
     /// Any other callable text -> mapping (called from here, once per text).
     Python(Py<PyAny>),
 }
@@ -44,6 +47,8 @@ pub(super) struct Reader {
 pub(super) struct Reading {
     pub doc: Doc,
     remember: bool,
+    /// The document is the one remembered from the call before (not read again).
+    pub reused: bool,
 }
 
 struct Last {
@@ -87,7 +92,12 @@ impl Reader {
                         Ok(weights) => Featurizer::Weights {
                             weights: weights.unbind(),
                         },
-                        Err(_) => Featurizer::None,
+                        Err(other) => match other.into_inner().cast_into::<ByteNgrams>() {
+                            Ok(ngrams) => Featurizer::Bytes {
+                                ngrams: ngrams.unbind(),
+                            },
+                            Err(_) => Featurizer::None,
+                        },
                     },
                 },
             },
@@ -244,6 +254,14 @@ impl Reader {
                     .collect::<Result<_, _>>()?;
                 Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(space, weights, raw))))
             }
+            Featurizer::Bytes { ngrams } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
+                let ngrams = ngrams.get();
+                let raws: Vec<&[u8]> = xs
+                    .iter()
+                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
+                    .collect::<Result<_, _>>()?;
+                Ok(py.detach(|| parallel::map(&raws, |raw| encode_ngrams(space, ngrams, raw))))
+            }
             _ => xs.iter().map(|x| self.fresh_doc(space, x)).collect(),
         }
     }
@@ -286,6 +304,7 @@ impl Reader {
                 with_raw_bytes(x, |raw| encode_email(space, features, raw))
             }
             Featurizer::Weights { weights } => with_raw_bytes(x, |raw| encode_weighted(space, weights.get(), raw)),
+            Featurizer::Bytes { ngrams } => with_raw_bytes(x, |raw| encode_ngrams(space, ngrams.get(), raw)),
             Featurizer::Python(tokenizer) => {
                 let py = x.py();
                 let features = tokenizer.bind(py).call1((x,))?;
@@ -318,18 +337,27 @@ impl Reader {
         }
         if !(is_text || is_dict) {
             let doc = self.encode_mapping(space, x)?; // another Mapping: not remembered
-            return Ok(Reading { doc, remember: false });
+            return Ok(Reading {
+                doc,
+                remember: false,
+                reused: false,
+            });
         }
         let cached = match self.last.take() {
             Some(last) if reusable(space, &last.doc) && same_document(&last, x)? => Some(last.doc),
             _ => None,
         };
+        let reused = cached.is_some();
         let doc = match cached {
             Some(doc) => doc,
             None if is_text => self.encode_text(space, x)?,
             None => self.encode_mapping(space, x)?,
         };
-        Ok(Reading { doc, remember: true })
+        Ok(Reading {
+            doc,
+            remember: true,
+            reused,
+        })
     }
 
     /// Remember the document just used (text, or a dict with a copy of its items as they were).
@@ -450,6 +478,14 @@ fn encode_weighted(space: &Features, weights: &EmailWeights, raw: &[u8]) -> Doc 
             encoder.add_hashed(bag.feature(i), bag.hash(i), v);
         }
     }
+    encoder.finish()
+}
+
+/// A raw message's byte n-grams (and email features) into a document of the space.
+fn encode_ngrams(space: &Features, ngrams: &ByteNgrams, raw: &[u8]) -> Doc {
+    let windows = raw.len().min(ngrams.grams.max_bytes);
+    let mut encoder = space.encoder(windows + 64, 2 * windows);
+    ngrams.encode_into(raw, &mut encoder, &space.hasher(), space.n_buckets());
     encoder.finish()
 }
 

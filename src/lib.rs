@@ -13,11 +13,13 @@
 
 pub mod bag;
 pub mod doc;
+pub mod fusion;
 pub mod logistic;
 pub mod mail;
 pub mod nb;
 pub mod ngrams;
 pub mod parallel;
+pub mod pruning;
 pub mod snapshot;
 pub mod space;
 pub mod store;

@@ -719,7 +719,10 @@ class SpamFilter:
 
     def _model_reads_text(self) -> bool:
         from .models.base import DiscreteNB  # here: decision rules need no model module
+        from .models.fusion import Fusion
 
+        if isinstance(self.model, Fusion):
+            return True  # each part reads the raw message its own way
         return isinstance(self.model, DiscreteNB) and self.model.tokenizer is not None
 
     def log_odds(self, features: Document) -> float:

@@ -100,7 +100,7 @@ import tempfile
 import threading
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
 from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
 
@@ -295,6 +295,36 @@ def decode_value(value: Any) -> Any:
 
 
 # -- tokenizers -----------------------------------------------------------------------
+def part_state(part: object, prefix: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A model held by another (MixedNB's parts, Fusion's models) as the holder saves it:
+    ``{"model": its registered name, "state": its state}`` (the tokenizer described) and its
+    arrays under ``prefix``."""
+    name = type(part).__dict__.get("_persist_name")
+    if name is None:
+        raise InvalidTypeError(f"cannot save the part {type(part).__name__}: not a registered model type")
+    state, arrays = cast(Saveable, part)._state()
+    params = dict(state["params"])
+    if "tokenizer" in params:
+        params["tokenizer"] = describe_tokenizer(params["tokenizer"])
+    return {"model": name, "state": {**state, "params": params}}, {prefix + key: value for key, value in arrays.items()}
+
+
+def restore_part(info: object, arrays: Arrays, prefix: str, expected: type, what: str) -> Any:
+    """The part ``part_state`` saved: its type must be a subclass of ``expected``, its arrays
+    are those under ``prefix``; ModelFormatError, naming ``what``, for anything else."""
+    if not isinstance(info, dict):
+        raise ModelFormatError(f"{what}: {describe(info)} is not a saved model")
+    cls = model_type(info.get("model"))
+    if cls is None or not issubclass(cls, expected) or not isinstance(info.get("state"), dict):
+        raise ModelFormatError(f"{what}: {info.get('model')!r} is not a known {expected.__name__} type")
+    state = info["state"]
+    params = state.get("params")
+    if isinstance(params, dict) and "tokenizer" in params:
+        state = {**state, "params": {**params, "tokenizer": build_tokenizer(params["tokenizer"])}}
+    return cls._from_state(state, {key[len(prefix):]: value for key, value in arrays.items()
+                                   if key.startswith(prefix)})
+
+
 def describe_tokenizer(tokenizer: object) -> dict[str, Any] | None:
     """{"type", "params"} for a saveable tokenizer; InvalidTypeError, naming it, for any other."""
     if tokenizer is None:

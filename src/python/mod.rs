@@ -5,6 +5,7 @@
 
 mod errors;
 mod formulas;
+mod fusion;
 mod keys;
 mod labels;
 mod logistic;
@@ -25,6 +26,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::WordTokenizer>()?;
     m.add_class::<model::Core>()?;
     m.add_class::<logistic::LogisticCore>()?;
+    m.add_class::<fusion::FusionCore>()?;
     m.add_class::<mail::EmailTokenizer>()?;
     m.add_class::<weighting::EmailWeights>()?;
     m.add_class::<ngrams::ByteNgrams>()?;

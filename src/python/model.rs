@@ -1008,6 +1008,26 @@ impl Core {
         })
     }
 
+    /// A pruning pass (see `crate::pruning`): drop the features the policies select; returns
+    /// how many left V.
+    #[pyo3(signature = (expire_after, min_count, max_features))]
+    fn prune(
+        &mut self,
+        expire_after: Option<u64>,
+        min_count: Option<f64>,
+        max_features: Option<usize>,
+    ) -> PyResult<usize> {
+        guard(|| {
+            let policy = crate::pruning::Policy {
+                expire_after,
+                min_count,
+                max_features,
+            };
+            let ids = self.nb.prune_selection(&policy);
+            Ok(self.nb.drop_features(&ids))
+        })
+    }
+
     /// Age every count by `factor` and move the document clock on by `n_docs`.
     fn advance_clock(&mut self, n_docs: u64, factor: f64) -> PyResult<()> {
         guard(|| {

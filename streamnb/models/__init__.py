@@ -10,11 +10,11 @@ import importlib
 from typing import Any
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
-           "LogisticRegression"]
+           "LogisticRegression", "Fusion"]
 
 _MODULES = {"MultinomialNB": "multinomial", "BernoulliNB": "bernoulli", "ComplementNB": "complement",
             "GaussianNB": "gaussian", "CategoricalNB": "categorical", "MixedNB": "mixed", "EmailNB": "email",
-            "LogisticRegression": "logistic"}
+            "LogisticRegression": "logistic", "Fusion": "fusion"}
 
 
 def __getattr__(name: str) -> Any:

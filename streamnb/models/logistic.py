@@ -167,6 +167,12 @@ class LogisticRegression:
 
     def merge(self, other: "LogisticRegression") -> "LogisticRegression":
         """Parameter mixing: the weights averaged, each model weighing by the documents it learned."""
+        self._check_mergeable(other)
+        _core.LogisticCore.mix(self._core, other._core)
+        return self
+
+    def _check_mergeable(self, other: "LogisticRegression") -> None:
+        """Raise IncompatibleModelsError unless other is a model of the same settings (passes aside)."""
         if type(other) is not type(self):
             raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
         mine, theirs = self.get_params(), other.get_params()
@@ -176,8 +182,6 @@ class LogisticRegression:
                 a, b = _tokenizer_signature(a), _tokenizer_signature(b)
             if name != "passes" and a != b:
                 raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
-        _core.LogisticCore.mix(self._core, other._core)
-        return self
 
     # -- prediction -----------------------------------------------------------------------
     @property

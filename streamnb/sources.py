@@ -4,7 +4,8 @@
 
 - a Maildir (a folder with ``cur/`` or ``new/``): the files of ``new/`` then ``cur/``;
 - an mbox file (its first line starts with ``From ``): each message, without the
-  ``From `` separator line, in file order;
+  ``From `` separator line, in file order (named ``path#N``, or ``path`` alone when the file
+  holds one message);
 - a folder of files: every file below it (sorted, hidden files skipped), each one message;
 - any other file: one message.
 
@@ -75,9 +76,11 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
 
         box = mailbox.mbox(str(source), create=False)
         try:
-            for number, key in enumerate(box.iterkeys()):
+            keys = box.keys()
+            for number, key in enumerate(keys):
                 found += 1
-                yield RawMessage(f"{source}#{number}", box.get_bytes(key))
+                # path#N names the N-th message of a mailbox; a file of one message is just its path
+                yield RawMessage(f"{source}#{number}" if len(keys) > 1 else str(source), box.get_bytes(key))
         finally:
             box.close()
         if not found:

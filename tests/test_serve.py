@@ -62,14 +62,19 @@ def ham(i: int) -> bytes:
 # -- running servers and clients -------------------------------------------------------------------
 
 class Served:
-    """A ``streamnb serve`` subprocess on a free port; stderr collected for failures."""
+    """A ``streamnb serve`` subprocess on a free port; stderr collected for failures.
 
-    def __init__(self, models: Path, *options: str) -> None:
+    ``faults``: run it under tests/faults.py with these faults injected.
+    """
+
+    def __init__(self, models: Path, *options: str, faults: tuple[str, ...] = ()) -> None:
         self.models = models
+        models.mkdir(parents=True, exist_ok=True)  # the server makes no folder (issue 28)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        program = ["-m", "tests.faults", *faults, "--"] if faults else ["-m", "streamnb"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "streamnb", "serve", "--models", str(models), "--port", "0", *options],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+            [sys.executable, *program, "serve", "--models", str(models), "--port", "0", *options],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
         self.log: list[str] = []
         watchdog = threading.Timer(60, self.process.kill)  # a server that never says where it listens
         watchdog.start()
@@ -89,10 +94,10 @@ class Served:
         for line in self.process.stderr:
             self.log.append(line.decode(errors="replace"))
 
-    def stop(self) -> None:
-        """SIGTERM: the server folds every journal into its model file and exits 0."""
+    def stop(self, expect: int = 0) -> None:
+        """SIGTERM: the server folds every journal into its model file and exits 0 (3 if a fold failed)."""
         self.process.send_signal(signal.SIGTERM)
-        assert self.process.wait(timeout=60) == 0, "".join(self.log)
+        assert self.process.wait(timeout=60) == expect, "".join(self.log)
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -100,6 +105,11 @@ class Served:
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def text(self) -> str:
+        """Its log so far (stderr)."""
+        time.sleep(0.2)  # the collecting thread may be a line behind
+        return "".join(self.log)
 
 
 @pytest.fixture
@@ -520,7 +530,7 @@ def test_streamnb_learn_beside_the_server_loses_nothing(serve, tmp_path):
                            str(tmp_path / "more.eml")], capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert b"(and 1 journaled lessons)" in done.stdout
+    assert b"(and 1 journaled lesson)" in done.stdout
     assert streamnb.load(models / "fay.snb").class_counts == {"spam": 1.0, "ham": 1.0}
     # the server notices the new file and goes on from it
     assert counts_line(server.port, "fay").startswith("model: 1 spam and 1 ham")

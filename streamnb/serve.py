@@ -966,6 +966,9 @@ class Server:
         except ProtocolError as error:
             log.info("refused a request: %s %s", error.code, error.text)
             return error.reply(), not body_read
+        except ConnectionError as error:  # the client reset the connection: no one to answer
+            log.info("a client went away: %s", error)
+            return b"", False
         except ModelLockedError as error:
             return ProtocolError(EX_TEMPFAIL, f"Service Unavailable: ({error})").reply(), not body_read
         except (OSError, ModelFormatError, journal.JournalError) as error:  # the files, not the message

@@ -20,7 +20,10 @@ Imports are made where they are needed: ``streamnb classify`` loads numpy, the m
 tokenizer, and nothing for evaluation, calibration, plots or the corpus.
 
 Exit codes: ``classify`` of one message returns 0 for spam, 1 for ham, 2 for unsure (as
-bogofilter does); every command returns 3 on an error, with a one-line message on stderr.
+bogofilter does); every command returns 3 on an error, with a one-line message on stderr
+(a usage error too: the usage is what --help prints), and 141 when the reader of its output
+went away (``| head``), as a tool stopped by SIGPIPE. No path given to a command makes a
+folder: a typo is an error, not a new folder.
 """
 
 from __future__ import annotations
@@ -160,14 +163,19 @@ def check_model_file(path: str) -> None:
                            "streamnb COMMAND MODEL ...)")
     if not where.exists():
         raise CommandError(f"model file {path!r} does not exist (create one with 'streamnb train')")
+    if where.is_char_device() or where.is_block_device():  # /dev/zero would be read forever
+        raise CommandError(f"{path!r} is a device, not a model file")
 
 
-def check_new_file(path: str, what: str) -> None:
+def check_new_file(path: str, what: str, replaced: bool = True) -> None:
     """A file this command will write: its folder must exist (a typo makes no folders) and the
-    path must not be a folder."""
+    path must not be a folder; nor anything but a file, when the file is ``replaced`` whole
+    (a model file: a device or a pipe there would be replaced by the new file)."""
     where = Path(path)
     if where.is_dir():
         raise CommandError(f"{what} {path!r} is a folder; give a file name")
+    if replaced and where.exists() and not where.is_file():
+        raise CommandError(f"{what} {path!r} is not a file (a device, a pipe ...): it would be replaced")
     if not where.absolute().parent.is_dir():
         raise CommandError(f"{what} {path!r}: the folder {str(where.absolute().parent)!r} does not exist")
 
@@ -392,7 +400,7 @@ def other_orders(args: argparse.Namespace) -> list[tuple[Order, int]]:
 def check_outputs(args: argparse.Namespace) -> None:
     """--json, --plots and --save name places that can be written: refused before the long run."""
     if args.json:
-        check_new_file(args.json, "--json")
+        check_new_file(args.json, "--json", replaced=False)  # written, not replaced: /dev/stdout works
     if args.plots:
         check_new_folder(args.plots, "--plots")
     if args.save:
@@ -713,9 +721,9 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("sources", nargs="*", metavar="SRC", help="Maildir, mbox, folder or files (default: stdin)")
     classify.add_argument("--tag", action="store_true",
                           help="write the message back with X-StreamNB-Status and X-StreamNB-Score headers "
-                               "(one message on stdin)")
+                               "(one message: on stdin, or one file)")
     classify.add_argument("--evidence", type=_count, default=0, metavar="K",
-                          help="print the K strongest clues (one message on stdin, without --tag)")
+                          help="print the K strongest clues (one message: on stdin, or one file; without --tag)")
     _decision_options(classify)
     classify.set_defaults(run=cmd_classify)
 

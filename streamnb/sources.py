@@ -57,6 +57,8 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
     source = Path(path).expanduser()
     if not source.exists():
         raise SourceError(f"{str(source)!r}: no such file or folder")
+    if source.is_char_device() or source.is_block_device():  # /dev/zero would be read forever
+        raise SourceError(f"{str(source)!r}: a device, not mail")
     found = 0
     if source.is_dir():
         if (source / "cur").is_dir() or (source / "new").is_dir():

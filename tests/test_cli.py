@@ -290,7 +290,8 @@ def test_corrupt_model_file(tmp_path):
     broken.write_bytes(b"PK\x03\x04 this is not a model")
     before = broken.read_bytes()
     assert_error(run("classify", str(broken), stdin=spam(1)), "broken.snb")
-    assert_error(run("learn", str(broken), "--spam", "/dev/null"))
+    (tmp_path / "one.eml").write_bytes(spam(1))
+    assert_error(run("learn", str(broken), "--spam", str(tmp_path / "one.eml")), "broken.snb")
     assert broken.read_bytes() == before
     assert_error(run("inspect", str(tmp_path / "missing.snb")), "does not exist")
 
@@ -560,6 +561,17 @@ def test_a_folder_where_a_file_belongs_and_back(mail, tmp_path):
     assert_error(run("classify", str(mail["maildir"]), stdin=spam(1)), "ham_maildir", "is a folder, not a model file")
     assert_error(run("train", str(mail["maildir"]), "--spam", str(mail["mbox"])), "is a folder")
     assert_error(run("serve", "--models", str(mail["model"])), "model.snb", "is a file, not a folder")
+
+
+def test_devices_are_neither_read_nor_replaced(mail, tmp_path):
+    assert_error(run("classify", "/dev/zero", stdin=spam(1)), "/dev/zero", "a device")
+    assert_error(run("learn", str(mail["model"]), "--spam", "/dev/zero"), "/dev/zero", "a device")
+    assert_error(run("train", "/dev/null", "--force", "--spam", str(mail["mbox"])), "/dev/null", "not a file")
+    assert Path("/dev/null").is_char_device()
+    report = run("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]), "--json", "/dev/stdout",
+                 "--also-orders", "none")
+    assert report.returncode == 0, report.stderr
+    assert b'"messages": 80' in report.stdout  # the JSON, written where asked
 
 
 def test_a_model_file_where_no_file_can_be_made_fails_at_once(mail):

@@ -12,7 +12,6 @@ import os
 import re
 import select
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -30,8 +29,8 @@ from streamnb.journal import FORGET, LEARN, Lesson
 from streamnb.serve import Settings, UserModel, recover, rewrite_message, score_fields, symbols
 from streamnb.errors import InvalidParameterError
 from tests.retrain_support import snapshot
+from tests.served import ROOT, Served
 
-ROOT = Path(__file__).resolve().parent.parent
 SPAMC = shutil.which("spamc")
 needs_spamc = pytest.mark.skipif(SPAMC is None, reason="Debian's spamc is not installed (.ci/run installs it)")
 
@@ -60,73 +59,6 @@ def ham(i: int) -> bytes:
 
 
 # -- running servers and clients -------------------------------------------------------------------
-
-class Served:
-    """A ``streamnb serve`` subprocess on a free port; stderr collected for failures.
-
-    ``faults``: run it under tests/faults.py with these faults injected.
-    """
-
-    def __init__(self, models: Path, *options: str, faults: tuple[str, ...] = ()) -> None:
-        self.models = models
-        models.mkdir(parents=True, exist_ok=True)  # the server makes no folder (issue 28)
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        program = ["-m", "tests.faults", *faults, "--"] if faults else ["-m", "streamnb"]
-        self.process = subprocess.Popen(
-            [sys.executable, *program, "serve", "--models", str(models), "--port", "0", *options],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
-        self.log: list[str] = []
-        watchdog = threading.Timer(60, self.process.kill)  # a server that never says where it listens
-        watchdog.start()
-        for raw in self.process.stderr:  # log lines (a recovery ...) may come before the address
-            line = raw.decode(errors="replace")
-            self.log.append(line)
-            match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-            if match:
-                break
-        else:
-            raise AssertionError(f"the server did not start: {''.join(self.log)}")
-        watchdog.cancel()
-        self.port = int(match.group(1))
-        threading.Thread(target=self._collect, daemon=True).start()
-
-    def _collect(self) -> None:
-        for line in self.process.stderr:
-            self.log.append(line.decode(errors="replace"))
-
-    def stop(self, expect: int = 0) -> None:
-        """SIGTERM: the server folds every journal into its model file and exits 0 (3 if a fold failed)."""
-        self.process.send_signal(signal.SIGTERM)
-        assert self.process.wait(timeout=60) == expect, "".join(self.log)
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def text(self) -> str:
-        """Its log so far (stderr)."""
-        time.sleep(0.2)  # the collecting thread may be a line behind
-        return "".join(self.log)
-
-
-@pytest.fixture
-def serve(tmp_path):
-    """Start servers (``serve(models, *options)``); any still running at the end is stopped."""
-    started: list[Served] = []
-
-    def start(models: Path | None = None, *options: str) -> Served:
-        server = Served(models or tmp_path / "models", *options)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        if server.alive():
-            server.kill()
-
 
 def spamc(port: int, *args: str, stdin: bytes, user: str = "alice") -> subprocess.CompletedProcess:
     return subprocess.run([SPAMC, "-d", "127.0.0.1", "-p", str(port), "-u", user, *args], input=stdin,

@@ -4,7 +4,7 @@ read, and a check it cannot make is answered "unsure", never a clean "not spam".
 Faults are real where the machine allows it (a read-only or full tmpfs mounted here, when the
 tests may mount), and injected otherwise and for what cannot be made on demand (permission
 denied for root, EIO from fsync, SIGKILL at each step of a save): see tests/faults.py. The
-servers are subprocesses; every lesson is a message with a word of its own (uniqNNNNN), so
+serve are subprocesses; every lesson is a message with a word of its own (uniqNNNNN), so
 the model files say exactly which lessons they hold, and how many times.
 """
 
@@ -25,25 +25,10 @@ import pytest
 import streamnb
 from streamnb import journal
 from tests.faults import KILL_PHASES
-from tests.test_serve import ROOT, SPAMC, Expected, Served, docs, error_line, ham, request, spam, tell_raw
+from tests.served import ROOT, Served
+from tests.test_serve import SPAMC, Expected, docs, error_line, ham, request, spam, tell_raw
 
 LEARNED = b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
-
-
-@pytest.fixture
-def servers():
-    """Start servers (``start(models, *options, faults=...)``); those still running at the end are killed."""
-    started: list[Served] = []
-
-    def start(models: Path, *options: str, faults: tuple[str, ...] = ()) -> Served:
-        server = Served(models, *options, faults=faults)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        if server.alive():
-            server.kill()
 
 
 def streamnb_command(*args: str, faults: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
@@ -148,37 +133,37 @@ def models_with_a_journal(models: Path) -> None:
     os.close(descriptor)
 
 
-def test_a_read_only_mount_is_refused_at_start_or_served_read_only(tmpfs, servers):
+def test_a_read_only_mount_is_refused_at_start_or_served_read_only(tmpfs, serve):
     mount = tmpfs()
     models_with_a_journal(mount.where)
     mount.remount("ro")
     assert_refused_at_start(streamnb_command("serve", "--models", str(mount.where), "--port", "0", "--allow-tell"),
                             mount.where, "Read-only file system")
-    server = servers(mount.where, "--read-only")
+    server = serve(mount.where, "--read-only")
     assert_served_read_only(server, mount.where)
     server.stop()
 
 
 @pytest.mark.parametrize("fault, reason", [("readonly", "Read-only file system"), ("denied", "Permission denied")])
-def test_an_unwritable_folder_is_refused_at_start_or_served_read_only(fault, reason, tmp_path, servers):
+def test_an_unwritable_folder_is_refused_at_start_or_served_read_only(fault, reason, tmp_path, serve):
     models = tmp_path / "models"
     models_with_a_journal(models)
     faults = (f"{fault}={models}",)
     assert_refused_at_start(streamnb_command("serve", "--models", str(models), "--port", "0", faults=faults),
                             models, reason)
-    server = servers(models, "--read-only", faults=faults)
+    server = serve(models, "--read-only", faults=faults)
     assert_served_read_only(server, models)
     server.stop()
     assert "fault:" not in server.text()  # read-only: not one write was even tried
 
 
-def test_a_folder_that_stops_being_writable_while_serving(tmp_path, servers):
+def test_a_folder_that_stops_being_writable_while_serving(tmp_path, serve):
     """Checks still score with each user's model, a TELL is refused (74, not acknowledged), a
     stop says its lessons stay in the journals; nothing acknowledged is lost."""
     models, switch = tmp_path / "models", tmp_path / "broken"
     models.mkdir()
     trained_model(models / "bob.snb", range(10, 16))  # a user the server has not loaded yet
-    server = servers(models, "--allow-tell", "--snapshot-every", "1000", faults=(f"readonly={models}@{switch}",))
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000", faults=(f"readonly={models}@{switch}",))
     for i in range(4):
         assert tell_raw(server.port, *lesson(i)) == LEARNED
     switch.touch()  # the file system goes read-only
@@ -194,7 +179,7 @@ def test_a_folder_that_stops_being_writable_while_serving(tmp_path, servers):
     server.stop(expect=3)  # the fold fails: the lessons stay in the journal, and the exit code says so
     assert "4 acknowledged lessons could not be folded" in server.text()
     switch.unlink()
-    again = servers(models, "--allow-tell")
+    again = serve(models, "--allow-tell")
     again.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each(range(4))
 
@@ -215,7 +200,7 @@ def fill(folder: Path) -> Path:
     return filler
 
 
-def assert_full_disk_loses_nothing(server: Served, models: Path, make_full, make_room, servers) -> None:
+def assert_full_disk_loses_nothing(server: Served, models: Path, make_full, make_room, serve) -> None:
     """Lessons are acknowledged until the disk is full (a real one still takes a few records in
     the journal's last page), then refused with 74; checks go on; after room is made, lessons
     are acknowledged again; after a kill -9, the model holds exactly the acknowledged ones."""
@@ -243,33 +228,33 @@ def assert_full_disk_loses_nothing(server: Served, models: Path, make_full, make
         assert tell_raw(server.port, *lesson(i)) == LEARNED
         acknowledged.append(i)
     server.kill()  # no fold at the end: what is on disk must hold every acknowledged lesson
-    again = servers(models, "--allow-tell")
+    again = serve(models, "--allow-tell")
     again.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each(acknowledged)
 
 
-def test_a_real_full_disk_loses_no_acknowledged_lesson(tmpfs, servers):
+def test_a_real_full_disk_loses_no_acknowledged_lesson(tmpfs, serve):
     mount = tmpfs("1m")
-    server = servers(mount.where, "--allow-tell", "--snapshot-every", "4")
+    server = serve(mount.where, "--allow-tell", "--snapshot-every", "4")
     filler: list[Path] = []
     assert_full_disk_loses_nothing(server, mount.where, lambda: filler.append(fill(mount.where)),
-                                   lambda: filler[0].unlink(), servers)
+                                   lambda: filler[0].unlink(), serve)
 
 
-def test_an_injected_full_disk_loses_no_acknowledged_lesson(tmp_path, servers):
+def test_an_injected_full_disk_loses_no_acknowledged_lesson(tmp_path, serve):
     models, switch = tmp_path / "models", tmp_path / "full"
-    server = servers(models, "--allow-tell", "--snapshot-every", "4", faults=(f"full={models}@{switch}",))
-    assert_full_disk_loses_nothing(server, models, switch.touch, switch.unlink, servers)
+    server = serve(models, "--allow-tell", "--snapshot-every", "4", faults=(f"full={models}@{switch}",))
+    assert_full_disk_loses_nothing(server, models, switch.touch, switch.unlink, serve)
     assert "ENOSPC" in server.text()
 
 
 # -- fsync failures ---------------------------------------------------------------------------------------
 
-def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(tmp_path, servers):
+def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(tmp_path, serve):
     """The record that failed may be on disk, whole or torn: the lessons after it must not be
     appended behind it (a replay stops at a torn record), so the model is saved first."""
     models, switch = tmp_path / "models", tmp_path / "eio"
-    server = servers(models, "--allow-tell", "--snapshot-every", "1000",
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000",
                      faults=(f"fsync={models}/alice.snb.journal@{switch}",))
     for i in range(3):
         assert tell_raw(server.port, *lesson(i)) == LEARNED
@@ -281,16 +266,16 @@ def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(t
         assert tell_raw(server.port, *lesson(i)) == LEARNED
     assert "fsync" in server.text() and "EIO" in server.text()
     server.kill()
-    again = servers(models, "--allow-tell")
+    again = serve(models, "--allow-tell")
     again.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each([0, 1, 2, 4, 5, 6])
 
 
-def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, servers):
+def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, serve):
     """fsync of the folder fails after os.replace put the new model file in place: the server
     does not know the file is its own, and must not apply the journal to it again."""
     models, switch = tmp_path / "models", tmp_path / "eio"
-    server = servers(models, "--allow-tell", "--snapshot-every", "3", faults=(f"fsync={models}@{switch}",))
+    server = serve(models, "--allow-tell", "--snapshot-every", "3", faults=(f"fsync={models}@{switch}",))
     assert tell_raw(server.port, *lesson(0)) == LEARNED  # the model file exists
     switch.touch()
     for i in range(1, 3):  # the third lesson triggers a fold, whose folder fsync fails
@@ -307,9 +292,9 @@ def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, ser
 # -- kill -9 at every step of a save ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("phase", KILL_PHASES)
-def test_kill_9_at_every_step_of_a_save_loses_nothing_and_leaves_a_whole_file(phase, tmp_path, servers):
+def test_kill_9_at_every_step_of_a_save_loses_nothing_and_leaves_a_whole_file(phase, tmp_path, serve):
     models = tmp_path / "models"
-    server = servers(models, "--allow-tell", "--snapshot-every", "5", faults=(f"kill={phase}",))
+    server = serve(models, "--allow-tell", "--snapshot-every", "5", faults=(f"kill={phase}",))
     acknowledged = []
     for i in range(5):  # the fifth lesson starts the save that is killed
         try:
@@ -325,7 +310,7 @@ def test_kill_9_at_every_step_of_a_save_loses_nothing_and_leaves_a_whole_file(ph
     assert acknowledged[:4] == [0, 1, 2, 3]
     on_disk = learned(streamnb.load(models / "alice.snb"))  # whole: the old file or the new one
     assert on_disk in ({}, once_each(range(5)))
-    again = servers(models, "--allow-tell")
+    again = serve(models, "--allow-tell")
     again.stop()
     after = learned(streamnb.load(models / "alice.snb"))
     assert set(acknowledged) <= set(after) <= set(range(5))  # the fifth, under way at the kill, may be in
@@ -336,10 +321,10 @@ def test_kill_9_at_every_step_of_a_save_loses_nothing_and_leaves_a_whole_file(ph
 # -- the model file replaced, deleted or damaged under the running service ----------------------------------
 
 @pytest.fixture
-def pending(tmp_path, servers):
+def pending(tmp_path, serve):
     """A server with lessons 0-3 for alice acknowledged and only in the journal."""
     models = tmp_path / "models"
-    server = servers(models, "--allow-tell", "--snapshot-every", "1000")
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000")
     for i in range(4):
         assert tell_raw(server.port, *lesson(i)) == LEARNED
     assert (models / "alice.snb.journal").exists()
@@ -393,11 +378,11 @@ def test_a_journal_deleted_under_the_service_is_made_good(pending):
 
 # -- checks that cannot be scored: "unsure", with a symbol and a log line, never a clean "not spam" -----------
 
-def test_a_model_that_cannot_be_read_gives_unsure_with_a_symbol(tmp_path, servers):
+def test_a_model_that_cannot_be_read_gives_unsure_with_a_symbol(tmp_path, serve):
     models = tmp_path / "models"
     models.mkdir()
     (models / "carol.snb").write_bytes(b"PK\x03\x04 damaged")
-    server = servers(models, "--allow-tell")
+    server = serve(models, "--allow-tell")
     reply = check(server.port, spam(1), user="carol")
     assert reply.endswith(b"\r\n\r\nSTREAMNB_UNSURE,STREAMNB_UNSCORED"), reply
     assert b"X-StreamNB-Status: unsure\r\n" in reply and b"Spam: False ; 5.5 / 9.0\r\n" in reply
@@ -413,22 +398,22 @@ def test_a_model_that_cannot_be_read_gives_unsure_with_a_symbol(tmp_path, server
 
 
 @pytest.mark.skipif(SPAMC is None, reason="Debian's spamc is not installed (.ci/run installs it)")
-def test_spamc_marks_the_message_unsure_when_the_model_cannot_be_read(tmp_path, servers):
+def test_spamc_marks_the_message_unsure_when_the_model_cannot_be_read(tmp_path, serve):
     models = tmp_path / "models"
     models.mkdir()
     (models / "dave.snb").write_bytes(b"garbage")
-    server = servers(models)
+    server = serve(models)
     result = subprocess.run([SPAMC, "-d", "127.0.0.1", "-p", str(server.port), "-u", "dave"], input=spam(3),
                             capture_output=True, timeout=60)
     head = result.stdout.split(b"\n\n", 1)[0].split(b"\n")
     assert b"X-StreamNB-Status: unsure" in head and b"X-Spam-Flag: YES" not in head
 
 
-def test_a_check_does_not_wait_for_another_writer(tmp_path, servers):
+def test_a_check_does_not_wait_for_another_writer(tmp_path, serve):
     models = tmp_path / "models"
     models.mkdir()
     trained_model(models / "erin.snb", range(30, 40))
-    server = servers(models, "--lock-timeout", "20")
+    server = serve(models, "--lock-timeout", "20")
     expected = Expected()
     for i in range(30, 40):
         expected.tell(journal.LEARN, *reversed(lesson(i)))

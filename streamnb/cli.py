@@ -268,10 +268,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     check_new_file(args.model, "model file")
     if target.exists() and not args.force:
         raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
-    journal.check_lock_file(target)  # before the training, not after it
     items = list(labelled(args))
     if not items:
         raise CommandError("nothing to learn: give --spam, --ham or --data sources")
+    journal.check_lock_file(target)  # before the training, not after it (the sources are read: a typo made nothing)
     model = build_model(args)
     warn_without_ledger(model, items, args.model, "train")
     for x, label in with_progress(items, "train"):
@@ -585,7 +585,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     print(f"{type(model).__name__}: {model!r}")
     counts = getattr(model, "class_counts", {})
-    print("classes: " + ", ".join(f"{label!r}: {count:g} messages" for label, count in counts.items()))
+    print("classes: " + ", ".join(f"{label!r}: {count:g} message{'' if count == 1 else 's'}"
+                                  for label, count in counts.items()))
     if hasattr(model, "n_features"):
         print(f"|V| = {model.n_features} features")
     if hasattr(model, "log_linear") and len(counts) >= 2 and args.top:

@@ -100,6 +100,8 @@ def read_labelled(path: str | Path, text_column: str = "text",
                   label_column: str = "label") -> Iterator[tuple[str, str]]:
     """(text, label) pairs from a JSONL or CSV file with the given columns."""
     source = Path(path).expanduser()
+    if source.is_dir():
+        raise SourceError(f"{str(source)!r} is a folder, not a .jsonl or .csv file")
     if not source.is_file():
         raise SourceError(f"{str(source)!r}: no such file")
     kind = _LABELLED_SUFFIXES.get(source.suffix.lower())

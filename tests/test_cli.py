@@ -559,6 +559,8 @@ def test_paths_with_typos_create_nothing(mail, tmp_path):
 
 def test_a_folder_where_a_file_belongs_and_back(mail, tmp_path):
     assert_error(run("classify", str(mail["maildir"]), stdin=spam(1)), "ham_maildir", "is a folder, not a model file")
+    assert_error(run("train", str(tmp_path / "x.snb"), "--data", str(mail["maildir"])), "is a folder", ".jsonl")
+    assert list(tmp_path.iterdir()) == []  # not even a lock file
     assert_error(run("train", str(mail["maildir"]), "--spam", str(mail["mbox"])), "is a folder")
     assert_error(run("serve", "--models", str(mail["model"])), "model.snb", "is a file, not a folder")
 

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -157,6 +158,23 @@ def test_an_unwritable_folder_is_refused_at_start_or_served_read_only(fault, rea
     assert "fault:" not in server.text()  # read-only: not one write was even tried
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv(1) to run the service as another user")
+def test_a_folder_the_service_user_may_not_write_is_refused_at_start():
+    """A real EACCES: the service runs as nobody, the folder is root's (chmod stops nobody, not root)."""
+    models = Path(tempfile.mkdtemp(prefix="streamnb-denied-", dir="/tmp"))  # not under pytest's 0700 folder
+    try:
+        os.chmod(models, 0o755)
+        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                                 "streamnb", "serve", "--models", str(models), "--port", "0"], capture_output=True,
+                                timeout=120, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT),
+                                                            "PYTHONDONTWRITEBYTECODE": "1"})
+        assert_refused_at_start(result, models, "Permission denied")
+        assert os.listdir(models) == []
+    finally:
+        shutil.rmtree(models)
+
+
 def test_a_folder_that_stops_being_writable_while_serving(tmp_path, serve):
     """Checks still score with each user's model, a TELL is refused (74, not acknowledged), a
     stop says its lessons stay in the journals; nothing acknowledged is lost."""
@@ -246,6 +264,44 @@ def test_an_injected_full_disk_loses_no_acknowledged_lesson(tmp_path, serve):
     server = serve(models, "--allow-tell", "--snapshot-every", "4", faults=(f"full={models}@{switch}",))
     assert_full_disk_loses_nothing(server, models, switch.touch, switch.unlink, serve)
     assert "ENOSPC" in server.text()
+
+
+def assert_command_failed_cleanly(result: subprocess.CompletedProcess, model: Path, before: bytes, reason: str) -> None:
+    """Exit 3, one line naming the reason, the model file as it was and no temporary file left."""
+    assert result.returncode == 3, result
+    lines = [line for line in result.stderr.decode().splitlines() if not line.startswith("fault: ")]
+    assert len(lines) == 1 and reason in lines[0], lines
+    assert model.read_bytes() == before
+    assert not [name for name in os.listdir(model.parent) if name.endswith(".tmp")]
+
+
+def test_the_command_on_a_real_full_disk_leaves_the_model_as_it_was(tmpfs, tmp_path):
+    mount = tmpfs("1m")
+    model = mount.where / "m.snb"
+    trained_model(model, range(4))
+    (tmp_path / "more.eml").write_bytes(spam(20))
+    journal.check_lock_file(model)  # the lock file is made while there is room
+    filler = fill(mount.where)
+    before = model.read_bytes()
+    assert_command_failed_cleanly(streamnb_command("learn", str(model), "--spam", str(tmp_path / "more.eml")),
+                                  model, before, "No space left on device")
+    filler.unlink()
+    assert streamnb_command("learn", str(model), "--spam", str(tmp_path / "more.eml")).returncode == 0
+    assert learned(streamnb.load(model)) == {**once_each(range(4)), 20: {"spam": 1.0}}
+
+
+@pytest.mark.parametrize("fault, reason", [("full", "No space left on device"), ("fsync", "Input/output error")])
+def test_the_command_under_a_failing_disk_leaves_the_model_as_it_was(fault, reason, tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    model = models / "m.snb"
+    trained_model(model, range(4))
+    (tmp_path / "more.eml").write_bytes(spam(20))
+    before = model.read_bytes()
+    spec = f"full={models}" if fault == "full" else f"fsync={models}/*"
+    for command in (("learn", str(model), "--spam", str(tmp_path / "more.eml")),
+                    ("train", str(model), "--force", "--spam", str(tmp_path / "more.eml"))):
+        assert_command_failed_cleanly(streamnb_command(*command, faults=(spec,)), model, before, reason)
 
 
 # -- fsync failures ---------------------------------------------------------------------------------------

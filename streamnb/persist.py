@@ -367,7 +367,7 @@ def build_tokenizer(description: object) -> object:
 # -- saving ---------------------------------------------------------------------------
 def save(model: Saveable, path: str | os.PathLike[str]) -> None:
     """Write ``model`` to ``path`` atomically in the format described above."""
-    _write_atomically(os.fspath(path), dumps(model))
+    write_atomically(os.fspath(path), dumps(model))
 
 
 def dumps(model: Saveable, *, tokenizer_apart: bool = False) -> bytes:
@@ -420,7 +420,7 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def _write_atomically(path: str, data: bytes) -> None:
+def write_atomically(path: str, data: bytes) -> None:
     """Temp file in the same folder, fsync, os.replace, fsync the folder."""
     folder = os.path.dirname(os.path.abspath(path))
     descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")

@@ -47,22 +47,20 @@ if TYPE_CHECKING:
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_OUTPUT_CLOSED = 141  # the reader of the output went away: 128 + SIGPIPE, as the shell reports other tools
 EXIT_CODES = {"spam": EXIT_SPAM, "ham": EXIT_HAM, "unsure": EXIT_UNSURE}
-MODEL_TYPES = ("email", "multinomial", "bernoulli", "complement")
+MODEL_TYPES = ("fusion", "email", "multinomial", "bernoulli", "complement")
 TOKENIZERS = ("email", "words")
-# The filter's default model: EmailNB (streamnb.models.email), multinomial NB over field-weighted
-# email features (words and word pairs, subject, sender address, links, headers, MIME; a fixed
-# mass per field, from the message alone) scored with the IDF of its own document counts,
-# Dirichlet smoothing (alpha 0.3, mu 100) and a uniform class prior. It learns, unlearns,
-# merges, forgets and saves exactly (bit for bit), so corrections and the ledger work, and it
-# ranks the SpamAssassin stream among the best of the settings measured (benchmarks/
-# accuracy_variants.py: (1-AUC)% 0.074 on the Date-ordered stream by the model's log-odds;
-# EmailPipeline, which cannot unlearn, 0.084; the previous default, multinomial alpha 0.01 on
-# binary email features, 0.47. The filter, which ranks against a class that learned nothing
-# while one class is unknown: 0.0595).
-DEFAULT_MODEL, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "email", "email", "uniform"
-DEFAULT_ALPHA = {"email": 0.3}  # others: 0.01 (EmailNB's own default: streamnb.models.email)
-DEFAULT_MU = {"email": 100.0}  # others: none (additive smoothing)
-# The default verdicts: LogOddsRule (streamnb.decision): spam from log-odds 16, ham below -5,
+# The filter's default model: Fusion (streamnb.models.fusion): EmailNB (multinomial NB over
+# field-weighted email features, scored with the IDF of its own counts; Dirichlet smoothing,
+# alpha 0.3 and mu 100, a uniform class prior, at most 500,000 features) and a logistic
+# regression on byte 4-grams of the first 3,000 bytes, their log-odds fused online. Naive
+# Bayes ranks best on few messages, logistic regression on many: the fusion ranks the
+# SpamAssassin stream better than EmailNB alone, and trec07p-dev better than either
+# (benchmarks/bench_trec.py). "email" is EmailNB alone (exact unlearning of everything).
+DEFAULT_MODEL, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "fusion", "email", "uniform"
+DEFAULT_ALPHA = {"email": 0.3, "fusion": 0.3}  # others: 0.01 (EmailNB's own default: streamnb.models.email)
+DEFAULT_MU = {"email": 100.0, "fusion": 100.0}  # others: none (additive smoothing)
+# The default verdicts: LogOddsRule (streamnb.decision) at the model's own cutoffs
+# (LogOddsRule.for_model: a fusion's, ham below -2 and spam from 3; EmailNB's, -5 and 16),
 # each cutoff moved out by caution * 100 / (messages learned of the class it rules out).
 DEFAULT_RULE = "logodds"
 # The ledger of a model made by `streamnb serve` for a new user: the last 100,000 messages
@@ -100,6 +98,13 @@ def build_model(args: argparse.Namespace) -> Any:
         from .models import EmailNB
 
         return EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger)
+    if args.model_type == "fusion":
+        from .models import EmailNB, Fusion
+        from .models.fusion import DEFAULT_NB_MAX_FEATURES, default_lr
+
+        nb = EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger,
+                     max_features=DEFAULT_NB_MAX_FEATURES)
+        return Fusion(nb, default_lr())
     binary = not args.counts
     tokenizer = EmailTokenizer(body={"binary": binary}) if args.tokenizer == "email" else Tokenizer(binary=binary)
     model_type = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}[args.model_type]
@@ -208,8 +213,7 @@ def messages_text(n: int, what: str = "message") -> str:
 def warn_without_ledger(model: Any, items: list[tuple[Any, Any]], path: str, command: str) -> None:
     """Say so when lessons will count twice: a model without a ledger cannot tell a message it
     learned before from a new one (see streamnb.ledger)."""
-    params: dict[str, Any] = model.get_params() if hasattr(model, "get_params") else {}
-    if params.get("ledger"):
+    if getattr(model, "ledger", None):
         return
     repeated = len(items) - len({x if isinstance(x, (bytes, str)) else repr(x) for x, _ in items})
     if command == "learn":
@@ -227,7 +231,7 @@ def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
     classes = set(getattr(model, "classes", []))
     if not {"spam", "ham"} <= classes:
         raise CommandError(f"the model's classes are {sorted(map(str, classes))}; a spam filter needs 'spam' and 'ham'")
-    return SpamFilter(model, _rule(args), min_per_class=min_per_class(args), evidence_k=args.evidence)
+    return SpamFilter(model, _rule(args, model), min_per_class=min_per_class(args), evidence_k=args.evidence)
 
 
 def tag_message(raw: bytes, verdict: Verdict) -> bytes:
@@ -274,7 +278,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     journal.check_lock_file(target)  # before the training, not after it (the sources are read: a typo made nothing)
     model = build_model(args)
     warn_without_ledger(model, items, args.model, "train")
-    for x, label in with_progress(items, "train"):
+    # In Date order, as the mail arrived: naive Bayes' counts do not depend on the order, but a
+    # logistic regression (the default model's second part) learns a step at a time, and a
+    # folder of spam then a folder of ham would teach it one class, then the other.
+    for x, label in with_progress(in_date_order(items), "train"):
         model.learn_one(x, label)
     with journal.write_lock(target, LOCK_TIMEOUT):
         if target.exists() and not args.force:  # made by another command while this one trained
@@ -430,7 +437,7 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
 
     def run(stream: list[tuple[Any, Any]]) -> tuple[Any, FilterReport]:
         model = build_model(args)
-        spam = SpamFilter(model, _rule(args), IsotonicCalibrator(), min_per_class=min_per_class(args))
+        spam = SpamFilter(model, _rule(args, model), IsotonicCalibrator(), min_per_class=min_per_class(args))
         return model, progressive_filter(spam, stream, progress=True)
 
     model, report = run(items)
@@ -454,7 +461,8 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
     return 0
 
 
-def _rule(args: argparse.Namespace) -> Any:
+def _rule(args: argparse.Namespace, model: Any) -> Any:
+    """The decision rule the options ask for; logodds cutoffs not given are the model's own."""
     from .decision import ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
     from .errors import InvalidParameterError
 
@@ -462,8 +470,8 @@ def _rule(args: argparse.Namespace) -> Any:
         if args.rule == "argmax":
             return ArgmaxRule()
         if args.rule == "logodds":
-            return LogOddsRule(args.ham_log_odds, args.spam_log_odds, args.caution,
-                               ham_cutoff=args.ham_cutoff, spam_cutoff=args.spam_cutoff)
+            return LogOddsRule.for_model(model, ham_log_odds=args.ham_log_odds, spam_log_odds=args.spam_log_odds,
+                                         caution=args.caution, ham_cutoff=args.ham_cutoff, spam_cutoff=args.spam_cutoff)
         return {"chi2": ChiSquareRule, "posterior": PosteriorRule}[args.rule](args.ham_cutoff, args.spam_cutoff)
     except InvalidParameterError as error:  # the options together (each alone was checked by its type)
         raise CommandError(_RULE_PARAMETER.sub(lambda m: "--" + m.group().replace("_", "-"), str(error))) from None
@@ -486,12 +494,10 @@ def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, A
         "seconds": round(report.seconds, 3),
         "messages_per_second": report.n / report.seconds if report.seconds > 0 else None,
         "model": {"type": args.model_type, "alpha": model_alpha(args), "mu": model_mu(args),
-                  "tokenizer": "email (EmailWeights)" if args.model_type == "email" else args.tokenizer,
+                  "tokenizer": {"email": "email (EmailWeights)", "fusion": "email (EmailWeights) and byte 4-grams"}.get(
+                      args.model_type, args.tokenizer),
                   "counts": args.counts, "class_prior": args.class_prior},
-        "rule": {"name": args.rule, "ham_cutoff": args.ham_cutoff, "spam_cutoff": args.spam_cutoff,
-                 "min_per_class": min_per_class(args),
-                 **({"ham_log_odds": args.ham_log_odds, "spam_log_odds": args.spam_log_odds, "caution": args.caution}
-                    if args.rule == "logodds" else {})},
+        "rule": rule_fields(args),
         "order": getattr(args, "order", None),
         "verdict_counts": {"ham_as_spam": int(((report.verdicts == "spam") & ~positive).sum()),
                            "spam_as_ham": int(((report.verdicts == "ham") & positive).sum()),
@@ -513,6 +519,19 @@ def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, A
         "per_class": {str(label): {"precision": s.precision, "recall": s.recall, "f1": s.f1, "support": s.support}
                       for label, s in per_class.items()},
     }
+
+
+def rule_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The decision rule's settings as the run used them (the model type's own logodds cutoffs
+    for those not given)."""
+    fields = {"name": args.rule, "ham_cutoff": args.ham_cutoff, "spam_cutoff": args.spam_cutoff,
+              "min_per_class": min_per_class(args)}
+    if args.rule == "logodds":
+        from .models import EmailNB, Fusion
+
+        rule = _rule(args, Fusion if args.model_type == "fusion" else EmailNB)
+        fields.update(ham_log_odds=rule.ham_log_odds, spam_log_odds=rule.spam_log_odds, caution=rule.caution)
+    return fields
 
 
 def order_fields(report: FilterReport, order: str, seed: int) -> dict[str, Any]:
@@ -624,8 +643,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise CorpusNotFoundError(f"{error} (on the command line: --corpus PATH, or --download)") from None
     out = Path(args.out)
     out.mkdir(exist_ok=True)
-    what = ("EmailNB (field-weighted email features, IDF scoring)" if args.model_type == "email"
-            else f"{args.model_type} NB over the {args.tokenizer} tokenizer")
+    what = {"fusion": "Fusion (EmailNB and logistic regression on byte 4-grams)",
+            "email": "EmailNB (field-weighted email features, IDF scoring)"}.get(
+        args.model_type, f"{args.model_type} NB over the {args.tokenizer} tokenizer")
     print(f"SpamAssassin public corpus: {len(messages)} messages in Date order; {what}, alpha {model_alpha(args)}"
           + (f", mu {model_mu(args)}" if model_mu(args) is not None else "") + "; predict, then learn each message")
     args.json = str(out / "report.json")
@@ -638,7 +658,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-type", choices=MODEL_TYPES, default=DEFAULT_MODEL,
-                        help="email (default): the recommended filter, EmailNB; or a plain naive Bayes variant")
+                        help="fusion (default): the recommended filter, naive Bayes and logistic regression fused; "
+                             "email: EmailNB alone; or a plain naive Bayes variant")
     parser.add_argument("--alpha", type=_positive_float, default=None,
                         help="additive smoothing (> 0; default 0.3 for email, 0.01 otherwise)")
     parser.add_argument("--mu", type=_positive_float, default=None,
@@ -663,13 +684,14 @@ def _decision_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rule", choices=("logodds", "chi2", "posterior", "argmax"), default=DEFAULT_RULE,
                         help="logodds: cutoffs on the model's log-odds, cautious while a class is little known "
                              "(default); chi2: Robinson/Fisher combining; posterior: P(spam|x); argmax")
-    parser.add_argument("--spam-log-odds", type=_finite_float, default=16.0,
-                        help="logodds: spam from this log-odds (default 16) ...")
-    parser.add_argument("--ham-log-odds", type=_finite_float, default=-5.0,
-                        help="logodds: ... ham below this (default -5)")
-    parser.add_argument("--caution", type=_nonnegative_float, default=8.0,
+    parser.add_argument("--spam-log-odds", type=_finite_float, default=None,
+                        help="logodds: spam from this log-odds (default: the model's, 3 for the fusion, 16 for "
+                             "EmailNB) ...")
+    parser.add_argument("--ham-log-odds", type=_finite_float, default=None,
+                        help="logodds: ... ham below this (default: the model's, -2 for the fusion, -5 for EmailNB)")
+    parser.add_argument("--caution", type=_nonnegative_float, default=None,
                         help="logodds: each cutoff moves out by caution * 100 / messages learned of the class "
-                             "it rules out (default 8)")
+                             "it rules out (default: the model's, 0.5 for the fusion, 8 for EmailNB)")
     parser.add_argument("--ham-cutoff", type=_probability, default=0.20, help="score below: ham (default 0.20)")
     parser.add_argument("--spam-cutoff", type=_probability, default=0.90, help="score from here: spam (default 0.90)")
     parser.add_argument("--min-per-class", type=_nonnegative_float, default=None,
@@ -809,12 +831,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         format="%(asctime)s streamnb serve: %(message)s")
     if args.read_only and args.allow_tell:
         args.command_parser.error("--read-only refuses every TELL: it cannot go with --allow-tell")
-    rule = _rule(args)
-    build_model(args)  # a bad option fails now, not at the first user
+    rule = _rule(args, build_model(args))  # a bad option fails now, not at the first user
     settings = Settings(
         models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule,
-        spam_cutoff=rule.spam_cutoff, min_per_class=min_per_class(args), allow_tell=args.allow_tell,
-        read_only=args.read_only,
+        rule_for=functools.partial(_rule, args), spam_cutoff=rule.spam_cutoff, min_per_class=min_per_class(args),
+        allow_tell=args.allow_tell, read_only=args.read_only,
         max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
         limits=Limits(max_size=args.max_size, timeout=args.timeout, max_connections=args.max_connections,
                       lock_timeout=args.lock_timeout))

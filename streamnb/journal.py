@@ -294,7 +294,7 @@ def apply_lesson(model: Any, lesson: Lesson) -> bool:
     classes = list(model.classes)
     if not classes:
         return False
-    if model.get_params().get("ledger") is None:
+    if getattr(model, "ledger", None) is None:
         raise InvalidParameterError("forgetting a message needs a model with a ledger (one that remembers what it "
                                     "learned); this model has none")
     before = sum(model.class_counts.values())

@@ -321,6 +321,8 @@ def restore_part(info: object, arrays: Arrays, prefix: str, expected: type, what
     params = state.get("params")
     if isinstance(params, dict) and "tokenizer" in params:
         state = {**state, "params": {**params, "tokenizer": build_tokenizer(params["tokenizer"])}}
+    if isinstance(arrays, SavedArrays):  # read in place (no numpy: `streamnb classify` loads this way)
+        return cls._from_state(state, arrays.under(prefix))
     return cls._from_state(state, {key[len(prefix):]: value for key, value in arrays.items()
                                    if key.startswith(prefix)})
 
@@ -652,6 +654,10 @@ class SavedArrays(Mapping[str, "npt.NDArray[Any]"]):
         """(dtype, shape, buffer, start, end) of an array: its little-endian bytes are
         ``buffer[start:end]`` (the file's bytes, not copied)."""
         return self._raw[name]
+
+    def under(self, prefix: str) -> "SavedArrays":
+        """The arrays named ``prefix + name``, as ``name`` (a part's arrays, still raw)."""
+        return SavedArrays({name[len(prefix):]: raw for name, raw in self._raw.items() if name.startswith(prefix)})
 
     def __getitem__(self, name: str) -> npt.NDArray[Any]:
         if name not in self._converted:

@@ -153,6 +153,9 @@ class Settings:
     new_model: Callable[[], Any]  # the model a new user starts with (cli.build_model + a ledger)
     rule: Any  # the decision rule (decision.LogOddsRule, ChiSquareRule ...)
     spam_cutoff: float
+    # the rule for a user's model, when it depends on the model (LogOddsRule.for_model: an
+    # EmailNB file keeps its cutoffs, a Fusion gets its own); None: ``rule`` for every model
+    rule_for: Callable[[Any], Any] | None = None
     min_per_class: float = 10
     allow_tell: bool = False
     read_only: bool = False  # never write in the models folder; TELL is refused
@@ -164,6 +167,10 @@ class Settings:
     def __post_init__(self) -> None:
         # Resolved once: a user's file is checked to resolve inside exactly this folder.
         object.__setattr__(self, "models", Path(os.path.realpath(self.models)))
+
+    def rule_of(self, model: Any) -> Any:
+        """The decision rule for a user's model."""
+        return self.rule if self.rule_for is None else self.rule_for(model)
 
 
 class ServiceError(StreamNBError):
@@ -611,7 +618,8 @@ class UserModel:
     def spam_filter(self) -> SpamFilter:
         """The filter over the model in memory (made again when the model object changes)."""
         if self._filter is None or self._filter.model is not self.model:
-            self._filter = SpamFilter(self.model, self.settings.rule, min_per_class=self.settings.min_per_class)
+            self._filter = SpamFilter(self.model, self.settings.rule_of(self.model),
+                                      min_per_class=self.settings.min_per_class)
         return self._filter
 
     async def _reload(self, create: bool) -> bool:
@@ -686,7 +694,7 @@ class UserModel:
             if self.closed:
                 raise _Evicted()
             await self.current(create=True)
-            if self.model.get_params().get("ledger") is None:
+            if getattr(self.model, "ledger", None) is None:
                 raise unavailable(f"the model of user {self.user} has no ledger, which TELL needs to learn a "
                                   "message once (train it with --ledger)")
             lessons = [lesson for lesson, _ in batch]
@@ -855,8 +863,9 @@ class Server:
     def empty_filter(self) -> SpamFilter:
         """The verdicts of a user without a model file: an empty model (always unsure)."""
         if self._empty is None:
-            self._empty = SpamFilter(self.settings.new_model(), self.settings.rule,
-                                     min_per_class=self.settings.min_per_class, evidence_k=0)
+            model = self.settings.new_model()
+            self._empty = SpamFilter(model, self.settings.rule_of(model), min_per_class=self.settings.min_per_class,
+                                     evidence_k=0)
         return self._empty
 
     async def start(self, host: str, port: int) -> list[tuple]:

@@ -46,8 +46,10 @@ def message(i: int, words: list[str], sender: str, subject: str) -> bytes:
 
 
 def docs(model, token: str) -> dict:
-    """Messages of each class that contain token (classes with none left out)."""
-    return {label: count for label, count in model.feature_doc_counts(token).items() if count}
+    """Messages of each class that contain token (classes with none left out): the naive Bayes
+    counts (a fusion's naive Bayes part)."""
+    counts = getattr(model, "nb", model).feature_doc_counts(token)
+    return {label: count for label, count in counts.items() if count}
 
 
 def spam(i: int) -> bytes:
@@ -107,7 +109,7 @@ class Expected:
     def __init__(self) -> None:
         self.model = cli.build_model(SERVE_ARGS)
         # The server's defaults: the command's rule (LogOddsRule) and its min_per_class.
-        self.filter = SpamFilter(self.model, cli._rule(SERVE_ARGS), min_per_class=cli.min_per_class(SERVE_ARGS))
+        self.filter = SpamFilter(self.model, cli._rule(SERVE_ARGS, self.model), min_per_class=cli.min_per_class(SERVE_ARGS))
 
     def tell(self, action: str, label: str | None, raw: bytes) -> bool:
         return journal.apply_lesson(self.model, Lesson(action, label, raw))
@@ -289,7 +291,7 @@ def test_tell_learns_moves_and_forgets(serve, tmp_path):
     assert model.class_counts == {"spam": 1.0}
     assert docs(model, "uniq00002") == {"spam": 1.0}
     assert docs(model, "uniq00001") == {}
-    assert model.get_params()["ledger"] == cli.SERVE_LEDGER
+    assert model.ledger == cli.SERVE_LEDGER
 
 
 @needs_spamc

@@ -39,30 +39,36 @@ from .. import _core, persist
 from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, ModelFormatError, describe
 from ..persist import register_model
 from ..validate import Label, check_finite, check_finite_positive, check_label, check_weight
-from .base import Contributions, DiscreteNB, Document, DocumentCounts
+from .base import Contributions, DiscreteNB, Document, DocumentCounts, LogLinear
 from .logistic import LogisticRegression
 
 if TYPE_CHECKING:
     from ..store import Arrays
 
-#: The fusion's defaults (src/fusion.rs): naive Bayes' log-odds over 30, clipped at +-3; the
-#: stacker starts at a = 1, b = 0.5 and steps at 0.003. Chosen on the SpamAssassin stream and
-#: the first half of trec07p-dev (benchmarks/bench_trec.py).
-DEFAULT_NB_SCALE = 30.0
-DEFAULT_NB_CLIP = 3.0
-DEFAULT_LEARNING_RATE = 0.003
+#: The fusion's defaults (src/fusion.rs): naive Bayes' log-odds over 10, clipped at +-5 (50
+#: nats); the stacker starts at a = 1, b = 0.5 and steps at 0.001. Chosen on the Date-ordered
+#: SpamAssassin stream and the first 40,000 messages of trec07p-dev (benchmarks/bench_trec.py
+#: reports the rest of the stream and the other orders).
+DEFAULT_NB_SCALE = 10.0
+DEFAULT_NB_CLIP = 5.0
+DEFAULT_LEARNING_RATE = 0.001
 DEFAULT_INITIAL_WEIGHTS = (1.0, 0.5)
 #: The default logistic regression: AdaGrad at 0.01 on byte 4-grams of the first 3,000
-#: bytes, hashed into 2^20 buckets (16 MiB of weights and AdaGrad sums).
+#: bytes, hashed into 2^18 buckets (4 MiB of weights and AdaGrad sums; 2^20 and 2^22 ranked
+#: no better on either stream).
 DEFAULT_LR_RATE = 0.01
-DEFAULT_LR_BUCKETS = 2**20
+DEFAULT_LR_BUCKETS = 2**18
+#: The default naive Bayes keeps at most this many features (memory: about 80 bytes each in
+#: the core, 60 in the model file). The SpamAssassin stream reaches 630,000 uncapped,
+#: trec07p-dev 3 million; the cap costs no ranking on either (benchmarks/bench_trec.py).
+DEFAULT_NB_MAX_FEATURES = 500_000
 
 
 def default_nb() -> DiscreteNB:
-    """The spam filter's naive Bayes part: EmailNB with its defaults."""
+    """The spam filter's naive Bayes part: EmailNB with its defaults, capped at 500,000 features."""
     from .email import EmailNB
 
-    return EmailNB()
+    return EmailNB(max_features=DEFAULT_NB_MAX_FEATURES)
 
 
 def default_lr() -> LogisticRegression:
@@ -76,6 +82,10 @@ def default_lr() -> LogisticRegression:
 class Fusion:
     """A naive Bayes model and a logistic regression, fused online (see the module docstring).
 
+    The verdict cutoffs of :class:`~streamnb.decision.LogOddsRule` for the fused log-odds
+    are ``log_odds_cutoffs`` (ham below -2, spam from 3, caution 0.5; chosen with the
+    fusion's defaults on the same streams).
+
     Parameters:
 
     nb, lr:
@@ -88,6 +98,9 @@ class Fusion:
     initial_weights:
         (a, b): the stacker's weights of the two log-odds before it has learned anything.
     """
+
+    #: (ham_log_odds, spam_log_odds, caution) of the default LogOddsRule for this model's log-odds
+    log_odds_cutoffs = (-2.0, 3.0, 0.5)
 
     def __init__(self, nb: DiscreteNB | None = None, lr: LogisticRegression | None = None, *,
                  nb_scale: float = DEFAULT_NB_SCALE, nb_clip: float = DEFAULT_NB_CLIP,
@@ -122,6 +135,11 @@ class Fusion:
 
     def __reduce__(self) -> tuple[Callable[[bytes, Any], Fusion], tuple[bytes, None]]:
         return persist.unpickle, (persist.dumps(self), None)
+
+    @property
+    def ledger(self) -> int | None:
+        """Naive Bayes' ledger size (the messages it remembers, so a message learned again is a no-op)."""
+        return self.nb.ledger
 
     @property
     def tokenizer(self) -> Any:
@@ -211,6 +229,10 @@ class Fusion:
     def document_counts(self, x: Document) -> DocumentCounts:
         return self.nb.document_counts(x)
 
+    def log_linear(self) -> LogLinear:
+        """Naive Bayes' log-linear view (readable features; ``streamnb inspect`` shows it)."""
+        return self.nb.log_linear()
+
     # -- learning -------------------------------------------------------------------------
     def _check_label(self, y: Label) -> Label:
         label = check_label(y)
@@ -255,6 +277,34 @@ class Fusion:
             z_nb, z_lr = self.part_log_odds(x)
             self._core.unlearn(z_nb, z_lr, label == pair[1], weight)
         self._version += 1
+        return self
+
+    def learn_many(self, X: Iterable[Document], y: Iterable[Label], w: Iterable[float] | None = None) -> "Fusion":
+        """``learn_one`` on each message in order (the stacker learns each from the parts as
+        they stand just before it, as in a stream). The labels are checked first (a third
+        class is refused before anything is learned); a message a part refuses stops the
+        batch there, the messages before it learned."""
+        documents, labels = list(X), [self._check_label(label) for label in y]
+        weights = [1.0] * len(labels) if w is None else [check_weight(v) for v in w]
+        if len(documents) != len(labels) or len(weights) != len(labels):
+            raise InvalidInputError(f"X has {len(documents)} documents, y {len(labels)} labels and w {len(weights)} "
+                                    "weights")
+        if len(set(self.classes) | set(labels)) > 2:
+            raise InvalidInputError(f"a Fusion tells two classes apart; this batch would make it "
+                                    f"{sorted(map(repr, set(self.classes) | set(labels)))}")
+        for document, label, weight in zip(documents, labels, weights):
+            self.learn_one(document, label, weight)
+        return self
+
+    def unlearn_many(self, X: Iterable[Document], y: Iterable[Label], w: Iterable[float] | None = None) -> "Fusion":
+        """``unlearn_one`` on each message in order."""
+        documents, labels = list(X), list(y)
+        weights = [1.0] * len(labels) if w is None else list(w)
+        if len(documents) != len(labels) or len(weights) != len(labels):
+            raise InvalidInputError(f"X has {len(documents)} documents, y {len(labels)} labels and w {len(weights)} "
+                                    "weights")
+        for document, label, weight in zip(documents, labels, weights):
+            self.unlearn_one(document, label, weight)
         return self
 
     def merge(self, other: "Fusion") -> "Fusion":

@@ -41,6 +41,7 @@ from ..text import Tokenizer as WordTokenizer
 from ..validate import (Label, check_choice, check_class_weight, check_finite_positive, check_label, check_nonnegative,
                         check_positive, check_weight)
 from ..weighting import EmailWeights
+from ..store import _raw_array
 from .base import Document, LogLinear, TextTokenizer, _batch_documents, _tokenizer_signature
 
 SCHEDULES = ("adagrad", "constant")
@@ -300,13 +301,13 @@ class LogisticRegression:
                 raise ModelFormatError(f"array {name!r} is missing")
         keys = None
         if "feature_key" in arrays or "feature_key_end" in arrays:
-            keys = (bytes(np.asarray(arrays["feature_key"], dtype=np.uint8)),
-                    np.asarray(arrays["feature_key_end"]).tolist())
-        model._core.load([check_label(label) for label in labels], [float(n) for n in class_docs],
-                         np.asarray(arrays["lr_feature"]).tolist(), np.asarray(arrays["lr_weight"]).ravel().tolist(),
-                         np.asarray(arrays["lr_square"]).ravel().tolist(),
-                         (np.asarray(arrays["lr_bias"]).tolist(), np.asarray(arrays["lr_bias_square"]).tolist()),
-                         float(scale), steps, keys)
+            keys = (bytes(_typed(arrays, "feature_key", "|u1")), _typed(arrays, "feature_key_end", "<u4").tolist())
+        weights = _typed(arrays, "lr_weight", "<f8").tolist()
+        squares = _typed(arrays, "lr_square", "<f8").tolist()
+        bias = (_typed(arrays, "lr_bias", "<f8").tolist(), _typed(arrays, "lr_bias_square", "<f8").tolist())
+        ids = _typed(arrays, "lr_feature", "<u4").tolist()
+        model._core.load([check_label(label) for label in labels], [float(n) for n in class_docs], ids, weights,
+                         squares, bias, float(scale), steps, keys)
         return model
 
 
@@ -321,3 +322,14 @@ def _in_core(tokenizer: object) -> tuple[Any, bool]:
     if isinstance(tokenizer, ByteNgrams):
         return tokenizer._core, False
     return None, False
+
+
+def _typed(arrays: Arrays, name: str, dtype: str) -> memoryview[Any]:
+    """A saved array's values as a flat memoryview of its type (read in place, without numpy)."""
+    kind, _, buffer, start, end = _raw_array(arrays, name)
+    if kind != dtype:
+        raise ModelFormatError(f"array {name!r} is {kind}, not {dtype}")
+    view = memoryview(buffer)[start:end]
+    if dtype == "<f8":
+        return view.cast("d")
+    return view.cast("I") if dtype == "<u4" else view.cast("B")

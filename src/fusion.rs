@@ -33,6 +33,8 @@ impl Fusion {
             schedule: Schedule::Constant,
             l2: 0.0,
             margin: None,
+            sublinear: false,
+            normalize: false,
         });
         stacker.add_class();
         stacker.add_class();

@@ -8,6 +8,11 @@
 //!   s_0 = 0,   s_c = b_c + sum_i x_i w_{i,c}   (c >= 1)
 //!   P(c | x) = exp(s_c) / sum_k exp(s_k)
 //!
+//! A document's values may first be transformed (`Settings`): sublinear, x -> sign(x) ln(1 + |x|)
+//! (a word said ten times is not ten times the evidence), then divided by the document's L2
+//! norm (long and short documents step alike) - scikit-learn's TfidfTransformer without the
+//! IDF. Below, x is the document so transformed.
+//!
 //! One learning step on a document x of class y with weight omega (the sample weight times
 //! the class weight) follows the gradient of omega * log P(y | x):
 //!
@@ -29,6 +34,7 @@
 //! averaged, each model weighing by the documents it learned; the AdaGrad sums add up.
 
 use crate::nb::logsumexp;
+use std::borrow::Cow;
 
 /// AdaGrad's starting sum of squared gradients: the first step of a weight moves it by
 /// rate * g / sqrt(G0 + g^2), at most `rate / sqrt(G0)`... and about `rate` when |g| >> 0.1.
@@ -52,6 +58,31 @@ pub struct Settings {
     pub l2: f64,
     /// Train on error: skip documents whose true class wins by at least this score margin.
     pub margin: Option<f64>,
+    /// Values x -> sign(x) ln(1 + |x|) first.
+    pub sublinear: bool,
+    /// Then divided by the document's L2 norm.
+    pub normalize: bool,
+}
+
+impl Settings {
+    /// A document's values as the model reads them (see the module docstring).
+    pub fn prepared<'v>(&self, values: &'v [f64]) -> Cow<'v, [f64]> {
+        if !self.sublinear && !self.normalize {
+            return Cow::Borrowed(values);
+        }
+        let mut out: Vec<f64> = if self.sublinear {
+            values.iter().map(|&v| v.signum() * v.abs().ln_1p()).collect()
+        } else {
+            values.to_vec()
+        };
+        if self.normalize {
+            let norm = out.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if norm > 0.0 {
+                out.iter_mut().for_each(|v| *v /= norm);
+            }
+        }
+        Cow::Owned(out)
+    }
 }
 
 /// The weights of one online logistic regression model.
@@ -153,6 +184,11 @@ impl Logistic {
     /// count nothing): the scores up to the scale and the biases, which a step may change
     /// before it uses them (decay), so a prediction's can serve the learning that follows.
     pub fn dots(&self, ids: &[u32], values: &[f64]) -> Vec<f64> {
+        self.dots_of_prepared(ids, &self.settings.prepared(values))
+    }
+
+    /// `dots` of values already `prepared`.
+    fn dots_of_prepared(&self, ids: &[u32], values: &[f64]) -> Vec<f64> {
         let cols = self.cols();
         let stride = self.stride();
         let mut dots = vec![0.0; cols];
@@ -227,13 +263,14 @@ impl Logistic {
     /// caller has them from a prediction on the model as it stands.
     pub fn learn(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, dots: Option<Vec<f64>>) -> Step {
         debug_assert!(y < self.n_classes);
-        let mut dots = dots.unwrap_or_else(|| self.dots(ids, values));
+        let values = self.settings.prepared(values);
+        let mut dots = dots.unwrap_or_else(|| self.dots_of_prepared(ids, &values));
         self.steps += 1;
         if self.settings.l2 > 0.0 {
             self.scale *= 1.0 - self.settings.rate * self.settings.l2;
             if self.scale < MIN_SCALE {
                 self.fold();
-                dots = self.dots(ids, values); // the stored weights changed
+                dots = self.dots_of_prepared(ids, &values); // the stored weights changed
             }
         }
         let scores = self.scores_of(&dots);
@@ -241,7 +278,7 @@ impl Logistic {
             return Step::Skipped;
         }
         let g = self.gradient(&scores, y, omega);
-        self.apply(ids, values, &g, 1.0);
+        self.apply(ids, &values, &g, 1.0);
         Step::Updated
     }
 
@@ -252,7 +289,7 @@ impl Logistic {
             return;
         }
         let g = self.gradient(&scores, y, omega);
-        self.apply(ids, values, &g, -1.0);
+        self.apply(ids, &self.settings.prepared(values), &g, -1.0);
     }
 
     /// Move every weight of the document along the gradient g (`direction` +1: learn, -1: unlearn).
@@ -472,6 +509,8 @@ mod tests {
             schedule,
             l2: 0.0,
             margin: None,
+            sublinear: false,
+            normalize: false,
         }
     }
 
@@ -481,6 +520,20 @@ mod tests {
         m.add_class();
         m.reserve_rows(4);
         m
+    }
+
+    #[test]
+    fn documents_are_transformed_before_scoring_and_stepping() {
+        let mut m = binary(Schedule::Constant);
+        m.settings.sublinear = true;
+        m.settings.normalize = true;
+        let prepared = m.settings.prepared(&[3.0, -4.0]);
+        let (a, b) = (4f64.ln(), -(5f64.ln()));
+        let norm = (a * a + b * b).sqrt();
+        assert!((prepared[0] - a / norm).abs() < 1e-15 && (prepared[1] - b / norm).abs() < 1e-15);
+        m.learn(&[0, 1], &[3.0, -4.0], 1, 1.0, None);
+        assert!((m.row(0)[0] - 0.25 * a / norm).abs() < 1e-15);
+        assert_eq!(m.settings.prepared(&[0.0, 0.0]).as_ref(), &[0.0, 0.0]); // no norm to divide by
     }
 
     #[test]

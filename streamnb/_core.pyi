@@ -98,7 +98,8 @@ class ByteNgrams:
 _InCore = WordTokenizer | EmailTokenizer | EmailWeights | ByteNgrams | None
 
 class LogisticCore(Generic[_L]):
-    def __init__(self, *, rate: float, schedule: str, l2: float, margin: float | None, n_buckets: int | None,
+    def __init__(self, *, rate: float, schedule: str, l2: float, margin: float | None, sublinear: bool,
+                 normalize: bool, n_buckets: int | None,
                  class_weight: str | dict[_L, float] | None,
                  tokenizer: Callable[[str], Mapping[Hashable, float]] | None,
                  in_core: _InCore, binary: bool) -> None: ...

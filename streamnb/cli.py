@@ -367,12 +367,17 @@ def one_message(sources: list[str], option: str) -> bytes:
 
 
 def evaluation_items(args: argparse.Namespace, order: Order, seed: int) -> list[tuple[Any, Any]]:
-    """The labelled messages of --corpus or the sources, in the given order."""
+    """The labelled messages of --corpus or the sources, in the given order. A TREC corpus
+    (streamnb.trec) is read in delivery order for "date" and "file" (its index's order)."""
     import numpy as np
 
     from .datasets import load_spamassassin
+    from .trec import is_trec, load_trec
 
     if args.corpus is not None:
+        if is_trec(args.corpus):
+            trec_order = "shuffle" if order == "shuffle" else "delivery"
+            return [(m.raw, m.label) for m in load_trec(args.corpus, order=trec_order, seed=seed)]
         return [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=order, seed=seed)]
     items = list(labelled(args))
     if order == "date":
@@ -390,8 +395,11 @@ def _is_order(name: str) -> TypeGuard[Order]:
 def other_orders(args: argparse.Namespace) -> list[tuple[Order, int]]:
     """--also-orders as (order, seed) pairs: "file,shuffle:1" -> [("file", 0), ("shuffle", 1)]."""
     spec = args.also_orders
-    if spec is None:  # the default: on the corpus, file order and three shuffles
-        spec = "file,shuffle:1,shuffle:2,shuffle:3" if args.corpus is not None else "none"
+    if spec is None:  # the default: on the SpamAssassin corpus, file order and three shuffles
+        from .trec import is_trec
+
+        spam_assassin = args.corpus is not None and not is_trec(args.corpus)
+        spec = "file,shuffle:1,shuffle:2,shuffle:3" if spam_assassin else "none"
     if spec.strip() == "none":
         return []
     pairs = []
@@ -758,7 +766,8 @@ def build_parser() -> argparse.ArgumentParser:
         command.set_defaults(run=run)
 
     evaluate = commands.add_parser("evaluate", help="progressive evaluation: classify, then learn, each message")
-    evaluate.add_argument("--corpus", help="the SpamAssassin corpus (folder or archive) instead of --spam/--ham")
+    evaluate.add_argument("--corpus", help="the SpamAssassin corpus, or the TREC 2007 one (streamnb.trec), as a folder "
+                                           "or an archive, instead of --spam/--ham")
     _sources(evaluate)
     _model_options(evaluate)
     _decision_options(evaluate)

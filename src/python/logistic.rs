@@ -169,7 +169,8 @@ impl LogisticCore {
 #[pymethods]
 impl LogisticCore {
     #[new]
-    #[pyo3(signature = (*, rate, schedule, l2, margin, n_buckets, class_weight, tokenizer, in_core, binary))]
+    #[pyo3(signature = (*, rate, schedule, l2, margin, sublinear, normalize, n_buckets, class_weight, tokenizer,
+                        in_core, binary))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -177,6 +178,8 @@ impl LogisticCore {
         schedule: &str,
         l2: f64,
         margin: Option<f64>,
+        sublinear: bool,
+        normalize: bool,
         n_buckets: Option<u32>,
         class_weight: Option<Bound<'_, PyAny>>,
         tokenizer: Option<Bound<'_, PyAny>>,
@@ -224,6 +227,8 @@ impl LogisticCore {
                 schedule: parse_schedule(schedule)?,
                 l2,
                 margin,
+                sublinear,
+                normalize,
             };
             let mut core = LogisticCore {
                 space: Features::new(n_buckets),

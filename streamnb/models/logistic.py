@@ -38,8 +38,8 @@ from ..mail import EmailTokenizer
 from ..ngrams import ByteNgrams
 from ..persist import register_model
 from ..text import Tokenizer as WordTokenizer
-from ..validate import (Label, check_bool, check_choice, check_class_weight, check_finite_positive, check_label, check_nonnegative,
-                        check_positive, check_weight)
+from ..validate import (Label, check_bool, check_choice, check_class_weight, check_finite_positive, check_label,
+                        check_nonnegative, check_positive, check_weight)
 from ..weighting import EmailWeights
 from ..store import _raw_array
 from .base import Document, LogLinear, TextTokenizer, _batch_documents, _tokenizer_signature
@@ -126,7 +126,8 @@ class LogisticRegression:
         weights = dict(self.class_weight) if isinstance(self.class_weight, Mapping) else self.class_weight
         self._core: _core.LogisticCore[Label] = _core.LogisticCore(
             rate=self.learning_rate, schedule=self.schedule, l2=self.l2, margin=self.margin,
-            sublinear=self.sublinear_tf, normalize=self.normalize, n_buckets=self.n_buckets, class_weight=weights, tokenizer=None, in_core=None, binary=False)
+            sublinear=self.sublinear_tf, normalize=self.normalize, n_buckets=self.n_buckets, class_weight=weights,
+            tokenizer=None, in_core=None, binary=False)
         self.tokenizer = tokenizer
 
     # -- parameters -----------------------------------------------------------------------

@@ -79,8 +79,35 @@ def test_what_is_missing_or_wrong_is_named(tmp_path, monkeypatch):
         load_trec(tmp_path / "trec-bad.tar")
 
 
-@pytest.mark.skipif(not os.environ.get(TREC_ENV), reason=f"{TREC_ENV} is not set (point it at trec07p or trec07p-dev)")
-def test_the_real_corpus_loads_with_its_labels():
-    messages = load_trec(limit=1000)
-    assert len(messages) == 1000 and messages[0].name == "inmail.1"
-    assert {m.label for m in messages} == {"spam", "ham"}
+@pytest.fixture(scope="module")
+def first_10000():
+    if not os.environ.get(TREC_ENV):
+        pytest.skip(f"{TREC_ENV} is not set (point it at trec07p or trec07p-dev)")
+    return [(m.raw, m.label) for m in load_trec(limit=10_000)]
+
+
+def test_the_real_corpus_loads_with_its_labels(first_10000):
+    assert len(first_10000) == 10_000
+    assert first_10000[0][1] == "spam" and first_10000[0][0].startswith(b"From ")  # inmail.1
+    assert sum(label == "spam" for _, label in first_10000) > 5_000
+
+
+def test_the_default_filter_ranks_the_first_10000_better_than_either_part(first_10000):
+    """Issue 26: on the first 10,000 messages of trec07p, classify-then-learn, the fusion ranks
+    better than EmailNB alone and than its logistic regression alone. Measured (1-AUC)%: the
+    fusion 0.0130, EmailNB 0.0225, the logistic regression 0.0159 (its settings were chosen on
+    the first 40,000 messages of trec07p-dev, this part included: in-sample)."""
+    from streamnb.decision import SpamFilter, progressive_filter
+    from streamnb.evaluate import one_minus_auc_percent
+    from streamnb.models import EmailNB
+    from streamnb.models.fusion import default_lr
+
+    fusion = progressive_filter(SpamFilter(), first_10000, curve=None).one_minus_auc_percent
+    email = progressive_filter(SpamFilter(EmailNB()), first_10000, curve=None).one_minus_auc_percent
+    lr, scores = default_lr(), []
+    for raw, label in first_10000:
+        log_proba = lr.predict_log_proba_one(raw)
+        scores.append(log_proba["spam"] - log_proba["ham"] if len(log_proba) == 2 else 0.0)
+        lr.learn_one(raw, label)
+    alone = one_minus_auc_percent([label for _, label in first_10000], scores)
+    assert fusion < 0.014 and fusion < email and fusion < alone, (fusion, email, alone)

@@ -711,6 +711,7 @@ class SpamFilter:
         self.negative = negative
         self.evidence_k = int(evidence_k)
         self._last = None
+        self._reads_text: tuple[object, object, bool] | None = None  # (model, its tokenizer, whether it reads text)
 
     # -- pieces ---------------------------------------------------------------------------------
     def features(self, x: Any) -> Document:
@@ -732,12 +733,18 @@ class SpamFilter:
         return features
 
     def _model_reads_text(self) -> bool:
+        model = self.model
+        tokenizer = getattr(model, "tokenizer", None)
+        known = self._reads_text
+        if known is not None and known[0] is model and known[1] is tokenizer:
+            return known[2]
         from .models.base import DiscreteNB  # here: decision rules need no model module
         from .models.fusion import Fusion
 
-        if isinstance(self.model, Fusion):
-            return True  # each part reads the raw message its own way
-        return isinstance(self.model, DiscreteNB) and self.model.tokenizer is not None
+        # a fusion's parts read the raw message each its own way
+        reads = isinstance(model, Fusion) or (isinstance(model, DiscreteNB) and tokenizer is not None)
+        self._reads_text = (model, tokenizer, reads)
+        return reads
 
     def log_odds(self, features: Document) -> float:
         """log P(pos|x) - log P(neg|x) under the model; 0 before it has learned anything.

@@ -125,6 +125,7 @@ class Fusion:
                                       initial=self.initial_weights)
         self._version = 0  # bumped by every change: a prediction's log-odds serve the learn that follows
         self._last: tuple[object, int, float, float] | None = None
+        self._pair_at: tuple[int, tuple[Label, Label] | None] = (-1, None)
 
     def get_params(self) -> dict[str, Any]:
         return {"nb_scale": self.nb_scale, "nb_clip": self.nb_clip, "learning_rate": self.learning_rate,
@@ -160,8 +161,11 @@ class Fusion:
         return self.nb.classes
 
     def _pair(self) -> tuple[Label, Label] | None:
-        classes = self.classes
-        return (classes[0], classes[1]) if len(classes) == 2 else None
+        """(class 0, class 1) once both are known (read once per change of the model)."""
+        if self._pair_at[0] != self._version:
+            classes = self.classes
+            self._pair_at = (self._version, (classes[0], classes[1]) if len(classes) == 2 else None)
+        return self._pair_at[1]
 
     @staticmethod
     def _odds(log_proba: Mapping[Label, float], pair: tuple[Label, Label]) -> float:

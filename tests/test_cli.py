@@ -630,3 +630,20 @@ def test_learning_twice_without_a_ledger_is_said(model_copy, mail, tmp_path):
                       "--ledger", "100")
     assert with_ledger.returncode == 0 and with_ledger.stderr == b""
     assert run("learn", str(tmp_path / "ledger.snb"), "--spam", one).stderr == b""
+
+
+def test_an_email_nb_model_file_keeps_its_own_cutoffs(mail, tmp_path):
+    """Issue 26: old model files keep scoring as they did. An EmailNB file (what `train` made
+    before the fusion became the default) is judged with EmailNB's LogOddsRule (spam from 16,
+    ham below -5, caution 8), not the fusion's."""
+    from streamnb.decision import LogOddsRule, SpamFilter
+
+    target = tmp_path / "email.snb"
+    assert run("train", str(target), "--model-type", "email", "--spam", str(mail["mbox"]),
+               "--ham", str(mail["maildir"])).returncode == 0
+    model = streamnb.load(target)
+    assert isinstance(model, streamnb.EmailNB)
+    for message in (spam(90), ham(90)):
+        verdict = SpamFilter(model, LogOddsRule(-5.0, 16.0, 8.0)).classify(message)
+        printed = run("classify", str(target), stdin=message).stdout.decode().split("\t")
+        assert printed[0] == verdict.label and float(printed[1]) == pytest.approx(verdict.score, abs=1e-6)

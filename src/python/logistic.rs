@@ -15,6 +15,34 @@ use crate::vocab::Vocabulary;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 
+/// The little-endian u32 values of a model file's array (its raw bytes).
+fn little_endian_u32(bytes: &[u8]) -> PyResult<Vec<u32>> {
+    if bytes.len() % 4 != 0 {
+        return Err(error(
+            ErrorKind::ModelFormat,
+            "an array of uint32 holds a whole number of values",
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
+
+/// The little-endian f64 values of a model file's array (its raw bytes).
+fn little_endian_f64(bytes: &[u8]) -> PyResult<Vec<f64>> {
+    if bytes.len() % 8 != 0 {
+        return Err(error(
+            ErrorKind::ModelFormat,
+            "an array of float64 holds a whole number of values",
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        .collect())
+}
+
 /// How a class weighs in the gradient (times the sample weight).
 enum ClassWeight {
     /// Every class 1.
@@ -532,16 +560,25 @@ impl LogisticCore {
         &mut self,
         labels: &Bound<'_, PyList>,
         class_docs: Vec<f64>,
-        ids: Vec<u32>,
-        weights: Vec<f64>,
-        squares: Vec<f64>,
+        ids: &[u8],
+        weights: &[u8],
+        squares: &[u8],
         bias: (Vec<f64>, Vec<f64>),
         scale: f64,
         steps: u64,
-        keys: Option<(Vec<u8>, Vec<u32>)>,
+        keys: Option<(Vec<u8>, &[u8])>,
     ) -> PyResult<()> {
         guard(|| {
             let bad = |what: &str| error(ErrorKind::ModelFormat, what.to_string());
+            let (ids, weights, squares) = (
+                little_endian_u32(ids)?,
+                little_endian_f64(weights)?,
+                little_endian_f64(squares)?,
+            );
+            let keys = match keys {
+                Some((bytes, ends)) => Some((bytes, little_endian_u32(ends)?)),
+                None => None,
+            };
             if self.labels.len() != 0 {
                 return Err(bad("load needs a new model"));
             }

@@ -314,13 +314,12 @@ class LogisticRegression:
                 raise ModelFormatError(f"array {name!r} is missing")
         keys = None
         if "feature_key" in arrays or "feature_key_end" in arrays:
-            keys = (bytes(_typed(arrays, "feature_key", "|u1")), _typed(arrays, "feature_key_end", "<u4").tolist())
-        weights = _typed(arrays, "lr_weight", "<f8").tolist()
-        squares = _typed(arrays, "lr_square", "<f8").tolist()
-        bias = (_typed(arrays, "lr_bias", "<f8").tolist(), _typed(arrays, "lr_bias_square", "<f8").tolist())
-        ids = _typed(arrays, "lr_feature", "<u4").tolist()
-        model._core.load([check_label(label) for label in labels], [float(n) for n in class_docs], ids, weights,
-                         squares, bias, float(scale), steps, keys)
+            keys = (_bytes(arrays, "feature_key", "|u1"), _bytes(arrays, "feature_key_end", "<u4"))
+        bias = (memoryview(_bytes(arrays, "lr_bias", "<f8")).cast("d").tolist(),
+                memoryview(_bytes(arrays, "lr_bias_square", "<f8")).cast("d").tolist())
+        model._core.load([check_label(label) for label in labels], [float(n) for n in class_docs],
+                         _bytes(arrays, "lr_feature", "<u4"), _bytes(arrays, "lr_weight", "<f8"),
+                         _bytes(arrays, "lr_square", "<f8"), bias, float(scale), steps, keys)
         return model
 
 
@@ -337,12 +336,9 @@ def _in_core(tokenizer: object) -> tuple[Any, bool]:
     return None, False
 
 
-def _typed(arrays: Arrays, name: str, dtype: str) -> memoryview[Any]:
-    """A saved array's values as a flat memoryview of its type (read in place, without numpy)."""
+def _bytes(arrays: Arrays, name: str, dtype: str) -> bytes:
+    """A saved array's little-endian bytes (no numpy); ModelFormatError for another dtype."""
     kind, _, buffer, start, end = _raw_array(arrays, name)
     if kind != dtype:
         raise ModelFormatError(f"array {name!r} is {kind}, not {dtype}")
-    view = memoryview(buffer)[start:end]
-    if dtype == "<f8":
-        return view.cast("d")
-    return view.cast("I") if dtype == "<u4" else view.cast("B")
+    return bytes(memoryview(buffer)[start:end])

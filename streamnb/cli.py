@@ -110,7 +110,7 @@ def build_model(args: argparse.Namespace) -> Any:
     model_type = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}[args.model_type]
     extra = {"mu": mu} if args.model_type == "multinomial" else {}
     if mu is not None and args.model_type != "multinomial":
-        raise CommandError(f"--mu is for the email and multinomial models, not {args.model_type}")
+        raise CommandError(f"--mu is for the fusion, email and multinomial models, not {args.model_type}")
     return model_type(alpha=alpha, class_prior=args.class_prior, tokenizer=tokenizer,
                       empty_documents="learn", ledger=ledger, **extra)
 
@@ -669,10 +669,10 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
                         help="fusion (default): the recommended filter, naive Bayes and logistic regression fused; "
                              "email: EmailNB alone; or a plain naive Bayes variant")
     parser.add_argument("--alpha", type=_positive_float, default=None,
-                        help="additive smoothing (> 0; default 0.3 for email, 0.01 otherwise)")
+                        help="additive smoothing (> 0; default 0.3 for fusion and email, 0.01 otherwise)")
     parser.add_argument("--mu", type=_positive_float, default=None,
-                        help="Dirichlet smoothing toward the pooled distribution (email, multinomial; default 100 "
-                             "for email, none otherwise)")
+                        help="Dirichlet smoothing toward the pooled distribution (fusion, email, multinomial; "
+                             "default 100 for fusion and email, none otherwise)")
     parser.add_argument("--tokenizer", choices=TOKENIZERS, default=DEFAULT_TOKENIZER,
                         help="plain models: email (headers, subject, URLs, MIME and body words) or words")
     parser.add_argument("--counts", action="store_true",

@@ -55,12 +55,20 @@ STORAGE_PARAMS = ("dense_max_classes",)
 
 
 class LogLinear(NamedTuple):
-    """A naive Bayes model as the linear model it is: score_c(x) = bias[c] + x . weights[:, c]."""
+    """A model as the linear model it is: score_c(x) = bias[c] + x . weights[:, c]."""
 
     classes: list[Label]
     features: list[Hashable | None]
     bias: Floats  # (K,)
     weights: Floats  # (|V|, K)
+
+    def top(self, k: int) -> dict[Label, list[tuple[Hashable, float]]]:
+        """The k features with the largest weight per class (ties: the first listed)."""
+        top = {}
+        for c, label in enumerate(self.classes):
+            order = np.argsort(-self.weights[:, c], kind="stable")[:k]
+            top[label] = [(self.features[i], float(self.weights[i, c])) for i in order]
+        return top
 
 
 class Contributions:
@@ -712,12 +720,7 @@ class DiscreteNB(abc.ABC):
 
     def top_features(self, k: int = 10) -> dict[Label, list[tuple[Hashable, float]]]:
         """The k features with the largest weight per class, in the log-linear view."""
-        view = self.log_linear()
-        top = {}
-        for c, label in enumerate(view.classes):
-            order = np.argsort(-view.weights[:, c], kind="stable")[:k]
-            top[label] = [(view.features[i], float(view.weights[i, c])) for i in order]
-        return top
+        return self.log_linear().top(k)
 
     # -- introspection ------------------------------------------------------------------------
     @property

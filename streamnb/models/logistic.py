@@ -243,12 +243,7 @@ class LogisticRegression:
 
     def top_features(self, k: int = 10) -> dict[Label, list[tuple[Hashable, float]]]:
         """The k features with the largest (centred) weight per class."""
-        view = self.log_linear()
-        top = {}
-        for c, label in enumerate(view.classes):
-            order = np.argsort(-view.weights[:, c], kind="stable")[:k]
-            top[label] = [(view.features[i], float(view.weights[i, c])) for i in order]
-        return top
+        return self.log_linear().top(k)
 
     # -- introspection ----------------------------------------------------------------------
     @property

@@ -17,7 +17,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 
 /// The little-endian u32 values of a model file's array (its raw bytes).
 fn little_endian_u32(bytes: &[u8]) -> PyResult<Vec<u32>> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(error(
             ErrorKind::ModelFormat,
             "an array of uint32 holds a whole number of values",
@@ -31,7 +31,7 @@ fn little_endian_u32(bytes: &[u8]) -> PyResult<Vec<u32>> {
 
 /// The little-endian f64 values of a model file's array (its raw bytes).
 fn little_endian_f64(bytes: &[u8]) -> PyResult<Vec<f64>> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return Err(error(
             ErrorKind::ModelFormat,
             "an array of float64 holds a whole number of values",

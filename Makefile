@@ -4,6 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CORPUS ?= $(wildcard ../shared/data/spamassassin-public-corpus.tgz)
 export STREAMNB_SPAMASSASSIN ?= $(if $(CORPUS),$(abspath $(CORPUS)),)
+# The TREC 2007 corpus (research use only, never in the repository) and 20 Newsgroups, when beside the checkout.
+TREC ?= $(wildcard ../shared/data/trec07p-dev.tar.xz)
+export STREAMNB_TREC07P ?= $(if $(TREC),$(abspath $(TREC)),)
 NEWSGROUPS ?= $(wildcard ../shared/data/20news-bydate.jsonl.gz)
 export STREAMNB_20NEWS ?= $(if $(NEWSGROUPS),$(abspath $(NEWSGROUPS)),)
 

@@ -41,12 +41,12 @@ from pathlib import Path
 from typing import Any
 
 from . import common
+from .service import Service, child_env
 
 NAME = "serve"
 TITLE = "Filter service: spamc against streamnb serve and spamd, and streamnb classify"
 DEFAULT = False
 CLIENTS = (1, 8, 32)
-ROOT = Path(__file__).resolve().parent.parent
 SPAMD_CHILDREN = 5
 USER = "bench"
 
@@ -59,23 +59,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def child_env() -> dict[str, str]:
-    """This environment, with bytecode caching on (as for an installed package) and streamnb importable."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
-
-
 def start_streamnb(models: Path) -> tuple[subprocess.Popen, int]:
-    process = subprocess.Popen([sys.executable, "-m", "streamnb", "serve", "--models", str(models), "--port", "0"],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env=child_env())
-    for line in process.stderr:
-        match = re.search(rb"listening on 127\.0\.0\.1:(\d+)", line)
-        if match:
-            threading.Thread(target=lambda: process.stderr.read(), daemon=True).start()
-            return process, int(match.group(1))
-    raise RuntimeError(f"streamnb serve did not start (exit {process.wait()})")
+    service = Service(models)
+    return service.process, service.port
 
 
 def ping(spamc: str, port: int) -> bool:

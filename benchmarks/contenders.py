@@ -169,3 +169,35 @@ class TfidfModel:
 
     def learn_one(self, text, y) -> None:
         self.model.learn_one(self._weights(text), y)
+
+
+class NumpyByteGramLR:
+    """The reference online logistic regression of the TREC spam track (Goodman & Yih 2006;
+    Cormack's TREC 2007 baseline), written for the benchmark in numpy: binary 4-grams of the
+    first 3,000 bytes hashed into 2^22 weights, score w . x, step w += rate (y - p) x with rate
+    0.002. A reference to compare against, not the product (streamnb.LogisticRegression is).
+    """
+
+    def __init__(self, rate: float = 0.002, bits: int = 22, n: int = 4, max_bytes: int = 3000) -> None:
+        import numpy as np
+
+        self.np, self.rate, self.bits, self.n, self.max_bytes = np, rate, bits, n, max_bytes
+        self.weights = np.zeros(1 << bits)
+
+    def features(self, raw: bytes):
+        """Distinct hashed n-grams of the head (Fibonacci hashing of the gram's bytes)."""
+        np = self.np
+        head = np.frombuffer(raw[: self.max_bytes], dtype=np.uint8).astype(np.uint64)
+        if len(head) < self.n:
+            return np.zeros(0, dtype=np.int64)
+        grams = np.zeros(len(head) - self.n + 1, dtype=np.uint64)
+        for k in range(self.n):
+            grams |= head[k: len(head) - self.n + 1 + k] << np.uint64(8 * k)
+        return np.unique((grams * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - self.bits)).astype(np.int64)
+
+    def log_odds(self, ids) -> float:
+        return float(self.weights[ids].sum())
+
+    def learn(self, ids, z: float, spam: bool) -> None:
+        p = 1.0 / (1.0 + self.np.exp(-z))
+        self.weights[ids] += self.rate * (float(spam) - p)

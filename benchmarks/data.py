@@ -179,3 +179,26 @@ def zipf_documents(n_vocab: int, n_docs: int, n_tokens: int, rng: np.random.Gene
 def cover_documents(names: list[str], per_document: int = 1000) -> list[dict[str, int]]:
     """Documents that hold every word of the vocabulary once (so |V| is exactly len(names))."""
     return [dict.fromkeys(names[start:start + per_document], 1) for start in range(0, len(names), per_document)]
+
+
+# -- 20 Newsgroups ------------------------------------------------------------------------------
+
+NEWSGROUPS_ENV = "STREAMNB_20NEWS"
+
+
+def load_20news(path: str | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None:
+    """20 Newsgroups, bydate split, from ``path`` or $STREAMNB_20NEWS (a ``.jsonl.gz`` of
+    objects with split, label, id and text): (train, test) lists of (text, label), in the
+    file's order; None when it is not given."""
+    import gzip
+    import json
+
+    location = path or os.environ.get(NEWSGROUPS_ENV)
+    if not location:
+        return None
+    train, test = [], []
+    with gzip.open(location, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            (train if record["split"] == "train" else test).append((record["text"], record["label"]))
+    return train, test

@@ -17,7 +17,8 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import (bench_accuracy, bench_batch, bench_ceilings, bench_classic, bench_distributed, bench_fullstream,
-               bench_memory, bench_scaling, bench_serve, bench_smoothing, bench_throughput, bench_tokenizers)
+               bench_logistic, bench_memory, bench_scaling, bench_serve, bench_smoothing, bench_throughput,
+               bench_tokenizers, bench_trec)
 
 SECTIONS: dict[str, ModuleType] = {module.NAME: module for module in (
     bench_throughput,
@@ -31,6 +32,8 @@ SECTIONS: dict[str, ModuleType] = {module.NAME: module for module in (
     bench_distributed,
     bench_classic,
     bench_serve,
+    bench_logistic,
+    bench_trec,
     bench_smoothing,
 )}
 

@@ -6,7 +6,8 @@ Robinson's chi-square combining and SpamBayes's cutoffs (ham < 0.20 <= unsure < 
 spam), and an online calibrator of P(spam). Prints the model's own accuracy, FPR, FNR,
 (1-AUC)%, the calibration error before and after calibration (isotonic, and Platt for
 comparison, both prequential), and the unsure rate with the accuracy of the decided
-messages; writes a learning curve, ROC curves and a reliability diagram as PNG files.
+messages; with ``--out DIR``, writes a learning curve, ROC curves and a reliability diagram
+there as PNG files (nothing is written without it).
 
     python examples/decision_spamassassin.py [--corpus PATH] [--limit N] [--out DIR]
 
@@ -50,8 +51,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", help="corpus folder or archive (default: $STREAMNB_SPAMASSASSIN)")
     parser.add_argument("--limit", type=int, help="only the first N messages of the stream")
-    parser.add_argument("--out", default="plots", help="folder for the PNG files (default: ./plots)")
+    parser.add_argument("--out", help="folder for the PNG files (made if its parent exists; default: no PNG files)")
     args = parser.parse_args(argv)
+    if args.out and not Path(args.out).absolute().parent.is_dir():
+        parser.error(f"--out {args.out!r}: the folder {str(Path(args.out).absolute().parent)!r} does not exist")
     messages = load_spamassassin(args.corpus)[: args.limit]
     spam_filter = SpamFilter(MultinomialNB(alpha=1.0), ChiSquareRule(), IsotonicCalibrator(),
                              tokenizer=words, min_per_class=10)
@@ -63,10 +66,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Platt (window {PlattCalibrator().window}) instead of isotonic: "
           f"ECE {expected_calibration_error(list(report.y_true), platt):.4f}")
 
+    if not args.out:
+        print("plots: give --out DIR to write them")
+        return
     from streamnb import plots  # matplotlib is optional: only needed from here on
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)
     written = [
         plots.plot_learning_curve(report, out / "learning_curve.png",
                                   title="Multinomial NB on SpamAssassin (Date order), predict then learn"),

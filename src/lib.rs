@@ -14,11 +14,16 @@
 
 pub mod bag;
 pub mod doc;
+pub mod fusion;
+pub mod logistic;
 pub mod mail;
 pub mod nb;
+pub mod ngrams;
 pub mod parallel;
+pub mod pruning;
 pub mod smoothing;
 pub mod snapshot;
+pub mod space;
 pub mod store;
 pub mod tokenize;
 pub mod unicode_tables;

@@ -9,11 +9,11 @@
 //! alpha shares the counts, and one read of a document's counts scores it under several
 //! smoothings at once (`joint_log_likelihoods`, what `alpha="auto"` needs: src/smoothing.rs).
 
-use crate::bag::Bag;
-use crate::doc::{Doc, IdCounts, Keys, UNKNOWN};
+use crate::doc::{Doc, UNKNOWN};
 use crate::smoothing::{AutoSmoothing, CandidateScores, EvidenceError};
+pub use crate::space::{Encoder, Features};
 use crate::store::{MergedPruning, Removal, Store, StoreError, MAX_DOCUMENTS, NEVER};
-use crate::vocab::{bucket, Vocabulary, VocabularyError};
+use crate::vocab::{bucket, VocabularyError};
 use std::sync::Arc;
 /// Hash maps keyed by feature ids inside one call (no seed needed: the keys are ours).
 type HashMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::FixedState>;
@@ -54,11 +54,6 @@ pub enum Prior {
     Uniform,
     /// A fixed prior: per-class weights given when each class is added.
     Fixed,
-}
-
-pub enum Features {
-    Exact(Vocabulary),
-    Hashed(u32),
 }
 
 /// Why an operation was refused (nothing changed).
@@ -192,100 +187,6 @@ struct Normaliser {
     /// L of a class with no counts: sum over k in V of log(total_k + alpha).
     zero_sum: f64,
     updates: u64,
-}
-
-/// Builds a document from feature occurrences: counted by key first (a small table that
-/// stays in cache), then each distinct key looked up once in the vocabulary (hashed
-/// models: everything counted by bucket).
-pub struct Encoder<'a> {
-    nb: &'a NaiveBayes,
-    bag: Bag,
-    buckets: IdCounts,
-}
-
-impl Encoder<'_> {
-    /// Count `by` more of the feature `key` (hashed models: of its bucket).
-    #[inline]
-    pub fn add(&mut self, key: &[u8], by: f64) {
-        match &self.nb.features {
-            Features::Exact(vocabulary) => self.bag.add(key, vocabulary.hash(key), by),
-            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
-        }
-    }
-
-    /// `add` for a key the document holds once (a mapping's keys): looked up in the
-    /// vocabulary at once, without counting by key first.
-    #[inline]
-    pub fn add_distinct(&mut self, key: &[u8], by: f64) {
-        match &self.nb.features {
-            Features::Exact(vocabulary) => {
-                let hash = vocabulary.hash(key);
-                match vocabulary.find_hashed(key, hash) {
-                    Some(id) => self.buckets.add(id, by), // ids of known keys (their own table)
-                    None => self.bag.add(key, hash, by),
-                }
-            }
-            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
-        }
-    }
-
-    /// `add_distinct` of every key of a mapping (`keys[i]` by `values[i]`): all hashed
-    /// first, then looked up, so the lookups (cache misses in a big vocabulary) overlap
-    /// instead of each waiting for the Python objects of the next key to be read.
-    pub fn add_distinct_all<'k>(&mut self, keys: impl Iterator<Item = &'k [u8]> + Clone, values: &[f64]) {
-        match &self.nb.features {
-            Features::Exact(vocabulary) => {
-                let hashes: Vec<u64> = keys.clone().map(|key| vocabulary.hash(key)).collect();
-                for ((key, hash), &by) in keys.zip(hashes).zip(values) {
-                    match vocabulary.find_hashed(key, hash) {
-                        Some(id) => self.buckets.add(id, by),
-                        None => self.bag.add(key, hash, by),
-                    }
-                }
-            }
-            Features::Hashed(n) => {
-                for (key, &by) in keys.zip(values) {
-                    self.buckets.add(bucket(key, *n), by);
-                }
-            }
-        }
-    }
-
-    /// `add` with the key's hash already computed (with the model's `hasher`).
-    #[inline]
-    pub fn add_hashed(&mut self, key: &[u8], hash: u64, by: f64) {
-        match &self.nb.features {
-            Features::Exact(_) => self.bag.add(key, hash, by),
-            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
-        }
-    }
-
-    /// Every count set to 1 (binary features).
-    pub fn binarize(&mut self) {
-        self.buckets.values.iter_mut().for_each(|v| *v = 1.0);
-        self.bag.binarize();
-    }
-
-    pub fn finish(self) -> Doc {
-        let Features::Exact(vocabulary) = &self.nb.features else {
-            return Doc::new(self.buckets.ids, self.buckets.values, Keys::default(), Vec::new(), None);
-        };
-        // known ids: those `add_distinct` found, then the counted keys the vocabulary holds
-        let mut known = self.buckets;
-        let mut new = Keys::default();
-        let mut new_values = Vec::new();
-        for i in 0..self.bag.len() {
-            let (key, hash) = (self.bag.feature(i), self.bag.hash(i));
-            match vocabulary.find_hashed(key, hash) {
-                Some(id) => known.add(id, self.bag.count(i)),
-                None => {
-                    new.push(key, hash);
-                    new_values.push(self.bag.count(i));
-                }
-            }
-        }
-        Doc::new(known.ids, known.values, new, new_values, Some(vocabulary.epoch()))
-    }
 }
 
 /// Reads a feature's row of stored counts (no copy for dense rows) and scales it.
@@ -681,10 +582,7 @@ impl NaiveBayes {
     ) -> Self {
         let histograms = matches!(kind, Kind::Bernoulli { .. });
         NaiveBayes {
-            features: match n_buckets {
-                Some(n) => Features::Hashed(n),
-                None => Features::Exact(Vocabulary::new()),
-            },
+            features: Features::new(n_buckets),
             store: Store::new(dense_max_classes, histograms),
             kind,
             unseen_score,
@@ -700,124 +598,6 @@ impl NaiveBayes {
     }
 
     // -- vocabulary ------------------------------------------------------------------------
-
-    pub fn vocabulary(&self) -> Option<&Vocabulary> {
-        match &self.features {
-            Features::Exact(v) => Some(v),
-            Features::Hashed(_) => None,
-        }
-    }
-
-    pub fn vocabulary_mut(&mut self) -> Option<&mut Vocabulary> {
-        match &mut self.features {
-            Features::Exact(v) => Some(v),
-            Features::Hashed(_) => None,
-        }
-    }
-
-    /// The vocabulary's seeded hasher (hashed models: any fixed one).
-    pub fn hasher(&self) -> foldhash::fast::RandomState {
-        match &self.features {
-            Features::Exact(v) => v.hasher().clone(),
-            Features::Hashed(_) => foldhash::fast::RandomState::default(),
-        }
-    }
-
-    /// The hash of a feature key (the vocabulary's seeded hash).
-    #[inline]
-    pub fn hash(&self, key: &[u8]) -> u64 {
-        match &self.features {
-            Features::Exact(v) => v.hash(key),
-            Features::Hashed(_) => 0,
-        }
-    }
-
-    pub fn epoch(&self) -> u64 {
-        self.vocabulary().map_or(0, Vocabulary::epoch)
-    }
-
-    /// One more than the largest feature id in use.
-    pub fn capacity(&self) -> usize {
-        match &self.features {
-            Features::Exact(v) => v.capacity(),
-            Features::Hashed(n) => *n as usize,
-        }
-    }
-
-    /// The bucket of a key (hashed models).
-    pub fn n_buckets(&self) -> Option<u32> {
-        match self.features {
-            Features::Hashed(n) => Some(n),
-            Features::Exact(_) => None,
-        }
-    }
-
-    /// The vocabulary's state a document's ids hold at (None for hashed models).
-    pub fn epoch_stamp(&self) -> Option<u64> {
-        self.vocabulary().map(Vocabulary::epoch)
-    }
-
-    /// Can the document's ids be trusted? Ids found earlier stay valid while no token has
-    /// left the vocabulary since (new tokens do not move them); the keyed features are
-    /// looked up again by `resolve`.
-    pub fn doc_is_current(&self, doc: &Doc) -> bool {
-        match (self.vocabulary(), doc.epoch) {
-            (Some(v), Some(epoch)) => v.removals_since(epoch) == 0 || doc.keys_everything(),
-            _ => true,
-        }
-    }
-
-    /// Look the document's keyed features up again if the vocabulary changed since.
-    pub fn resolve(&self, doc: &mut Doc) {
-        let Features::Exact(vocabulary) = &self.features else {
-            return; // hashed documents carry their buckets
-        };
-        if doc.epoch == Some(vocabulary.epoch()) {
-            return;
-        }
-        debug_assert!(
-            self.doc_is_current(doc),
-            "a document is used after tokens it holds left the vocabulary"
-        );
-        for i in doc.first_key()..doc.len() {
-            let (key, hash) = (doc.key(i).unwrap_or_default(), doc.hash(i));
-            doc.ids[i] = vocabulary.find_hashed(key, hash).unwrap_or(UNKNOWN);
-        }
-        doc.epoch = Some(vocabulary.epoch());
-    }
-
-    /// Before a change that may take tokens out of the vocabulary (rescaling), let the
-    /// documents still to be used keep every key, so they can be looked up afresh.
-    fn keep_keys(&self, doc: &mut Doc) {
-        if let Features::Exact(vocabulary) = &self.features {
-            doc.keep_keys(|id| vocabulary.token(id).map(|key| (key.to_vec(), vocabulary.hash(key))));
-        }
-    }
-
-    /// A document encoder: feature occurrences in, a document out.
-    pub fn encoder(&self, features: usize, bytes: usize) -> Encoder<'_> {
-        match self.features {
-            Features::Exact(_) => Encoder {
-                nb: self,
-                bag: Bag::with_capacity(features, bytes),
-                buckets: IdCounts::with_capacity(features),
-            },
-            Features::Hashed(_) => Encoder {
-                nb: self,
-                bag: Bag::default(),
-                buckets: IdCounts::with_capacity(features),
-            },
-        }
-    }
-
-    /// Free the vocabulary ids of features that left V.
-    fn release(&mut self, gone: &[u32]) {
-        if let Features::Exact(v) = &mut self.features {
-            for &id in gone {
-                v.remove(id);
-            }
-        }
-    }
 
     // -- classes and the prior ----------------------------------------------------------
 
@@ -860,7 +640,7 @@ impl NaiveBayes {
 
     /// The document's known features (resolved first).
     pub fn known(&self, doc: &mut Doc) -> Known {
-        self.resolve(doc);
+        self.features.resolve(doc);
         let threshold = self.threshold();
         let mut known = Known {
             ids: Vec::with_capacity(doc.len()),
@@ -1196,7 +976,7 @@ impl NaiveBayes {
     /// `joint_log_likelihood` under each smoothing of `smoothings`, row-major (one row of K
     /// per smoothing): each feature's counts are read once for all of them.
     pub fn joint_log_likelihoods(&mut self, doc: &mut Doc, smoothings: &[Smoothing]) -> Vec<f64> {
-        self.resolve(doc);
+        self.features.resolve(doc);
         let k = self.n_classes();
         let mut scorer = self.scorer(smoothings);
         let hashed = matches!(self.features, Features::Hashed(_));
@@ -1464,66 +1244,45 @@ impl NaiveBayes {
         let before = self.before_change(ids);
         let gone = self.store.commit(removal);
         self.after_change(ids, before);
-        self.release(&gone);
+        self.features.release(&gone);
     }
 
     /// Age every count by `factor` (the document clock moves on by `n_docs`).
     pub fn advance_clock(&mut self, n_docs: u64, factor: f64) {
         let gone = self.store.decay(factor);
-        self.release(&gone);
+        self.features.release(&gone);
         self.store.n_learned += n_docs;
     }
 
     pub fn drop_features(&mut self, ids: &[u32]) -> usize {
         let gone = self.store.drop_features(ids);
-        self.release(&gone);
+        self.features.release(&gone);
         gone.len()
+    }
+
+    /// The features a pruning pass drops (`crate::pruning::select`): each feature's total
+    /// true count over the classes and the stamp of the last document that held it.
+    pub fn prune_selection(&self, policy: &crate::pruning::Policy) -> Vec<u32> {
+        let ids = self.store.feature_ids();
+        let scale = self.store.scale;
+        let candidates: Vec<crate::pruning::Candidate> = ids
+            .iter()
+            .map(|&id| {
+                let mut total = 0.0;
+                self.store.for_each_cell(id, |_, tokens, _| total += tokens);
+                crate::pruning::Candidate {
+                    id,
+                    total: total * scale,
+                    last_seen: self.store.last_seen(id).unwrap_or(0),
+                }
+            })
+            .collect();
+        crate::pruning::select(candidates, policy, self.store.n_learned)
     }
 
     pub fn rescale(&mut self) {
         let gone = self.store.rescale();
-        self.release(&gone);
-    }
-
-    /// Can the vocabulary take the unknown present features of these documents?
-    fn check_vocabulary_room<'a>(&self, docs: impl Iterator<Item = (&'a Doc, &'a [usize])>) -> Result<(), NbError> {
-        let Features::Exact(vocabulary) = &self.features else {
-            return Ok(());
-        };
-        let (mut tokens, mut bytes) = (0usize, 0usize);
-        for (doc, positions) in docs {
-            for &i in positions {
-                if doc.ids[i] == UNKNOWN {
-                    tokens += 1;
-                    bytes += doc.key(i).map_or(0, <[u8]>::len);
-                }
-            }
-        }
-        if vocabulary.has_room(tokens, bytes) {
-            Ok(())
-        } else {
-            Err(NbError::VocabularyFull)
-        }
-    }
-
-    /// Give the document's new present tokens ids (recycled first). The room was checked.
-    fn add_tokens(&mut self, doc: &mut Doc, positions: &[usize]) -> Result<(), NbError> {
-        self.resolve(doc);
-        let Features::Exact(vocabulary) = &mut self.features else {
-            return Ok(());
-        };
-        for &i in positions {
-            if doc.ids[i] == UNKNOWN {
-                let (key, hash) = (doc.key(i).unwrap_or_default(), doc.hash(i));
-                // an earlier document of a batch may have added it
-                doc.ids[i] = match vocabulary.find_hashed(key, hash) {
-                    Some(id) => id,
-                    None => vocabulary.add_hashed(key, hash)?,
-                };
-            }
-        }
-        doc.epoch = Some(vocabulary.epoch());
-        Ok(())
+        self.features.release(&gone);
     }
 
     /// Age every count by `factor` (the clock moves on by `n_docs`), keeping the keys of
@@ -1532,7 +1291,7 @@ impl NaiveBayes {
     fn advance_clock_for(&mut self, docs: &mut [&mut Doc], n_docs: u64, factor: f64) {
         if self.store.decay_folds(factor) {
             for doc in docs.iter_mut() {
-                self.keep_keys(doc);
+                self.features.keep_keys(doc);
             }
         }
         self.advance_clock(n_docs, factor);
@@ -1549,8 +1308,8 @@ impl NaiveBayes {
         if self.store.n_learned >= MAX_DOCUMENTS {
             return Err(StoreError::ClockFull.into());
         }
-        self.resolve(doc);
-        self.check_vocabulary_room(std::iter::once((&*doc, &positions[..])))
+        self.features.resolve(doc);
+        Ok(self.features.check_room(std::iter::once((&*doc, &positions[..])))?)
     }
 
     /// Would `unlearn` accept this document? Changes nothing.
@@ -1581,8 +1340,8 @@ impl NaiveBayes {
         if self.store.n_learned >= MAX_DOCUMENTS {
             return Err(StoreError::ClockFull.into());
         }
-        self.resolve(doc);
-        self.check_vocabulary_room(std::iter::once((&*doc, &positions[..])))?;
+        self.features.resolve(doc);
+        self.features.check_room(std::iter::once((&*doc, &positions[..])))?;
         // Nothing has changed so far. The evidence scores the document against the counts
         // it is predicted from (before the clock moves), then the clock: ageing may empty
         // features (rescale), whose ids the document's new tokens may then reuse.
@@ -1593,7 +1352,7 @@ impl NaiveBayes {
         if weight == 0.0 {
             return Ok(c.unwrap_or(usize::MAX)); // so old that nothing of it is left
         }
-        self.add_tokens(doc, &positions)?;
+        self.features.add_tokens(doc, &positions)?;
         let c = match c {
             Some(c) => c,
             None => self.add_class(prior_weight),
@@ -1619,7 +1378,7 @@ impl NaiveBayes {
         if positions.is_empty() && !self.empty_learn {
             return Err(NbError::EmptyDocument);
         }
-        self.resolve(doc);
+        self.features.resolve(doc);
         let hashed = matches!(self.features, Features::Hashed(_));
         let inside = |id: u32| if hashed { self.store.known(id) } else { id != UNKNOWN };
         let mut ids = Vec::with_capacity(positions.len());
@@ -1750,17 +1509,18 @@ impl NaiveBayes {
             return Err((usize::MAX, StoreError::ClockFull.into()));
         }
         for doc in docs.iter_mut() {
-            self.resolve(doc);
+            self.features.resolve(doc);
         }
         let counted = |row: usize| weights[row] > 0.0;
-        self.check_vocabulary_room(
-            docs.iter()
-                .zip(&present)
-                .enumerate()
-                .filter(|&(row, _)| counted(row))
-                .map(|(_, (d, p))| (d, &p.0[..])),
-        )
-        .map_err(|e| (usize::MAX, e))?;
+        self.features
+            .check_room(
+                docs.iter()
+                    .zip(&present)
+                    .enumerate()
+                    .filter(|&(row, _)| counted(row))
+                    .map(|(_, (d, p))| (d, &p.0[..])),
+            )
+            .map_err(|e| (usize::MAX, e.into()))?;
         Ok(present)
     }
 
@@ -1792,9 +1552,11 @@ impl NaiveBayes {
         // them is left add nothing; their features already in V still get seen).
         for (row, (doc, (positions, _))) in docs.iter_mut().zip(&present).enumerate() {
             if counted(row) {
-                self.add_tokens(doc, positions).map_err(|e| (usize::MAX, e))?;
+                self.features
+                    .add_tokens(doc, positions)
+                    .map_err(|e| (usize::MAX, e.into()))?;
             } else {
-                self.resolve(doc);
+                self.features.resolve(doc);
             }
         }
         for &w in new_prior_weights {
@@ -1859,6 +1621,7 @@ impl NaiveBayes {
         let k = self.n_classes();
         Snapshot {
             keys: self
+                .features
                 .vocabulary()
                 .map(|v| ids.iter().map(|&id| v.token(id).unwrap_or_default().to_vec()).collect()),
             born: ids.iter().map(|&id| self.store.born(id).unwrap_or(0)).collect(),
@@ -2037,7 +1800,10 @@ impl NaiveBayes {
 
     /// Bytes this model holds in the core.
     pub fn heap_bytes(&self) -> usize {
-        let vocabulary = self.vocabulary().map_or(0, Vocabulary::heap_bytes);
+        let vocabulary = self
+            .features
+            .vocabulary()
+            .map_or(0, crate::vocab::Vocabulary::heap_bytes);
         let normalisers: usize = self
             .normalisers
             .iter()
@@ -2058,7 +1824,7 @@ mod tests {
     use super::*;
 
     fn doc(model: &NaiveBayes, features: &[(&str, f64)]) -> Doc {
-        let mut encoder = model.encoder(features.len(), 64);
+        let mut encoder = model.features.encoder(features.len(), 64);
         for &(key, value) in features {
             encoder.add(key.as_bytes(), value);
         }
@@ -2117,7 +1883,7 @@ mod tests {
             m.learn(&mut extra, Some(1), 1.0, 0.7, 1.0).unwrap();
             let mut extra = doc(&m, &[("new", 1.0), ("tokyo", 0.3)]);
             m.unlearn(&mut extra, 1, 0.7, None).unwrap();
-            assert_eq!(m.vocabulary().unwrap().find(b"new"), None);
+            assert_eq!(m.features.vocabulary().unwrap().find(b"new"), None);
             let mut probe = doc(&m, &[("chinese", 1.0), ("tokyo", 2.0)]); // tokens left V: encode again
             let after = m.log_posterior(&mut probe, m.smoothing(Some(0.5)).unwrap(), true);
             for (a, b) in before.1.iter().zip(&after.1) {

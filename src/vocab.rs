@@ -337,7 +337,56 @@ fn grow_gently<T>(vec: &mut Vec<T>, more: usize) {
 /// Feature hashing: a token's id is CRC-32 of its bytes modulo the number of buckets
 /// (stable across processes and versions, so hashed models saved earlier still load).
 pub fn bucket(token: &[u8], n_buckets: u32) -> u32 {
-    crc32fast::hash(token) % n_buckets
+    !crc32_update(!0, token) % n_buckets
+}
+
+/// CRC-32 (IEEE 802.3, as zlib and `crc32fast`) of `bytes` continued from `state`: start
+/// from `!0`, the checksum is `!state` at the end. Slice-by-4 tables: a feature key is a few
+/// bytes long, where crc32fast goes byte by byte after setting up its state, and byte
+/// n-grams hash thousands of keys a message (src/ngrams.rs continues the state after a prefix).
+#[inline]
+pub fn crc32_update(mut state: u32, bytes: &[u8]) -> u32 {
+    let mut words = bytes.chunks_exact(4);
+    for w in &mut words {
+        state ^= u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        state = CRC_TABLES[3][(state & 0xff) as usize]
+            ^ CRC_TABLES[2][((state >> 8) & 0xff) as usize]
+            ^ CRC_TABLES[1][((state >> 16) & 0xff) as usize]
+            ^ CRC_TABLES[0][(state >> 24) as usize];
+    }
+    for &b in words.remainder() {
+        state = CRC_TABLES[0][((state ^ b as u32) & 0xff) as usize] ^ (state >> 8);
+    }
+    state
+}
+
+/// Table k maps a byte to its CRC-32 contribution k bytes further on (reflected polynomial 0xEDB88320).
+const CRC_TABLES: [[u32; 256]; 4] = crc_tables();
+
+const fn crc_tables() -> [[u32; 256]; 4] {
+    let mut tables = [[0u32; 256]; 4];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+            bit += 1;
+        }
+        tables[0][i] = c;
+        i += 1;
+    }
+    let mut k = 1;
+    while k < 4 {
+        let mut i = 0;
+        while i < 256 {
+            let previous = tables[k - 1][i];
+            tables[k][i] = tables[0][(previous & 0xff) as usize] ^ (previous >> 8);
+            i += 1;
+        }
+        k += 1;
+    }
+    tables
 }
 
 #[cfg(test)]
@@ -408,5 +457,23 @@ mod tests {
     #[test]
     fn buckets_are_crc32() {
         assert_eq!(bucket(b"hello", 1 << 20), crc32fast::hash(b"hello") % (1 << 20));
+        // every length from 0 to 40 and many contents, against crc32fast
+        let mut x: u64 = 0x1234_5678_9abc_def0;
+        let mut key = Vec::new();
+        for len in 0..=40usize {
+            for _ in 0..50 {
+                key.clear();
+                for _ in 0..len {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    key.push(x as u8);
+                }
+                assert_eq!(!crc32_update(!0, &key), crc32fast::hash(&key));
+                assert_eq!(bucket(&key, 1_000_003), crc32fast::hash(&key) % 1_000_003);
+                let (head, tail) = key.split_at(len / 3);
+                assert_eq!(!crc32_update(crc32_update(!0, head), tail), crc32fast::hash(&key));
+            }
+        }
     }
 }

@@ -13,12 +13,14 @@ import importlib
 from typing import Any
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
-           "Tokenizer", "EmailTokenizer", "EmailWeights", "OnlineTfidf", "errors", "load", "merge"]
+           "LogisticRegression", "ByteNgrams", "Tokenizer", "EmailTokenizer", "EmailWeights", "OnlineTfidf", "errors",
+           "load", "merge"]
 __version__ = "0.1.0"
 
 _NAMES = {
     "MultinomialNB": "models", "BernoulliNB": "models", "ComplementNB": "models", "GaussianNB": "models",
-    "CategoricalNB": "models", "MixedNB": "models", "EmailNB": "models", "Tokenizer": "text",
+    "CategoricalNB": "models", "MixedNB": "models", "EmailNB": "models", "LogisticRegression": "models",
+    "ByteNgrams": "ngrams", "Tokenizer": "text",
     "OnlineTfidf": "text", "EmailTokenizer": "mail", "EmailWeights": "weighting", "load": "persist", "merge": "merging",
 }
 

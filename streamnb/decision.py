@@ -575,6 +575,18 @@ class LogOddsRule(_Band):
             raise InvalidParameterError(f"the score cutoffs must satisfy 0 < ham_cutoff < spam_cutoff < 1, got "
                                         f"{ham_cutoff!r}, {spam_cutoff!r}")
 
+    @classmethod
+    def for_model(cls, model: object, **overrides: float | None) -> "LogOddsRule":
+        """The rule with a model's own default cutoffs (its class's ``log_odds_cutoffs``:
+        :class:`~streamnb.models.Fusion` declares those of its fused log-odds; any other model
+        gets this class's defaults, chosen for EmailNB), and any override that is not None.
+        ``model`` may be the model or its class."""
+        names = ("ham_log_odds", "spam_log_odds", "caution")
+        model_type = model if isinstance(model, type) else type(model)
+        defaults = dict(zip(names, getattr(model_type, "log_odds_cutoffs", (-5.0, 16.0, 8.0))))
+        given = {name: value for name, value in overrides.items() if value is not None}
+        return cls(**{**defaults, **given})
+
     def cutoffs(self, model: Any, positive: Label = SPAM, negative: Label = HAM) -> tuple[float, float]:
         """(h, t): ham below h, spam from t, in log-odds, for the model as it stands."""
         counts = model.class_counts
@@ -628,10 +640,12 @@ class Verdict(NamedTuple):
 
 
 class SpamFilter:
-    """A naive Bayes model, a decision rule and an optional calibrator, as one spam filter.
+    """A model, a decision rule and an optional calibrator, as one spam filter.
 
-    ``SpamFilter()`` is the recommended filter: :class:`~streamnb.models.EmailNB` (raw
-    messages in, exact learn / unlearn / merge) with :class:`LogOddsRule` verdicts.
+    ``SpamFilter()`` is the recommended filter: :class:`~streamnb.models.Fusion` (naive Bayes
+    on field-weighted email features and logistic regression on byte 4-grams, fused online;
+    raw messages in) with :class:`LogOddsRule` verdicts at the fusion's cutoffs. Without a
+    rule, the rule is ``LogOddsRule.for_model(model)``: an EmailNB keeps the cutoffs it had.
 
     ``classify(x)`` tokenizes x once (a mapping is used as is; a raw message goes as it is
     to a streamnb model with a tokenizer, which reads it itself, in the core for EmailNB;
@@ -667,9 +681,9 @@ class SpamFilter:
                  tokenizer: Callable[[Any], FeatureValues] | None = None, positive: Label = SPAM,
                  negative: Label = HAM, evidence_k: int = 10) -> None:
         if model is None:
-            from .models import EmailNB  # here: decision rules need no mail reader
+            from .models import Fusion  # here: decision rules need no mail reader
 
-            model = EmailNB()
+            model = Fusion()
         for name in ("learn_one", "predict_log_proba_one"):
             if not callable(getattr(model, name, None)):
                 raise InvalidParameterError(f"model {describe(model)} has no {name} method")
@@ -689,7 +703,7 @@ class SpamFilter:
         if positive == negative:
             raise InvalidParameterError(f"positive and negative must differ, both are {positive!r}")
         self.model = model
-        self.rule = LogOddsRule() if rule is None else rule
+        self.rule = LogOddsRule.for_model(model) if rule is None else rule
         self.calibrator = calibrator
         self.min_per_class = float(min_per_class)
         self.tokenizer = tokenizer
@@ -697,6 +711,7 @@ class SpamFilter:
         self.negative = negative
         self.evidence_k = int(evidence_k)
         self._last = None
+        self._reads_text: tuple[object, object, bool] | None = None  # (model, its tokenizer, whether it reads text)
 
     # -- pieces ---------------------------------------------------------------------------------
     def features(self, x: Any) -> Document:
@@ -718,9 +733,18 @@ class SpamFilter:
         return features
 
     def _model_reads_text(self) -> bool:
+        model = self.model
+        tokenizer = getattr(model, "tokenizer", None)
+        known = self._reads_text
+        if known is not None and known[0] is model and known[1] is tokenizer:
+            return known[2]
         from .models.base import DiscreteNB  # here: decision rules need no model module
+        from .models.fusion import Fusion
 
-        return isinstance(self.model, DiscreteNB) and self.model.tokenizer is not None
+        # a fusion's parts read the raw message each its own way
+        reads = isinstance(model, Fusion) or (isinstance(model, DiscreteNB) and tokenizer is not None)
+        self._reads_text = (model, tokenizer, reads)
+        return reads
 
     def log_odds(self, features: Document) -> float:
         """log P(pos|x) - log P(neg|x) under the model; 0 before it has learned anything.

@@ -29,6 +29,7 @@ since the reply waits for the fsync) is dropped.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -41,8 +42,8 @@ from typing import Any, NamedTuple
 
 from .errors import InvalidParameterError, StreamNBError
 
-__all__ = ["Lesson", "JournalError", "ModelLockedError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
-           "file_digest", "read_journal", "pending_lessons", "create_journal", "append_lessons",
+__all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
+           "check_lock_file", "file_digest", "read_journal", "pending_lessons", "create_journal", "append_lessons",
            "remove_journal", "apply_lesson", "fold_pending"]
 
 LOCK_SUFFIX = ".lock"
@@ -66,6 +67,10 @@ class JournalError(StreamNBError, ValueError):
 
 class ModelLockedError(StreamNBError, TimeoutError):
     """Another writer held the model's lock for longer than we were willing to wait."""
+
+
+class LockFileError(StreamNBError, OSError):
+    """The model's lock file cannot be made (a missing or read-only folder, /proc ...)."""
 
 
 class Lesson(NamedTuple):
@@ -93,6 +98,7 @@ def write_lock(model_path: str | os.PathLike, timeout: float = 120.0) -> Any:
     """
     from filelock import FileLock, Timeout  # imported here: `streamnb classify` never locks
 
+    check_lock_file(model_path)
     lock = FileLock(lock_path(model_path), timeout=timeout)
 
     class _Held:
@@ -108,6 +114,24 @@ def write_lock(model_path: str | os.PathLike, timeout: float = 120.0) -> Any:
             lock.release()
 
     return _Held()
+
+
+def check_lock_file(model_path: str | os.PathLike) -> None:
+    """Make sure the lock file of a model can be opened for writing (made if need be);
+    LockFileError, naming the path and the reason, otherwise.
+
+    filelock would take a failure to open it (a read-only file system, a missing folder,
+    /proc) for a lock held by someone else and retry until its timeout, and it creates
+    missing folders: a typo in a path would make folders, or wait for ten minutes.
+    """
+    path = lock_path(model_path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise LockFileError(f"{os.fspath(model_path)!r}: the folder {folder!r} does not exist")
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
+    except OSError as error:
+        raise LockFileError(f"cannot make the lock file {path!r} ({error.strerror or error})") from None
 
 
 def file_digest(path: str | os.PathLike) -> str:
@@ -209,11 +233,20 @@ def create_journal(model_path: str | os.PathLike, digest: str) -> int:
     temporary = f"{path}.{os.getpid()}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(descriptor, b"streamnb-journal v1 base sha256:" + digest.encode("ascii") + b"\n")
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-    os.replace(temporary, path)
+        try:
+            header = b"streamnb-journal v1 base sha256:" + digest.encode("ascii") + b"\n"
+            if os.write(descriptor, header) != len(header):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), temporary)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)  # a disk too full for the header keeps no half-made journal
+        except FileNotFoundError:
+            pass
+        raise
     _fsync_folder(path)
     return os.open(path, os.O_WRONLY | os.O_APPEND)
 
@@ -261,7 +294,7 @@ def apply_lesson(model: Any, lesson: Lesson) -> bool:
     classes = list(model.classes)
     if not classes:
         return False
-    if model.get_params().get("ledger") is None:
+    if getattr(model, "ledger", None) is None:
         raise InvalidParameterError("forgetting a message needs a model with a ledger (one that remembers what it "
                                     "learned); this model has none")
     before = sum(model.class_counts.values())

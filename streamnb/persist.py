@@ -106,7 +106,7 @@ import tempfile
 import threading
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
 from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
 
@@ -140,7 +140,7 @@ _TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
 
 MODEL_TYPES: dict[str, type[Saveable]] = {}
 _TOKENIZER_TYPES: dict[str, type] = {}
-_TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail", "streamnb.weighting")
+_TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail", "streamnb.weighting", "streamnb.ngrams")
 
 
 @overload
@@ -301,6 +301,38 @@ def decode_value(value: Any) -> Any:
 
 
 # -- tokenizers -----------------------------------------------------------------------
+def part_state(part: object, prefix: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A model held by another (MixedNB's parts, Fusion's models) as the holder saves it:
+    ``{"model": its registered name, "state": its state}`` (the tokenizer described) and its
+    arrays under ``prefix``."""
+    name = type(part).__dict__.get("_persist_name")
+    if name is None:
+        raise InvalidTypeError(f"cannot save the part {type(part).__name__}: not a registered model type")
+    state, arrays = cast(Saveable, part)._state()
+    params = dict(state["params"])
+    if "tokenizer" in params:
+        params["tokenizer"] = describe_tokenizer(params["tokenizer"])
+    return {"model": name, "state": {**state, "params": params}}, {prefix + key: value for key, value in arrays.items()}
+
+
+def restore_part(info: object, arrays: Arrays, prefix: str, expected: type, what: str) -> Any:
+    """The part ``part_state`` saved: its type must be a subclass of ``expected``, its arrays
+    are those under ``prefix``; ModelFormatError, naming ``what``, for anything else."""
+    if not isinstance(info, dict):
+        raise ModelFormatError(f"{what}: {describe(info)} is not a saved model")
+    cls = model_type(info.get("model"))
+    if cls is None or not issubclass(cls, expected) or not isinstance(info.get("state"), dict):
+        raise ModelFormatError(f"{what}: {info.get('model')!r} is not a known {expected.__name__} type")
+    state = info["state"]
+    params = state.get("params")
+    if isinstance(params, dict) and "tokenizer" in params:
+        state = {**state, "params": {**params, "tokenizer": build_tokenizer(params["tokenizer"])}}
+    if isinstance(arrays, SavedArrays):  # read in place (no numpy: `streamnb classify` loads this way)
+        return cls._from_state(state, arrays.under(prefix))
+    return cls._from_state(state, {key[len(prefix):]: value for key, value in arrays.items()
+                                   if key.startswith(prefix)})
+
+
 def describe_tokenizer(tokenizer: object) -> dict[str, Any] | None:
     """{"type", "params"} for a saveable tokenizer; InvalidTypeError, naming it, for any other."""
     if tokenizer is None:
@@ -343,7 +375,7 @@ def build_tokenizer(description: object) -> object:
 # -- saving ---------------------------------------------------------------------------
 def save(model: Saveable, path: str | os.PathLike[str]) -> None:
     """Write ``model`` to ``path`` atomically in the format described above."""
-    _write_atomically(os.fspath(path), dumps(model))
+    write_atomically(os.fspath(path), dumps(model))
 
 
 def dumps(model: Saveable, *, tokenizer_apart: bool = False) -> bytes:
@@ -396,7 +428,7 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def _write_atomically(path: str, data: bytes) -> None:
+def write_atomically(path: str, data: bytes) -> None:
     """Temp file in the same folder, fsync, os.replace, fsync the folder."""
     folder = os.path.dirname(os.path.abspath(path))
     descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
@@ -628,6 +660,10 @@ class SavedArrays(Mapping[str, "npt.NDArray[Any]"]):
         """(dtype, shape, buffer, start, end) of an array: its little-endian bytes are
         ``buffer[start:end]`` (the file's bytes, not copied)."""
         return self._raw[name]
+
+    def under(self, prefix: str) -> "SavedArrays":
+        """The arrays named ``prefix + name``, as ``name`` (a part's arrays, still raw)."""
+        return SavedArrays({name[len(prefix):]: raw for name, raw in self._raw.items() if name.startswith(prefix)})
 
     def __getitem__(self, name: str) -> npt.NDArray[Any]:
         if name not in self._converted:

@@ -1,8 +1,8 @@
-"""Which features to drop to keep a model small: the scores behind the pruning policies.
+"""Feature selection by mutual information with the class (``DiscreteNB.select_features``).
 
-The models apply them (``DiscreteNB.prune`` and ``select_features``); dropping goes
-through ``CountStore.drop_features``, which takes the features' counts out of the class
-totals too, so a pruned model equals a batch model whose vocabulary never had them.
+The pruning policies (expiry, minimum count, the size cap) select in the core
+(src/pruning.rs, ``DiscreteNB.prune``). Dropping takes the features' counts out of the
+class totals too, so a pruned model equals a batch model whose vocabulary never had them.
 """
 
 from __future__ import annotations
@@ -40,9 +40,3 @@ def _plogp_ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     out = np.zeros_like(p)
     out[positive] = p[positive] * np.log(p[positive] / q[positive])
     return out
-
-
-def lowest_first(totals: np.ndarray, last_seen: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Order of the features for a size cap: lowest total count first, then the least
-    recently seen, then the lowest id (a deterministic order)."""
-    return np.lexsort((ids, last_seen, totals))

@@ -46,7 +46,7 @@ from .models.record import RecordNB
 from .validate import Label
 
 __all__ = ["NaiveBayesClassifier", "MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB",
-           "TextTransformer", "Tokenizer", "EmailTokenizer", "OnlineTfidf"]
+           "LogisticRegression", "TextTransformer", "Tokenizer", "EmailTokenizer", "OnlineTfidf"]
 
 
 # -- signatures ------------------------------------------------------------------------
@@ -153,8 +153,8 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
     (and river's checks) can hold documents with no nonzero value and must not stop there.
     """
 
-    model_class: ClassVar[type[DiscreteNB | RecordNB]]
-    model: DiscreteNB | RecordNB
+    model_class: ClassVar[type[DiscreteNB | RecordNB | models.LogisticRegression]]
+    model: DiscreteNB | RecordNB | models.LogisticRegression
     positive_input: ClassVar[bool] = False
     parameter_defaults: ClassVar[Mapping[str, Any]] = {}
     _parameters: ClassVar[list[inspect.Parameter]]
@@ -258,13 +258,7 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
         """Add another adapter's counts to this one (same class and parameters)."""
         if type(other) is not type(self):
             raise InvalidTypeError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
-        # the same adapter class: the same model class on both sides
-        if isinstance(self.model, DiscreteNB):
-            assert isinstance(other.model, DiscreteNB)
-            self.model.merge(other.model)
-        else:
-            assert isinstance(other.model, RecordNB)
-            self.model.merge(other.model)
+        self.model.merge(other.model)  # type: ignore[arg-type]  # the same adapter: the same model class
 
 
 _RIVER_DEFAULTS = {"empty_documents": "learn"}
@@ -331,6 +325,23 @@ class CategoricalNB(NaiveBayesClassifier):
     """streamnb's categorical naive Bayes (categories discovered as they arrive) as a river classifier."""
 
     model_class = models.CategoricalNB
+
+
+class LogisticRegression(NaiveBayesClassifier):
+    """streamnb's online logistic regression (binary or softmax) as a river classifier.
+
+    Parameters are those of ``streamnb.LogisticRegression`` (learning_rate, schedule, l2,
+    margin, class_weight, tokenizer, n_buckets ...). ``learn_one`` is one online step;
+    ``unlearn_one`` the reverse step (approximate); ``merge`` parameter mixing.
+    """
+
+    model_class = models.LogisticRegression
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
+        yield {}
+        yield {"schedule": "constant", "learning_rate": 0.1, "l2": 0.01}
+        yield {"margin": 1.0, "class_weight": "balanced", "n_buckets": 1024}
 
 
 # -- transformers -----------------------------------------------------------------------

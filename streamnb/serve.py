@@ -16,7 +16,8 @@ method          reply (after ``SPAMD/1.5 0 EX_OK``)
 ==============  ============================================================================
 CHECK           ``Spam: True ; 9.9 / 9.0`` and ``X-StreamNB-Status: spam|ham|unsure``
 SYMBOLS         the same headers, a body ``STREAMNB_SPAM`` (``_HAM``, ``_UNSURE``, and
-                ``STREAMNB_UNTRAINED`` while the model lacks min-per-class messages of a class)
+                ``STREAMNB_UNTRAINED`` while the model lacks min-per-class messages of a class,
+                ``STREAMNB_UNSCORED`` when the model could not be used: below)
 REPORT          the same headers, a body: verdict, scores, model counts, strongest clues
 REPORT_IFSPAM   as REPORT for spam; an empty body otherwise
 PROCESS         the message with X-StreamNB-Status, X-StreamNB-Score, X-Spam-Status and (spam
@@ -48,14 +49,34 @@ user's model file is made at the first TELL, with the default filter of ``stream
 plus a ledger; before that, messages are checked against an empty model ("unsure") and
 nothing is written. At most ``--max-models`` models stay loaded (least recently used out).
 
+A check never passes a message as clean because something failed: spamc, given an error
+reply, passes the message on unmarked and exits 0 as for ham. When the user's model cannot
+be used (unreadable, damaged, a file system gone bad), the reply is EX_OK with the verdict
+"unsure" (score halfway between the cutoffs, ``X-StreamNB-Status: unsure``, the
+``STREAMNB_UNSURE`` and ``STREAMNB_UNSCORED`` symbols) and the cause goes to the log. A
+check never waits for another writer's lock: while one holds it, the files are read without
+it (safe: they are replaced whole, and a journal names the file it follows); when they
+cannot be read, the model last read is used.
+
 Durability (see :mod:`streamnb.journal`): one writer per model (the model file's lock, shared
 with ``streamnb learn``); each TELL is appended to ``DIR/<user>.snb.journal`` and fsynced
-before the reply (TELLs arriving together share one fsync); the journal is folded into the
-model file by an atomic save every ``--snapshot-every`` lessons or ``--snapshot-seconds``,
-once it holds 64 MiB, when a model leaves the cache, and on SIGTERM/SIGINT (then the server
-exits). At start every journal left by a crash is folded. After a clean stop ``DIR/<user>.snb`` loads with
-``streamnb.load`` and holds every acknowledged lesson. A file changed by another writer
-(``streamnb learn`` on it) is noticed and reloaded.
+before the reply (TELLs arriving together share one fsync), and only then acknowledged; a
+lesson that cannot be made durable (a full disk, an fsync that fails) is answered 74 and not
+applied, and the model is saved before anything more is appended to that journal. The journal
+is folded into the model file by an atomic save every ``--snapshot-every`` lessons or
+``--snapshot-seconds``, once it holds 64 MiB, when a model leaves the cache, and on
+SIGTERM/SIGINT (then the server exits; with exit code 3 if a fold failed, the lessons staying
+in their journals). At start every journal left by a crash is folded. After a clean stop
+``DIR/<user>.snb`` loads with ``streamnb.load`` and holds every acknowledged lesson. A file
+changed by another writer (``streamnb learn`` on it) is noticed and reloaded; a model file
+deleted, replaced or damaged by anything else while lessons wait in the journal is made good
+(:class:`UserModel`): nothing acknowledged is dropped, and a damaged file is set aside, never
+read or deleted.
+
+The models folder must exist (it is never made) and be writable: the server makes, fsyncs
+and removes a file in it at start, and refuses to start if it cannot. ``--read-only`` serves
+a folder as it is instead, writing nothing (the journals left in it are applied in memory)
+and refusing TELL with 69.
 
 Errors, as spamd sends them (then the connection is closed): ``76 Bad header line: (...)``
 EX_PROTOCOL for a malformed request (unknown method, bad header line or ``Content-length``,
@@ -63,20 +84,26 @@ a body shorter than announced, an invalid user name, too many or too long header
 bad zlib stream); ``65`` EX_DATAERR for a message over ``--max-size`` (spamc's default
 500 KB); ``79 Timeout: (...)`` EX_TIMEOUT when a request takes longer than ``--timeout``
 seconds to arrive (slow clients); ``69 Service Unavailable: (...)`` EX_UNAVAILABLE for TELL
-without ``--allow-tell`` or on a model without a ledger; ``75`` EX_TEMPFAIL beyond
-``--max-connections`` or when a model stays locked by another writer; ``74`` EX_IOERR when a
-lesson cannot be made durable; ``70`` EX_SOFTWARE for an internal error (logged). The
-server listens on 127.0.0.1 unless ``--host`` says otherwise.
+without ``--allow-tell``, with ``--read-only``, or on a model without a ledger; ``75``
+EX_TEMPFAIL beyond ``--max-connections`` or when a model stays locked by another writer (TELL);
+``74`` EX_IOERR when a lesson cannot be made durable, or the model it is for cannot be read;
+``65`` when the model refuses a lesson; ``70`` EX_SOFTWARE for an internal error (logged).
+A check whose request was read is never answered with an error (see above). The server
+listens on 127.0.0.1 unless ``--host`` says otherwise.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import hashlib
 import logging
 import math
 import os
 import re
 import signal
+import socket
+import tempfile
 import time
 import zlib
 from collections import OrderedDict
@@ -87,7 +114,7 @@ from typing import Any
 
 from . import journal
 from .decision import SPAM, SpamFilter, Verdict
-from .errors import StreamNBError
+from .errors import ModelFormatError, StreamNBError
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 
 log = logging.getLogger("streamnb.serve")
@@ -126,8 +153,12 @@ class Settings:
     new_model: Callable[[], Any]  # the model a new user starts with (cli.build_model + a ledger)
     rule: Any  # the decision rule (decision.LogOddsRule, ChiSquareRule ...)
     spam_cutoff: float
+    # the rule for a user's model, when it depends on the model (LogOddsRule.for_model: an
+    # EmailNB file keeps its cutoffs, a Fusion gets its own); None: ``rule`` for every model
+    rule_for: Callable[[Any], Any] | None = None
     min_per_class: float = 10
     allow_tell: bool = False
+    read_only: bool = False  # never write in the models folder; TELL is refused
     max_models: int = 32
     snapshot_every: int = 1000
     snapshot_seconds: float = 60.0
@@ -136,6 +167,14 @@ class Settings:
     def __post_init__(self) -> None:
         # Resolved once: a user's file is checked to resolve inside exactly this folder.
         object.__setattr__(self, "models", Path(os.path.realpath(self.models)))
+
+    def rule_of(self, model: Any) -> Any:
+        """The decision rule for a user's model."""
+        return self.rule if self.rule_for is None else self.rule_for(model)
+
+
+class ServiceError(StreamNBError):
+    """The service cannot start as asked (the models folder, the address to listen on)."""
 
 
 class ProtocolError(Exception):
@@ -283,15 +322,26 @@ def score_fields(verdict: Verdict, spam_cutoff: float) -> tuple[str, str, str]:
     return ("True" if verdict.label == SPAM else "False"), f"{score:.1f}", f"{10.0 * spam_cutoff:.1f}"
 
 
-def symbols(verdict: Verdict, ready: bool) -> list[str]:
+def symbols(verdict: Verdict, ready: bool, scored: bool = True) -> list[str]:
     names = [f"STREAMNB_{verdict.label.upper()}"]
-    if not ready:
+    if not scored:
+        names.append("STREAMNB_UNSCORED")
+    elif not ready:
         names.append("STREAMNB_UNTRAINED")
     return names
 
 
-def report_text(verdict: Verdict, user: str, counts: dict, settings: Settings) -> str:
+def unscored_verdict(rule: Any) -> Verdict:
+    """What a check answers when the user's model cannot score the message: unsure, halfway
+    between the rule's cutoffs, with nothing known about the message."""
+    return Verdict("unsure", (rule.ham_cutoff + rule.spam_cutoff) / 2, math.nan, [], math.nan)
+
+
+def report_text(verdict: Verdict, user: str, counts: dict, settings: Settings, scored: bool = True) -> str:
     rule = settings.rule
+    if not scored:
+        return (f"streamnb verdict for user {user}: unsure\r\n  not scored: the model of user {user} could not be "
+                "used (the service's log says why)\r\n")
     lines = [f"streamnb verdict for user {user}: {verdict.label}",
              f"  score {10 * verdict.score:.2f} of 10 (rule {type(rule).__name__}: spam from "
              f"{10 * rule.spam_cutoff:.1f}, ham below {10 * rule.ham_cutoff:.1f})",
@@ -320,9 +370,9 @@ def rewrite_message(raw: bytes, verdict: Verdict, score: str, threshold: str, te
 
 
 def check_reply(method: str, verdict: Verdict, ready: bool, raw: bytes, user: str, counts: dict,
-                settings: Settings) -> bytes:
+                settings: Settings, scored: bool = True) -> bytes:
     flag, score, threshold = score_fields(verdict, settings.spam_cutoff)
-    tests = symbols(verdict, ready)
+    tests = symbols(verdict, ready, scored)
     head = f"{PROTOCOL} {EX_OK} EX_OK\r\n"
     extra = f"Spam: {flag} ; {score} / {threshold}\r\nX-StreamNB-Status: {verdict.label}\r\n"
     if method == "CHECK":
@@ -330,7 +380,7 @@ def check_reply(method: str, verdict: Verdict, ready: bool, raw: bytes, user: st
     if method == "SYMBOLS":
         body = ",".join(tests).encode("ascii")
     elif method == "REPORT" or (method == "REPORT_IFSPAM" and verdict.label == SPAM):
-        body = report_text(verdict, user, counts, settings).encode("utf-8", "replace")
+        body = report_text(verdict, user, counts, settings, scored).encode("utf-8", "replace")
     elif method == "REPORT_IFSPAM":
         body = b""
     else:
@@ -351,99 +401,212 @@ def _headers_only(message: bytes) -> bytes:
 
 # -- one user's model -----------------------------------------------------------------------------
 
+def read_model(path: Path) -> tuple[Any, str, tuple[int, int, int]]:
+    """A model file read once: (model, SHA-256 of its bytes, its stamp as ``journal.stamp`` gives it).
+
+    One read gives the three together even while another writer replaces the file.
+    """
+    from .persist import loads
+
+    with open(path, "rb") as handle:
+        data = handle.read()
+        status = os.fstat(handle.fileno())
+    try:
+        model = loads(data)
+    except ModelFormatError as error:
+        raise ModelFormatError(f"{path}: {error}") from None
+    return model, hashlib.sha256(data).hexdigest(), (status.st_ino, status.st_size, status.st_mtime_ns)
+
+
 class UserModel:
     """One user's model in memory: the only writer of DIR/<user>.snb in this process.
 
     ``lock`` (asyncio) serialises everything done with the model; blocking file work (the
     write lock shared with other processes, appends and fsyncs, saves) runs in a thread
-    while the caller holds it. The model in memory is always the model file plus the lessons
-    of its journal: lessons are journaled (and fsynced) first, then applied.
+    while the caller holds it. The model in memory is the model file (SHA-256 ``digest``)
+    plus the ``pending`` lessons of the journal this process writes, whose base is that
+    digest: lessons are journaled (and fsynced) first, then applied.
+
+    Who changed the files is told by their stamps. A streamnb writer (``streamnb learn``,
+    another server) folds the journal when it replaces the model file, so both change, and
+    the files are read again. When only one of them changed while lessons are pending,
+    something else did it (``cp``, ``rm``, a restore): the acknowledged lessons are put
+    back (:meth:`_restore_sync`), never dropped.
     """
 
     def __init__(self, user: str, path: Path, settings: Settings) -> None:
         self.user = user
         self.path = path
+        self.journal_path = journal.journal_path(path)
         self.settings = settings
         self.lock = asyncio.Lock()
         self.model: Any = None
-        self.filter: SpamFilter | None = None
+        self._filter: SpamFilter | None = None
         self.digest: str | None = None  # SHA-256 of the model file the memory state starts from
         self.file_stamp: tuple | None = None
         self.journal_fd: int | None = None
         self.journal_stamp: tuple | None = None
         self.pending = 0  # lessons in the journal, not in the model file
         self.oldest_pending = 0.0
+        self.owner = False  # the memory state was loaded under the write lock: the journal is ours to append to
+        # An append or a save failed: the journal may end in a record that was never
+        # acknowledged (torn, or not known to be on disk), so the model is saved before
+        # another lesson is journaled; ``unconfirmed`` is the digest of a save that raised
+        # and may have replaced the file all the same.
+        self.must_save = False
+        self.unconfirmed: str | None = None
         self.queue: list[tuple[Lesson, asyncio.Future]] = []
         self.committing = False
         self._committer: asyncio.Future | None = None
         self.closed = False
 
     # -- blocking parts (run in a thread, with self.lock held) ----------------------------------
-    def _held(self) -> Any:
-        return journal.write_lock(self.path, self.settings.limits.lock_timeout)
+    def _held(self, timeout: float | None = None) -> Any:
+        return journal.write_lock(self.path, self.settings.limits.lock_timeout if timeout is None else timeout)
 
-    def _load_sync(self, create: bool) -> bool:
-        """Load the file (making it if asked), fold any journal left behind. False: no model file."""
-        with self._held():
+    def _load_sync(self, create: bool, wait: bool = True) -> bool:
+        """Load the file under the write lock (making it if asked), fold any journal left
+        behind. False: no model file. ``wait=False``: ModelLockedError at once if another
+        writer holds the lock (a check then reads without it: :meth:`_read_sync`)."""
+        with self._held(None if wait else 0.0):
+            if self._outside_change():
+                self._restore_sync()
+                return True
             if not self.path.exists():
                 if not create:
                     return False
-                model = self.settings.new_model()
-                model.save(self.path)
+                self.settings.new_model().save(self.path)
                 log.info("user %s: new model %s", self.user, self.path)
-            else:
-                from .persist import load
-
-                model = load(self.path)
-            digest = journal.file_digest(self.path)
+            model, digest, stamp = read_model(self.path)
             try:
                 lessons = journal.pending_lessons(self.path, digest)
             except journal.JournalError as error:  # kept for a person to look at, never deleted
-                log.error("user %s: %s; set aside as %s", self.user, error,
-                          journal.set_aside(journal.journal_path(self.path)))
+                log.error("user %s: %s; set aside as %s", self.user, error, journal.set_aside(self.journal_path))
                 lessons = []
+            self._close_journal()
+            self.model, self.digest, self.file_stamp = model, digest, stamp
+            self.journal_stamp, self.pending, self.owner = None, 0, True
+            self.must_save, self.unconfirmed = False, None
             if lessons:  # left by a crash or by another server: fold now, start with no journal
                 journal.replay(model, lessons, f"user {self.user}")
-                model.save(self.path)
-                digest = journal.file_digest(self.path)
+                self._save_sync()
                 log.info("user %s: folded %d journaled lessons into %s", self.user, len(lessons), self.path)
-            journal.remove_journal(self.path)
-            self._close_journal()
-            self.model, self.digest = model, digest
-            self.file_stamp, self.journal_stamp = journal.stamp(self.path), None
-            self.pending = 0
+            else:
+                journal.remove_journal(self.path)  # none, or one already folded
             return True
+
+    def _read_sync(self) -> bool:
+        """The model file and its journal's lessons, read without the write lock and written
+        nowhere (read-only serving; a check while another writer holds the lock). False: no
+        model file. Safe without the lock: files are replaced whole, a journal names the file
+        it follows, and a torn last record is dropped."""
+        try:
+            model, digest, stamp = read_model(self.path)
+        except FileNotFoundError:
+            return False
+        journal.replay(model, journal.pending_lessons(self.path, digest), f"user {self.user}")
+        self._close_journal()
+        self.model, self.digest, self.file_stamp = model, digest, stamp
+        self.journal_stamp, self.pending, self.owner = journal.stamp(self.journal_path), 0, False
+        return True
 
     def _changed_on_disk(self) -> bool:
         """Has another writer replaced the model file or written to the journal since we last did?"""
         return (journal.stamp(self.path) != self.file_stamp
-                or journal.stamp(journal.journal_path(self.path)) != self.journal_stamp)
+                or journal.stamp(self.journal_path) != self.journal_stamp)
+
+    def _outside_change(self) -> bool:
+        """Did something other than a streamnb writer change the model file or the journal
+        while acknowledged lessons wait in it? (Exactly one of the two changed; call under
+        the write lock.)"""
+        if not (self.owner and self.pending and self.model is not None):
+            return False
+        file_same = journal.stamp(self.path) == self.file_stamp
+        journal_same = journal.stamp(self.journal_path) == self.journal_stamp
+        return file_same != journal_same
+
+    def _restore_sync(self) -> None:
+        """Put the acknowledged lessons back on disk after an outside change (under the write lock).
+
+        - the journal changed or vanished, the model file did not: the model in memory (the
+          file plus every acknowledged lesson) is saved;
+        - the model file was deleted, or cannot be read (damaged, half copied: it is set
+          aside as ``<file>.damaged-<time>``, never deleted): the model in memory is saved;
+        - the model file was replaced by another model (a restore): the journal's lessons
+          are applied to it, and it is saved;
+        - the file is the one a save of ours wrote before it raised: it is saved again.
+        """
+        if journal.stamp(self.journal_path) == self.journal_stamp:  # the model file changed
+            try:
+                model, digest, _ = read_model(self.path)
+            except FileNotFoundError:
+                log.warning("user %s: %s was deleted under the service; written back with its %d acknowledged "
+                            "lessons", self.user, self.path, self.pending)
+            except (OSError, StreamNBError) as error:
+                aside = journal.set_aside(self.path)
+                log.error("user %s: %s cannot be read (%s); set aside as %s and written back from memory with "
+                          "its %d acknowledged lessons", self.user, self.path, error, aside, self.pending)
+            else:
+                if digest != self.unconfirmed:
+                    # Our journal (its base is self.digest): its first `pending` records are the
+                    # lessons told; a record after them was never acknowledged (an append failed).
+                    lessons = journal.pending_lessons(self.path, self.digest or "")[: self.pending]
+                    journal.replay(model, lessons, f"user {self.user}")
+                    self.model = model
+                    log.warning("user %s: %s was replaced under the service; its %d acknowledged lessons are "
+                                "applied to the new file", self.user, self.path, len(lessons))
+        else:
+            log.warning("user %s: %s was changed or deleted under the service; the model is saved with its %d "
+                        "acknowledged lessons", self.user, self.journal_path, self.pending)
+        self._save_sync()
+
+    def _save_sync(self) -> None:
+        """Write the model in memory to its file, then drop the journal (under the write lock)."""
+        from .persist import dumps, write_atomically
+
+        data = dumps(self.model)
+        digest = hashlib.sha256(data).hexdigest()
+        self._close_journal()
+        self.must_save, self.unconfirmed = True, digest  # until the journal is gone
+        write_atomically(os.fspath(self.path), data)
+        self.digest, self.file_stamp = digest, journal.stamp(self.path)
+        # A crash here leaves a journal whose base is the old file: it is known as folded.
+        journal.remove_journal(self.path)
+        self.journal_stamp, self.pending = None, 0
+        self.must_save, self.unconfirmed = False, None
 
     def _append_sync(self, lessons: list[Lesson]) -> bool:
-        """Journal the lessons durably; False (nothing written) if the files changed under us."""
+        """Journal the lessons durably; False (nothing written) if another writer changed the files."""
         with self._held():
-            if self._changed_on_disk():
+            if self._outside_change():
+                self._restore_sync()
+            elif self._changed_on_disk():
                 return False
+            if self.must_save:
+                self._save_sync()
             if self.journal_fd is None:
                 assert self.digest is not None  # set with the model this journal follows
                 self.journal_fd = journal.create_journal(self.path, self.digest)
-            journal.append_lessons(self.journal_fd, lessons)
-            self.journal_stamp = journal.stamp(journal.journal_path(self.path))
+            try:
+                journal.append_lessons(self.journal_fd, lessons)
+            except OSError:
+                # Not acknowledged, but perhaps (partly) written: nothing more goes after it.
+                self.must_save = True
+                self._close_journal()
+                raise
+            finally:
+                self.journal_stamp = journal.stamp(self.journal_path)
             return True
 
     def _fold_sync(self) -> bool:
         """Save the model with its lessons, then drop the journal; False if the files changed under us."""
         with self._held():
+            if self._outside_change():
+                self._restore_sync()
+                return True
             if self._changed_on_disk():
                 return False
-            self.model.save(self.path)
-            self.digest = journal.file_digest(self.path)
-            self.file_stamp = journal.stamp(self.path)
-            # A crash here leaves a journal whose base is the old file: it is known as folded.
-            journal.remove_journal(self.path)
-            self._close_journal()
-            self.journal_stamp = None
-            self.pending = 0
+            self._save_sync()
             return True
 
     def _close_journal(self) -> None:
@@ -452,27 +615,54 @@ class UserModel:
             self.journal_fd = None
 
     # -- the model, in the event loop -------------------------------------------------------------
+    def spam_filter(self) -> SpamFilter:
+        """The filter over the model in memory (made again when the model object changes)."""
+        if self._filter is None or self._filter.model is not self.model:
+            self._filter = SpamFilter(self.model, self.settings.rule_of(self.model),
+                                      min_per_class=self.settings.min_per_class)
+        return self._filter
+
     async def _reload(self, create: bool) -> bool:
-        found = await asyncio.to_thread(self._load_sync, create)
-        if found:
-            self.filter = SpamFilter(self.model, self.settings.rule, min_per_class=self.settings.min_per_class)
-        return found
+        if self.settings.read_only:
+            return await asyncio.to_thread(self._read_sync)
+        return await asyncio.to_thread(self._load_sync, create)
 
     async def current(self, create: bool) -> bool:
-        """Make sure the model is loaded and is what the files say (call with self.lock held)."""
-        if self.model is None or self._changed_on_disk():
+        """Make sure the model is loaded and is what the files say (call with self.lock held);
+        a lesson also needs a state loaded under the write lock."""
+        if self.model is None or self._changed_on_disk() or (create and not self.owner):
             return await self._reload(create)
         return True
 
     async def classify(self, raw: bytes, explain: bool) -> tuple[Verdict, bool, dict] | None:
-        """(verdict, ready, class counts), or None when the user has no model file yet."""
+        """(verdict, ready, class counts), or None when the user has no model file yet.
+
+        A check never waits for another writer: while one holds the write lock (or none can
+        be taken, on a file system gone read-only), the files are read without it. When they
+        cannot be read at all, the model last read is used (logged); with none, the error is
+        raised (the caller answers "unsure": :meth:`Server._unscored`).
+        """
         async with self.lock:
-            if not await self.current(create=False):
+            try:
+                if self.settings.read_only or not (self.model is None or self._changed_on_disk()):
+                    found = await self.current(create=False)
+                else:
+                    try:
+                        found = await asyncio.to_thread(self._load_sync, False, False)
+                    except (ModelLockedError, journal.LockFileError):
+                        found = await asyncio.to_thread(self._read_sync)
+            except (OSError, StreamNBError) as error:
+                if self.model is None:
+                    raise
+                log.warning("user %s: its model files cannot be read now (%s); scoring with the model last read",
+                            self.user, error)
+                found = True
+            if not found:
                 return None
-            assert self.filter is not None and self.model is not None  # current() loaded them
-            self.filter.evidence_k = 10 if explain else 0
-            verdict = self.filter.classify(raw, explain=explain)
-            return verdict, self.filter.ready, self.model.class_counts
+            spam_filter = self.spam_filter()
+            spam_filter.evidence_k = 10 if explain else 0
+            verdict = spam_filter.classify(raw, explain=explain)
+            return verdict, spam_filter.ready, self.model.class_counts
 
     async def tell(self, lesson: Lesson) -> bool:
         """Journal the lesson (fsynced), apply it, and say whether it changed the model."""
@@ -504,7 +694,7 @@ class UserModel:
             if self.closed:
                 raise _Evicted()
             await self.current(create=True)
-            if self.model.get_params().get("ledger") is None:
+            if getattr(self.model, "ledger", None) is None:
                 raise unavailable(f"the model of user {self.user} has no ledger, which TELL needs to learn a "
                                   "message once (train it with --ledger)")
             lessons = [lesson for lesson, _ in batch]
@@ -538,12 +728,14 @@ class UserModel:
         async with self.lock:
             await self._fold_locked()
 
-    async def close(self) -> None:
-        """Fold and let go (eviction, shutdown); a TELL still queued is sent to a fresh entry."""
+    async def close(self) -> int:
+        """Fold and let go (eviction, shutdown); a TELL still queued is sent to a fresh entry.
+        Returns the lessons left in the journal (not folded: they are folded at the next load)."""
         async with self.lock:
             self.closed = True
             await self._fold_locked()
             self._close_journal()
+            return self.pending
 
 
 class ModelCache:
@@ -570,15 +762,59 @@ class ModelCache:
     def has_model(self, user: str) -> bool:
         return user in self.entries or model_path(self.settings.models, user).exists()
 
-    async def close(self) -> None:
+    async def close(self) -> int:
+        """Fold and close every model; returns the lessons left in journals (folds that failed)."""
         if self.closing:
-            await asyncio.gather(*self.closing, return_exceptions=True)
+            await asyncio.gather(*self.closing, return_exceptions=True)  # evicted: folded again when next loaded
         entries, self.entries = list(self.entries.values()), OrderedDict()
-        for entry in entries:
-            await entry.close()
+        return sum([await entry.close() for entry in entries])
 
 
 # -- the server ---------------------------------------------------------------------------------------
+
+def check_models_folder(models: Path, read_only: bool) -> None:
+    """A models folder the service can use, or ServiceError saying what is wrong with it.
+
+    A folder that cannot be written is refused unless ``read_only``: the service would run,
+    but could acknowledge no lesson and fold no journal (and every first look at a model
+    takes its lock, a file in the folder). The test is a real write (a file made, fsynced
+    and removed), so a read-only mount, a full disk or a missing permission are all found.
+    """
+    if not models.exists():
+        raise ServiceError(f"the models folder {str(models)!r} does not exist (make it first)")
+    if not models.is_dir():
+        raise ServiceError(f"the models folder {str(models)!r} is a file, not a folder")
+    try:
+        if read_only:
+            os.listdir(models)
+            return
+        descriptor, probe = tempfile.mkstemp(dir=models, prefix=".streamnb-write-test-")
+        try:
+            os.write(descriptor, b"x")
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+            os.unlink(probe)
+    except OSError as error:
+        raise ServiceError(f"the models folder {str(models)!r} cannot be {'read' if read_only else 'written'} "
+                           f"({error.strerror or error})" + ("" if read_only else
+                           "; make it writable, or serve its models as they are with --read-only (TELL refused)"))\
+            from None
+
+
+def listen_error(host: str, port: int, error: OSError) -> ServiceError:
+    """What went wrong when binding host:port, in words that name them."""
+    # asyncio words a failed bind at length ("error while attempting to bind on address ..."): the errno says it
+    reason = os.strerror(error.errno) if error.errno and not isinstance(error, socket.gaierror) else \
+        (error.strerror or str(error))
+    if isinstance(error, socket.gaierror):  # its errno is getaddrinfo's, not errno's
+        hint = " (not an address, nor a host name this machine knows)"
+    else:
+        hint = {errno.EADDRINUSE: " (another spamd or streamnb serve?)",
+                errno.EACCES: " (ports below 1024 need root or CAP_NET_BIND_SERVICE)" if port < 1024 else "",
+                errno.EADDRNOTAVAIL: " (not an address of this machine)"}.get(error.errno or 0, "")
+    return ServiceError(f"cannot listen on --host {host} --port {port}: {reason}{hint}")
+
 
 def recover(models: Path, lock_timeout: float = 60.0) -> int:
     """Fold every journal left in DIR by a crash (before serving); returns the lessons folded."""
@@ -627,23 +863,29 @@ class Server:
     def empty_filter(self) -> SpamFilter:
         """The verdicts of a user without a model file: an empty model (always unsure)."""
         if self._empty is None:
-            self._empty = SpamFilter(self.settings.new_model(), self.settings.rule,
-                                     min_per_class=self.settings.min_per_class, evidence_k=0)
+            model = self.settings.new_model()
+            self._empty = SpamFilter(model, self.settings.rule_of(model), min_per_class=self.settings.min_per_class,
+                                     evidence_k=0)
         return self._empty
 
     async def start(self, host: str, port: int) -> list[tuple]:
-        self.settings.models.mkdir(parents=True, exist_ok=True)
-        folded = await asyncio.to_thread(recover, self.settings.models)
-        if folded:
-            log.warning("recovered %d journaled lessons", folded)
+        """Check the models folder, fold what a crash left, listen; ServiceError if any cannot be done."""
+        check_models_folder(self.settings.models, self.settings.read_only)
+        if not self.settings.read_only:  # read-only: journals are read with their models, never folded
+            folded = await asyncio.to_thread(recover, self.settings.models)
+            if folded:
+                log.warning("recovered %d journaled lessons", folded)
         self._stopping = asyncio.Event()
-        self._server = await asyncio.start_server(self._connection, host, port, limit=self.settings.limits.max_line,
-                                                  reuse_address=True)
+        try:
+            self._server = await asyncio.start_server(self._connection, host, port,
+                                                      limit=self.settings.limits.max_line, reuse_address=True)
+        except OSError as error:
+            raise listen_error(host, port, error) from None
         asyncio.ensure_future(self._snapshots())
         return [sock.getsockname() for sock in self._server.sockets]
 
-    async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None) -> None:
-        """Serve until SIGTERM or SIGINT, then fold every model and return."""
+    async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None) -> int:
+        """Serve until SIGTERM or SIGINT, then fold every model; returns the lessons left in journals."""
         addresses = await self.start(host, port)
         assert self._stopping is not None  # made by start()
         loop = asyncio.get_running_loop()
@@ -652,18 +894,22 @@ class Server:
         if ready is not None:
             ready(addresses)
         await self._stopping.wait()
-        await self.stop()
+        return await self.stop()
 
-    async def stop(self, grace: float = 10.0) -> None:
-        """Stop accepting, let the requests under way finish (up to ``grace`` s), fold every model."""
+    async def stop(self, grace: float = 10.0) -> int:
+        """Stop accepting, let the requests under way finish (up to ``grace`` s), fold every model.
+        Returns the lessons left in journals (a fold failed: they are folded at the next start)."""
         if self._server is not None:
             self._server.close()
         if self.tasks:
             done, pending = await asyncio.wait(set(self.tasks), timeout=grace)
             for task in pending:
                 task.cancel()
-        await self.cache.close()
-        log.info("stopped; every model folded into its file")
+        left = await self.cache.close()
+        log.info("stopped; %s", "nothing written (read-only)" if self.settings.read_only else
+                 f"{left} lessons stay in journals (folded at the next start)" if left else
+                 "every model folded into its file")
+        return left
 
     async def _snapshots(self) -> None:
         """Fold the journals that have waited longer than --snapshot-seconds."""
@@ -711,6 +957,8 @@ class Server:
                 return f"{PROTOCOL} {EX_OK} PONG\r\n".encode(), False
             if request.method == "SKIP":
                 return b"", False
+            if request.method == "TELL" and self.settings.read_only:
+                raise unavailable("the models folder is served read-only (--read-only): TELL is refused")
             if request.method == "TELL" and not self.settings.allow_tell:
                 raise unavailable("TELL commands are not enabled, set the --allow-tell switch.")
             model_path(self.settings.models, request.user)  # refuse a bad name before reading the body
@@ -727,27 +975,43 @@ class Server:
         except ProtocolError as error:
             log.info("refused a request: %s %s", error.code, error.text)
             return error.reply(), not body_read
+        except ConnectionError as error:  # the client reset the connection: no one to answer
+            log.info("a client went away: %s", error)
+            return b"", False
         except ModelLockedError as error:
             return ProtocolError(EX_TEMPFAIL, f"Service Unavailable: ({error})").reply(), not body_read
+        except (OSError, ModelFormatError, journal.JournalError) as error:  # the files, not the message
+            log.error("I/O error: %s", error)
+            return ProtocolError(EX_IOERR, f"I/O error: ({' '.join(str(error).split())[:200]})").reply(), \
+                not body_read
         except (StreamNBError, ValueError, TypeError) as error:  # the model refused the message
             log.info("a message was refused: %s", error)
             return ProtocolError(EX_DATAERR, f"Message refused: ({' '.join(str(error).split())[:200]})").reply(), \
                 not body_read
-        except OSError as error:
-            log.error("I/O error: %s", error)
-            return ProtocolError(EX_IOERR, f"I/O error: ({error})").reply(), not body_read
         except Exception as error:
             log.exception("internal error")
             return ProtocolError(EX_SOFTWARE, f"Internal error: ({type(error).__name__})").reply(), not body_read
 
     async def _check(self, request: Request) -> bytes:
+        """The verdict of the user's model; when it cannot give one, an "unsure" that says so.
+
+        An error reply would make spamc pass the message on as it came, unmarked, and exit 0
+        as for ham (its default without -x): a check that cannot be made is answered
+        unsure with the STREAMNB_UNSCORED symbol instead, and logged.
+        """
         explain = request.method in ("REPORT", "REPORT_IFSPAM")
-        result = None
-        if self.cache.has_model(request.user):
-            result = await self.cache.get(request.user).classify(request.body, explain)
-        if result is None:  # no model file: an empty model's verdict, nothing written
-            spam_filter = self.empty_filter()
-            result = spam_filter.classify(request.body, explain=False), False, {}
+        try:
+            result = None
+            if self.cache.has_model(request.user):
+                result = await self.cache.get(request.user).classify(request.body, explain)
+            if result is None:  # no model file: an empty model's verdict, nothing written
+                spam_filter = self.empty_filter()
+                result = spam_filter.classify(request.body, explain=False), False, {}
+        except Exception as error:  # whatever it was, the mail must not pass as clean
+            log.error("user %s: a %s answered unsure (STREAMNB_UNSCORED): the model could not score the message: "
+                      "%s: %s", request.user, request.method, type(error).__name__, " ".join(str(error).split()))
+            return check_reply(request.method, unscored_verdict(self.settings.rule), False, request.body,
+                               request.user, {}, self.settings, scored=False)
         verdict, ready, counts = result
         return check_reply(request.method, verdict, ready, request.body, request.user, counts, self.settings)
 
@@ -819,6 +1083,11 @@ def run(settings: Settings, host: str, port: int) -> int:
             print(f"streamnb serve: listening on {address[0]}:{address[1]} (models in {settings.models})",
                   file=sys.stderr, flush=True)
 
-    asyncio.run(Server(settings).serve(host, port, ready))
-    print("streamnb serve: stopped; every lesson is in its model file", file=sys.stderr, flush=True)
+    left = asyncio.run(Server(settings).serve(host, port, ready))
+    if left:  # durable in the journals, but the model files alone do not hold them: say so, and fail
+        print(f"streamnb serve: stopped; {left} acknowledged lessons could not be folded into their model files "
+              "and stay in their journals (the log says why); the next start folds them", file=sys.stderr, flush=True)
+        return 3
+    print("streamnb serve: stopped" + ("" if settings.read_only else "; every lesson is in its model file"),
+          file=sys.stderr, flush=True)
     return 0

@@ -4,7 +4,8 @@
 
 - a Maildir (a folder with ``cur/`` or ``new/``): the files of ``new/`` then ``cur/``;
 - an mbox file (its first line starts with ``From ``): each message, without the
-  ``From `` separator line, in file order;
+  ``From `` separator line, in file order (named ``path#N``, or ``path`` alone when the file
+  holds one message);
 - a folder of files: every file below it (sorted, hidden files skipped), each one message;
 - any other file: one message.
 
@@ -56,6 +57,8 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
     source = Path(path).expanduser()
     if not source.exists():
         raise SourceError(f"{str(source)!r}: no such file or folder")
+    if source.is_char_device() or source.is_block_device():  # /dev/zero would be read forever
+        raise SourceError(f"{str(source)!r}: a device, not mail")
     found = 0
     if source.is_dir():
         if (source / "cur").is_dir() or (source / "new").is_dir():
@@ -75,9 +78,11 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
 
         box = mailbox.mbox(str(source), create=False)
         try:
-            for number, key in enumerate(box.iterkeys()):
+            keys = box.keys()
+            for number, key in enumerate(keys):
                 found += 1
-                yield RawMessage(f"{source}#{number}", box.get_bytes(key))
+                # path#N names the N-th message of a mailbox; a file of one message is just its path
+                yield RawMessage(f"{source}#{number}" if len(keys) > 1 else str(source), box.get_bytes(key))
         finally:
             box.close()
         if not found:
@@ -95,6 +100,8 @@ def read_labelled(path: str | Path, text_column: str = "text",
                   label_column: str = "label") -> Iterator[tuple[str, str]]:
     """(text, label) pairs from a JSONL or CSV file with the given columns."""
     source = Path(path).expanduser()
+    if source.is_dir():
+        raise SourceError(f"{str(source)!r} is a folder, not a .jsonl or .csv file")
     if not source.is_file():
         raise SourceError(f"{str(source)!r}: no such file")
     kind = _LABELLED_SUFFIXES.get(source.suffix.lower())

@@ -105,6 +105,29 @@ def check_finite(name: str, value: object) -> float:
     return float(value)
 
 
+def check_finite_positive(name: str, value: object) -> float:
+    """A finite number > 0 (int or float, not bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not is_finite(value) or value <= 0:
+        raise InvalidParameterError(f"{name} must be a finite number > 0, got {describe(value)}")
+    return float(value)
+
+
+def check_nonnegative(name: str, value: object) -> float:
+    """A finite number >= 0 (int or float, not bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not is_finite(value) or value < 0:
+        raise InvalidParameterError(f"{name} must be a finite number >= 0, got {describe(value)}")
+    return float(value)
+
+
+def check_class_weight(value: object) -> str | dict[Label, float] | None:
+    """None, "balanced", or a mapping label -> weight (each finite and > 0)."""
+    if value is None or (isinstance(value, str) and value == "balanced"):
+        return value
+    if isinstance(value, Mapping):
+        return {check_label(label): check_finite_positive(f"class_weight[{label!r}]", w) for label, w in value.items()}
+    raise InvalidTypeError(f"class_weight must be None, 'balanced' or a mapping label -> weight, got {describe(value)}")
+
+
 def check_range(name: str, value: object) -> tuple[int, int] | None:
     """An (min_n, max_n) pair with 1 <= min_n <= max_n, or None."""
     if value is None:

@@ -27,7 +27,9 @@ dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 distributed_lib = pytest.importorskip("distributed")
 
-from streamnb import BernoulliNB, MultinomialNB  # noqa: E402
+import numpy as np  # noqa: E402
+
+from streamnb import BernoulliNB, LogisticRegression, MultinomialNB  # noqa: E402
 from streamnb import distributed  # noqa: E402
 from streamnb.errors import (InvalidInputError, InvalidLabelError, InvalidParameterError,  # noqa: E402
                              InvalidTypeError)
@@ -392,3 +394,37 @@ def test_merge_of_hashed_models_keeps_buckets():
     assert a.feature_counts("x") == {"s": 1.0, "h": 3.0}
     assert a.predict_log_proba_one({"x": 1}) == pytest.approx(both.predict_log_proba_one({"x": 1}), abs=1e-12)
     assert math.isclose(sum(math.exp(v) for v in a.predict_log_proba_one({"x": 1}).values()), 1.0)
+
+
+# -- logistic regression: parameter mixing (approximate) ----------------------------------------
+def test_logistic_regression_partitions_are_mixed_by_their_documents(generated):
+    """Issue 26: partition models mixed in partition order = the documents-weighted average of
+    the partition models' weights (whatever the tree), not the model of one pass."""
+    train_records, held_out = generated
+    mixed = random.Random(3).sample(train_records, len(train_records))
+    parts = [mixed[:400], mixed[400:800], mixed[800:]]  # every partition holds every class
+    bag = db.from_delayed([dask.delayed(list)(part) for part in parts])
+    template = LogisticRegression(tokenizer=TOKENIZER)
+    model = distributed.train(template, bag, split_every=2, scheduler="threads")
+    locals_ = [LogisticRegression(tokenizer=TOKENIZER).learn_many([t for t, _ in part], [y for _, y in part])
+               for part in parts]
+    sizes = [len(part) for part in parts]
+    views = [m.log_linear() for m in locals_]
+    features = sorted(set().union(*(v.features for v in views)))
+    classes = model.classes
+    assert set(classes) == {"spam", "ham", "late"} and all(set(m.classes) == set(classes) for m in locals_)
+
+    def weights(view):
+        rows = {f: dict(zip(view.classes, row)) for f, row in zip(view.features, view.weights)}
+        return np.array([[rows.get(f, {}).get(c, 0.0) for c in classes] for f in features])
+
+    expected = sum(n * weights(v) for n, v in zip(sizes, views)) / sum(sizes)
+    got = weights(model.log_linear())
+    # centred weights (a softmax is unchanged by a shift shared by the classes) mix linearly
+    assert np.abs((got - got.mean(axis=1, keepdims=True)) - (expected - expected.mean(axis=1, keepdims=True))).max() \
+        < 1e-9
+    # approximate, but a useful model: close to one process's accuracy on the held-out records
+    one = LogisticRegression(tokenizer=TOKENIZER).learn_many([t for t, _ in train_records],
+                                                                   [y for _, y in train_records])
+    accuracy = [np.mean([m.predict_one(t) == y for t, y in held_out]) for m in (model, one)]
+    assert accuracy[0] >= accuracy[1] - 0.05, accuracy

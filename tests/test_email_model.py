@@ -10,6 +10,7 @@ import pytest
 
 import streamnb
 from streamnb import EmailNB, EmailTokenizer, EmailWeights, MultinomialNB
+from streamnb.models import Fusion
 from streamnb.decision import HAM, SPAM, UNSURE, LogOddsRule, SpamFilter, progressive_filter
 from streamnb.errors import IncompatibleModelsError, InvalidParameterError, InvalidTypeError
 from streamnb.weighting import QUANTUM_BITS
@@ -269,22 +270,25 @@ def test_log_odds_rule_cutoffs_move_with_the_class_counts():
 
 def test_the_default_filter_is_the_recommended_one():
     spam_filter = SpamFilter()
-    assert isinstance(spam_filter.model, EmailNB) and isinstance(spam_filter.rule, LogOddsRule)
+    assert isinstance(spam_filter.model, Fusion) and isinstance(spam_filter.model.nb, EmailNB)
+    assert isinstance(spam_filter.rule, LogOddsRule)
+    assert (spam_filter.rule.ham_log_odds, spam_filter.rule.spam_log_odds) == (-2.0, 3.0)  # the fusion's cutoffs
+    assert SpamFilter(EmailNB()).rule.spam_log_odds == 16.0  # an EmailNB keeps its own
     report = progressive_filter(spam_filter, stream(60))
     assert report.verdicts[0] == UNSURE and set(report.verdicts) <= {SPAM, HAM, UNSURE}
     assert spam_filter.classify(mail(300, SPAM)).log_odds > 0 > spam_filter.classify(mail(300, HAM)).log_odds
-    before = scores(spam_filter.model)
+    before = scores(spam_filter.model.nb)
     spam_filter.learn(mail(301, HAM), HAM)
     spam_filter.unlearn(mail(301, HAM), HAM)
-    assert scores(spam_filter.model) == before
+    assert scores(spam_filter.model.nb) == before  # naive Bayes unlearns exactly (the rest: tests/test_fusion.py)
 
 
 def test_the_filter_hands_raw_messages_to_a_model_that_reads_them():
-    spam_filter = SpamFilter()
+    spam_filter = SpamFilter(EmailNB())
     raw = mail(7, SPAM)
     assert spam_filter.features(raw) is raw  # EmailNB reads it in the core: no dict per message
     weights = spam_filter.model.tokenizer
-    by_dict = SpamFilter(tokenizer=weights)
+    by_dict = SpamFilter(EmailNB(), tokenizer=weights)
     assert by_dict.features(raw) == weights(raw)
     for x, y in stream():
         spam_filter.learn(x, y)

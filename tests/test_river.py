@@ -81,7 +81,7 @@ def assert_pipelines_agree(ours, theirs, stream) -> None:
 
 # -- the adapters that exist, and the ones still to land ----------------------------------
 
-ALL_CLASSIFIERS = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB"]
+ALL_CLASSIFIERS = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "LogisticRegression"]
 
 
 def classifier_params():

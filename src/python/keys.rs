@@ -6,9 +6,10 @@
 //! `streamnb.store._token_key`; 0xFF never occurs in UTF-8, so the kinds cannot collide.
 
 use super::errors::{error, Kind};
+use crate::space::Features;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyList, PyString};
 
 const OTHER: u8 = 0xFF;
 
@@ -149,4 +150,40 @@ pub fn token_of<'py>(py: Python<'py>, key: &[u8]) -> PyResult<Bound<'py, PyAny>>
         Ok(s) => Ok(PyString::new(py, s).into_any()),
         Err(_) => PyBytes::new(py, key).call_method1("decode", ("utf-8", "surrogatepass")),
     }
+}
+
+/// The name of a feature id of a space: its token (None for a free id); hashed spaces
+/// name buckets, '#417'.
+pub fn feature_name<'py>(py: Python<'py>, space: &Features, id: u32) -> PyResult<Bound<'py, PyAny>> {
+    match space.vocabulary() {
+        Some(v) => match v.token(id) {
+            Some(key) => token_of(py, key),
+            None => Ok(py.None().into_bound(py)),
+        },
+        None => Ok(PyString::new(py, &format!("#{id}")).into_any()),
+    }
+}
+
+/// `feature_name` of each id.
+pub fn feature_names<'py>(py: Python<'py>, space: &Features, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for &id in ids {
+        out.append(feature_name(py, space, id)?)?;
+    }
+    Ok(out)
+}
+
+/// The ids of tokens in a space (-1: not in the vocabulary; hashed spaces: their buckets).
+pub fn find_ids(space: &Features, tokens: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    let mut scratch = Vec::new();
+    let mut out = Vec::new();
+    for token in tokens.try_iter()? {
+        let token = token?;
+        out.push(match (space.vocabulary(), space.n_buckets()) {
+            (Some(v), _) => v.find(key_of(&token, &mut scratch)?).map_or(-1, |id| id as i64),
+            (None, Some(n)) => crate::vocab::bucket(bucket_text(&token, &mut scratch)?, n) as i64,
+            (None, None) => -1,
+        });
+    }
+    Ok(out)
 }

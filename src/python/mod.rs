@@ -5,10 +5,16 @@
 
 mod errors;
 mod formulas;
+mod fusion;
 mod keys;
+mod labels;
+mod logistic;
 pub(crate) mod mail;
 mod model;
+mod ngrams;
+mod reader;
 mod tokenizer;
+mod values;
 mod vocabulary;
 mod weighting;
 
@@ -19,8 +25,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vocabulary::Vocabulary>()?;
     m.add_class::<tokenizer::WordTokenizer>()?;
     m.add_class::<model::Core>()?;
+    m.add_class::<logistic::LogisticCore>()?;
+    m.add_class::<fusion::FusionCore>()?;
     m.add_class::<mail::EmailTokenizer>()?;
     m.add_class::<weighting::EmailWeights>()?;
+    m.add_class::<ngrams::ByteNgrams>()?;
     m.add_function(wrap_pyfunction!(mail::parse_message, m)?)?;
     m.add_function(wrap_pyfunction!(mail::decode_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(mail::decode_header_value, m)?)?;

@@ -3,52 +3,29 @@
 //! log-probabilities or an updated store come out.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{bucket_text, first_foreign_key, key_arrays, key_of, token_of, unpack};
-use super::mail::EmailTokenizer;
-use super::tokenizer::WordTokenizer;
+use super::keys::{feature_name, feature_names, find_ids, first_foreign_key, key_arrays, token_of};
+use super::labels::Labels;
+use super::reader::Reader;
+use super::values::{describe, f64_bytes, g, i64_bytes, repr};
 use super::weighting::EmailWeights;
-use crate::bag::Bag;
 use crate::doc::{Doc, UNKNOWN};
-use crate::mail::features::EmailFeatures;
 use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior, Smoothing};
-use crate::parallel;
 use crate::smoothing::{inverse_temperature, AutoSmoothing, EvidenceError};
 use crate::snapshot::{self, RawArray};
 use crate::store::StoreError;
 use crate::weighting::{idf, MAX_IDF_OFFSET};
-use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-
-/// How raw text becomes features.
-enum Featurizer {
-    /// No tokenizer: documents must be mappings.
-    None,
-    /// The core's word tokenizer (`Tokenizer` with the default pattern, no stemmer).
-    Words { tokenizer: Py<WordTokenizer>, binary: bool },
-    /// The core's email tokenizer (`EmailTokenizer` with core body settings): raw bytes in.
-    Email { tokenizer: Py<EmailTokenizer> },
-    /// The spam filter's field-mass weights over the core's email tokenizer: raw bytes in.
-    Weights { weights: Py<EmailWeights> },
-    /// Any other callable text -> mapping (called from here, once per text).
-    Python(Py<PyAny>),
-}
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 
 #[pyclass(module = "streamnb._core")]
 pub struct Core {
     nb: NaiveBayes,
-    labels: Vec<Py<PyAny>>,
-    class_index: Py<PyDict>,
+    labels: Labels,
     fixed_prior: Option<Py<PyDict>>,
-    featurizer: Featurizer,
+    reader: Reader,
     /// EmailNB's scoring: each document reweighted by the IDF of the counts, field by field
     /// with these masses and this offset (`set_idf`); learning uses the document as it is.
     idf: Option<(Py<EmailWeights>, f64)>,
-    /// The last document encoded: predicting and then learning the same message encodes it
-    /// once (raw text: compared by value; a dict: the same object, still holding the same
-    /// key and value objects in the same order as a copy taken then).
-    last: Option<Last>,
 }
 
 /// What `contributions` returns: (features, terms, rest, classes).
@@ -58,72 +35,6 @@ type Split<'py> = (
     Vec<f64>,
     Bound<'py, PyList>,
 );
-
-struct Last {
-    x: Py<PyAny>,
-    /// A copy of the dict as it was (it holds the items, so no other object can take their addresses).
-    copy: Option<Py<PyDict>>,
-    doc: Doc,
-}
-
-static HELPERS: PyOnceLock<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
-
-/// (streamnb.errors.describe, numbers.Real, collections.abc.Mapping)
-fn helpers(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
-    HELPERS.get_or_try_init(py, || {
-        Ok((
-            py.import("streamnb.errors")?.getattr("describe")?.unbind(),
-            py.import("numbers")?.getattr("Real")?.unbind(),
-            py.import("collections.abc")?.getattr("Mapping")?.unbind(),
-        ))
-    })
-}
-
-fn describe(value: &Bound<'_, PyAny>) -> String {
-    let py = value.py();
-    helpers(py)
-        .and_then(|h| h.0.bind(py).call1((value,)))
-        .and_then(|s| s.extract::<String>())
-        .unwrap_or_else(|_| "<value>".to_string())
-}
-
-fn repr(value: &Bound<'_, PyAny>) -> String {
-    value
-        .repr()
-        .map(|r| r.to_string())
-        .unwrap_or_else(|_| "<value>".to_string())
-}
-
-/// A float as Python's `format(x, "g")`.
-fn g(py: Python<'_>, x: f64) -> String {
-    PyFloat::new(py, x)
-        .call_method1("__format__", ("g",))
-        .and_then(|s| s.extract::<String>())
-        .unwrap_or_else(|_| x.to_string())
-}
-
-fn float_repr(py: Python<'_>, x: f64) -> String {
-    repr(&PyFloat::new(py, x).into_any())
-}
-
-fn f64_bytes<'py>(py: Python<'py>, values: &[f64]) -> PyResult<Bound<'py, PyByteArray>> {
-    PyByteArray::new_with(py, values.len() * 8, |buf| {
-        for (chunk, v) in buf.chunks_exact_mut(8).zip(values) {
-            chunk.copy_from_slice(&v.to_le_bytes());
-        }
-        Ok(())
-    })
-}
-
-fn i64_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = i64>) -> PyResult<Bound<'py, PyByteArray>> {
-    let values: Vec<i64> = values.collect();
-    PyByteArray::new_with(py, values.len() * 8, |buf| {
-        for (chunk, v) in buf.chunks_exact_mut(8).zip(&values) {
-            chunk.copy_from_slice(&v.to_le_bytes());
-        }
-        Ok(())
-    })
-}
 
 fn parse_kind(kind: &str, mu: Option<f64>, binarize: f64, norm: bool) -> PyResult<Kind> {
     Ok(match kind {
@@ -167,20 +78,7 @@ impl Core {
 
     /// Forget what the candidates said of the last document (its scoring changed).
     fn forget_scores(&mut self) {
-        if let Some(last) = self.last.as_mut() {
-            last.doc.scores = None;
-        }
-    }
-
-    fn label<'py>(&self, py: Python<'py>, c: usize) -> Bound<'py, PyAny> {
-        self.labels[c].bind(py).clone()
-    }
-
-    fn class_of(&self, label: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        match self.class_index.bind(label.py()).get_item(label)? {
-            Some(c) => Ok(Some(c.extract()?)),
-            None => Ok(None),
-        }
+        self.reader.forget();
     }
 
     fn prior_weight(&self, label: &Bound<'_, PyAny>) -> PyResult<f64> {
@@ -193,35 +91,17 @@ impl Core {
         }
     }
 
-    fn push_label(&mut self, label: &Bound<'_, PyAny>) -> PyResult<()> {
-        let c = self.labels.len();
-        self.class_index.bind(label.py()).set_item(label, c)?;
-        self.labels.push(label.clone().unbind());
-        Ok(())
-    }
-
-    /// The name of a feature id (hashed models: its bucket, '#417').
     fn token<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyAny>> {
-        match self.nb.vocabulary() {
-            Some(v) => match v.token(id) {
-                Some(key) => token_of(py, key),
-                None => Ok(py.None().into_bound(py)),
-            },
-            None => Ok(PyString::new(py, &format!("#{id}")).into_any()),
-        }
+        feature_name(py, &self.nb.features, id)
     }
 
     fn tokens<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let out = PyList::empty(py);
-        for &id in ids {
-            out.append(self.token(py, id)?)?;
-        }
-        Ok(out)
+        feature_names(py, &self.nb.features, ids)
     }
 
     /// The name of a document's i-th feature.
     fn doc_token<'py>(&self, py: Python<'py>, doc: &Doc, i: usize) -> PyResult<Bound<'py, PyAny>> {
-        if self.nb.n_buckets().is_some() {
+        if self.nb.features.n_buckets().is_some() {
             return self.token(py, doc.ids[i]);
         }
         match doc.key(i) {
@@ -230,274 +110,16 @@ impl Core {
         }
     }
 
-    // -- encoding ------------------------------------------------------------------------
-
-    /// A document from a mapping feature -> value: keys and values checked as the Python
-    /// models always did (numbers, finite, >= 0 unless Bernoulli).
-    fn encode_mapping(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
-        let py = x.py();
-        if let Ok(dict) = x.cast::<PyDict>() {
-            return self.encode_pairs(py, dict.len(), dict.iter());
-        }
-        // Any other Mapping: its items() must give pairs (errors raised by items() itself
-        // propagate); a key it lists twice counts twice.
-        let not_pairs = |what: &Bound<'_, PyAny>| {
-            let message = format!(
-                "a document's items() must give (feature, value) pairs, got {}",
-                describe(what)
-            );
-            error(ErrorKind::InvalidType, message)
-        };
-        let listed = x.call_method0("items")?;
-        let mut pairs = Vec::new();
-        for item in listed.try_iter().map_err(|_| not_pairs(&listed))? {
-            let item = item?;
-            pairs.push(
-                item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()
-                    .map_err(|_| not_pairs(&item))?,
-            );
-        }
-        self.encode_pairs(py, pairs.len(), pairs.into_iter())
-    }
-
-    /// The document of (feature, value) pairs. As the models always checked: a value that
-    /// is not a number is reported first, then the first non-finite value, then the first
-    /// negative count.
-    fn encode_pairs<'py>(
-        &self,
-        py: Python<'py>,
-        len: usize,
-        pairs: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>,
-    ) -> PyResult<Doc> {
-        let real = helpers(py)?.1.bind(py);
-        let signed = matches!(self.nb.kind, Kind::Bernoulli { .. });
-        let hashed = self.nb.n_buckets().is_some();
-        let mut encoder = self.nb.encoder(len, len * 8);
-        let mut scratch = Vec::new();
-        let (mut keys, mut ends, mut values) = (
-            Vec::with_capacity(len * 8),
-            Vec::with_capacity(len),
-            Vec::with_capacity(len),
-        );
-        let (mut non_finite, mut negative) = (None, None);
-        for (key, value) in pairs {
-            let v = if let Ok(f) = value.cast_exact::<PyFloat>() {
-                f.value()
-            } else if let Ok(i) = value.cast::<PyInt>() {
-                match i.extract::<i64>() {
-                    Ok(i) => i as f64,
-                    Err(_) => match i.extract::<f64>() {
-                        Ok(v) => v,
-                        Err(_) => {
-                            // an int beyond float range: named as it was given
-                            let message = format!("feature values must be finite numbers, got {}", describe(&value));
-                            return Err(error(ErrorKind::InvalidInput, message));
-                        }
-                    },
-                }
-            } else if value.is_instance(real)? {
-                value.extract::<f64>().unwrap_or(f64::NAN)
-            } else {
-                return Err(error(
-                    ErrorKind::InvalidType,
-                    format!("feature values must be numbers, got {}", describe(&value)),
-                ));
-            };
-            if !v.is_finite() {
-                non_finite.get_or_insert(v);
-            } else if v < 0.0 && !signed {
-                negative.get_or_insert(v);
-            }
-            // hashed models bucket str(token), as they always did (saved models still load)
-            let key = if hashed {
-                bucket_text(&key, &mut scratch)?
-            } else {
-                key_of(&key, &mut scratch)?
-            };
-            keys.extend_from_slice(key);
-            ends.push(keys.len());
-            values.push(v);
-        }
-        encoder.add_distinct_all(unpack(&keys, &ends).into_iter(), &values); // a key listed twice accumulates
-        if let Some(bad) = non_finite {
-            return Err(error(
-                ErrorKind::InvalidInput,
-                format!("feature values must be finite, got {}", float_repr(py, bad)),
-            ));
-        }
-        if let Some(bad) = negative {
-            return Err(error(
-                ErrorKind::InvalidInput,
-                format!("feature counts must be >= 0, got {}", float_repr(py, bad)),
-            ));
-        }
-        Ok(encoder.finish())
-    }
-
-    /// A document from text through the core's word tokenizer.
-    fn encode_words(&self, tokenizer: &WordTokenizer, binary: bool, text: &Bound<'_, PyString>) -> PyResult<Doc> {
-        let input = TextInput::of(tokenizer, text)?;
-        Ok(encode_str(&self.nb, tokenizer, binary, &input))
-    }
-
-    /// The documents of a batch: raw texts the core tokenizes itself are read on several
-    /// threads, with the GIL released; anything else one by one.
-    fn encode_batch(&self, xs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Doc>> {
-        let py = match xs.first() {
-            Some(x) => x.py(),
-            None => return Ok(Vec::new()),
-        };
-        match &self.featurizer {
-            Featurizer::Words { tokenizer, binary } if xs.iter().all(|x| x.is_instance_of::<PyString>()) => {
-                let tokenizer = tokenizer.get();
-                let inputs: Vec<TextInput<'_>> = xs
-                    .iter()
-                    .map(|x| TextInput::of(tokenizer, x.cast::<PyString>()?))
-                    .collect::<PyResult<_>>()?;
-                let nb = &self.nb;
-                Ok(py.detach(|| parallel::map(&inputs, |input| encode_str(nb, tokenizer, *binary, input))))
-            }
-            Featurizer::Email { tokenizer } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
-                let features = &tokenizer.get().features;
-                let raws: Vec<&[u8]> = xs
-                    .iter()
-                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
-                    .collect::<Result<_, _>>()?;
-                let nb = &self.nb;
-                Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(nb, features, raw))))
-            }
-            Featurizer::Weights { weights } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
-                let weights = weights.get();
-                let raws: Vec<&[u8]> = xs
-                    .iter()
-                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
-                    .collect::<Result<_, _>>()?;
-                let nb = &self.nb;
-                Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(nb, weights, raw))))
-            }
-            _ => xs.iter().map(|x| self.with_fresh_doc(x)).collect(),
-        }
-    }
-
-    /// One document of a batch, not remembered as the last one.
-    fn with_fresh_doc(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
-        let py = x.py();
-        if x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>() {
-            self.encode_text(x)
-        } else if x.is_instance_of::<PyDict>() || x.is_instance(helpers(py)?.2.bind(py))? {
-            self.encode_mapping(x)
-        } else {
-            Err(error(
-                ErrorKind::InvalidType,
-                format!(
-                    "a document must be a mapping feature -> value, or str/bytes text, got {}",
-                    describe(x)
-                ),
-            ))
-        }
-    }
-
-    fn encode_text(&self, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
-        match &self.featurizer {
-            Featurizer::None => Err(error(
-                ErrorKind::InvalidType,
-                format!(
-                    "got raw text {} but the model has no tokenizer; pass tokenizer=... or give a mapping feature -> count",
-                    describe(x)
-                ),
-            )),
-            Featurizer::Words { tokenizer, binary } => {
-                let Ok(text) = x.cast::<PyString>() else {
-                    return Err(error(ErrorKind::InvalidType, format!("Tokenizer expects a str, got {}", describe(x))));
-                };
-                self.encode_words(tokenizer.get(), *binary, text)
-            }
-            Featurizer::Email { tokenizer } => {
-                let features = &tokenizer.get().features;
-                with_raw_bytes(x, |raw| encode_email(&self.nb, features, raw))
-            }
-            Featurizer::Weights { weights } => with_raw_bytes(x, |raw| encode_weighted(&self.nb, weights.get(), raw)),
-            Featurizer::Python(tokenizer) => {
-                let py = x.py();
-                let features = tokenizer.bind(py).call1((x,))?;
-                if !features.is_instance(helpers(py)?.2.bind(py))? {
-                    return Err(error(
-                        ErrorKind::InvalidType,
-                        format!("the tokenizer must return a mapping feature -> count, got {}", describe(&features)),
-                    ));
-                }
-                self.encode_mapping(&features)
-            }
-        }
-    }
-
-    /// Run `body` on the document `x`, encoded once: raw text is remembered with its
-    /// document, so predicting and then learning the same text tokenizes it once.
+    /// Run `body` on the document `x`, read once (see `Reader::read`).
     fn with_doc<R>(
         &mut self,
         x: &Bound<'_, PyAny>,
         body: impl FnOnce(&mut Self, &mut Doc) -> PyResult<R>,
     ) -> PyResult<R> {
-        let py = x.py();
-        let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
-        let is_dict = !is_text && x.is_instance_of::<PyDict>();
-        if !(is_text || is_dict || x.is_instance(helpers(py)?.2.bind(py))?) {
-            return Err(error(
-                ErrorKind::InvalidType,
-                format!(
-                    "a document must be a mapping feature -> value, or str/bytes text, got {}",
-                    describe(x)
-                ),
-            ));
-        }
-        if !(is_text || is_dict) {
-            let mut doc = self.encode_mapping(x)?; // another Mapping: not remembered
-            return body(self, &mut doc);
-        }
-        let cached = match self.last.take() {
-            Some(last) if self.reusable(&last.doc) && self.same_document(&last, x)? => Some(last.doc),
-            _ => None,
-        };
-        let mut doc = match cached {
-            Some(doc) => doc,
-            None if is_text => self.encode_text(x)?,
-            None => self.encode_mapping(x)?,
-        };
-        let result = body(self, &mut doc);
-        let copy = if is_dict {
-            Some(x.cast::<PyDict>()?.copy()?.unbind())
-        } else {
-            None
-        };
-        self.last = Some(Last {
-            x: x.clone().unbind(),
-            copy,
-            doc,
-        });
+        let mut reading = self.reader.read(&self.nb.features, x)?;
+        let result = body(self, &mut reading.doc);
+        self.reader.keep(x, reading)?;
         result
-    }
-
-    /// Can a remembered document be used again? Its tokens must all still be in the
-    /// vocabulary, and the features that were new when it was encoded must still be new
-    /// (looked up at the vocabulary's current epoch): once they have ids, it lists them
-    /// after the known ones, and a prediction would sum its features in another order than
-    /// a fresh encoding's (predictions must not depend on what is remembered, to the last bit).
-    fn reusable(&self, doc: &Doc) -> bool {
-        let keyed = &doc.ids[doc.first_key()..];
-        let still_new = keyed.is_empty()
-            || (doc.epoch == self.nb.vocabulary().map(|v| v.epoch()) && keyed.iter().all(|&id| id == UNKNOWN));
-        self.nb.doc_is_current(doc) && still_new
-    }
-
-    /// Is x the document remembered: the same text, or the same dict holding the same
-    /// objects? (A value replaced by an equal object counts as a change: encoded again.)
-    fn same_document(&self, last: &Last, x: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let py = x.py();
-        match (&last.copy, x.cast::<PyDict>()) {
-            (Some(copy), Ok(dict)) => Ok(last.x.bind(py).is(x) && same_items(copy.bind(py), dict)),
-            (Some(_), Err(_)) => Ok(false),
-            (None, _) => same_text(last.x.bind(py), x),
-        }
     }
 
     /// An error of the model as the Python exception that names what was wrong.
@@ -571,7 +193,7 @@ impl Core {
                     format!(
                         "counts of feature(s) {names} in class {} would become negative: they were never learned \
                          with that much weight",
-                        repr(&self.label(py, class))
+                        repr(&self.labels.label(py, class))
                     ),
                 )
             }
@@ -579,13 +201,13 @@ impl Core {
                 ErrorKind::InvalidInput,
                 format!(
                     "class {} has {} documents; cannot remove {}",
-                    repr(&self.label(py, class)),
+                    repr(&self.labels.label(py, class)),
                     g(py, has),
                     g(py, remove)
                 ),
             ),
             StoreError::CellsWithoutDocuments { class, left } => {
-                let label = repr(&self.label(py, class));
+                let label = repr(&self.labels.label(py, class));
                 error(
                     ErrorKind::InvalidInput,
                     format!(
@@ -599,7 +221,7 @@ impl Core {
                 docs,
                 feature_docs,
             } => {
-                let label = repr(&self.label(py, class));
+                let label = repr(&self.labels.label(py, class));
                 error(
                     ErrorKind::InvalidInput,
                     format!(
@@ -612,7 +234,7 @@ impl Core {
             }
             StoreError::Overflow { class, tokens, docs } => {
                 let label = match class {
-                    Some(c) => format!("class {}", repr(&self.label(py, c))),
+                    Some(c) => format!("class {}", repr(&self.labels.label(py, c))),
                     None => "a new class".to_string(),
                 };
                 error(
@@ -638,26 +260,12 @@ impl Core {
         )
     }
 
-    fn proba_dict<'py>(
-        &self,
-        py: Python<'py>,
-        active: &[usize],
-        values: &[f64],
-        exp: bool,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let out = PyDict::new(py);
-        for (&c, &v) in active.iter().zip(values) {
-            out.set_item(self.label(py, c), if exp { v.exp() } else { v })?;
-        }
-        Ok(out)
-    }
-
     /// EmailNB's scoring weights of a document (see `crate::weighting`): per feature,
     /// s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g with idf_f = ln((1 + N) / (1 + D_f)) + offset,
     /// N = sum_c N_c the messages learned and D_f = sum_c D_cf those containing f (true
     /// counts, 0 for a feature not in the vocabulary).
     fn idf_values(&self, weights: &EmailWeights, offset: f64, doc: &mut Doc) -> Vec<f64> {
-        self.nb.resolve(doc);
+        self.nb.features.resolve(doc);
         let k = self.nb.n_classes();
         let n: f64 = (0..k).map(|c| self.nb.store.true_class_docs(c)).sum();
         let known: Vec<usize> = (0..doc.len()).filter(|&i| doc.ids[i] != UNKNOWN).collect();
@@ -668,7 +276,7 @@ impl Core {
             doc_freq[i] = row.iter().sum();
         }
         let features = weights.features();
-        let vocabulary = self.nb.vocabulary();
+        let vocabulary = self.nb.features.vocabulary();
         let mut fields = Vec::with_capacity(doc.len());
         let mut values = Vec::with_capacity(doc.len());
         for (i, &d) in doc_freq.iter().enumerate() {
@@ -730,9 +338,9 @@ impl Core {
             core.nb.log_posterior_of(&full, what != 0)
         });
         if what == 0 {
-            return Ok(self.label(py, active[argmax(&values)]));
+            return Ok(self.labels.label(py, active[argmax(&values)]));
         }
-        Ok(self.proba_dict(py, &active, &values, what == 1)?.into_any())
+        Ok(self.labels.dict(py, &active, &values, what == 1)?.into_any())
     }
 }
 
@@ -744,117 +352,6 @@ fn evidence_error(e: EvidenceError) -> PyErr {
         ),
         EvidenceError::Malformed(message) => error(ErrorKind::ModelFormat, message),
     }
-}
-
-/// A text ready for the core's word tokenizer: borrowed as it is, or (capital sigma, lone
-/// surrogates) cut and lowercased by Python first.
-enum TextInput<'a> {
-    Borrowed(&'a str),
-    Prepared(String),
-}
-
-impl<'a> TextInput<'a> {
-    fn of(tokenizer: &WordTokenizer, text: &'a Bound<'_, PyString>) -> PyResult<Self> {
-        let options = &tokenizer.options;
-        if let Ok(s) = text.to_str() {
-            if !(options.lowercase && crate::tokenize::needs_python_lower(s)) {
-                return Ok(TextInput::Borrowed(s));
-            }
-        }
-        Ok(TextInput::Prepared(tokenizer.python_prepared(text)?))
-    }
-}
-
-/// A text through the core's word tokenizer into a document of the model (no Python).
-fn encode_str(nb: &NaiveBayes, tokenizer: &WordTokenizer, binary: bool, input: &TextInput<'_>) -> Doc {
-    let options = &tokenizer.options;
-    let (text, lowercase, max_chars) = match input {
-        TextInput::Borrowed(s) => (*s, options.lowercase, options.max_chars),
-        TextInput::Prepared(s) => (s.as_str(), false, None),
-    };
-    let mut encoder = nb.encoder(text.len() / 16 + 8, text.len() / 2);
-    let mut scratch = Vec::new();
-    options.for_each_feature(text, lowercase, max_chars, &mut scratch, |f| encoder.add(f, 1.0));
-    if binary {
-        encoder.binarize();
-    }
-    encoder.finish()
-}
-
-/// A raw message through the core's email tokenizer into a document of the model.
-fn encode_email(nb: &NaiveBayes, features: &EmailFeatures, raw: &[u8]) -> Doc {
-    let mut bag = Bag::default();
-    features.count_into(raw, &mut bag, &nb.hasher());
-    let mut encoder = nb.encoder(bag.len(), 0);
-    for i in 0..bag.len() {
-        encoder.add_hashed(bag.feature(i), bag.hash(i), bag.count(i));
-    }
-    encoder.finish()
-}
-
-/// The bytes of raw text: bytes as they are, str re-encoded as the Python tokenizer does
-/// (streamnb.mail._to_bytes).
-fn with_raw_bytes<R>(x: &Bound<'_, PyAny>, body: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
-    if let Ok(raw) = x.cast::<PyBytes>() {
-        return Ok(body(raw.as_bytes()));
-    }
-    let raw = x
-        .call_method1("encode", ("utf-8", "surrogateescape"))
-        .or_else(|_| x.call_method1("encode", ("utf-8", "replace")))?;
-    Ok(body(raw.cast::<PyBytes>()?.as_bytes()))
-}
-
-/// A raw message through the spam filter's weighting into a document of the model.
-fn encode_weighted(nb: &NaiveBayes, weights: &EmailWeights, raw: &[u8]) -> Doc {
-    let (bag, values) = weights.weigh_raw(raw, &nb.hasher());
-    let mut encoder = nb.encoder(bag.len(), 0);
-    for (i, &v) in values.iter().enumerate() {
-        if v > 0.0 {
-            encoder.add_hashed(bag.feature(i), bag.hash(i), v);
-        }
-    }
-    encoder.finish()
-}
-
-/// Do two dicts hold the same key and value objects in the same order? One walk over both
-/// with borrowed references (no lookup, no reference counting, no comparison that could
-/// run Python code): what `dict.copy()` then no change in between leaves.
-fn same_items(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let (mut at_a, mut at_b): (ffi::Py_ssize_t, ffi::Py_ssize_t) = (0, 0);
-    let (mut key_a, mut value_a, mut key_b, mut value_b) = (
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-    );
-    // SAFETY: both dicts are alive (bound) and the GIL is held; PyDict_Next hands out
-    // borrowed references that are only compared as addresses, and nothing runs in between
-    // that could change either dict.
-    unsafe {
-        while ffi::PyDict_Next(a.as_ptr(), &mut at_a, &mut key_a, &mut value_a) != 0 {
-            if ffi::PyDict_Next(b.as_ptr(), &mut at_b, &mut key_b, &mut value_b) == 0
-                || key_a != key_b
-                || value_a != value_b
-            {
-                return false;
-            }
-        }
-    }
-    true
-}
-
-/// Are two raw texts the same text (same type, equal)?
-fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
-    if last.is(x) {
-        return Ok(true);
-    }
-    if last.get_type().is(x.get_type()) {
-        return last.eq(x);
-    }
-    Ok(false)
 }
 
 #[pymethods]
@@ -888,14 +385,12 @@ impl Core {
                     n_buckets,
                     dense_max_classes,
                 ),
-                labels: Vec::new(),
-                class_index: PyDict::new(py).unbind(),
+                labels: Labels::new(py),
                 fixed_prior: fixed_prior.map(Bound::unbind),
-                featurizer: Featurizer::None,
+                reader: Reader::new(matches!(kind, "bernoulli")),
                 idf: None,
-                last: None,
             };
-            core.set_featurizer(tokenizer, in_core, binary);
+            core.reader.set_featurizer(tokenizer, in_core, binary);
             Ok(core)
         })
     }
@@ -905,35 +400,14 @@ impl Core {
     /// when the core can run it itself, with `binary` for word tokenizers.
     #[pyo3(signature = (tokenizer, in_core, binary))]
     fn set_featurizer(&mut self, tokenizer: Option<Bound<'_, PyAny>>, in_core: Option<Bound<'_, PyAny>>, binary: bool) {
-        self.featurizer = match (in_core, tokenizer) {
-            (Some(core), _) => match core.cast_into::<WordTokenizer>() {
-                Ok(words) => Featurizer::Words {
-                    tokenizer: words.unbind(),
-                    binary,
-                },
-                Err(other) => match other.into_inner().cast_into::<EmailTokenizer>() {
-                    Ok(email) => Featurizer::Email {
-                        tokenizer: email.unbind(),
-                    },
-                    Err(other) => match other.into_inner().cast_into::<EmailWeights>() {
-                        Ok(weights) => Featurizer::Weights {
-                            weights: weights.unbind(),
-                        },
-                        Err(_) => Featurizer::None,
-                    },
-                },
-            },
-            (None, Some(callable)) => Featurizer::Python(callable.unbind()),
-            (None, None) => Featurizer::None,
-        };
-        self.last = None;
+        self.reader.set_featurizer(tokenizer, in_core, binary);
     }
 
     /// Score with EmailNB's IDF reweighting over these field masses, idf_f plus `offset`
     /// (None: as learned). The field of a feature comes from its name, so hashed models cannot.
     fn set_idf(&mut self, weights: Option<Bound<'_, EmailWeights>>, offset: f64) -> PyResult<()> {
         guard(|| {
-            if weights.is_some() && self.nb.n_buckets().is_some() {
+            if weights.is_some() && self.nb.features.n_buckets().is_some() {
                 return Err(error(
                     ErrorKind::InvalidParameter,
                     "the IDF reweighting needs feature names: not with n_buckets",
@@ -1074,7 +548,7 @@ impl Core {
         guard(|| {
             let py = xs.py();
             let items: Vec<Bound<'py, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
-            let docs = self.encode_batch(&items)?;
+            let docs = self.reader.encode_batch(&self.nb.features, &items)?;
             let out = PyList::empty(py);
             for mut doc in docs {
                 out.append(self.predict_doc(py, &mut doc, alpha, what, false)?)?;
@@ -1092,7 +566,7 @@ impl Core {
                 let jll = core.scoring(doc, |core, doc| core.nb.joint_log_likelihood(doc, smoothing));
                 let active = core.nb.active();
                 let values: Vec<f64> = active.iter().map(|&c| jll[c]).collect();
-                core.proba_dict(py, &active, &values, false)
+                core.labels.dict(py, &active, &values, false)
             })
         })
     }
@@ -1135,7 +609,7 @@ impl Core {
     ) -> PyResult<Option<f64>> {
         guard(|| {
             let smoothing = self.smoothing(alpha)?;
-            let c = match self.class_of(label)? {
+            let c = match self.labels.class_of(label)? {
                 Some(c) if self.nb.active().contains(&c) => c,
                 _ => {
                     return Err(error(
@@ -1183,7 +657,7 @@ impl Core {
                 for &i in &split.positions {
                     names.append(core.doc_token(py, doc, i)?)?;
                 }
-                let labels = PyList::new(py, active.iter().map(|&c| core.label(py, c)))?;
+                let labels = PyList::new(py, active.iter().map(|&c| core.labels.label(py, c)))?;
                 Ok((
                     names,
                     f64_bytes(py, &terms)?,
@@ -1263,7 +737,7 @@ impl Core {
     ) -> PyResult<()> {
         guard(|| {
             let py = x.py();
-            let c = self.class_of(label)?;
+            let c = self.labels.class_of(label)?;
             let prior_weight = if c.is_none() { self.prior_weight(label)? } else { 1.0 };
             self.with_doc(x, |core, doc| {
                 let empty_learn = core.nb.empty_learn;
@@ -1281,7 +755,7 @@ impl Core {
                 core.nb.empty_learn = empty_learn;
                 match result {
                     // a new class (usize::MAX: nothing was left to count, no class added)
-                    Ok(Some(new_c)) if c.is_none() && new_c != usize::MAX => core.push_label(label),
+                    Ok(Some(new_c)) if c.is_none() && new_c != usize::MAX => core.labels.push(label),
                     Ok(_) => Ok(()),
                     Err(e) => Err(core.nb_error(py, e, x, Some(doc), None)),
                 }
@@ -1302,7 +776,7 @@ impl Core {
     ) -> PyResult<()> {
         guard(|| {
             let py = x.py();
-            let Some(c) = self.class_of(label)? else {
+            let Some(c) = self.labels.class_of(label)? else {
                 // the document is still read, so a bad one is reported as such
                 self.with_doc(x, |_, _| Ok(()))?;
                 return Err(self.unknown_class(label));
@@ -1335,12 +809,12 @@ impl Core {
         guard(|| {
             let py = xs.py();
             let items: Vec<Bound<'_, PyAny>> = xs.iter().collect();
-            let mut docs = self.encode_batch(&items)?;
+            let mut docs = self.reader.encode_batch(&self.nb.features, &items)?;
             let k = self.nb.n_classes();
             let mut new_labels: Vec<Bound<'_, PyAny>> = Vec::new();
             let mut classes = Vec::with_capacity(labels.len());
             for label in labels.iter() {
-                let c = match self.class_of(&label)? {
+                let c = match self.labels.class_of(&label)? {
                     Some(c) => c,
                     None => match new_labels.iter().position(|l| l.eq(&label).unwrap_or(false)) {
                         Some(j) => k + j,
@@ -1369,7 +843,7 @@ impl Core {
                 Ok(()) if check_only => Ok(()),
                 Ok(()) => {
                     for label in &new_labels {
-                        self.push_label(label)?;
+                        self.labels.push(label)?;
                     }
                     Ok(())
                 }
@@ -1399,7 +873,7 @@ impl Core {
             let mut classes = Vec::with_capacity(xs.len());
             for (x, label) in xs.iter().zip(labels.iter()) {
                 docs.push(self.with_doc(&x, |_, doc| Ok(doc.clone()))?);
-                match self.class_of(&label)? {
+                match self.labels.class_of(&label)? {
                     Some(c) => classes.push(c),
                     None => return Err(self.unknown_class(&label)),
                 }
@@ -1424,10 +898,7 @@ impl Core {
             let py = target.py();
             let (snapshot, other_labels) = {
                 let other = other.borrow();
-                (
-                    other.nb.snapshot(),
-                    other.labels.iter().map(|l| l.clone_ref(py)).collect::<Vec<_>>(),
-                )
+                (other.nb.snapshot(), other.labels.owned(py))
             };
             let mut target = target.borrow_mut();
             let mut classes = Vec::with_capacity(other_labels.len());
@@ -1435,7 +906,7 @@ impl Core {
             let mut prior_weights = Vec::new();
             for label in &other_labels {
                 let label = label.bind(py);
-                let c = target.class_of(label)?;
+                let c = target.labels.class_of(label)?;
                 if c.is_none() {
                     new_labels.push(label.clone());
                     prior_weights.push(target.prior_weight(label)?);
@@ -1449,7 +920,7 @@ impl Core {
                 Ok(()) => {
                     if their_factor > 0.0 {
                         for label in &new_labels {
-                            target.push_label(label)?;
+                            target.labels.push(label)?;
                         }
                     }
                     Ok(())
@@ -1463,23 +934,23 @@ impl Core {
 
     #[getter]
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.labels.iter().map(|l| l.bind(py)))
+        self.labels.list(py)
     }
 
     /// The index of a class, None when it was never seen.
     fn class_id(&self, label: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        self.class_of(label)
+        self.labels.class_of(label)
     }
 
     /// Add a class with zero counts (if new); returns its index.
     fn add_class(&mut self, label: &Bound<'_, PyAny>) -> PyResult<usize> {
         guard(|| {
-            if let Some(c) = self.class_of(label)? {
+            if let Some(c) = self.labels.class_of(label)? {
                 return Ok(c);
             }
             let weight = self.prior_weight(label)?;
             let c = self.nb.add_class(weight);
-            self.push_label(label)?;
+            self.labels.push(label)?;
             Ok(c)
         })
     }
@@ -1557,12 +1028,12 @@ impl Core {
 
     #[getter]
     fn epoch(&self) -> u64 {
-        self.nb.epoch()
+        self.nb.features.epoch()
     }
 
     #[getter]
     fn capacity(&self) -> usize {
-        self.nb.capacity()
+        self.nb.features.capacity()
     }
 
     #[getter]
@@ -1672,6 +1143,26 @@ impl Core {
         })
     }
 
+    /// A pruning pass (see `crate::pruning`): drop the features the policies select; returns
+    /// how many left V.
+    #[pyo3(signature = (expire_after, min_count, max_features))]
+    fn prune(
+        &mut self,
+        expire_after: Option<u64>,
+        min_count: Option<f64>,
+        max_features: Option<usize>,
+    ) -> PyResult<usize> {
+        guard(|| {
+            let policy = crate::pruning::Policy {
+                expire_after,
+                min_count,
+                max_features,
+            };
+            let ids = self.nb.prune_selection(&policy);
+            Ok(self.nb.drop_features(&ids))
+        })
+    }
+
     /// Age every count by `factor` and move the document clock on by `n_docs`.
     fn advance_clock(&mut self, n_docs: u64, factor: f64) -> PyResult<()> {
         guard(|| {
@@ -1713,19 +1204,7 @@ impl Core {
 
     /// Ids of the tokens (-1: not in the vocabulary; hashed models: the buckets).
     fn find(&self, tokens: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
-        guard(|| {
-            let mut scratch = Vec::new();
-            let mut out = Vec::new();
-            for token in tokens.try_iter()? {
-                let token = token?;
-                out.push(match (self.nb.vocabulary(), self.nb.n_buckets()) {
-                    (Some(v), _) => v.find(key_of(&token, &mut scratch)?).map_or(-1, |id| id as i64),
-                    (None, Some(n)) => crate::vocab::bucket(bucket_text(&token, &mut scratch)?, n) as i64,
-                    (None, None) => -1,
-                });
-            }
-            Ok(out)
-        })
+        guard(|| find_ids(&self.nb.features, tokens))
     }
 
     /// The names of feature ids (hashed models: '#<bucket>').
@@ -1743,6 +1222,7 @@ impl Core {
         guard(|| {
             let vocabulary = self
                 .nb
+                .features
                 .vocabulary()
                 .ok_or_else(|| error(ErrorKind::InvalidParameter, "a hashed model has no vocabulary"))?;
             let keys = ids
@@ -1759,12 +1239,18 @@ impl Core {
 
     /// Ids free for reuse (the last is reused first).
     fn free_ids(&self) -> Vec<u32> {
-        self.nb.vocabulary().map_or_else(Vec::new, |v| v.free_ids().to_vec())
+        self.nb
+            .features
+            .vocabulary()
+            .map_or_else(Vec::new, |v| v.free_ids().to_vec())
     }
 
     /// Tokens in the vocabulary (|V| of an exact model).
     fn vocabulary_size(&self) -> usize {
-        self.nb.vocabulary().map_or(self.nb.store.n_features, |v| v.len())
+        self.nb
+            .features
+            .vocabulary()
+            .map_or(self.nb.store.n_features, |v| v.len())
     }
 
     // -- loading -----------------------------------------------------------------------------
@@ -1816,12 +1302,12 @@ impl Core {
             // The heavy parts run without the GIL: persist.loads verifies the file's checksum
             // in another thread meanwhile.
             let py = labels.py();
-            let (k, n_buckets) = (labels.len(), self.nb.n_buckets());
+            let (k, n_buckets) = (labels.len(), self.nb.features.n_buckets());
             let docs_bounded = self.nb.store.keeps_histograms();
             let snapshot = py
                 .detach(|| snapshot::check(&map, k, n_learned, pruned_at, n_buckets, docs_bounded))
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
-            if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.vocabulary_mut()) {
+            if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.features.vocabulary_mut()) {
                 if !keys.all_utf8() {
                     if let Some(position) = first_foreign_key(py, keys.iter())? {
                         return Err(error(
@@ -1836,7 +1322,7 @@ impl Core {
             for label in labels.iter() {
                 let weight = self.prior_weight(&label)?;
                 self.nb.add_class(weight);
-                self.push_label(&label)?;
+                self.labels.push(&label)?;
             }
             let store = &mut self.nb.store;
             py.detach(|| {
@@ -1858,7 +1344,7 @@ impl Core {
             store.pruned_at = pruned_at;
             store.merged_prunings = snapshot.merged_prunings;
             store.forgotten_merges = snapshot.forgotten_merges;
-            self.last = None;
+            self.reader.forget();
             Ok(())
         })
     }
@@ -1866,7 +1352,7 @@ impl Core {
     /// Bytes the model holds in the core (vocabulary, counts, stamps, derived sums, and the
     /// document of the last text or mapping, kept for predict-then-learn: a huge one is no small part).
     fn nbytes(&self) -> usize {
-        self.nb.heap_bytes() + self.last.as_ref().map_or(0, |last| last.doc.heap_bytes())
+        self.nb.heap_bytes() + self.reader.heap_bytes()
     }
 
     /// Bytes of the count cells alone.

@@ -9,10 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB"]
+__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
+           "LogisticRegression", "Fusion"]
 
 _MODULES = {"MultinomialNB": "multinomial", "BernoulliNB": "bernoulli", "ComplementNB": "complement",
-            "GaussianNB": "gaussian", "CategoricalNB": "categorical", "MixedNB": "mixed", "EmailNB": "email"}
+            "GaussianNB": "gaussian", "CategoricalNB": "categorical", "MixedNB": "mixed", "EmailNB": "email",
+            "LogisticRegression": "logistic", "Fusion": "fusion"}
 
 
 def __getattr__(name: str) -> Any:

@@ -33,7 +33,7 @@ from .. import _core, persist
 from ..clock import Clock, check_stamp
 from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError, describe
 from ..ledger import Ledger
-from ..pruning import lowest_first, mutual_information
+from ..pruning import mutual_information
 from ..store import STORE_ARRAYS, CountStore, _raw_array, _require
 from ..mail import EmailTokenizer
 from ..text import Tokenizer as WordTokenizer
@@ -65,12 +65,20 @@ STORAGE_PARAMS = ("dense_max_classes",)
 
 
 class LogLinear(NamedTuple):
-    """A naive Bayes model as the linear model it is: score_c(x) = bias[c] + x . weights[:, c]."""
+    """A model as the linear model it is: score_c(x) = bias[c] + x . weights[:, c]."""
 
     classes: list[Label]
     features: list[Hashable | None]
     bias: Floats  # (K,)
     weights: Floats  # (|V|, K)
+
+    def top(self, k: int) -> dict[Label, list[tuple[Hashable, float]]]:
+        """The k features with the largest weight per class (ties: the first listed)."""
+        top = {}
+        for c, label in enumerate(self.classes):
+            order = np.argsort(-self.weights[:, c], kind="stable")[:k]
+            top[label] = [(self.features[i], float(self.weights[i, c])) for i in order]
+        return top
 
 
 class Contributions:
@@ -462,6 +470,13 @@ class DiscreteNB(abc.ABC):
         self._maybe_prune()
         return self
 
+    def learned_as(self, x: Document) -> Label | None:
+        """The label the ledger holds message x under; None without a ledger, or for a message it does not hold."""
+        if self._ledger is None:
+            return None
+        entry = self._ledger.get(self._ledger.fingerprint(self, x))
+        return None if entry is None else entry.label
+
     def _learn_counts(self, x: Document, label: Label, weight: float, when: float | None) -> None:
         """One document into the counts (the clocks move on by one document)."""
         check_class_allowed(self.class_prior, label)
@@ -665,30 +680,13 @@ class DiscreteNB(abc.ABC):
 
         In order: features not seen in the last ``expire_after`` documents, features whose
         total count sum_c T_cw is below ``min_count``, then, if |V| is still above
-        ``max_features``, the lowest totals (ties: least recently seen first) down to 90%
-        of the cap. O(|V| log |V|); the automatic passes run rarely enough that the cost
-        per learned document stays amortised O(1) (see ``max_features``, ``expire_after``).
+        ``max_features``, the lowest totals (ties: least recently seen first, then the lowest
+        id) down to 90% of the cap (src/pruning.rs). O(|V|) in the core; the automatic
+        passes run rarely enough that the cost per learned document stays amortised O(1)
+        (see ``max_features``, ``expire_after``).
         """
-        store = self.store
-        self._pass_at = store.n_learned
-        ids = store.feature_ids()
-        if not len(ids):
-            return 0
-        totals = store.gather_tokens(ids).sum(axis=1)
-        last_seen = np.array(self._core.stamps(ids.tolist())[1], dtype=np.int64)
-        drop = np.zeros(len(ids), dtype=bool)
-        if self.expire_after is not None:
-            drop |= store.n_learned - last_seen >= self.expire_after
-        if self.min_count is not None:
-            drop |= totals < self.min_count
-        if self.max_features is not None:
-            left = np.flatnonzero(~drop)
-            if len(left) > self.max_features:
-                order = lowest_first(totals[left], last_seen[left], ids[left])
-                drop[left[order[: len(left) - (9 * self.max_features) // 10]]] = True
-        if drop.any():
-            store.drop_features(ids[drop])
-        return int(drop.sum())
+        self._pass_at = self.n_learned
+        return self._core.prune(self.expire_after, self.min_count, self.max_features)
 
     def _maybe_prune(self) -> None:
         """Run a pruning pass when the cap is exceeded or the expiry pass is due."""
@@ -852,12 +850,7 @@ class DiscreteNB(abc.ABC):
 
     def top_features(self, k: int = 10) -> dict[Label, list[tuple[Hashable, float]]]:
         """The k features with the largest weight per class, in the log-linear view."""
-        view = self.log_linear()
-        top = {}
-        for c, label in enumerate(view.classes):
-            order = np.argsort(-view.weights[:, c], kind="stable")[:k]
-            top[label] = [(view.features[i], float(view.weights[i, c])) for i in order]
-        return top
+        return self.log_linear().top(k)
 
     # -- introspection ------------------------------------------------------------------------
     @property

@@ -163,18 +163,9 @@ class MixedNB(RecordNB):
         arrays: dict[str, npt.NDArray[Any]] = {}
         for kind in KINDS:
             part = getattr(self, kind)
-            if part is None:
-                continue
-            name = type(part).__dict__.get("_persist_name")
-            if name is None:
-                raise InvalidTypeError(
-                    f"cannot save the {kind} part {type(part).__name__}: not a registered model type")
-            state, part_arrays = part._state()
-            params = dict(state["params"])
-            if "tokenizer" in params:
-                params["tokenizer"] = persist.describe_tokenizer(params["tokenizer"])
-            tables[kind] = {"model": name, "state": {**state, "params": params}}
-            arrays.update({f"{kind}_{key}": value for key, value in part_arrays.items()})
+            if part is not None:
+                tables[kind], part_arrays = persist.part_state(part, f"{kind}_")
+                arrays.update(part_arrays)
         return tables, arrays
 
     def _foreign_arrays(self, arrays: Arrays) -> list[str]:
@@ -188,20 +179,9 @@ class MixedNB(RecordNB):
             raise ModelFormatError(f"MixedNB parts {sorted(tables) if isinstance(tables, dict) else tables!r} "
                                    f"do not match the schema's {kinds}")
         for kind in kinds:
-            info = tables[kind]
-            cls = persist.model_type(info.get("model")) if isinstance(info, dict) else None
             expected = {"text": DiscreteNB, "numeric": GaussianNB, "categorical": CategoricalNB}[kind]
-            if cls is None or not issubclass(cls, expected) or not isinstance(info.get("state"), dict):
-                name = info.get("model") if isinstance(info, dict) else info
-                raise ModelFormatError(f"MixedNB {kind} part: {name!r} "
-                                       f"is not a known {expected.__name__} type")
-            state = info["state"]
-            params = state.get("params")
-            if isinstance(params, dict) and "tokenizer" in params:
-                state = {**state, "params": {**params, "tokenizer": persist.build_tokenizer(params["tokenizer"])}}
-            prefix = f"{kind}_"
-            setattr(self, kind, cls._from_state(state, {key[len(prefix):]: value for key, value in arrays.items()
-                                                        if key.startswith(prefix)}))
+            part = persist.restore_part(tables[kind], arrays, f"{kind}_", expected, f"MixedNB {kind} part")
+            setattr(self, kind, part)
 
     # -- prediction -------------------------------------------------------------------
     def _log_likelihood(self, encoded: _Read) -> Floats:

@@ -1,0 +1,70 @@
+"""A ``streamnb serve`` subprocess for the service's benchmarks (serve, serve_fuzz, serve_soak):
+on 127.0.0.1, a free port, its log kept, and what it holds of the machine read from /proc."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child_env() -> dict[str, str]:
+    """This environment, with bytecode caching on (as for an installed package) and streamnb importable."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+class Service:
+    """``streamnb serve --models MODELS --port 0 OPTIONS`` until :meth:`stop`."""
+
+    def __init__(self, models: Path, *options: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "streamnb", "serve", "--models", str(models), "--port", "0", *options],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=child_env())
+        assert self.process.stderr is not None
+        self.log: list[str] = []
+        for raw in self.process.stderr:
+            line = raw.decode(errors="replace")
+            self.log.append(line)
+            match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+            if match:
+                self.port = int(match.group(1))
+                break
+        else:
+            raise RuntimeError(f"streamnb serve did not start (exit {self.process.wait()}): {''.join(self.log)}")
+        threading.Thread(target=self._collect, daemon=True).start()
+
+    def _collect(self) -> None:
+        assert self.process.stderr is not None
+        for raw in self.process.stderr:
+            self.log.append(raw.decode(errors="replace"))
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def rss_kib(self) -> int:
+        """Resident memory (VmRSS), KiB."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+    def open_files(self) -> int:
+        """Open file descriptors (sockets, journals, the log pipe ...)."""
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
+
+    def stop(self, timeout: float = 120) -> int:
+        """SIGTERM (the service folds every journal), then its exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode

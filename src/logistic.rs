@@ -1,0 +1,678 @@
+//! Online logistic regression (binary and multiclass) over a model's feature space: the
+//! discriminative side of the log-linear family whose generative side is naive Bayes (`nb`).
+//!
+//! Classes c = 0 .. K-1 in the order they were first learned; class 0 is the reference
+//! (baseline-category logit), so a model holds K-1 weight vectors and a binary model is the
+//! classic logistic regression with one weight per feature:
+//!
+//!   s_0 = 0,   s_c = b_c + sum_i x_i w_{i,c}   (c >= 1)
+//!   P(c | x) = exp(s_c) / sum_k exp(s_k)
+//!
+//! A document's values may first be transformed (`Settings`): sublinear, x -> sign(x) ln(1 + |x|)
+//! (a word said ten times is not ten times the evidence), then divided by the document's L2
+//! norm (long and short documents step alike) - scikit-learn's TfidfTransformer without the
+//! IDF. Below, x is the document so transformed.
+//!
+//! One learning step on a document x of class y with weight omega (the sample weight times
+//! the class weight) follows the gradient of omega * log P(y | x):
+//!
+//!   g_c = omega * ([y = c] - P(c | x)),   w_{i,c} += eta_{i,c} * g_c * x_i,   b_c += eta_{b,c} * g_c
+//!
+//! with eta = `rate` (schedule `Constant`) or, with AdaGrad (Duchi et al. 2011), one rate per
+//! weight, rate / sqrt(G0 + sum of the squared gradients that weight has had), G0 =
+//! `ADAGRAD_G0`. L2 regularisation is weight decay: before every step each weight (not the
+//! biases) is multiplied by (1 - rate * l2). It is applied lazily, through one global scale
+//! (true weight = scale * stored weight), so a step costs O(|x| K) whatever |V|. With a
+//! margin (train on error, as the TREC spam filters did), a document whose true class
+//! already beats every other by at least the margin in score is not learned.
+//!
+//! `unlearn` is the reverse step: the step `learn` would take on the document now, taken
+//! backwards (its squared gradients are taken out of the AdaGrad sums). It is not an exact
+//! inverse (the gradient depends on the weights, which moved since), but learning then
+//! unlearning a document leaves the scores within O(rate^2 |x|^2) of where they were.
+//! `merge` is parameter mixing (Mann et al. 2009, McDonald et al. 2010): the weights
+//! averaged, each model weighing by the documents it learned; the AdaGrad sums add up.
+
+use crate::nb::logsumexp;
+use std::borrow::Cow;
+
+/// AdaGrad's starting sum of squared gradients: the first step of a weight moves it by
+/// rate * g / sqrt(G0 + g^2), at most `rate / sqrt(G0)`... and about `rate` when |g| >> 0.1.
+pub const ADAGRAD_G0: f64 = 0.01;
+/// Below this global scale the stored weights are folded back into true weights.
+const MIN_SCALE: f64 = 1e-100;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Schedule {
+    /// One rate for every weight and every step.
+    Constant,
+    /// AdaGrad: per weight, rate / sqrt(G0 + its squared gradients so far).
+    AdaGrad,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    pub rate: f64,
+    pub schedule: Schedule,
+    /// Weight decay per step (L2 regularisation), >= 0; rate * l2 < 1.
+    pub l2: f64,
+    /// Train on error: skip documents whose true class wins by at least this score margin.
+    pub margin: Option<f64>,
+    /// Values x -> sign(x) ln(1 + |x|) first.
+    pub sublinear: bool,
+    /// Then divided by the document's L2 norm.
+    pub normalize: bool,
+}
+
+impl Settings {
+    /// A document's values as the model reads them (see the module docstring).
+    pub fn prepared<'v>(&self, values: &'v [f64]) -> Cow<'v, [f64]> {
+        if !self.sublinear && !self.normalize {
+            return Cow::Borrowed(values);
+        }
+        let mut out: Vec<f64> = if self.sublinear {
+            values.iter().map(|&v| v.signum() * v.abs().ln_1p()).collect()
+        } else {
+            values.to_vec()
+        };
+        if self.normalize {
+            let norm = out.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if norm > 0.0 {
+                out.iter_mut().for_each(|v| *v /= norm);
+            }
+        }
+        Cow::Owned(out)
+    }
+}
+
+/// The weights of one online logistic regression model.
+#[derive(Clone, Debug)]
+pub struct Logistic {
+    pub settings: Settings,
+    n_classes: usize,
+    /// Rows allocated (features); each row holds K-1 cells.
+    rows: usize,
+    /// The cells, row-major (rows x (K-1)): a stored weight (true weight = scale * stored)
+    /// and, with AdaGrad, its sum of squared gradients beside it (one cache line for both:
+    /// a step reads and writes the two together).
+    cells: Vec<f64>,
+    pub scale: f64,
+    /// Biases of classes 1..K-1 (not decayed) and their AdaGrad sums.
+    bias: Vec<f64>,
+    bias_squares: Vec<f64>,
+    /// Learning steps taken (documents learned, skipped ones included).
+    pub steps: u64,
+}
+
+/// What a learning step did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    Updated,
+    /// The margin was already met (train on error): nothing changed but the step count.
+    Skipped,
+}
+
+impl Logistic {
+    pub fn new(settings: Settings) -> Self {
+        Logistic {
+            settings,
+            n_classes: 0,
+            rows: 0,
+            cells: Vec::new(),
+            scale: 1.0,
+            bias: Vec::new(),
+            bias_squares: Vec::new(),
+            steps: 0,
+        }
+    }
+
+    fn adagrad(&self) -> bool {
+        self.settings.schedule == Schedule::AdaGrad
+    }
+
+    /// Values per cell: the weight, and AdaGrad's sum.
+    fn stride(&self) -> usize {
+        if self.adagrad() {
+            2
+        } else {
+            1
+        }
+    }
+
+    pub fn n_classes(&self) -> usize {
+        self.n_classes
+    }
+
+    /// Weight vectors per row: K-1.
+    fn cols(&self) -> usize {
+        self.n_classes.saturating_sub(1)
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Add a class (its weights start at zero); returns its index.
+    pub fn add_class(&mut self) -> usize {
+        let c = self.n_classes;
+        self.n_classes += 1;
+        if c == 0 {
+            return c;
+        }
+        let stride = self.stride();
+        let (old, new) = ((c - 1) * stride, c * stride);
+        let mut wider = vec![0.0; self.rows * new];
+        for r in 0..self.rows {
+            wider[r * new..r * new + old].copy_from_slice(&self.cells[r * old..(r + 1) * old]);
+        }
+        self.cells = wider;
+        self.bias.push(0.0);
+        self.bias_squares.push(0.0);
+        c
+    }
+
+    /// Make room for feature ids below `rows`.
+    pub fn reserve_rows(&mut self, rows: usize) {
+        if rows <= self.rows {
+            return;
+        }
+        self.cells.resize(rows * self.cols() * self.stride(), 0.0);
+        self.rows = rows;
+    }
+
+    /// The stored dot products sum_i x_i w'_{i,c} for c >= 1 (ids at or beyond the rows
+    /// count nothing): the scores up to the scale and the biases, which a step may change
+    /// before it uses them (decay), so a prediction's can serve the learning that follows.
+    pub fn dots(&self, ids: &[u32], values: &[f64]) -> Vec<f64> {
+        self.dots_of_prepared(ids, &self.settings.prepared(values))
+    }
+
+    /// `dots` of values already `prepared`.
+    fn dots_of_prepared(&self, ids: &[u32], values: &[f64]) -> Vec<f64> {
+        let cols = self.cols();
+        let stride = self.stride();
+        let mut dots = vec![0.0; cols];
+        if cols == 0 {
+            return dots;
+        }
+        let width = cols * stride;
+        for (&id, &x) in ids.iter().zip(values) {
+            let r = id as usize;
+            if r >= self.rows {
+                continue;
+            }
+            let row = &self.cells[r * width..(r + 1) * width];
+            for (acc, cell) in dots.iter_mut().zip(row.chunks_exact(stride)) {
+                *acc += x * cell[0];
+            }
+        }
+        dots
+    }
+
+    /// Scores s_c of every class (s_0 = 0) from the stored dot products.
+    pub fn scores_of(&self, dots: &[f64]) -> Vec<f64> {
+        let mut s = vec![0.0; self.n_classes];
+        for ((score, &dot), &b) in s.iter_mut().skip(1).zip(dots).zip(&self.bias) {
+            *score = dot * self.scale + b;
+        }
+        s
+    }
+
+    /// Scores s_c of every class (s_0 = 0).
+    pub fn scores(&self, ids: &[u32], values: &[f64]) -> Vec<f64> {
+        self.scores_of(&self.dots(ids, values))
+    }
+
+    /// log P(c | x) for every class (empty while no class is known).
+    pub fn log_posterior(&self, ids: &[u32], values: &[f64]) -> Vec<f64> {
+        self.log_posterior_of(&self.dots(ids, values))
+    }
+
+    /// log P(c | x) from the document's `dots`: the scores minus their log-sum-exp.
+    pub fn log_posterior_of(&self, dots: &[f64]) -> Vec<f64> {
+        let mut s = self.scores_of(dots);
+        let norm = logsumexp(&s);
+        s.iter_mut().for_each(|v| *v -= norm);
+        s
+    }
+
+    /// g_c = [y = c] - P(c | x) for c >= 1, from the scores (times `omega`).
+    fn gradient(&self, scores: &[f64], y: usize, omega: f64) -> Vec<f64> {
+        let norm = logsumexp(scores);
+        (1..self.n_classes)
+            .map(|c| omega * (f64::from(u8::from(c == y)) - (scores[c] - norm).exp()))
+            .collect()
+    }
+
+    /// Is the margin met: does class y beat every other class by at least `margin`?
+    fn margin_met(&self, scores: &[f64], y: usize) -> bool {
+        let Some(margin) = self.settings.margin else {
+            return false;
+        };
+        let best_other = scores
+            .iter()
+            .enumerate()
+            .filter(|&(c, _)| c != y)
+            .map(|(_, &s)| s)
+            .fold(f64::NEG_INFINITY, f64::max);
+        scores[y] - best_other >= margin
+    }
+
+    /// One learning step on the document (ids, values) of class y with weight omega > 0.
+    /// The ids must have rows (`reserve_rows`). `dots`: the document's `dots`, when the
+    /// caller has them from a prediction on the model as it stands.
+    pub fn learn(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, dots: Option<Vec<f64>>) -> Step {
+        debug_assert!(y < self.n_classes);
+        let values = self.settings.prepared(values);
+        let mut dots = dots.unwrap_or_else(|| self.dots_of_prepared(ids, &values));
+        self.steps += 1;
+        if self.settings.l2 > 0.0 {
+            self.scale *= 1.0 - self.settings.rate * self.settings.l2;
+            if self.scale < MIN_SCALE {
+                self.fold();
+                dots = self.dots_of_prepared(ids, &values); // the stored weights changed
+            }
+        }
+        let scores = self.scores_of(&dots);
+        if self.cols() == 0 || self.margin_met(&scores, y) {
+            return Step::Skipped;
+        }
+        let g = self.gradient(&scores, y, omega);
+        self.apply(ids, &values, &g, 1.0);
+        Step::Updated
+    }
+
+    /// The reverse step of `learn` on the document (see the module docstring).
+    pub fn unlearn(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64) {
+        let scores = self.scores(ids, values);
+        if self.cols() == 0 {
+            return;
+        }
+        let g = self.gradient(&scores, y, omega);
+        self.apply(ids, &self.settings.prepared(values), &g, -1.0);
+    }
+
+    /// Move every weight of the document along the gradient g (`direction` +1: learn, -1: unlearn).
+    fn apply(&mut self, ids: &[u32], values: &[f64], g: &[f64], direction: f64) {
+        let rate = self.settings.rate;
+        let inverse_scale = 1.0 / self.scale;
+        let adagrad = self.adagrad();
+        let stride = self.stride();
+        let width = self.cols() * stride;
+        for (&id, &x) in ids.iter().zip(values) {
+            let r = id as usize;
+            debug_assert!(r < self.rows);
+            let row = &mut self.cells[r * width..(r + 1) * width];
+            for (cell, &gc) in row.chunks_exact_mut(stride).zip(g) {
+                let step = gc * x;
+                let eta = if adagrad {
+                    adagrad_rate(rate, &mut cell[1], step, direction)
+                } else {
+                    rate
+                };
+                cell[0] += direction * eta * step * inverse_scale;
+            }
+        }
+        for (c, &gc) in g.iter().enumerate() {
+            let eta = if adagrad {
+                adagrad_rate(rate, &mut self.bias_squares[c], gc, direction)
+            } else {
+                rate
+            };
+            self.bias[c] += direction * eta * gc;
+        }
+    }
+
+    /// Fold the global scale into the stored weights (true weights unchanged).
+    pub fn fold(&mut self) {
+        let scale = self.scale;
+        let stride = self.stride();
+        self.cells.iter_mut().step_by(stride).for_each(|w| *w *= scale);
+        self.scale = 1.0;
+    }
+
+    /// The true weights of a row (K-1 values; zeros beyond the rows).
+    pub fn row(&self, id: u32) -> Vec<f64> {
+        let cols = self.cols();
+        let r = id as usize;
+        if r >= self.rows {
+            return vec![0.0; cols];
+        }
+        let stride = self.stride();
+        let width = cols * stride;
+        self.cells[r * width..(r + 1) * width]
+            .iter()
+            .step_by(stride)
+            .map(|w| w * self.scale)
+            .collect()
+    }
+
+    /// The biases of classes 1..K-1.
+    pub fn bias(&self) -> &[f64] {
+        &self.bias
+    }
+
+    /// Rows holding a nonzero weight or AdaGrad sum.
+    pub fn nonzero_rows(&self) -> Vec<u32> {
+        let width = self.cols() * self.stride();
+        if width == 0 {
+            return Vec::new();
+        }
+        self.cells
+            .chunks_exact(width)
+            .enumerate()
+            .filter(|(_, row)| row.iter().any(|&v| v != 0.0))
+            .map(|(r, _)| r as u32)
+            .collect()
+    }
+
+    /// The stored state of some rows: (stored weights, AdaGrad sums), row-major (n x (K-1)).
+    pub fn export_rows(&self, ids: &[u32]) -> (Vec<f64>, Vec<f64>) {
+        let stride = self.stride();
+        let width = self.cols() * stride;
+        let mut weights = Vec::with_capacity(ids.len() * self.cols());
+        let mut squares = Vec::new();
+        for &id in ids {
+            let row = &self.cells[id as usize * width..(id as usize + 1) * width];
+            for cell in row.chunks_exact(stride) {
+                weights.push(cell[0]);
+                if stride == 2 {
+                    squares.push(cell[1]);
+                }
+            }
+        }
+        (weights, squares)
+    }
+
+    /// (biases, their AdaGrad sums)
+    pub fn export_bias(&self) -> (Vec<f64>, Vec<f64>) {
+        (self.bias.clone(), self.bias_squares.clone())
+    }
+
+    /// Set the stored state of some rows (the rows exist); `squares` empty with a constant rate.
+    pub fn import_rows(&mut self, ids: &[u32], weights: &[f64], squares: &[f64]) {
+        let cols = self.cols();
+        let stride = self.stride();
+        for (i, &id) in ids.iter().enumerate() {
+            let at = id as usize * cols * stride;
+            for c in 0..cols {
+                self.cells[at + c * stride] = weights[i * cols + c];
+                if stride == 2 {
+                    self.cells[at + c * stride + 1] = squares[i * cols + c];
+                }
+            }
+        }
+    }
+
+    pub fn import_bias(&mut self, bias: &[f64], squares: &[f64]) {
+        self.bias.copy_from_slice(bias);
+        self.bias_squares.copy_from_slice(squares);
+    }
+
+    /// Parameter mixing: self becomes the average of self and other, weighted by the
+    /// documents each learned (`mine`, `theirs`). `rows[i]` is self's row of other's row i
+    /// (u32::MAX: none; the caller made room for the others), `classes[k]` self's class of
+    /// other's class k (self has every class of other). Weights are compared as scores:
+    /// other's class k, against its reference class, becomes self's class classes[k]
+    /// against self's reference.
+    pub fn mix(&mut self, other: &Logistic, rows: &[u32], classes: &[usize], mine: f64, theirs: f64) {
+        let total = mine + theirs;
+        if total <= 0.0 {
+            return;
+        }
+        let (a, b) = (mine / total, theirs / total);
+        self.fold();
+        let cols = self.cols();
+        // other's weights of self's classes: full vectors (other's reference at 0), re-pivoted
+        // so that self's class 0 is at 0
+        let mut theirs_of = vec![usize::MAX; self.n_classes]; // self class -> other class
+        for (k, &c) in classes.iter().enumerate() {
+            theirs_of[c] = k;
+        }
+        let full = |values: &[f64], k: usize| if k == 0 || k == usize::MAX { 0.0 } else { values[k - 1] };
+        let other_cols = other.cols();
+        let pivot = |values: &[f64]| -> Vec<f64> {
+            let base = full(values, theirs_of[0]);
+            (1..self.n_classes)
+                .map(|c| {
+                    if theirs_of[c] == usize::MAX {
+                        0.0
+                    } else {
+                        full(values, theirs_of[c]) - base
+                    }
+                })
+                .collect()
+        };
+        let stride = self.stride();
+        self.cells.iter_mut().step_by(stride).for_each(|w| *w *= a);
+        for (i, &to) in rows.iter().enumerate() {
+            if to == u32::MAX || other_cols == 0 {
+                continue;
+            }
+            let values: Vec<f64> = other.row(i as u32);
+            let at = to as usize * cols * stride;
+            for (c, v) in pivot(&values).into_iter().enumerate() {
+                self.cells[at + c * stride] += b * v;
+            }
+            if stride == 2 && other.stride() == 2 {
+                let (_, sums) = other.export_rows(&[i as u32]);
+                for (k, &s) in sums.iter().enumerate() {
+                    let c = classes[k + 1];
+                    if c >= 1 {
+                        self.cells[at + (c - 1) * stride + 1] += s;
+                    }
+                }
+            }
+        }
+        let their_bias = pivot(&other.bias);
+        for (c, v) in their_bias.into_iter().enumerate() {
+            self.bias[c] = a * self.bias[c] + b * v;
+        }
+        for (k, &s) in other.bias_squares.iter().enumerate() {
+            let c = classes[k + 1];
+            if c >= 1 {
+                self.bias_squares[c - 1] += s;
+            }
+        }
+        self.steps += other.steps;
+    }
+
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        (self.cells.capacity() + self.bias.capacity() + self.bias_squares.capacity()) * 8
+    }
+}
+
+/// AdaGrad's rate for a step of gradient `step` on a weight whose sum of squared gradients
+/// is `sum`: the sum is updated first (learning adds step^2, unlearning takes it out), and
+/// the rate is that of the learning step, rate / sqrt(G0 + the sum with step^2 in it).
+#[inline]
+fn adagrad_rate(rate: f64, sum: &mut f64, step: f64, direction: f64) -> f64 {
+    let squared = step * step;
+    if direction > 0.0 {
+        *sum += squared;
+        rate / (ADAGRAD_G0 + *sum).sqrt()
+    } else {
+        let with_step = *sum;
+        *sum = (*sum - squared).max(0.0);
+        rate / (ADAGRAD_G0 + with_step).sqrt()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(schedule: Schedule) -> Settings {
+        Settings {
+            rate: 0.5,
+            schedule,
+            l2: 0.0,
+            margin: None,
+            sublinear: false,
+            normalize: false,
+        }
+    }
+
+    fn binary(schedule: Schedule) -> Logistic {
+        let mut m = Logistic::new(settings(schedule));
+        m.add_class();
+        m.add_class();
+        m.reserve_rows(4);
+        m
+    }
+
+    #[test]
+    fn documents_are_transformed_before_scoring_and_stepping() {
+        let mut m = binary(Schedule::Constant);
+        m.settings.sublinear = true;
+        m.settings.normalize = true;
+        let prepared = m.settings.prepared(&[3.0, -4.0]);
+        let (a, b) = (4f64.ln(), -(5f64.ln()));
+        let norm = (a * a + b * b).sqrt();
+        assert!((prepared[0] - a / norm).abs() < 1e-15 && (prepared[1] - b / norm).abs() < 1e-15);
+        m.learn(&[0, 1], &[3.0, -4.0], 1, 1.0, None);
+        assert!((m.row(0)[0] - 0.25 * a / norm).abs() < 1e-15);
+        assert_eq!(m.settings.prepared(&[0.0, 0.0]).as_ref(), &[0.0, 0.0]); // no norm to divide by
+    }
+
+    #[test]
+    fn a_constant_step_is_the_textbook_update() {
+        let mut m = binary(Schedule::Constant);
+        // w = 0: P(1|x) = 1/2, so g = 1 - 1/2 for a document of class 1
+        m.learn(&[0, 2], &[1.0, 2.0], 1, 1.0, None);
+        assert_eq!(m.row(0), vec![0.5 * 0.5 * 1.0]);
+        assert_eq!(m.row(2), vec![0.5 * 0.5 * 2.0]);
+        assert_eq!(m.row(1), vec![0.0]);
+        assert_eq!(m.bias(), &[0.25]);
+        let s = m.scores(&[0, 2], &[1.0, 2.0]);
+        assert!((s[1] - (0.25 + 0.25 + 1.0)).abs() < 1e-15);
+        let lp = m.log_posterior(&[0, 2], &[1.0, 2.0]);
+        assert!((lp[1] - -(1.0 + (-1.5f64).exp()).ln()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn adagrad_scales_each_weight_by_its_own_history() {
+        let mut m = binary(Schedule::AdaGrad);
+        m.learn(&[0], &[1.0], 1, 1.0, None);
+        let g: f64 = 0.5;
+        let first = 0.5 * g / (ADAGRAD_G0 + g * g).sqrt();
+        assert!((m.row(0)[0] - first).abs() < 1e-15);
+        // a second step on feature 0 and a first on feature 1 move by different rates
+        let p = 1.0 / (1.0 + (-(first + first)).exp()); // weight + bias
+        m.learn(&[0, 1], &[1.0, 1.0], 1, 1.0, None);
+        let g2 = 1.0 - p;
+        let expect0 = first + 0.5 * g2 / (ADAGRAD_G0 + g * g + g2 * g2).sqrt();
+        let expect1 = 0.5 * g2 / (ADAGRAD_G0 + g2 * g2).sqrt();
+        assert!((m.row(0)[0] - expect0).abs() < 1e-15);
+        assert!((m.row(1)[0] - expect1).abs() < 1e-15);
+    }
+
+    #[test]
+    fn decay_through_the_global_scale_equals_decaying_every_weight() {
+        let mut lazy = binary(Schedule::Constant);
+        lazy.settings.l2 = 0.1;
+        let mut eager = [0.0f64; 4];
+        let mut bias = 0.0;
+        let docs: [(&[u32], usize); 4] = [(&[0, 1], 1), (&[1, 2], 0), (&[0, 3], 1), (&[2], 0)];
+        for _ in 0..50 {
+            for &(ids, y) in &docs {
+                let values = vec![1.0; ids.len()];
+                lazy.learn(ids, &values, y, 1.0, None);
+                eager.iter_mut().for_each(|w| *w *= 1.0 - 0.5 * 0.1);
+                let s: f64 = ids.iter().map(|&i| eager[i as usize]).sum::<f64>() + bias;
+                let g = f64::from(u8::from(y == 1)) - 1.0 / (1.0 + (-s).exp());
+                for &i in ids {
+                    eager[i as usize] += 0.5 * g;
+                }
+                bias += 0.5 * g;
+            }
+        }
+        for i in 0..4 {
+            assert!((lazy.row(i)[0] - eager[i as usize]).abs() < 1e-12);
+        }
+        assert!((lazy.bias()[0] - bias).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_margin_skips_documents_already_right() {
+        let mut m = binary(Schedule::Constant);
+        m.settings.margin = Some(1.0);
+        for _ in 0..20 {
+            m.learn(&[0], &[1.0], 1, 1.0, None);
+        }
+        let before = m.row(0);
+        assert!(m.scores(&[0], &[1.0])[1] >= 1.0);
+        assert_eq!(m.learn(&[0], &[1.0], 1, 1.0, None), Step::Skipped);
+        assert_eq!(m.row(0), before);
+        assert_eq!(m.steps, 21);
+        assert_eq!(m.learn(&[0], &[1.0], 0, 1.0, None), Step::Updated);
+    }
+
+    #[test]
+    fn softmax_over_three_classes_sums_to_one_and_learns_each() {
+        let mut m = Logistic::new(settings(Schedule::AdaGrad));
+        m.add_class();
+        m.reserve_rows(3);
+        m.add_class();
+        m.learn(&[0], &[1.0], 1, 1.0, None);
+        m.add_class(); // a third class arrives later: its weights start at zero
+        for _ in 0..30 {
+            m.learn(&[0], &[1.0], 1, 1.0, None);
+            m.learn(&[1], &[1.0], 2, 1.0, None);
+            m.learn(&[2], &[1.0], 0, 1.0, None);
+        }
+        for (id, want) in [(0u32, 1usize), (1, 2), (2, 0)] {
+            let lp = m.log_posterior(&[id], &[1.0]);
+            let total: f64 = lp.iter().map(|v| v.exp()).sum();
+            assert!((total - 1.0).abs() < 1e-12);
+            assert_eq!(crate::nb::argmax(&lp), want);
+        }
+    }
+
+    #[test]
+    fn unlearning_right_after_learning_nearly_restores_the_scores() {
+        let mut m = binary(Schedule::Constant);
+        m.settings.rate = 0.01;
+        for i in 0..40u32 {
+            m.learn(&[i % 4], &[1.0], (i % 2) as usize, 1.0, None);
+        }
+        let x = ([0u32, 1, 2], [1.0, 1.0, 1.0]);
+        let before = m.scores(&x.0, &x.1)[1];
+        m.learn(&x.0, &x.1, 1, 1.0, None);
+        let moved = m.scores(&x.0, &x.1)[1] - before;
+        m.unlearn(&x.0, &x.1, 1, 1.0);
+        let left = m.scores(&x.0, &x.1)[1] - before;
+        assert!(moved > 0.01);
+        // the gradient changed by at most p(1-p) * moved <= moved / 4 between the two steps
+        assert!(left.abs() <= moved * moved, "{left} vs {moved}");
+    }
+
+    #[test]
+    fn mixing_two_halves_weighs_by_documents() {
+        let mut a = binary(Schedule::Constant);
+        let mut b = binary(Schedule::Constant);
+        a.learn(&[0], &[1.0], 1, 1.0, None);
+        b.learn(&[0], &[1.0], 0, 1.0, None);
+        b.learn(&[1], &[1.0], 0, 1.0, None);
+        b.learn(&[1], &[1.0], 0, 1.0, None);
+        let (wa, wb) = (a.row(0)[0], b.row(0)[0]);
+        a.mix(&b, &[0, 1, 2, 3], &[0, 1], 1.0, 3.0);
+        assert!((a.row(0)[0] - (wa + 3.0 * wb) / 4.0).abs() < 1e-15);
+        assert_eq!(a.steps, 4);
+    }
+
+    #[test]
+    fn mixing_repivots_another_class_order() {
+        // b learned the classes in the other order: its weights are the negatives
+        let mut a = binary(Schedule::Constant);
+        let mut b = binary(Schedule::Constant);
+        a.learn(&[0], &[1.0], 1, 1.0, None);
+        b.learn(&[0], &[1.0], 0, 1.0, None);
+        let (wa, wb) = (a.row(0)[0], b.row(0)[0]);
+        assert!((wa + wb).abs() < 1e-15);
+        a.mix(&b, &[0, 1, 2, 3], &[1, 0], 1.0, 1.0);
+        assert!((a.row(0)[0] - wa).abs() < 1e-15);
+        assert!((a.bias()[0] - 0.25).abs() < 1e-15);
+    }
+}

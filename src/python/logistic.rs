@@ -1,0 +1,672 @@
+//! `_core.LogisticCore`: one online logistic regression model (`crate::logistic`) over a
+//! feature space (`crate::space`), as `streamnb.LogisticRegression` sees it. Documents are
+//! read as the naive Bayes models read them (`Reader`): one call per document or batch.
+
+use super::errors::{error, guard, Kind as ErrorKind};
+use super::keys::{feature_names, find_ids, key_arrays};
+use super::labels::Labels;
+use super::reader::Reader;
+use super::values::{describe, f64_bytes};
+use crate::doc::{Doc, UNKNOWN};
+use crate::logistic::{Logistic, Schedule, Settings, Step};
+use crate::nb::argmax;
+use crate::space::Features;
+use crate::vocab::Vocabulary;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
+
+/// The little-endian u32 values of a model file's array (its raw bytes).
+fn little_endian_u32(bytes: &[u8]) -> PyResult<Vec<u32>> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(error(
+            ErrorKind::ModelFormat,
+            "an array of uint32 holds a whole number of values",
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
+
+/// The little-endian f64 values of a model file's array (its raw bytes).
+fn little_endian_f64(bytes: &[u8]) -> PyResult<Vec<f64>> {
+    if !bytes.len().is_multiple_of(8) {
+        return Err(error(
+            ErrorKind::ModelFormat,
+            "an array of float64 holds a whole number of values",
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        .collect())
+}
+
+/// How a class weighs in the gradient (times the sample weight).
+enum ClassWeight {
+    /// Every class 1.
+    Equal,
+    /// N / (K N_c) over the documents learned so far, this one included (scikit-learn's
+    /// "balanced", online): a rare class weighs as much in total as a common one.
+    Balanced,
+    /// A fixed weight per label (labels it does not name: 1).
+    Fixed(Py<PyDict>),
+}
+
+#[pyclass(module = "streamnb._core")]
+pub struct LogisticCore {
+    space: Features,
+    model: Logistic,
+    labels: Labels,
+    /// Documents (sum of sample weights) learned per class.
+    class_docs: Vec<f64>,
+    class_weight: ClassWeight,
+    reader: Reader,
+    /// Bumped by every change of the weights or the classes.
+    version: u64,
+    /// The dot products of the last document predicted, at `version`: a learn of the same
+    /// document right after uses them instead of reading the weights again.
+    last_dots: Option<(u64, Vec<f64>)>,
+}
+
+fn parse_schedule(schedule: &str) -> PyResult<Schedule> {
+    match schedule {
+        "constant" => Ok(Schedule::Constant),
+        "adagrad" => Ok(Schedule::AdaGrad),
+        other => Err(error(
+            ErrorKind::InvalidParameter,
+            format!("schedule must be 'adagrad' or 'constant', got {other:?}"),
+        )),
+    }
+}
+
+impl LogisticCore {
+    /// The class of a label, added when new (labels first: the model's columns follow in
+    /// `reach`, when a document of the class is learned).
+    fn class_or_add(&mut self, label: &Bound<'_, PyAny>) -> PyResult<usize> {
+        if let Some(c) = self.labels.class_of(label)? {
+            return Ok(c);
+        }
+        self.labels.push(label)?;
+        self.class_docs.push(0.0);
+        Ok(self.labels.len() - 1)
+    }
+
+    /// Give the model the classes up to c: a class takes part in the softmax from its first
+    /// document on, so a batch learns exactly as its documents learned one by one.
+    fn reach(model: &mut Logistic, c: usize) {
+        while model.n_classes() <= c {
+            model.add_class();
+        }
+    }
+
+    /// The fixed weight of a label (1 when the mapping does not name it).
+    fn fixed_weight(&self, label: &Bound<'_, PyAny>) -> PyResult<f64> {
+        match &self.class_weight {
+            ClassWeight::Fixed(weights) => match weights.bind(label.py()).get_item(label)? {
+                Some(w) => w.extract(),
+                None => Ok(1.0),
+            },
+            _ => Ok(1.0),
+        }
+    }
+
+    /// The weight of a document of class c in the gradient, its class counted already.
+    fn omega(&self, c: usize, weight: f64, fixed: f64) -> f64 {
+        match self.class_weight {
+            ClassWeight::Balanced => {
+                let total: f64 = self.class_docs.iter().sum();
+                let k = self.class_docs.iter().filter(|&&n| n > 0.0).count() as f64;
+                weight * total / (k * self.class_docs[c])
+            }
+            _ => weight * fixed,
+        }
+    }
+
+    /// Give the document's new features ids and the model rows for them.
+    fn make_room(&mut self, doc: &mut Doc) -> PyResult<()> {
+        let all: Vec<usize> = (0..doc.len()).collect();
+        self.space.check_room(std::iter::once((&*doc, &all[..]))).map_err(|_| {
+            error(
+                ErrorKind::InvalidInput,
+                "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)",
+            )
+        })?;
+        self.space
+            .add_tokens(doc, &all)
+            .map_err(|_| error(ErrorKind::InvalidInput, "the vocabulary is full"))?;
+        self.model.reserve_rows(self.space.capacity());
+        Ok(())
+    }
+
+    /// Learn one read document of class c (counted in N_c first); `reused`: the document is
+    /// the one predicted last, whose dot products may still hold.
+    fn learn_doc(&mut self, doc: &mut Doc, c: usize, weight: f64, fixed: f64, reused: bool) -> PyResult<bool> {
+        let dots = match self.last_dots.take() {
+            Some((version, dots)) if reused && version == self.version => Some(dots),
+            _ => None,
+        };
+        if self.model.n_classes() <= c {
+            Self::reach(&mut self.model, c);
+            self.version += 1;
+        }
+        let dots = dots.filter(|d| d.len() + 1 == self.model.n_classes());
+        self.make_room(doc)?; // new features get rows of zeros: the dot products still hold
+        self.class_docs[c] += weight;
+        let omega = self.omega(c, weight, fixed);
+        self.version += 1;
+        Ok(self.model.learn(&doc.ids, &doc.values, c, omega, dots) == Step::Updated)
+    }
+
+    fn known(&self, doc: &mut Doc) {
+        self.space.resolve(doc);
+    }
+
+    fn predict_doc<'py>(&mut self, py: Python<'py>, doc: &mut Doc, what: u8) -> PyResult<Bound<'py, PyAny>> {
+        self.known(doc);
+        if self.model.n_classes() == 0 {
+            return Ok(if what == 0 {
+                py.None().into_bound(py)
+            } else {
+                PyDict::new(py).into_any()
+            });
+        }
+        let dots = self.model.dots(&doc.ids, &doc.values);
+        let log_proba = self.model.log_posterior_of(&dots);
+        self.last_dots = Some((self.version, dots));
+        if what == 0 {
+            return Ok(self.labels.label(py, argmax(&log_proba)));
+        }
+        let classes: Vec<usize> = (0..log_proba.len()).collect();
+        Ok(self.labels.dict(py, &classes, &log_proba, what == 1)?.into_any())
+    }
+
+    fn check_weight(weight: f64) -> PyResult<()> {
+        if weight.is_finite() && weight > 0.0 {
+            Ok(())
+        } else {
+            Err(error(
+                ErrorKind::InvalidParameter,
+                format!("sample weights must be finite and > 0, got {weight}"),
+            ))
+        }
+    }
+}
+
+#[pymethods]
+impl LogisticCore {
+    #[new]
+    #[pyo3(signature = (*, rate, schedule, l2, margin, sublinear, normalize, n_buckets, class_weight, tokenizer,
+                        in_core, binary))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        rate: f64,
+        schedule: &str,
+        l2: f64,
+        margin: Option<f64>,
+        sublinear: bool,
+        normalize: bool,
+        n_buckets: Option<u32>,
+        class_weight: Option<Bound<'_, PyAny>>,
+        tokenizer: Option<Bound<'_, PyAny>>,
+        in_core: Option<Bound<'_, PyAny>>,
+        binary: bool,
+    ) -> PyResult<Self> {
+        guard(|| {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(error(
+                    ErrorKind::InvalidParameter,
+                    format!("learning_rate must be a finite number > 0, got {rate}"),
+                ));
+            }
+            if !(l2.is_finite() && l2 >= 0.0 && rate * l2 < 1.0) {
+                return Err(error(
+                    ErrorKind::InvalidParameter,
+                    format!("l2 must be a finite number >= 0 with learning_rate * l2 < 1, got {l2}"),
+                ));
+            }
+            if let Some(m) = margin {
+                if !(m.is_finite() && m >= 0.0) {
+                    return Err(error(
+                        ErrorKind::InvalidParameter,
+                        format!("margin must be a finite number >= 0 or None, got {m}"),
+                    ));
+                }
+            }
+            let class_weight = match class_weight {
+                None => ClassWeight::Equal,
+                Some(value) => match value.cast_into::<PyDict>() {
+                    Ok(weights) => ClassWeight::Fixed(weights.unbind()),
+                    Err(other) => match other.into_inner().extract::<String>().as_deref() {
+                        Ok("balanced") => ClassWeight::Balanced,
+                        _ => {
+                            return Err(error(
+                                ErrorKind::InvalidParameter,
+                                "class_weight must be None, 'balanced' or a dict label -> weight",
+                            ))
+                        }
+                    },
+                },
+            };
+            let settings = Settings {
+                rate,
+                schedule: parse_schedule(schedule)?,
+                l2,
+                margin,
+                sublinear,
+                normalize,
+            };
+            let mut core = LogisticCore {
+                space: Features::new(n_buckets),
+                model: Logistic::new(settings),
+                labels: Labels::new(py),
+                class_docs: Vec::new(),
+                class_weight,
+                reader: Reader::new(true),
+                version: 0,
+                last_dots: None,
+            };
+            core.reader.set_featurizer(tokenizer, in_core, binary);
+            Ok(core)
+        })
+    }
+
+    /// Change how raw text becomes features (see `Reader::set_featurizer`).
+    #[pyo3(signature = (tokenizer, in_core, binary))]
+    fn set_featurizer(&mut self, tokenizer: Option<Bound<'_, PyAny>>, in_core: Option<Bound<'_, PyAny>>, binary: bool) {
+        self.reader.set_featurizer(tokenizer, in_core, binary);
+    }
+
+    /// The most probable class, or None before anything is learned (`what` 0); {label:
+    /// P(c|x)} (1) or {label: log P(c|x)} (2) over the classes learned.
+    fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, what: u8) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| {
+            let py = x.py();
+            let mut reading = self.reader.read(&self.space, x)?;
+            let result = self.predict_doc(py, &mut reading.doc, what);
+            self.reader.keep(x, reading)?;
+            result
+        })
+    }
+
+    /// `predict` of every document of a batch (raw texts read on several threads).
+    fn predict_many<'py>(&mut self, xs: &Bound<'py, PyAny>, what: u8) -> PyResult<Bound<'py, PyList>> {
+        guard(|| {
+            let py = xs.py();
+            let items: Vec<Bound<'py, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
+            let docs = self.reader.encode_batch(&self.space, &items)?;
+            let out = PyList::empty(py);
+            for mut doc in docs {
+                out.append(self.predict_doc(py, &mut doc, what)?)?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// One online step on x of class `label` with sample weight `weight`; True when the
+    /// weights moved (False: the margin was met).
+    fn learn_one(&mut self, x: &Bound<'_, PyAny>, label: &Bound<'_, PyAny>, weight: f64) -> PyResult<bool> {
+        guard(|| {
+            Self::check_weight(weight)?;
+            let fixed = self.fixed_weight(label)?;
+            let mut reading = self.reader.read(&self.space, x)?;
+            let c = self.class_or_add(label)?;
+            let reused = reading.reused;
+            let result = self.learn_doc(&mut reading.doc, c, weight, fixed, reused);
+            self.reader.keep(x, reading)?;
+            result
+        })
+    }
+
+    /// Learn a batch in order, `passes` times over (the documents count once in N_c): every
+    /// document is read and checked first (raw texts on several threads), then the steps
+    /// run with the GIL released.
+    fn learn_many(
+        &mut self,
+        py: Python<'_>,
+        xs: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        weights: Vec<f64>,
+        passes: usize,
+    ) -> PyResult<()> {
+        guard(|| {
+            let items: Vec<Bound<'_, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
+            let labels: Vec<Bound<'_, PyAny>> = labels.try_iter()?.collect::<PyResult<_>>()?;
+            if items.len() != labels.len() || weights.len() != labels.len() {
+                return Err(error(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "X has {} documents, y {} labels and w {} weights",
+                        items.len(),
+                        labels.len(),
+                        weights.len()
+                    ),
+                ));
+            }
+            weights.iter().try_for_each(|&w| Self::check_weight(w))?;
+            let mut docs = self.reader.encode_batch(&self.space, &items)?;
+            let fixed: Vec<f64> = labels.iter().map(|l| self.fixed_weight(l)).collect::<PyResult<_>>()?;
+            let all_positions: Vec<Vec<usize>> = docs.iter().map(|d| (0..d.len()).collect()).collect();
+            self.space
+                .check_room(docs.iter().zip(&all_positions).map(|(d, p)| (d, &p[..])))
+                .map_err(|_| error(ErrorKind::InvalidInput, "the vocabulary is full"))?;
+            let classes: Vec<usize> = labels.iter().map(|l| self.class_or_add(l)).collect::<PyResult<_>>()?;
+            py.detach(|| {
+                for (doc, positions) in docs.iter_mut().zip(&all_positions) {
+                    // room was checked for the whole batch
+                    let _ = self.space.add_tokens(doc, positions);
+                }
+                self.model.reserve_rows(self.space.capacity());
+                for pass in 0..passes {
+                    for (i, doc) in docs.iter().enumerate() {
+                        let c = classes[i];
+                        Self::reach(&mut self.model, c);
+                        if pass == 0 {
+                            self.class_docs[c] += weights[i];
+                        }
+                        let omega = self.omega(c, weights[i], fixed[i]);
+                        self.model.learn(&doc.ids, &doc.values, c, omega, None);
+                    }
+                }
+            });
+            self.reader.forget();
+            self.version += 1;
+            Ok(())
+        })
+    }
+
+    /// The reverse step of learning x as `label` (see `crate::logistic`): approximate.
+    fn unlearn_one(&mut self, x: &Bound<'_, PyAny>, label: &Bound<'_, PyAny>, weight: f64) -> PyResult<()> {
+        guard(|| {
+            Self::check_weight(weight)?;
+            let Some(c) = self.labels.class_of(label)? else {
+                return Err(error(
+                    ErrorKind::UnknownClass,
+                    format!("cannot unlearn from class {}: it was never learned", describe(label)),
+                ));
+            };
+            if self.class_docs[c] < weight * (1.0 - 1e-9) {
+                return Err(error(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "class {} holds {} documents' weight; cannot remove {weight}",
+                        describe(label),
+                        self.class_docs[c]
+                    ),
+                ));
+            }
+            let fixed = self.fixed_weight(label)?;
+            let mut reading = self.reader.read(&self.space, x)?;
+            self.known(&mut reading.doc);
+            let omega = self.omega(c, weight, fixed);
+            let known: Vec<usize> = (0..reading.doc.len())
+                .filter(|&i| reading.doc.ids[i] != UNKNOWN)
+                .collect();
+            let ids: Vec<u32> = known.iter().map(|&i| reading.doc.ids[i]).collect();
+            let values: Vec<f64> = known.iter().map(|&i| reading.doc.values[i]).collect();
+            self.model.unlearn(&ids, &values, c, omega);
+            self.version += 1;
+            self.class_docs[c] = (self.class_docs[c] - weight).max(0.0);
+            self.reader.keep(x, reading)?;
+            Ok(())
+        })
+    }
+
+    /// Parameter mixing of other into target (see `Logistic::mix`): the weights averaged,
+    /// each model weighing by the documents it learned. Same settings, same space kind.
+    #[staticmethod]
+    fn mix(target: &Bound<'_, LogisticCore>, other: &Bound<'_, LogisticCore>) -> PyResult<()> {
+        guard(|| {
+            let py = target.py();
+            if target.is(other) {
+                return Ok(()); // the average of a model with itself
+            }
+            let other = other.borrow();
+            let mut target = target.borrow_mut();
+            let mut classes = Vec::new();
+            for label in other.labels.owned(py) {
+                classes.push(target.class_or_add(label.bind(py))?);
+            }
+            if let Some(&last) = classes.iter().max() {
+                Self::reach(&mut target.model, last);
+            }
+            // other's rows as target's rows: the same bucket, or the same token
+            let other_rows = other.model.rows();
+            let rows: Vec<u32> = match (other.space.vocabulary(), other.space.n_buckets()) {
+                (_, Some(_)) => (0..other_rows as u32).collect(),
+                (Some(theirs), None) => {
+                    let mut map = vec![u32::MAX; other_rows];
+                    let Features::Exact(mine) = &mut target.space else {
+                        return Err(error(
+                            ErrorKind::InvalidParameter,
+                            "cannot mix a hashed and an exact model",
+                        ));
+                    };
+                    for (id, slot) in map.iter_mut().enumerate() {
+                        if let Some(token) = theirs.token(id as u32) {
+                            *slot = match mine.find(token) {
+                                Some(found) => found,
+                                None => mine
+                                    .add_hashed(token, mine.hash(token))
+                                    .map_err(|_| error(ErrorKind::InvalidInput, "the vocabulary is full"))?,
+                            };
+                        }
+                    }
+                    map
+                }
+                (None, None) => Vec::new(),
+            };
+            let capacity = target.space.capacity();
+            target.model.reserve_rows(capacity);
+            let mine: f64 = target.class_docs.iter().sum();
+            let theirs: f64 = other.class_docs.iter().sum();
+            target.model.mix(&other.model, &rows, &classes, mine, theirs);
+            for (k, &c) in classes.iter().enumerate() {
+                target.class_docs[c] += other.class_docs[k];
+            }
+            target.reader.forget();
+            target.version += 1;
+            Ok(())
+        })
+    }
+
+    #[getter]
+    fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.labels.list(py)
+    }
+
+    /// N_c per class, in the order of `labels`.
+    fn class_docs(&self) -> Vec<f64> {
+        self.class_docs.clone()
+    }
+
+    /// Learning steps taken (each pass of a batch counts).
+    #[getter]
+    fn n_steps(&self) -> u64 {
+        self.model.steps
+    }
+
+    /// Features with a nonzero weight (or AdaGrad history).
+    fn feature_ids(&self) -> Vec<u32> {
+        self.model.nonzero_rows()
+    }
+
+    /// The names of feature ids (hashed models: '#<bucket>').
+    fn tokens_of<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyList>> {
+        guard(|| feature_names(py, &self.space, &ids))
+    }
+
+    /// The ids of tokens (-1: unknown; hashed models: their buckets).
+    fn find(&self, tokens: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+        guard(|| find_ids(&self.space, tokens))
+    }
+
+    /// The true weights of some features, row-major (n x (K-1)) float64 bytes, and the biases.
+    fn weights<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<(Bound<'py, PyByteArray>, Vec<f64>)> {
+        guard(|| {
+            let rows: Vec<f64> = ids.iter().flat_map(|&id| self.model.row(id)).collect();
+            Ok((f64_bytes(py, &rows)?, self.model.bias().to_vec()))
+        })
+    }
+
+    /// The model as a file stores it: (ids, stored weights, AdaGrad sums) of the nonzero rows
+    /// as bytes (u32, f64, f64), the biases and their sums, the global scale, the steps, and
+    /// for an exact vocabulary the keys of its tokens in id order (bytes, u32 ends).
+    #[allow(clippy::type_complexity)]
+    fn state<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        Bound<'py, PyBytes>,
+        Bound<'py, PyByteArray>,
+        Bound<'py, PyByteArray>,
+        (Vec<f64>, Vec<f64>),
+        f64,
+        u64,
+        Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+    )> {
+        guard(|| {
+            let ids = self.model.nonzero_rows();
+            let (weights, squares) = self.model.export_rows(&ids);
+            let id_bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+            let keys = match self.space.vocabulary() {
+                Some(v) => {
+                    let n = v.capacity() as u32;
+                    let tokens = (0..n)
+                        .map(|id| v.token(id).ok_or_else(|| error(ErrorKind::Internal, "a free id")))
+                        .collect::<PyResult<Vec<&[u8]>>>()?;
+                    Some(key_arrays(py, tokens.into_iter())?)
+                }
+                None => None,
+            };
+            Ok((
+                PyBytes::new(py, &id_bytes),
+                f64_bytes(py, &weights)?,
+                f64_bytes(py, &squares)?,
+                self.model.export_bias(),
+                self.model.scale,
+                self.model.steps,
+                keys,
+            ))
+        })
+    }
+
+    /// Restore a model saved by `state` (this one is new: its labels given in order,
+    /// class_docs per label). Raises ModelFormatError for anything inconsistent.
+    #[allow(clippy::too_many_arguments)]
+    fn load(
+        &mut self,
+        labels: &Bound<'_, PyList>,
+        class_docs: Vec<f64>,
+        ids: &[u8],
+        weights: &[u8],
+        squares: &[u8],
+        bias: (Vec<f64>, Vec<f64>),
+        scale: f64,
+        steps: u64,
+        keys: Option<(Vec<u8>, &[u8])>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let bad = |what: &str| error(ErrorKind::ModelFormat, what.to_string());
+            let (ids, weights, squares) = (
+                little_endian_u32(ids)?,
+                little_endian_f64(weights)?,
+                little_endian_f64(squares)?,
+            );
+            let keys = match keys {
+                Some((bytes, ends)) => Some((bytes, little_endian_u32(ends)?)),
+                None => None,
+            };
+            if self.labels.len() != 0 {
+                return Err(bad("load needs a new model"));
+            }
+            if class_docs.len() != labels.len() || class_docs.iter().any(|&n| !(n.is_finite() && n >= 0.0)) {
+                return Err(bad("class_docs must hold one finite count >= 0 per label"));
+            }
+            for label in labels.iter() {
+                if self.labels.class_of(&label)?.is_some() {
+                    return Err(bad("a label is listed twice"));
+                }
+                self.class_or_add(&label)?;
+            }
+            if !labels.is_empty() {
+                Self::reach(&mut self.model, labels.len() - 1);
+            }
+            self.class_docs = class_docs;
+            let cols = labels.len().saturating_sub(1);
+            if weights.len() != ids.len() * cols
+                || (self.model.settings.schedule == Schedule::AdaGrad && squares.len() != weights.len())
+                || (self.model.settings.schedule == Schedule::Constant && !squares.is_empty())
+            {
+                return Err(bad("the weight arrays do not match the feature ids and classes"));
+            }
+            if bias.0.len() != cols || bias.1.len() != cols {
+                return Err(bad("one bias (and AdaGrad sum) per class but the first"));
+            }
+            let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+            if !(finite(&weights)
+                && finite(&bias.0)
+                && squares.iter().chain(&bias.1).all(|s| s.is_finite() && *s >= 0.0))
+            {
+                return Err(bad("weights must be finite and AdaGrad sums finite and >= 0"));
+            }
+            if !(scale.is_finite() && scale > 0.0 && scale <= 1.0) {
+                return Err(bad("scale must be in (0, 1]"));
+            }
+            match (&mut self.space, keys) {
+                (Features::Exact(vocabulary), Some((bytes, ends))) => {
+                    let mut start = 0usize;
+                    let mut tokens = Vec::with_capacity(ends.len());
+                    for &end in &ends {
+                        let end = end as usize;
+                        if end < start || end > bytes.len() {
+                            return Err(bad("vocabulary key ends out of order"));
+                        }
+                        tokens.push(&bytes[start..end]);
+                        start = end;
+                    }
+                    let mut fresh = Vocabulary::new();
+                    fresh
+                        .restore(tokens.iter().enumerate().map(|(id, t)| (id as u32, *t)), &[])
+                        .map_err(|e| bad(&e))?;
+                    if fresh.len() != tokens.len() {
+                        return Err(bad("the vocabulary lists a token twice"));
+                    }
+                    *vocabulary = fresh;
+                }
+                (Features::Hashed(_), None) => {}
+                _ => return Err(bad("the vocabulary does not match n_buckets")),
+            }
+            let capacity = self.space.capacity();
+            if ids.iter().any(|&id| id as usize >= capacity) || ids.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(bad("feature ids must be increasing and inside the vocabulary"));
+            }
+            self.model.reserve_rows(capacity);
+            self.model.import_rows(&ids, &weights, &squares);
+            self.model.import_bias(&bias.0, &bias.1);
+            self.model.scale = scale;
+            self.model.steps = steps;
+            self.reader.forget();
+            self.version += 1;
+            Ok(())
+        })
+    }
+
+    /// |V| for an exact vocabulary; features with a weight for a hashed model.
+    fn n_features(&self) -> usize {
+        match self.space.vocabulary() {
+            Some(v) => v.len(),
+            None => self.model.nonzero_rows().len(),
+        }
+    }
+
+    /// Bytes held in the core (weights, AdaGrad sums, vocabulary, the last document read).
+    fn nbytes(&self) -> usize {
+        self.model.heap_bytes()
+            + self.space.vocabulary().map_or(0, Vocabulary::heap_bytes)
+            + self.class_docs.capacity() * 8
+            + self.reader.heap_bytes()
+    }
+}

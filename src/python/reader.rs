@@ -1,0 +1,531 @@
+//! How a document becomes ids and values of a model's feature space (`crate::space`): a
+//! mapping feature -> value, or raw text through the model's tokenizer (run in the core
+//! when it can be, else called once per text). The last document read is remembered, so
+//! predicting and then learning the same text reads it once. Every model class of the
+//! core (`Core`, `LogisticCore`) reads its documents through a `Reader`.
+
+use super::errors::{error, Kind as ErrorKind};
+use super::keys::{bucket_text, key_of, unpack};
+use super::mail::EmailTokenizer;
+use super::ngrams::ByteNgrams;
+use super::tokenizer::WordTokenizer;
+use super::values::{describe, float_repr, helpers};
+use super::weighting::EmailWeights;
+use crate::bag::Bag;
+use crate::doc::{Doc, UNKNOWN};
+use crate::mail::features::EmailFeatures;
+use crate::parallel;
+use crate::space::Features;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyString};
+
+/// How raw text becomes features.
+pub(super) enum Featurizer {
+    /// No tokenizer: documents must be mappings.
+    None,
+    /// The core's word tokenizer (`Tokenizer` with the default pattern, no stemmer).
+    Words { tokenizer: Py<WordTokenizer>, binary: bool },
+    /// The core's email tokenizer (`EmailTokenizer` with core body settings): raw bytes in.
+    Email { tokenizer: Py<EmailTokenizer> },
+    /// The spam filter's field-mass weights over the core's email tokenizer: raw bytes in.
+    Weights { weights: Py<EmailWeights> },
+    /// Byte n-grams of a raw message (with an email tokenizer's features, if it holds one).
+    Bytes { ngrams: Py<ByteNgrams> },
+    /// Any other callable text -> mapping (called from here, once per text).
+    Python(Py<PyAny>),
+}
+
+/// A model's way of reading documents (see the module docstring).
+pub(super) struct Reader {
+    pub featurizer: Featurizer,
+    last: Option<Last>,
+    signed: bool,
+}
+
+/// A document read for one call (`Reader::read`), to be handed back with `Reader::keep`.
+pub(super) struct Reading {
+    pub doc: Doc,
+    remember: bool,
+    /// The document is the one remembered from the call before (not read again).
+    pub reused: bool,
+}
+
+struct Last {
+    x: Py<PyAny>,
+    /// A copy of the dict as it was (it holds the items, so no other object can take their addresses).
+    copy: Option<Py<PyDict>>,
+    doc: Doc,
+}
+
+impl Reader {
+    /// A reader with no tokenizer (documents must be mappings); `signed`: feature values
+    /// may be negative (else a negative count is refused).
+    pub fn new(signed: bool) -> Self {
+        Reader {
+            featurizer: Featurizer::None,
+            last: None,
+            signed,
+        }
+    }
+
+    /// Change how raw text becomes features. `in_core`: the tokenizer's core object (a
+    /// `WordTokenizer`, an `EmailTokenizer` or an `EmailWeights`) when the core can run it
+    /// itself, with `binary` for word tokenizers; else `tokenizer` is called from here.
+    pub fn set_featurizer(
+        &mut self,
+        tokenizer: Option<Bound<'_, PyAny>>,
+        in_core: Option<Bound<'_, PyAny>>,
+        binary: bool,
+    ) {
+        self.featurizer = match (in_core, tokenizer) {
+            (Some(core), _) => match core.cast_into::<WordTokenizer>() {
+                Ok(words) => Featurizer::Words {
+                    tokenizer: words.unbind(),
+                    binary,
+                },
+                Err(other) => match other.into_inner().cast_into::<EmailTokenizer>() {
+                    Ok(email) => Featurizer::Email {
+                        tokenizer: email.unbind(),
+                    },
+                    Err(other) => match other.into_inner().cast_into::<EmailWeights>() {
+                        Ok(weights) => Featurizer::Weights {
+                            weights: weights.unbind(),
+                        },
+                        Err(other) => match other.into_inner().cast_into::<ByteNgrams>() {
+                            Ok(ngrams) => Featurizer::Bytes {
+                                ngrams: ngrams.unbind(),
+                            },
+                            Err(_) => Featurizer::None,
+                        },
+                    },
+                },
+            },
+            (None, Some(callable)) => Featurizer::Python(callable.unbind()),
+            (None, None) => Featurizer::None,
+        };
+        self.last = None;
+    }
+
+    /// A document from a mapping feature -> value: keys and values checked as the Python
+    /// models always did (numbers, finite, >= 0 unless Bernoulli).
+    fn encode_mapping(&self, space: &Features, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
+        let py = x.py();
+        if let Ok(dict) = x.cast::<PyDict>() {
+            return self.encode_pairs(space, py, dict.len(), dict.iter());
+        }
+        // Any other Mapping: its items() must give pairs (errors raised by items() itself
+        // propagate); a key it lists twice counts twice.
+        let not_pairs = |what: &Bound<'_, PyAny>| {
+            let message = format!(
+                "a document's items() must give (feature, value) pairs, got {}",
+                describe(what)
+            );
+            error(ErrorKind::InvalidType, message)
+        };
+        let listed = x.call_method0("items")?;
+        let mut pairs = Vec::new();
+        for item in listed.try_iter().map_err(|_| not_pairs(&listed))? {
+            let item = item?;
+            pairs.push(
+                item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()
+                    .map_err(|_| not_pairs(&item))?,
+            );
+        }
+        self.encode_pairs(space, py, pairs.len(), pairs.into_iter())
+    }
+
+    /// The document of (feature, value) pairs. As the models always checked: a value that
+    /// is not a number is reported first, then the first non-finite value, then the first
+    /// negative count.
+    fn encode_pairs<'py>(
+        &self,
+        space: &Features,
+        py: Python<'py>,
+        len: usize,
+        pairs: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    ) -> PyResult<Doc> {
+        let real = helpers(py)?.1.bind(py);
+        let signed = self.signed;
+        let hashed = space.n_buckets().is_some();
+        let mut encoder = space.encoder(len, len * 8);
+        let mut scratch = Vec::new();
+        let (mut keys, mut ends, mut values) = (
+            Vec::with_capacity(len * 8),
+            Vec::with_capacity(len),
+            Vec::with_capacity(len),
+        );
+        let (mut non_finite, mut negative) = (None, None);
+        for (key, value) in pairs {
+            let v = if let Ok(f) = value.cast_exact::<PyFloat>() {
+                f.value()
+            } else if let Ok(i) = value.cast::<PyInt>() {
+                match i.extract::<i64>() {
+                    Ok(i) => i as f64,
+                    Err(_) => match i.extract::<f64>() {
+                        Ok(v) => v,
+                        Err(_) => {
+                            // an int beyond float range: named as it was given
+                            let message = format!("feature values must be finite numbers, got {}", describe(&value));
+                            return Err(error(ErrorKind::InvalidInput, message));
+                        }
+                    },
+                }
+            } else if value.is_instance(real)? {
+                value.extract::<f64>().unwrap_or(f64::NAN)
+            } else {
+                return Err(error(
+                    ErrorKind::InvalidType,
+                    format!("feature values must be numbers, got {}", describe(&value)),
+                ));
+            };
+            if !v.is_finite() {
+                non_finite.get_or_insert(v);
+            } else if v < 0.0 && !signed {
+                negative.get_or_insert(v);
+            }
+            // hashed models bucket str(token), as they always did (saved models still load)
+            let key = if hashed {
+                bucket_text(&key, &mut scratch)?
+            } else {
+                key_of(&key, &mut scratch)?
+            };
+            keys.extend_from_slice(key);
+            ends.push(keys.len());
+            values.push(v);
+        }
+        encoder.add_distinct_all(unpack(&keys, &ends).into_iter(), &values); // a key listed twice accumulates
+        if let Some(bad) = non_finite {
+            return Err(error(
+                ErrorKind::InvalidInput,
+                format!("feature values must be finite, got {}", float_repr(py, bad)),
+            ));
+        }
+        if let Some(bad) = negative {
+            return Err(error(
+                ErrorKind::InvalidInput,
+                format!("feature counts must be >= 0, got {}", float_repr(py, bad)),
+            ));
+        }
+        Ok(encoder.finish())
+    }
+
+    /// A document from text through the core's word tokenizer.
+    fn encode_words(
+        &self,
+        space: &Features,
+        tokenizer: &WordTokenizer,
+        binary: bool,
+        text: &Bound<'_, PyString>,
+    ) -> PyResult<Doc> {
+        let input = TextInput::of(tokenizer, text)?;
+        Ok(encode_str(space, tokenizer, binary, &input))
+    }
+
+    /// The documents of a batch: raw texts the core tokenizes itself are read on several
+    /// threads, with the GIL released; anything else one by one.
+    pub fn encode_batch(&self, space: &Features, xs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Doc>> {
+        let py = match xs.first() {
+            Some(x) => x.py(),
+            None => return Ok(Vec::new()),
+        };
+        match &self.featurizer {
+            Featurizer::Words { tokenizer, binary } if xs.iter().all(|x| x.is_instance_of::<PyString>()) => {
+                let tokenizer = tokenizer.get();
+                let inputs: Vec<TextInput<'_>> = xs
+                    .iter()
+                    .map(|x| TextInput::of(tokenizer, x.cast::<PyString>()?))
+                    .collect::<PyResult<_>>()?;
+                Ok(py.detach(|| parallel::map(&inputs, |input| encode_str(space, tokenizer, *binary, input))))
+            }
+            Featurizer::Email { tokenizer } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
+                let features = &tokenizer.get().features;
+                let raws: Vec<&[u8]> = xs
+                    .iter()
+                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
+                    .collect::<Result<_, _>>()?;
+                Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(space, features, raw))))
+            }
+            Featurizer::Weights { weights } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
+                let weights = weights.get();
+                let raws: Vec<&[u8]> = xs
+                    .iter()
+                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
+                    .collect::<Result<_, _>>()?;
+                Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(space, weights, raw))))
+            }
+            Featurizer::Bytes { ngrams } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
+                let ngrams = ngrams.get();
+                let raws: Vec<&[u8]> = xs
+                    .iter()
+                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
+                    .collect::<Result<_, _>>()?;
+                Ok(py.detach(|| parallel::map(&raws, |raw| encode_ngrams(space, ngrams, raw))))
+            }
+            _ => xs.iter().map(|x| self.fresh_doc(space, x)).collect(),
+        }
+    }
+
+    /// One document of a batch, not remembered as the last one.
+    pub fn fresh_doc(&self, space: &Features, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
+        let py = x.py();
+        if x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>() {
+            self.encode_text(space, x)
+        } else if x.is_instance_of::<PyDict>() || x.is_instance(helpers(py)?.2.bind(py))? {
+            self.encode_mapping(space, x)
+        } else {
+            Err(error(
+                ErrorKind::InvalidType,
+                format!(
+                    "a document must be a mapping feature -> value, or str/bytes text, got {}",
+                    describe(x)
+                ),
+            ))
+        }
+    }
+
+    fn encode_text(&self, space: &Features, x: &Bound<'_, PyAny>) -> PyResult<Doc> {
+        match &self.featurizer {
+            Featurizer::None => Err(error(
+                ErrorKind::InvalidType,
+                format!(
+                    "got raw text {} but the model has no tokenizer; pass tokenizer=... or give a mapping feature -> count",
+                    describe(x)
+                ),
+            )),
+            Featurizer::Words { tokenizer, binary } => {
+                let Ok(text) = x.cast::<PyString>() else {
+                    return Err(error(ErrorKind::InvalidType, format!("Tokenizer expects a str, got {}", describe(x))));
+                };
+                self.encode_words(space, tokenizer.get(), *binary, text)
+            }
+            Featurizer::Email { tokenizer } => {
+                let features = &tokenizer.get().features;
+                with_raw_bytes(x, |raw| encode_email(space, features, raw))
+            }
+            Featurizer::Weights { weights } => with_raw_bytes(x, |raw| encode_weighted(space, weights.get(), raw)),
+            Featurizer::Bytes { ngrams } => with_raw_bytes(x, |raw| encode_ngrams(space, ngrams.get(), raw)),
+            Featurizer::Python(tokenizer) => {
+                let py = x.py();
+                let features = tokenizer.bind(py).call1((x,))?;
+                if !features.is_instance(helpers(py)?.2.bind(py))? {
+                    return Err(error(
+                        ErrorKind::InvalidType,
+                        format!("the tokenizer must return a mapping feature -> count, got {}", describe(&features)),
+                    ));
+                }
+                self.encode_mapping(space, &features)
+            }
+        }
+    }
+
+    /// The document `x` for one call: the one remembered when x is the text (or the same
+    /// dict) read last and its ids still hold, else read now. Hand it back with `keep`
+    /// after the call, so predicting and then learning the same text tokenizes it once.
+    pub fn read(&mut self, space: &Features, x: &Bound<'_, PyAny>) -> PyResult<Reading> {
+        let py = x.py();
+        let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
+        let is_dict = !is_text && x.is_instance_of::<PyDict>();
+        if !(is_text || is_dict || x.is_instance(helpers(py)?.2.bind(py))?) {
+            return Err(error(
+                ErrorKind::InvalidType,
+                format!(
+                    "a document must be a mapping feature -> value, or str/bytes text, got {}",
+                    describe(x)
+                ),
+            ));
+        }
+        if !(is_text || is_dict) {
+            let doc = self.encode_mapping(space, x)?; // another Mapping: not remembered
+            return Ok(Reading {
+                doc,
+                remember: false,
+                reused: false,
+            });
+        }
+        let cached = match self.last.take() {
+            Some(last) if reusable(space, &last.doc) && same_document(&last, x)? => Some(last.doc),
+            _ => None,
+        };
+        let reused = cached.is_some();
+        let doc = match cached {
+            Some(doc) => doc,
+            None if is_text => self.encode_text(space, x)?,
+            None => self.encode_mapping(space, x)?,
+        };
+        Ok(Reading {
+            doc,
+            remember: true,
+            reused,
+        })
+    }
+
+    /// Remember the document just used (text, or a dict with a copy of its items as they were).
+    pub fn keep(&mut self, x: &Bound<'_, PyAny>, reading: Reading) -> PyResult<()> {
+        if !reading.remember {
+            return Ok(());
+        }
+        let copy = match x.cast::<PyDict>() {
+            Ok(dict) => Some(dict.copy()?.unbind()),
+            Err(_) => None,
+        };
+        self.last = Some(Last {
+            x: x.clone().unbind(),
+            copy,
+            doc: reading.doc,
+        });
+        Ok(())
+    }
+
+    /// Forget the remembered document (its ids may no longer hold).
+    pub fn forget(&mut self) {
+        self.last = None;
+    }
+
+    /// Bytes held by the remembered document.
+    pub fn heap_bytes(&self) -> usize {
+        self.last.as_ref().map_or(0, |last| last.doc.heap_bytes())
+    }
+}
+
+/// Can a remembered document be used again? Its tokens must all still be in the
+/// vocabulary, and the features that were new when it was encoded must still be new
+/// (looked up at the vocabulary's current epoch): once they have ids, it lists them
+/// after the known ones, and a prediction would sum its features in another order than
+/// a fresh encoding's (predictions must not depend on what is remembered, to the last bit).
+fn reusable(space: &Features, doc: &Doc) -> bool {
+    let keyed = &doc.ids[doc.first_key()..];
+    let still_new = keyed.is_empty()
+        || (doc.epoch == space.vocabulary().map(|v| v.epoch()) && keyed.iter().all(|&id| id == UNKNOWN));
+    space.doc_is_current(doc) && still_new
+}
+
+/// Is x the document remembered: the same text, or the same dict holding the same
+/// objects? (A value replaced by an equal object counts as a change: encoded again.)
+fn same_document(last: &Last, x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = x.py();
+    match (&last.copy, x.cast::<PyDict>()) {
+        (Some(copy), Ok(dict)) => Ok(last.x.bind(py).is(x) && same_items(copy.bind(py), dict)),
+        (Some(_), Err(_)) => Ok(false),
+        (None, _) => same_text(last.x.bind(py), x),
+    }
+}
+
+/// A text ready for the core's word tokenizer: borrowed as it is, or (capital sigma, lone
+/// surrogates) cut and lowercased by Python first.
+enum TextInput<'a> {
+    Borrowed(&'a str),
+    Prepared(String),
+}
+
+impl<'a> TextInput<'a> {
+    fn of(tokenizer: &WordTokenizer, text: &'a Bound<'_, PyString>) -> PyResult<Self> {
+        let options = &tokenizer.options;
+        if let Ok(s) = text.to_str() {
+            if !(options.lowercase && crate::tokenize::needs_python_lower(s)) {
+                return Ok(TextInput::Borrowed(s));
+            }
+        }
+        Ok(TextInput::Prepared(tokenizer.python_prepared(text)?))
+    }
+}
+
+/// A text through the core's word tokenizer into a document of the model (no Python).
+fn encode_str(space: &Features, tokenizer: &WordTokenizer, binary: bool, input: &TextInput<'_>) -> Doc {
+    let options = &tokenizer.options;
+    let (text, lowercase, max_chars) = match input {
+        TextInput::Borrowed(s) => (*s, options.lowercase, options.max_chars),
+        TextInput::Prepared(s) => (s.as_str(), false, None),
+    };
+    let mut encoder = space.encoder(text.len() / 16 + 8, text.len() / 2);
+    let mut scratch = Vec::new();
+    options.for_each_feature(text, lowercase, max_chars, &mut scratch, |f| encoder.add(f, 1.0));
+    if binary {
+        encoder.binarize();
+    }
+    encoder.finish()
+}
+
+/// A raw message through the core's email tokenizer into a document of the model.
+fn encode_email(space: &Features, features: &EmailFeatures, raw: &[u8]) -> Doc {
+    let mut bag = Bag::default();
+    features.count_into(raw, &mut bag, &space.hasher());
+    let mut encoder = space.encoder(bag.len(), 0);
+    for i in 0..bag.len() {
+        encoder.add_hashed(bag.feature(i), bag.hash(i), bag.count(i));
+    }
+    encoder.finish()
+}
+
+/// The bytes of raw text: bytes as they are, str re-encoded as the Python tokenizer does
+/// (streamnb.mail._to_bytes).
+fn with_raw_bytes<R>(x: &Bound<'_, PyAny>, body: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+    if let Ok(raw) = x.cast::<PyBytes>() {
+        return Ok(body(raw.as_bytes()));
+    }
+    let raw = x
+        .call_method1("encode", ("utf-8", "surrogateescape"))
+        .or_else(|_| x.call_method1("encode", ("utf-8", "replace")))?;
+    Ok(body(raw.cast::<PyBytes>()?.as_bytes()))
+}
+
+/// A raw message through the spam filter's weighting into a document of the model.
+fn encode_weighted(space: &Features, weights: &EmailWeights, raw: &[u8]) -> Doc {
+    let (bag, values) = weights.weigh_raw(raw, &space.hasher());
+    let mut encoder = space.encoder(bag.len(), 0);
+    for (i, &v) in values.iter().enumerate() {
+        if v > 0.0 {
+            encoder.add_hashed(bag.feature(i), bag.hash(i), v);
+        }
+    }
+    encoder.finish()
+}
+
+/// A raw message's byte n-grams (and email features) into a document of the space.
+fn encode_ngrams(space: &Features, ngrams: &ByteNgrams, raw: &[u8]) -> Doc {
+    let windows = raw.len().min(ngrams.grams.max_bytes);
+    let mut encoder = space.encoder(windows + 64, 2 * windows);
+    ngrams.encode_into(raw, &mut encoder, &space.hasher(), space.n_buckets());
+    encoder.finish()
+}
+
+/// Do two dicts hold the same key and value objects in the same order? One walk over both
+/// with borrowed references (no lookup, no reference counting, no comparison that could
+/// run Python code): what `dict.copy()` then no change in between leaves.
+fn same_items(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut at_a, mut at_b): (ffi::Py_ssize_t, ffi::Py_ssize_t) = (0, 0);
+    let (mut key_a, mut value_a, mut key_b, mut value_b) = (
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    // SAFETY: both dicts are alive (bound) and the GIL is held; PyDict_Next hands out
+    // borrowed references that are only compared as addresses, and nothing runs in between
+    // that could change either dict.
+    unsafe {
+        while ffi::PyDict_Next(a.as_ptr(), &mut at_a, &mut key_a, &mut value_a) != 0 {
+            if ffi::PyDict_Next(b.as_ptr(), &mut at_b, &mut key_b, &mut value_b) == 0
+                || key_a != key_b
+                || value_a != value_b
+            {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Are two raw texts the same text (same type, equal)?
+fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if last.is(x) {
+        return Ok(true);
+    }
+    if last.get_type().is(x.get_type()) {
+        return last.eq(x);
+    }
+    Ok(false)
+}

@@ -1,0 +1,285 @@
+//! The feature space a model's ids live in: an exact vocabulary (token bytes -> id, growing
+//! as documents bring new tokens) or feature hashing into a fixed number of buckets; and the
+//! encoder that turns a document's feature occurrences into ids and values of that space.
+//!
+//! Every model of the core (naive Bayes in `nb`, logistic regression in `logistic`) reads
+//! documents through one of these, so a text becomes the same ids whichever model reads it.
+
+use crate::bag::Bag;
+use crate::doc::{Doc, IdCounts, Keys, UNKNOWN};
+use crate::vocab::{bucket, Vocabulary, VocabularyError};
+
+pub enum Features {
+    Exact(Vocabulary),
+    Hashed(u32),
+}
+
+impl Features {
+    pub fn new(n_buckets: Option<u32>) -> Self {
+        match n_buckets {
+            Some(n) => Features::Hashed(n),
+            None => Features::Exact(Vocabulary::new()),
+        }
+    }
+
+    pub fn vocabulary(&self) -> Option<&Vocabulary> {
+        match self {
+            Features::Exact(v) => Some(v),
+            Features::Hashed(_) => None,
+        }
+    }
+
+    pub fn vocabulary_mut(&mut self) -> Option<&mut Vocabulary> {
+        match self {
+            Features::Exact(v) => Some(v),
+            Features::Hashed(_) => None,
+        }
+    }
+
+    /// The vocabulary's seeded hasher (hashed models: any fixed one).
+    pub fn hasher(&self) -> foldhash::fast::RandomState {
+        match self {
+            Features::Exact(v) => v.hasher().clone(),
+            Features::Hashed(_) => foldhash::fast::RandomState::default(),
+        }
+    }
+
+    /// The hash of a feature key (the vocabulary's seeded hash).
+    #[inline]
+    pub fn hash(&self, key: &[u8]) -> u64 {
+        match self {
+            Features::Exact(v) => v.hash(key),
+            Features::Hashed(_) => 0,
+        }
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.vocabulary().map_or(0, Vocabulary::epoch)
+    }
+
+    /// One more than the largest feature id in use.
+    pub fn capacity(&self) -> usize {
+        match self {
+            Features::Exact(v) => v.capacity(),
+            Features::Hashed(n) => *n as usize,
+        }
+    }
+
+    /// The bucket of a key (hashed models).
+    pub fn n_buckets(&self) -> Option<u32> {
+        match *self {
+            Features::Hashed(n) => Some(n),
+            Features::Exact(_) => None,
+        }
+    }
+
+    /// The vocabulary's state a document's ids hold at (None for hashed models).
+    pub fn epoch_stamp(&self) -> Option<u64> {
+        self.vocabulary().map(Vocabulary::epoch)
+    }
+
+    /// Can the document's ids be trusted? Ids found earlier stay valid while no token has
+    /// left the vocabulary since (new tokens do not move them); the keyed features are
+    /// looked up again by `resolve`.
+    pub fn doc_is_current(&self, doc: &Doc) -> bool {
+        match (self.vocabulary(), doc.epoch) {
+            (Some(v), Some(epoch)) => v.removals_since(epoch) == 0 || doc.keys_everything(),
+            _ => true,
+        }
+    }
+
+    /// Look the document's keyed features up again if the vocabulary changed since.
+    pub fn resolve(&self, doc: &mut Doc) {
+        let Features::Exact(vocabulary) = self else {
+            return; // hashed documents carry their buckets
+        };
+        if doc.epoch == Some(vocabulary.epoch()) {
+            return;
+        }
+        debug_assert!(
+            self.doc_is_current(doc),
+            "a document is used after tokens it holds left the vocabulary"
+        );
+        for i in doc.first_key()..doc.len() {
+            let (key, hash) = (doc.key(i).unwrap_or_default(), doc.hash(i));
+            doc.ids[i] = vocabulary.find_hashed(key, hash).unwrap_or(UNKNOWN);
+        }
+        doc.epoch = Some(vocabulary.epoch());
+    }
+
+    /// Before a change that may take tokens out of the vocabulary (rescaling), let the
+    /// documents still to be used keep every key, so they can be looked up afresh.
+    pub fn keep_keys(&self, doc: &mut Doc) {
+        if let Features::Exact(vocabulary) = self {
+            doc.keep_keys(|id| vocabulary.token(id).map(|key| (key.to_vec(), vocabulary.hash(key))));
+        }
+    }
+
+    /// A document encoder: feature occurrences in, a document out.
+    pub fn encoder(&self, features: usize, bytes: usize) -> Encoder<'_> {
+        match *self {
+            Features::Exact(_) => Encoder {
+                space: self,
+                bag: Bag::with_capacity(features, bytes),
+                buckets: IdCounts::with_capacity(features),
+            },
+            Features::Hashed(_) => Encoder {
+                space: self,
+                bag: Bag::default(),
+                buckets: IdCounts::with_capacity(features),
+            },
+        }
+    }
+
+    /// Free the vocabulary ids of features that left V.
+    pub fn release(&mut self, gone: &[u32]) {
+        if let Features::Exact(v) = self {
+            for &id in gone {
+                v.remove(id);
+            }
+        }
+    }
+
+    /// Can the vocabulary take the unknown present features of these documents?
+    pub fn check_room<'a>(&self, docs: impl Iterator<Item = (&'a Doc, &'a [usize])>) -> Result<(), VocabularyError> {
+        let Features::Exact(vocabulary) = self else {
+            return Ok(());
+        };
+        let (mut tokens, mut bytes) = (0usize, 0usize);
+        for (doc, positions) in docs {
+            for &i in positions {
+                if doc.ids[i] == UNKNOWN {
+                    tokens += 1;
+                    bytes += doc.key(i).map_or(0, <[u8]>::len);
+                }
+            }
+        }
+        if vocabulary.has_room(tokens, bytes) {
+            Ok(())
+        } else {
+            Err(VocabularyError::Full)
+        }
+    }
+
+    /// Give the document's new present tokens ids (recycled first). The room was checked.
+    pub fn add_tokens(&mut self, doc: &mut Doc, positions: &[usize]) -> Result<(), VocabularyError> {
+        self.resolve(doc);
+        let Features::Exact(vocabulary) = self else {
+            return Ok(());
+        };
+        for &i in positions {
+            if doc.ids[i] == UNKNOWN {
+                let (key, hash) = (doc.key(i).unwrap_or_default(), doc.hash(i));
+                // an earlier document of a batch may have added it
+                doc.ids[i] = match vocabulary.find_hashed(key, hash) {
+                    Some(id) => id,
+                    None => vocabulary.add_hashed(key, hash)?,
+                };
+            }
+        }
+        doc.epoch = Some(vocabulary.epoch());
+        Ok(())
+    }
+}
+
+/// Builds a document from feature occurrences: counted by key first (a small table that
+/// stays in cache), then each distinct key looked up once in the vocabulary (hashed
+/// models: everything counted by bucket).
+pub struct Encoder<'a> {
+    space: &'a Features,
+    bag: Bag,
+    buckets: IdCounts,
+}
+
+impl Encoder<'_> {
+    /// Count `by` more of the feature `key` (hashed models: of its bucket).
+    #[inline]
+    pub fn add(&mut self, key: &[u8], by: f64) {
+        match self.space {
+            Features::Exact(vocabulary) => self.bag.add(key, vocabulary.hash(key), by),
+            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
+        }
+    }
+
+    /// `add` for a key the document holds once (a mapping's keys): looked up in the
+    /// vocabulary at once, without counting by key first.
+    #[inline]
+    pub fn add_distinct(&mut self, key: &[u8], by: f64) {
+        match self.space {
+            Features::Exact(vocabulary) => {
+                let hash = vocabulary.hash(key);
+                match vocabulary.find_hashed(key, hash) {
+                    Some(id) => self.buckets.add(id, by), // ids of known keys (their own table)
+                    None => self.bag.add(key, hash, by),
+                }
+            }
+            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
+        }
+    }
+
+    /// `add_distinct` of every key of a mapping (`keys[i]` by `values[i]`): all hashed
+    /// first, then looked up, so the lookups (cache misses in a big vocabulary) overlap
+    /// instead of each waiting for the Python objects of the next key to be read.
+    pub fn add_distinct_all<'k>(&mut self, keys: impl Iterator<Item = &'k [u8]> + Clone, values: &[f64]) {
+        match self.space {
+            Features::Exact(vocabulary) => {
+                let hashes: Vec<u64> = keys.clone().map(|key| vocabulary.hash(key)).collect();
+                for ((key, hash), &by) in keys.zip(hashes).zip(values) {
+                    match vocabulary.find_hashed(key, hash) {
+                        Some(id) => self.buckets.add(id, by),
+                        None => self.bag.add(key, hash, by),
+                    }
+                }
+            }
+            Features::Hashed(n) => {
+                for (key, &by) in keys.zip(values) {
+                    self.buckets.add(bucket(key, *n), by);
+                }
+            }
+        }
+    }
+
+    /// `add` with the key's hash already computed (with the model's `hasher`).
+    #[inline]
+    pub fn add_hashed(&mut self, key: &[u8], hash: u64, by: f64) {
+        match self.space {
+            Features::Exact(_) => self.bag.add(key, hash, by),
+            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
+        }
+    }
+
+    /// Count `by` more of a bucket the caller computed (hashed spaces only: `vocab::bucket`
+    /// of the key, e.g. `ByteNgrams::for_each_bucket`).
+    #[inline]
+    pub fn add_bucket(&mut self, id: u32, by: f64) {
+        debug_assert!(matches!(self.space, Features::Hashed(_)));
+        self.buckets.add(id, by);
+    }
+
+    /// Every count set to 1 (binary features).
+    pub fn binarize(&mut self) {
+        self.buckets.values.iter_mut().for_each(|v| *v = 1.0);
+        self.bag.binarize();
+    }
+
+    pub fn finish(self) -> Doc {
+        let Features::Exact(vocabulary) = self.space else {
+            return Doc::new(self.buckets.ids, self.buckets.values, Keys::default(), Vec::new(), None);
+        };
+        // known ids: those `add_distinct` found, then the counted keys the vocabulary holds
+        let mut known = self.buckets;
+        let mut new = Keys::default();
+        let mut new_values = Vec::new();
+        for i in 0..self.bag.len() {
+            let (key, hash) = (self.bag.feature(i), self.bag.hash(i));
+            match vocabulary.find_hashed(key, hash) {
+                Some(id) => known.add(id, self.bag.count(i)),
+                None => {
+                    new.push(key, hash);
+                    new_values.push(self.bag.count(i));
+                }
+            }
+        }
+        Doc::new(known.ids, known.values, new, new_values, Some(vocabulary.epoch()))
+    }
+}

@@ -1,0 +1,393 @@
+"""Naive Bayes and logistic regression together: NB's fast start, the discriminative asymptote.
+
+Naive Bayes reads its weights off counts: a few dozen messages make a usable filter, and
+every count stays exact (unlearn, merge, forget). Logistic regression fits its weights to
+the labels: it starts slowly but keeps improving long after naive Bayes has levelled off
+(Ng & Jordan 2002). :class:`Fusion` runs both on every message and weighs their log-odds
+with a third, tiny logistic regression that learns online which of the two to trust (the
+formula, and why naive Bayes' log-odds are scaled and clipped first: src/fusion.rs):
+
+    z = a * clip(z_nb / nb_scale, -nb_clip, nb_clip) + b * z_lr + c
+
+``Fusion()`` is the spam filter's default model: :class:`~streamnb.models.EmailNB`
+(field-weighted email features) and :class:`~streamnb.LogisticRegression` on
+:class:`~streamnb.ByteNgrams` of the first 3,000 bytes, hashed into 2^20 buckets. Measured
+in benchmarks/bench_trec.py and benchmarks/accuracy_variants.py.
+
+A Fusion is a binary model: the first class learned is class 0, the second class 1, and z
+is log P(class 1 | x) - log P(class 0 | x); a third class is refused.
+
+What each operation does to each part:
+
+- ``learn_one``: the stacker takes one step on the two log-odds the parts gave the message
+  before learning it, then both parts learn it.
+- ``unlearn_one``: naive Bayes unlearns exactly (its counts are those of a model that never
+  saw the message); logistic regression and the stacker take their reverse steps
+  (approximate: see :class:`~streamnb.LogisticRegression`).
+- ``merge``: naive Bayes' counts add up exactly; logistic regression and the stacker mix
+  their parameters, each side weighing by the messages it learned.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .. import _core, persist
+from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, ModelFormatError, describe
+from ..persist import register_model
+from ..validate import Label, check_finite, check_finite_positive, check_label, check_weight
+from .base import Contributions, DiscreteNB, Document, DocumentCounts, LogLinear
+from .logistic import LogisticRegression
+
+if TYPE_CHECKING:
+    from ..store import Arrays
+
+#: The fusion's defaults (src/fusion.rs): naive Bayes' log-odds over 10, clipped at +-5 (50
+#: nats); the stacker starts at a = 1, b = 0.5 and steps at 0.001. Chosen on the Date-ordered
+#: SpamAssassin stream and the first 40,000 messages of trec07p-dev (benchmarks/bench_trec.py
+#: reports the rest of the stream and the other orders).
+DEFAULT_NB_SCALE = 10.0
+DEFAULT_NB_CLIP = 5.0
+DEFAULT_LEARNING_RATE = 0.001
+DEFAULT_INITIAL_WEIGHTS = (1.0, 0.5)
+#: The default logistic regression: AdaGrad at 0.01 on byte 4-grams of the first 3,000
+#: bytes, hashed into 2^18 buckets (4 MiB of weights and AdaGrad sums; 2^20 and 2^22 ranked
+#: no better on either stream).
+DEFAULT_LR_RATE = 0.01
+DEFAULT_LR_BUCKETS = 2**18
+#: The default naive Bayes keeps at most this many features (memory: about 80 bytes each in
+#: the core, 60 in the model file). The SpamAssassin stream reaches 630,000 uncapped,
+#: trec07p-dev 3 million; the cap costs no ranking on either (benchmarks/bench_trec.py).
+DEFAULT_NB_MAX_FEATURES = 500_000
+
+
+def default_nb() -> DiscreteNB:
+    """The spam filter's naive Bayes part: EmailNB with its defaults, capped at 500,000 features."""
+    from .email import EmailNB
+
+    return EmailNB(max_features=DEFAULT_NB_MAX_FEATURES)
+
+
+def default_lr() -> LogisticRegression:
+    """The spam filter's logistic regression part: byte 4-grams of the first 3,000 bytes."""
+    from ..ngrams import ByteNgrams
+
+    return LogisticRegression(DEFAULT_LR_RATE, sublinear_tf=False, normalize=False, tokenizer=ByteNgrams(4, 3000),
+                              n_buckets=DEFAULT_LR_BUCKETS)
+
+
+@register_model
+class Fusion:
+    """A naive Bayes model and a logistic regression, fused online (see the module docstring).
+
+    The verdict cutoffs of :class:`~streamnb.decision.LogOddsRule` for the fused log-odds
+    are ``log_odds_cutoffs`` (ham below -2, spam from 3, caution 0.5; chosen with the
+    fusion's defaults on the same streams).
+
+    Parameters:
+
+    nb, lr:
+        The two parts (default: the spam filter's, ``default_nb()`` and ``default_lr()``).
+        Each reads documents its own way (raw messages: each its tokenizer).
+    nb_scale, nb_clip:
+        Naive Bayes' log-odds enter the stacker as clip(z_nb / nb_scale, -nb_clip, nb_clip).
+    learning_rate:
+        The stacker's constant step size.
+    initial_weights:
+        (a, b): the stacker's weights of the two log-odds before it has learned anything.
+    """
+
+    #: (ham_log_odds, spam_log_odds, caution) of the default LogOddsRule for this model's log-odds
+    log_odds_cutoffs = (-2.0, 3.0, 0.5)
+
+    def __init__(self, nb: DiscreteNB | None = None, lr: LogisticRegression | None = None, *,
+                 nb_scale: float = DEFAULT_NB_SCALE, nb_clip: float = DEFAULT_NB_CLIP,
+                 learning_rate: float = DEFAULT_LEARNING_RATE,
+                 initial_weights: tuple[float, float] = DEFAULT_INITIAL_WEIGHTS) -> None:
+        self.nb = default_nb() if nb is None else nb
+        self.lr = default_lr() if lr is None else lr
+        if not isinstance(self.nb, DiscreteNB):
+            raise InvalidParameterError(f"nb must be a naive Bayes model (MultinomialNB, EmailNB ...), "
+                                        f"got {describe(self.nb)}")
+        if not isinstance(self.lr, LogisticRegression):
+            raise InvalidParameterError(f"lr must be a LogisticRegression, got {describe(self.lr)}")
+        self.nb_scale = check_finite_positive("nb_scale", nb_scale)
+        self.nb_clip = check_finite_positive("nb_clip", nb_clip)
+        self.learning_rate = check_finite_positive("learning_rate", learning_rate)
+        if not (isinstance(initial_weights, (tuple, list)) and len(initial_weights) == 2):
+            raise InvalidParameterError(f"initial_weights must be a pair (a, b), got {describe(initial_weights)}")
+        self.initial_weights = (check_finite("initial_weights[0]", initial_weights[0]),
+                                check_finite("initial_weights[1]", initial_weights[1]))
+        self._core = _core.FusionCore(rate=self.learning_rate, scale=self.nb_scale, clip=self.nb_clip,
+                                      initial=self.initial_weights)
+        self._version = 0  # bumped by every change: a prediction's log-odds serve the learn that follows
+        self._last: tuple[object, int, float, float] | None = None
+        self._pair_at: tuple[int, tuple[Label, Label] | None] = (-1, None)
+
+    def get_params(self) -> dict[str, Any]:
+        return {"nb_scale": self.nb_scale, "nb_clip": self.nb_clip, "learning_rate": self.learning_rate,
+                "initial_weights": self.initial_weights}
+
+    def __repr__(self) -> str:
+        a, b, c = self.weights
+        return f"Fusion({self.nb!r}, {self.lr!r}, weights=({a:.3g}, {b:.3g}, {c:.3g}))"
+
+    def __reduce__(self) -> tuple[Callable[[bytes, Any], Fusion], tuple[bytes, None]]:
+        return persist.unpickle, (persist.dumps(self), None)
+
+    @property
+    def ledger(self) -> int | None:
+        """Naive Bayes' ledger size (the messages it remembers, so a message learned again is a no-op)."""
+        return self.nb.ledger
+
+    @property
+    def tokenizer(self) -> Any:
+        """Naive Bayes' tokenizer (what ``SpamFilter.features`` makes of a message)."""
+        return self.nb.tokenizer
+
+    @property
+    def weights(self) -> tuple[float, float, float]:
+        """(a, b, c): the stacker's weights of naive Bayes' and logistic regression's log-odds, and its bias."""
+        a, b, c = self._core.weights()
+        return a, b, c
+
+    # -- the two log-odds --------------------------------------------------------------
+    @property
+    def classes(self) -> list[Label]:
+        """Classes learned, in the order they first appeared (class 0, then class 1)."""
+        return self.nb.classes
+
+    def _pair(self) -> tuple[Label, Label] | None:
+        """(class 0, class 1) once both are known (read once per change of the model)."""
+        if self._pair_at[0] != self._version:
+            classes = self.classes
+            self._pair_at = (self._version, (classes[0], classes[1]) if len(classes) == 2 else None)
+        return self._pair_at[1]
+
+    @staticmethod
+    def _odds(log_proba: Mapping[Label, float], pair: tuple[Label, Label]) -> float:
+        if pair[0] in log_proba and pair[1] in log_proba:
+            return float(log_proba[pair[1]] - log_proba[pair[0]])
+        return 0.0  # a part that has not learned both classes says nothing
+
+    def part_log_odds(self, x: Document) -> tuple[float, float]:
+        """(z_nb, z_lr): each part's log P(class 1 | x) - log P(class 0 | x)."""
+        pair = self._pair()
+        if pair is None:
+            return 0.0, 0.0
+        last = self._last
+        if last is not None and last[0] is x and last[1] == self._version:
+            return last[2], last[3]
+        z_nb = self._odds(self.nb.predict_log_proba_one(x), pair)
+        z_lr = self._odds(self.lr.predict_log_proba_one(x), pair)
+        if isinstance(x, (str, bytes)):  # immutable: the same object is the same message
+            self._last = (x, self._version, z_nb, z_lr)
+        return z_nb, z_lr
+
+    def log_odds_one(self, x: Document) -> float:
+        """The fused log P(class 1 | x) - log P(class 0 | x) (0 before both classes are known)."""
+        if self._pair() is None:
+            return 0.0
+        return self._core.log_odds(*self.part_log_odds(x))
+
+    # -- prediction -----------------------------------------------------------------------
+    def predict_log_proba_one(self, x: Document) -> dict[Label, float]:
+        """log P(c | x): the fused one once both classes are known, else naive Bayes' ({} untrained)."""
+        pair = self._pair()
+        if pair is None:
+            return self.nb.predict_log_proba_one(x)
+        z = self.log_odds_one(x)
+        return {pair[0]: -_log1pexp(z), pair[1]: -_log1pexp(-z)}
+
+    def predict_proba_one(self, x: Document) -> dict[Label, float]:
+        return {label: math.exp(v) for label, v in self.predict_log_proba_one(x).items()}
+
+    def predict_one(self, x: Document) -> Label | None:
+        log_proba = self.predict_log_proba_one(x)
+        return max(log_proba, key=log_proba.__getitem__) if log_proba else None
+
+    def predict_many(self, X: Iterable[Document]) -> list[Label | None]:
+        return [self.predict_one(x) for x in X]
+
+    def predict_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
+        return [self.predict_proba_one(x) for x in X]
+
+    def predict_log_proba_many(self, X: Iterable[Document]) -> list[dict[Label, float]]:
+        return [self.predict_log_proba_one(x) for x in X]
+
+    # what SpamFilter reads of its model besides the prediction: naive Bayes' view
+    def log_odds_against_uniform_one(self, x: Document, learned: Label) -> float:
+        """While one class is known: naive Bayes' comparison of it with a class that learned
+        nothing, through the stacker as it starts (logistic regression has nothing to say
+        yet), so these first scores rank on the scale of the fused ones that follow."""
+        z_nb = float(self.nb.log_odds_against_uniform_one(x, learned))  # type: ignore[attr-defined]
+        return self._core.log_odds(z_nb, 0.0)
+
+    def contributions_one(self, x: Document) -> Contributions:
+        """Naive Bayes' score of x split by feature (the evidence a verdict shows: byte grams
+        hashed into buckets have no readable names)."""
+        return self.nb.contributions_one(x)
+
+    def document_counts(self, x: Document) -> DocumentCounts:
+        return self.nb.document_counts(x)
+
+    def log_linear(self) -> LogLinear:
+        """Naive Bayes' log-linear view (readable features; ``streamnb inspect`` shows it)."""
+        return self.nb.log_linear()
+
+    # -- learning -------------------------------------------------------------------------
+    def _check_label(self, y: Label) -> Label:
+        label = check_label(y)
+        classes = self.classes
+        if len(classes) == 2 and label not in classes:
+            raise InvalidInputError(f"a Fusion tells two classes apart, {classes[0]!r} and {classes[1]!r}; "
+                                    f"got a third, {label!r}")
+        return label
+
+    def learn_one(self, x: Document, y: Label, w: float = 1.0) -> "Fusion":
+        """The stacker steps on the parts' log-odds of x, then both parts learn x.
+
+        With a ledger in naive Bayes, a message it holds under the same label is skipped by
+        all three, and one it holds under another label is first unlearned by all three.
+        """
+        label = self._check_label(y)
+        weight = check_weight(w)
+        before = self.nb.learned_as(x)
+        if before == label:
+            return self
+        if before is not None:
+            self.unlearn_one(x, before)  # the ledger holds its weight: naive Bayes takes out exactly that
+        pair = self._pair()
+        if pair is not None:
+            z_nb, z_lr = self.part_log_odds(x)
+        self.nb.learn_one(x, label, weight)  # first: it checks x (and may refuse it, changing nothing)
+        self.lr.learn_one(x, label, weight)
+        if pair is not None:
+            self._core.learn(z_nb, z_lr, label == pair[1], weight)
+        self._version += 1
+        return self
+
+    def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "Fusion":
+        """Naive Bayes unlearns x exactly; logistic regression and the stacker take their reverse steps."""
+        label = check_label(y)
+        weight = check_weight(w)
+        self.nb.unlearn_one(x, label, weight)  # first: refuses a message never learned, changing nothing
+        self._version += 1
+        self.lr.unlearn_one(x, label, weight)
+        pair = self._pair()
+        if pair is not None:
+            z_nb, z_lr = self.part_log_odds(x)
+            self._core.unlearn(z_nb, z_lr, label == pair[1], weight)
+        self._version += 1
+        return self
+
+    def learn_many(self, X: Iterable[Document], y: Iterable[Label], w: Iterable[float] | None = None) -> "Fusion":
+        """``learn_one`` on each message in order (the stacker learns each from the parts as
+        they stand just before it, as in a stream). The labels are checked first (a third
+        class is refused before anything is learned); a message a part refuses stops the
+        batch there, the messages before it learned."""
+        documents, labels = list(X), [self._check_label(label) for label in y]
+        weights = [1.0] * len(labels) if w is None else [check_weight(v) for v in w]
+        if len(documents) != len(labels) or len(weights) != len(labels):
+            raise InvalidInputError(f"X has {len(documents)} documents, y {len(labels)} labels and w {len(weights)} "
+                                    "weights")
+        if len(set(self.classes) | set(labels)) > 2:
+            raise InvalidInputError(f"a Fusion tells two classes apart; this batch would make it "
+                                    f"{sorted(map(repr, set(self.classes) | set(labels)))}")
+        for document, label, weight in zip(documents, labels, weights):
+            self.learn_one(document, label, weight)
+        return self
+
+    def unlearn_many(self, X: Iterable[Document], y: Iterable[Label], w: Iterable[float] | None = None) -> "Fusion":
+        """``unlearn_one`` on each message in order."""
+        documents, labels = list(X), list(y)
+        weights = [1.0] * len(labels) if w is None else list(w)
+        if len(documents) != len(labels) or len(weights) != len(labels):
+            raise InvalidInputError(f"X has {len(documents)} documents, y {len(labels)} labels and w {len(weights)} "
+                                    "weights")
+        for document, label, weight in zip(documents, labels, weights):
+            self.unlearn_one(document, label, weight)
+        return self
+
+    def merge(self, other: "Fusion") -> "Fusion":
+        """Naive Bayes' counts add up; logistic regression and the stacker mix their parameters."""
+        if type(other) is not type(self):
+            raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
+        if other.get_params() != self.get_params():
+            raise IncompatibleModelsError(f"cannot merge fusions with other settings: {self.get_params()!r} vs "
+                                          f"{other.get_params()!r}")
+        classes = set(self.classes) | set(other.classes)
+        if len(classes) > 2:
+            raise IncompatibleModelsError(f"the merged fusion would hold three classes or more: "
+                                          f"{sorted(map(repr, classes))}")
+        self.nb._check_mergeable(other.nb)
+        self.lr._check_mergeable(other.lr)
+        mine, theirs = sum(self.nb.class_counts.values()), sum(other.nb.class_counts.values())
+        swapped = len(self.classes) == 2 and len(other.classes) == 2 and self.classes != other.classes
+        self.nb.merge(other.nb)
+        self.lr.merge(other.lr)
+        self._core.mix(other._core, mine, theirs, swapped)
+        self._version += 1
+        return self
+
+    # -- introspection ----------------------------------------------------------------------
+    @property
+    def class_counts(self) -> dict[Label, float]:
+        """N_c: messages learned per class (naive Bayes' counts)."""
+        return self.nb.class_counts
+
+    @property
+    def n_learned(self) -> int:
+        return self.nb.n_learned
+
+    @property
+    def n_features(self) -> int:
+        """Features of both parts (logistic regression's: buckets with a weight when hashing)."""
+        return self.nb.n_features + self.lr.n_features
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes both parts hold in the compiled core."""
+        return self.nb.nbytes + self.lr.nbytes
+
+    # -- persistence ------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        persist.save(self, path)
+
+    def _state(self) -> tuple[dict[str, Any], Arrays]:
+        nb_info, arrays = persist.part_state(self.nb, "nb_")
+        lr_info, lr_arrays = persist.part_state(self.lr, "lr_")
+        arrays.update(lr_arrays)
+        state = {"params": {**self.get_params(), "initial_weights": list(self.initial_weights)},
+                 "parts": {"nb": nb_info, "lr": lr_info}, "weights": list(self.weights),
+                 "steps": self._core.steps}
+        return state, arrays
+
+    @classmethod
+    def _from_state(cls, state: dict[str, Any], arrays: Arrays) -> "Fusion":
+        if set(state) != {"params", "parts", "weights", "steps"} or not isinstance(state["parts"], dict):
+            raise ModelFormatError(f"state keys {sorted(state)} are not a Fusion's")
+        parts = state["parts"]
+        nb = persist.restore_part(parts.get("nb"), arrays, "nb_", DiscreteNB, "Fusion nb part")
+        lr = persist.restore_part(parts.get("lr"), arrays, "lr_", LogisticRegression, "Fusion lr part")
+        params = state["params"]
+        if not isinstance(params, dict):
+            raise ModelFormatError("Fusion params must be a mapping")
+        model = cls(nb, lr, **{**params, "initial_weights": tuple(params.get("initial_weights", ()))})
+        weights, steps = state["weights"], state["steps"]
+        if not (isinstance(weights, list) and len(weights) == 3
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in weights)):
+            raise ModelFormatError(f"Fusion weights must be three numbers, got {describe(weights)}")
+        if not (isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0):
+            raise ModelFormatError(f"Fusion steps must be an int >= 0, got {describe(steps)}")
+        model._core.load(tuple(float(v) for v in weights), steps)  # type: ignore[arg-type]
+        return model
+
+
+def _log1pexp(z: float) -> float:
+    """log(1 + e^z) without overflow: -log sigmoid(-z)."""
+    return z + math.log1p(math.exp(-z)) if z > 0 else math.log1p(math.exp(z))
+

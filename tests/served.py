@@ -1,0 +1,66 @@
+"""A ``streamnb serve`` subprocess for the tests (tests/test_serve*.py; the ``serve`` fixture
+is in conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Served:
+    """A ``streamnb serve`` subprocess on a free port; stderr collected for failures.
+
+    ``faults``: run it under tests/faults.py with these faults injected.
+    """
+
+    def __init__(self, models: Path, *options: str, faults: tuple[str, ...] = ()) -> None:
+        self.models = models
+        models.mkdir(parents=True, exist_ok=True)  # the server makes no folder (issue 28)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        program = ["-m", "tests.faults", *faults, "--"] if faults else ["-m", "streamnb"]
+        self.process = subprocess.Popen(
+            [sys.executable, *program, "serve", "--models", str(models), "--port", "0", *options],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+        self.log: list[str] = []
+        watchdog = threading.Timer(60, self.process.kill)  # a server that never says where it listens
+        watchdog.start()
+        for raw in self.process.stderr:  # log lines (a recovery ...) may come before the address
+            line = raw.decode(errors="replace")
+            self.log.append(line)
+            match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+            if match:
+                break
+        else:
+            raise AssertionError(f"the server did not start: {''.join(self.log)}")
+        watchdog.cancel()
+        self.port = int(match.group(1))
+        threading.Thread(target=self._collect, daemon=True).start()
+
+    def _collect(self) -> None:
+        for line in self.process.stderr:
+            self.log.append(line.decode(errors="replace"))
+
+    def stop(self, expect: int = 0) -> None:
+        """SIGTERM: the server folds every journal into its model file and exits 0 (3 if a fold failed)."""
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(timeout=60) == expect, "".join(self.log)
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def text(self) -> str:
+        """Its log so far (stderr)."""
+        time.sleep(0.2)  # the collecting thread may be a line behind
+        return "".join(self.log)

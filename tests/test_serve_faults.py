@@ -1,0 +1,498 @@
+"""streamnb serve under faults (issue 28): nothing acknowledged is lost, nothing half-written is
+read, and a check it cannot make is answered "unsure", never a clean "not spam".
+
+Faults are real where the machine allows it (a read-only or full tmpfs mounted here, when the
+tests may mount), and injected otherwise and for what cannot be made on demand (permission
+denied for root, EIO from fsync, SIGKILL at each step of a save): see tests/faults.py. The
+serve are subprocesses; every lesson is a message with a word of its own (uniqNNNNN), so
+the model files say exactly which lessons they hold, and how many times.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import streamnb
+from streamnb import journal
+from tests.faults import KILL_PHASES
+from tests.served import ROOT, Served
+from tests.test_serve import SPAMC, Expected, docs, error_line, ham, request, spam, tell_raw
+
+LEARNED = b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+
+
+def streamnb_command(*args: str, faults: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    program = ["-m", "tests.faults", *faults, "--"] if faults else ["-m", "streamnb"]
+    return subprocess.run([sys.executable, *program, *args], capture_output=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def check(port: int, raw: bytes, user: str = "alice", method: str = "SYMBOLS") -> bytes:
+    return request(port, f"{method} SPAMC/1.5\r\nUser: {user}\r\nContent-length: {len(raw)}\r\n\r\n".encode() + raw)
+
+
+def learned(model) -> dict[int, dict]:
+    """Lesson number -> {label: documents} for every lesson message (numbers below 100) the model holds."""
+    return {i: docs(model, f"uniq{i:05d}") for i in range(100) if docs(model, f"uniq{i:05d}")}
+
+
+def lesson(i: int) -> tuple[bytes, str]:
+    return (spam(i), "spam") if i % 2 else (ham(i), "ham")
+
+
+def once_each(numbers) -> dict[int, dict]:
+    return {i: {lesson(i)[1]: 1.0} for i in numbers}
+
+
+def trained_model(path: Path, numbers) -> None:
+    """A model file as `streamnb serve` makes them, taught the given lessons."""
+    expected = Expected()
+    for i in numbers:
+        raw, label = lesson(i)
+        expected.tell(journal.LEARN, label, raw)
+    expected.model.save(path)
+
+
+# -- mounts: a real read-only or full file system, where the tests may mount one ------------------------
+
+class Mount:
+    """A small tmpfs mounted on a folder (needs root and a kernel that lets this process mount)."""
+
+    def __init__(self, where: Path, size: str) -> None:
+        where.mkdir()
+        result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
+                                capture_output=True)
+        if result.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here ({result.stderr.decode().strip() or result.returncode}); "
+                        "the injected-fault tests cover the same paths")
+        self.where = where
+
+    def remount(self, option: str) -> None:
+        subprocess.run(["mount", "-o", f"remount,{option}", str(self.where)], check=True)
+
+    def unmount(self) -> None:
+        subprocess.run(["umount", "-l", str(self.where)], check=False)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    mounts: list[Mount] = []
+
+    def make(size: str = "2m") -> Mount:
+        if shutil.which("mount") is None or os.geteuid() != 0:
+            pytest.skip("mounting a tmpfs needs root and mount(8); the injected-fault tests cover the same paths")
+        mounts.append(Mount(tmp_path / f"mount{len(mounts)}", size))
+        return mounts[-1]
+
+    yield make
+    for mount in mounts:
+        mount.unmount()
+
+
+# -- a folder that cannot be written: refused at start, or served read-only -------------------------------
+
+def assert_refused_at_start(result: subprocess.CompletedProcess, folder: Path, reason: str) -> None:
+    assert result.returncode == 3, result
+    lines = [line for line in result.stderr.decode().strip().splitlines() if not line.startswith("fault: ")]
+    assert len(lines) == 1 and str(folder) in lines[0] and reason in lines[0] and "--read-only" in lines[0], lines
+
+
+def assert_served_read_only(server: Served, models: Path) -> None:
+    """Checks score with the users' models (their journals included); TELL is refused with 69; nothing is written."""
+    before = sorted(os.listdir(models))
+    expected = Expected()
+    for i in range(6):
+        expected.tell(journal.LEARN, *reversed(lesson(i)))
+    for raw in (spam(50), ham(50)):
+        verdict = expected.verdict(raw)
+        reply = check(server.port, raw, method="CHECK")
+        assert f"X-StreamNB-Status: {verdict.label}\r\n".encode() in reply, reply
+    code, text = error_line(tell_raw(server.port, spam(60), "spam"))
+    assert code == 69 and "read-only" in text
+    assert sorted(os.listdir(models)) == before  # no lock file, no journal, no model
+
+
+def models_with_a_journal(models: Path) -> None:
+    """alice.snb (4 lessons) and a journal of 2 more, as a crash leaves them."""
+    models.mkdir(exist_ok=True)
+    path = models / "alice.snb"
+    trained_model(path, range(4))
+    descriptor = journal.create_journal(path, journal.file_digest(path))
+    journal.append_lessons(descriptor, [journal.Lesson(journal.LEARN, label, raw)
+                                        for raw, label in (lesson(4), lesson(5))])
+    os.close(descriptor)
+
+
+def test_a_read_only_mount_is_refused_at_start_or_served_read_only(tmpfs, serve):
+    mount = tmpfs()
+    models_with_a_journal(mount.where)
+    mount.remount("ro")
+    assert_refused_at_start(streamnb_command("serve", "--models", str(mount.where), "--port", "0", "--allow-tell"),
+                            mount.where, "Read-only file system")
+    server = serve(mount.where, "--read-only")
+    assert_served_read_only(server, mount.where)
+    server.stop()
+
+
+@pytest.mark.parametrize("fault, reason", [("readonly", "Read-only file system"), ("denied", "Permission denied")])
+def test_an_unwritable_folder_is_refused_at_start_or_served_read_only(fault, reason, tmp_path, serve):
+    models = tmp_path / "models"
+    models_with_a_journal(models)
+    faults = (f"{fault}={models}",)
+    assert_refused_at_start(streamnb_command("serve", "--models", str(models), "--port", "0", faults=faults),
+                            models, reason)
+    server = serve(models, "--read-only", faults=faults)
+    assert_served_read_only(server, models)
+    server.stop()
+    assert "fault:" not in server.text()  # read-only: not one write was even tried
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv(1) to run the service as another user")
+def test_a_folder_the_service_user_may_not_write_is_refused_at_start():
+    """A real EACCES: the service runs as nobody, the folder is root's (chmod stops nobody, not root)."""
+    models = Path(tempfile.mkdtemp(prefix="streamnb-denied-", dir="/tmp"))  # not under pytest's 0700 folder
+    try:
+        os.chmod(models, 0o755)
+        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                                 "streamnb", "serve", "--models", str(models), "--port", "0"], capture_output=True,
+                                timeout=120, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT),
+                                                            "PYTHONDONTWRITEBYTECODE": "1"})
+        assert_refused_at_start(result, models, "Permission denied")
+        assert os.listdir(models) == []
+    finally:
+        shutil.rmtree(models)
+
+
+def test_a_folder_that_stops_being_writable_while_serving(tmp_path, serve):
+    """Checks still score with each user's model, a TELL is refused (74, not acknowledged), a
+    stop says its lessons stay in the journals; nothing acknowledged is lost."""
+    models, switch = tmp_path / "models", tmp_path / "broken"
+    models.mkdir()
+    trained_model(models / "bob.snb", range(10, 16))  # a user the server has not loaded yet
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000", faults=(f"readonly={models}@{switch}",))
+    for i in range(4):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    switch.touch()  # the file system goes read-only
+    code, text = error_line(tell_raw(server.port, *lesson(4)))
+    assert code == 74 and "Read-only file system" in text
+    bob = Expected()
+    for i in range(10, 16):
+        bob.tell(journal.LEARN, *reversed(lesson(i)))
+    reply = check(server.port, spam(70), user="bob", method="CHECK")  # no lock can be made: read without it
+    assert f"X-StreamNB-Status: {bob.verdict(spam(70)).label}\r\n".encode() in reply, reply
+    alice = check(server.port, spam(70), method="CHECK")
+    assert alice.startswith(b"SPAMD/1.5 0 EX_OK\r\n") and b"UNSCORED" not in alice
+    server.stop(expect=3)  # the fold fails: the lessons stay in the journal, and the exit code says so
+    assert "4 acknowledged lessons could not be folded" in server.text()
+    switch.unlink()
+    again = serve(models, "--allow-tell")
+    again.stop()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(4))
+
+
+# -- a full disk ----------------------------------------------------------------------------------------
+
+def fill(folder: Path) -> Path:
+    """Fill the file system of folder to the last byte."""
+    filler = folder / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(descriptor, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+    return filler
+
+
+def assert_full_disk_loses_nothing(server: Served, models: Path, make_full, make_room, serve) -> None:
+    """Lessons are acknowledged until the disk is full (a real one still takes a few records in
+    the journal's last page), then refused with 74; checks go on; after room is made, lessons
+    are acknowledged again; after a kill -9, the model holds exactly the acknowledged ones."""
+    acknowledged = []
+    for i in range(5):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+        acknowledged.append(i)
+    make_full()
+    refused = []
+    for i in range(5, 60):
+        reply = tell_raw(server.port, *lesson(i))
+        if reply == LEARNED:
+            assert not refused, "a lesson acknowledged after one refused on a disk still full"
+            acknowledged.append(i)
+        else:
+            assert error_line(reply)[0] == 74, reply
+            refused.append(i)
+            if len(refused) == 3:
+                break
+    assert len(refused) == 3
+    reply = check(server.port, spam(80), method="CHECK")
+    assert reply.startswith(b"SPAMD/1.5 0 EX_OK\r\n") and b"UNSCORED" not in reply
+    make_room()
+    for i in range(60, 63):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+        acknowledged.append(i)
+    server.kill()  # no fold at the end: what is on disk must hold every acknowledged lesson
+    again = serve(models, "--allow-tell")
+    again.stop()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each(acknowledged)
+
+
+def test_a_real_full_disk_loses_no_acknowledged_lesson(tmpfs, serve):
+    mount = tmpfs("1m")
+    server = serve(mount.where, "--allow-tell", "--snapshot-every", "4")
+    filler: list[Path] = []
+    assert_full_disk_loses_nothing(server, mount.where, lambda: filler.append(fill(mount.where)),
+                                   lambda: filler[0].unlink(), serve)
+
+
+def test_an_injected_full_disk_loses_no_acknowledged_lesson(tmp_path, serve):
+    models, switch = tmp_path / "models", tmp_path / "full"
+    server = serve(models, "--allow-tell", "--snapshot-every", "4", faults=(f"full={models}@{switch}",))
+    assert_full_disk_loses_nothing(server, models, switch.touch, switch.unlink, serve)
+    assert "ENOSPC" in server.text()
+
+
+def assert_command_failed_cleanly(result: subprocess.CompletedProcess, model: Path, before: bytes, reason: str) -> None:
+    """Exit 3, one line naming the reason, the model file as it was and no temporary file left."""
+    assert result.returncode == 3, result
+    lines = [line for line in result.stderr.decode().splitlines() if not line.startswith("fault: ")]
+    assert len(lines) == 1 and reason in lines[0], lines
+    assert model.read_bytes() == before
+    assert not [name for name in os.listdir(model.parent) if name.endswith(".tmp")]
+
+
+def test_the_command_on_a_real_full_disk_leaves_the_model_as_it_was(tmpfs, tmp_path):
+    mount = tmpfs("1m")
+    model = mount.where / "m.snb"
+    trained_model(model, range(4))
+    (tmp_path / "more.eml").write_bytes(spam(20))
+    journal.check_lock_file(model)  # the lock file is made while there is room
+    filler = fill(mount.where)
+    before = model.read_bytes()
+    assert_command_failed_cleanly(streamnb_command("learn", str(model), "--spam", str(tmp_path / "more.eml")),
+                                  model, before, "No space left on device")
+    filler.unlink()
+    assert streamnb_command("learn", str(model), "--spam", str(tmp_path / "more.eml")).returncode == 0
+    assert learned(streamnb.load(model)) == {**once_each(range(4)), 20: {"spam": 1.0}}
+
+
+@pytest.mark.parametrize("fault, reason", [("full", "No space left on device"), ("fsync", "Input/output error")])
+def test_the_command_under_a_failing_disk_leaves_the_model_as_it_was(fault, reason, tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    model = models / "m.snb"
+    trained_model(model, range(4))
+    (tmp_path / "more.eml").write_bytes(spam(20))
+    before = model.read_bytes()
+    spec = f"full={models}" if fault == "full" else f"fsync={models}/*"
+    for command in (("learn", str(model), "--spam", str(tmp_path / "more.eml")),
+                    ("train", str(model), "--force", "--spam", str(tmp_path / "more.eml"))):
+        assert_command_failed_cleanly(streamnb_command(*command, faults=(spec,)), model, before, reason)
+
+
+# -- fsync failures ---------------------------------------------------------------------------------------
+
+def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(tmp_path, serve):
+    """The record that failed may be on disk, whole or torn: the lessons after it must not be
+    appended behind it (a replay stops at a torn record), so the model is saved first."""
+    models, switch = tmp_path / "models", tmp_path / "eio"
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000",
+                     faults=(f"fsync={models}/alice.snb.journal@{switch}",))
+    for i in range(3):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    switch.touch()
+    code, text = error_line(tell_raw(server.port, *lesson(3)))
+    assert code == 74 and "Input/output error" in text
+    switch.unlink()
+    for i in range(4, 7):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    assert "fsync" in server.text() and "EIO" in server.text()
+    server.kill()
+    again = serve(models, "--allow-tell")
+    again.stop()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each([0, 1, 2, 4, 5, 6])
+
+
+def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, serve):
+    """fsync of the folder fails after os.replace put the new model file in place: the server
+    does not know the file is its own, and must not apply the journal to it again."""
+    models, switch = tmp_path / "models", tmp_path / "eio"
+    server = serve(models, "--allow-tell", "--snapshot-every", "3", faults=(f"fsync={models}@{switch}",))
+    assert tell_raw(server.port, *lesson(0)) == LEARNED  # the model file exists
+    switch.touch()
+    for i in range(1, 3):  # the third lesson triggers a fold, whose folder fsync fails
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    time.sleep(0.5)
+    switch.unlink()
+    assert "fsync" in server.text() and "could not fold" in server.text()
+    for i in range(3, 5):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    server.stop()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(5))
+
+
+# -- kill -9 at every step of a save ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("phase", KILL_PHASES)
+def test_kill_9_at_every_step_of_a_save_loses_nothing_and_leaves_a_whole_file(phase, tmp_path, serve):
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--snapshot-every", "5", faults=(f"kill={phase}",))
+    acknowledged = []
+    for i in range(5):  # the fifth lesson starts the save that is killed
+        try:
+            reply = tell_raw(server.port, *lesson(i))
+        except OSError:
+            reply = b""
+        if reply != LEARNED:
+            break
+        acknowledged.append(i)
+    server.process.wait(timeout=30)
+    assert server.process.returncode == -signal.SIGKILL
+    assert f"fault: kill at {phase}" in server.text()
+    assert acknowledged[:4] == [0, 1, 2, 3]
+    on_disk = learned(streamnb.load(models / "alice.snb"))  # whole: the old file or the new one
+    assert on_disk in ({}, once_each(range(5)))
+    again = serve(models, "--allow-tell")
+    again.stop()
+    after = learned(streamnb.load(models / "alice.snb"))
+    assert set(acknowledged) <= set(after) <= set(range(5))  # the fifth, under way at the kill, may be in
+    assert after == once_each(after)  # each once
+    assert not (models / "alice.snb.journal").exists()
+
+
+# -- the model file replaced, deleted or damaged under the running service ----------------------------------
+
+@pytest.fixture
+def pending(tmp_path, serve):
+    """A server with lessons 0-3 for alice acknowledged and only in the journal."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000")
+    for i in range(4):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    assert (models / "alice.snb.journal").exists()
+    return server, models
+
+
+def test_a_model_file_deleted_under_the_service_is_written_back(pending):
+    server, models = pending
+    os.unlink(models / "alice.snb")
+    assert tell_raw(server.port, *lesson(4)) == LEARNED
+    server.stop()
+    assert "was deleted under the service" in server.text()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(5))
+
+
+def test_a_model_file_replaced_under_the_service_gets_the_acknowledged_lessons(pending, tmp_path):
+    server, models = pending
+    trained_model(tmp_path / "restored.snb", range(20, 23))
+    shutil.copyfile(tmp_path / "restored.snb", models / "alice.snb")  # a restore with cp, not the lock
+    reply = check(server.port, spam(90), method="REPORT")
+    assert b"model: 3 spam and 4 ham learned" in reply  # 20-22 (1 spam, 2 ham) and the journal's 0-3 (2, 2)
+    assert tell_raw(server.port, *lesson(4)) == LEARNED
+    server.stop()
+    assert "was replaced under the service" in server.text()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each([*range(5), *range(20, 23)])
+
+
+def test_a_damaged_model_file_under_the_service_is_set_aside_never_read(pending):
+    server, models = pending
+    damage = b"PK\x03\x04 not a model any more"
+    (models / "alice.snb").write_bytes(damage)
+    expected = Expected()
+    for i in range(4):
+        expected.tell(journal.LEARN, *reversed(lesson(i)))
+    reply = check(server.port, spam(91), method="CHECK")  # scored with the model in memory
+    assert f"X-StreamNB-Status: {expected.verdict(spam(91)).label}\r\n".encode() in reply, reply
+    server.stop()
+    assert "cannot be read" in server.text() and "set aside" in server.text()
+    aside = [name for name in os.listdir(models) if name.startswith("alice.snb.damaged-")]
+    assert len(aside) == 1 and (models / aside[0]).read_bytes() == damage  # kept for a person, as it was
+    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(4))
+
+
+def test_a_journal_deleted_under_the_service_is_made_good(pending):
+    server, models = pending
+    os.unlink(models / "alice.snb.journal")
+    assert tell_raw(server.port, *lesson(4)) == LEARNED
+    server.stop()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(5))
+
+
+# -- checks that cannot be scored: "unsure", with a symbol and a log line, never a clean "not spam" -----------
+
+def test_a_model_that_cannot_be_read_gives_unsure_with_a_symbol(tmp_path, serve):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "carol.snb").write_bytes(b"PK\x03\x04 damaged")
+    server = serve(models, "--allow-tell")
+    reply = check(server.port, spam(1), user="carol")
+    assert reply.endswith(b"\r\n\r\nSTREAMNB_UNSURE,STREAMNB_UNSCORED"), reply
+    assert b"X-StreamNB-Status: unsure\r\n" in reply and b"Spam: False ; 5.5 / 9.0\r\n" in reply
+    report = check(server.port, spam(1), user="carol", method="REPORT")
+    assert b"not scored: the model of user carol could not be used" in report
+    processed = check(server.port, spam(1), user="carol", method="PROCESS")
+    assert b"X-StreamNB-Status: unsure\r\n" in processed or b"X-StreamNB-Status: unsure\n" in processed
+    assert b"tests=STREAMNB_UNSURE,STREAMNB_UNSCORED" in processed
+    assert re.search(r"user carol: a SYMBOLS answered unsure \(STREAMNB_UNSCORED\).*carol\.snb", server.text())
+    code, _ = error_line(tell_raw(server.port, spam(2), "spam", user="carol"))
+    assert code == 74  # a lesson for it cannot be acknowledged
+    assert (models / "carol.snb").read_bytes() == b"PK\x03\x04 damaged"  # never overwritten
+
+
+@pytest.mark.skipif(SPAMC is None, reason="Debian's spamc is not installed (.ci/run installs it)")
+def test_spamc_marks_the_message_unsure_when_the_model_cannot_be_read(tmp_path, serve):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "dave.snb").write_bytes(b"garbage")
+    server = serve(models)
+    result = subprocess.run([SPAMC, "-d", "127.0.0.1", "-p", str(server.port), "-u", "dave"], input=spam(3),
+                            capture_output=True, timeout=60)
+    head = result.stdout.split(b"\n\n", 1)[0].split(b"\n")
+    assert b"X-StreamNB-Status: unsure" in head and b"X-Spam-Flag: YES" not in head
+
+
+def test_a_check_does_not_wait_for_another_writer(tmp_path, serve):
+    models = tmp_path / "models"
+    models.mkdir()
+    trained_model(models / "erin.snb", range(30, 40))
+    server = serve(models, "--lock-timeout", "20")
+    expected = Expected()
+    for i in range(30, 40):
+        expected.tell(journal.LEARN, *reversed(lesson(i)))
+    with journal.write_lock(models / "erin.snb"):  # `streamnb learn` at work, say
+        started = time.monotonic()
+        reply = check(server.port, ham(95), user="erin", method="CHECK")
+        assert time.monotonic() - started < 5
+    assert f"X-StreamNB-Status: {expected.verdict(ham(95)).label}\r\n".encode() in reply
+
+
+# -- where to listen ----------------------------------------------------------------------------------------------
+
+def test_listening_errors_name_the_host_and_port(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    result = streamnb_command("serve", "--models", str(models), "--host", "256.1.1.1", "--port", "0")
+    assert result.returncode == 3 and result.stderr.decode().count("\n") == 1
+    assert "--host 256.1.1.1" in result.stderr.decode()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = streamnb_command("serve", "--models", str(models), "--port", str(port))
+    assert result.returncode == 3 and result.stderr.decode().count("\n") == 1
+    assert f"--port {port}: Address already in use" in result.stderr.decode()
+    assert os.listdir(models) == []

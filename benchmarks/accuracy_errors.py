@@ -5,7 +5,7 @@ Usage:
 
 One prequential run (predict each message, then learn it) of the EmailPipeline setting
 (EmailTokenizer with word pairs, EmailTfidf weights) with its multinomial model
-(``dirichlet``, the default: ``streamnb.email_pipeline.default_model()``,
+(``dirichlet``, the default: ``benchmarks.email_pipeline.default_model()``,
 MultinomialNB(alpha=0.03, mu=300, uniform prior)) or the additive one it replaced
 (``additive``: MultinomialNB(alpha=0.003, uniform prior)). For each
 message wrongly classified at the model's own decision it prints the stream index, the
@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.accuracy_variants import TARGET_FPR  # noqa: E402
 from streamnb import MultinomialNB  # noqa: E402
-from streamnb.datasets import load_spamassassin  # noqa: E402
-from streamnb.email_pipeline import EmailPipeline  # noqa: E402
-from streamnb.mail import parse_message  # noqa: E402
+from streamnb.filter.datasets import load_spamassassin  # noqa: E402
+from benchmarks.email_pipeline import EmailPipeline  # noqa: E402
+from streamnb.features.email import parse_message  # noqa: E402
 
 _ADDRESS = re.compile(r"[\w.+-]+@[\w.-]+")
 

@@ -25,7 +25,7 @@ import math
 from typing import Any
 
 from streamnb.errors import InvalidInputError
-from streamnb.evaluate import accuracy, false_negative_rate, false_positive_rate, one_minus_auc_percent, \
+from streamnb.filter.evaluate import accuracy, false_negative_rate, false_positive_rate, one_minus_auc_percent, \
     progressive_evaluate
 
 from . import common

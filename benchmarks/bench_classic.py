@@ -73,7 +73,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from streamnb.evaluate import accuracy, false_positive_rate, one_minus_auc_percent
+from streamnb.filter.evaluate import accuracy, false_positive_rate, one_minus_auc_percent
 
 from . import common
 
@@ -607,7 +607,7 @@ def summarise(record: dict[str, Any], labels: Sequence[str]) -> dict[str, Any]:
 
 def streamnb_command_row(raws: Sequence[bytes], labels: Sequence[str]) -> dict[str, Any]:
     """``streamnb evaluate``'s defaults on these messages (in this process), as the command reports them."""
-    from streamnb import cli
+    from streamnb.service import cli
 
     with tempfile.TemporaryDirectory() as folder:
         report = os.path.join(folder, "report.json")
@@ -635,8 +635,8 @@ def _streamnb_window_auc(args: Any, raws: Sequence[bytes], labels: Sequence[str]
     ``progressive_filter`` (the calibrator changes neither the log-odds nor the verdicts);
     the figure is kept only if this run's whole-stream (1-AUC)% equals the command's.
     """
-    from streamnb import cli
-    from streamnb.decision import SpamFilter, progressive_filter
+    from streamnb.service import cli
+    from streamnb.filter.decision import SpamFilter, progressive_filter
 
     window = bayes_window(labels)
     if window is None:

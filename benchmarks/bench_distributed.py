@@ -86,7 +86,7 @@ def cluster_runs(records, client, partitions: int, repeats: int) -> dict[str, An
     import dask.bag as db
     from distributed import get_task_stream
 
-    from streamnb import distributed
+    from streamnb.integrations import distributed
 
     size = -(-len(records) // partitions)
     parts = [records[i:i + size] for i in range(0, len(records), size)]
@@ -118,7 +118,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
     import dask.bag as db
     from distributed import Client, LocalCluster
 
-    from streamnb import distributed
+    from streamnb.integrations import distributed
 
     warnings.filterwarnings("ignore", message="Sending large graph")
     corpus = ctx.corpus()

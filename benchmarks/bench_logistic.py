@@ -40,7 +40,8 @@ def accuracy(model: Any, test: list[tuple[Any, str]]) -> float:
 
 
 def newsgroups(ctx: common.Context) -> dict[str, Any]:
-    from streamnb import ComplementNB, LogisticRegression, MultinomialNB, Tokenizer, distributed
+    from streamnb import ComplementNB, LogisticRegression, MultinomialNB, Tokenizer
+    from streamnb.integrations import distributed
 
     data = load_20news()
     if data is None:

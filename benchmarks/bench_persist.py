@@ -32,7 +32,7 @@ import numpy as np
 
 import streamnb
 from streamnb import MultinomialNB
-from streamnb.datasets import load_spamassassin
+from streamnb.filter.datasets import load_spamassassin
 
 WORD = re.compile(r"\b\w\w+\b")
 

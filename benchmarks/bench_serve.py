@@ -205,7 +205,7 @@ def classify_run(model: Path, files: list[tuple[Path, str]]) -> dict[str, Any]:
 # -- the section ---------------------------------------------------------------------------------
 
 def run(ctx: common.Context) -> dict[str, Any]:
-    from streamnb import cli
+    from streamnb.service import cli
 
     corpus = ctx.corpus()
     messages = corpus.messages

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from streamnb import BernoulliNB, ComplementNB, EmailTokenizer, MultinomialNB, Tokenizer
-from streamnb.evaluate import one_minus_auc_percent
+from streamnb.filter.evaluate import one_minus_auc_percent
 from streamnb.models.base import DEFAULT_ALPHA_GRID
 from streamnb.models.multinomial import DEFAULT_MU_GRID
 

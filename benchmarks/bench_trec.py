@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.evaluate import one_minus_auc_percent
+from streamnb.filter.evaluate import one_minus_auc_percent
 
 from . import bench_classic, common
 from .contenders import NumpyByteGramLR
@@ -171,9 +171,9 @@ def run(ctx: common.Context) -> dict[str, Any]:
         reason = f"{TREC_ENV} is not set (the TREC 2007 corpus, research use only, is not distributed)"
         ctx.log(f"  SKIPPED: {reason}")
         return {"skipped": reason}
-    from streamnb.decision import SpamFilter
+    from streamnb.filter.decision import SpamFilter
     from streamnb.models import EmailNB
-    from streamnb.trec import load_trec
+    from streamnb.filter.trec import load_trec
 
     messages = load_trec(path, limit=ctx.pick(None, QUICK_MESSAGES))
     raws, labels, names = [m.raw for m in messages], [m.label for m in messages], [m.name for m in messages]

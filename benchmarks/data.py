@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from streamnb import Tokenizer
-from streamnb.datasets import SPAMASSASSIN_ENV, Message, load_spamassassin
+from streamnb.filter.datasets import SPAMASSASSIN_ENV, Message, load_spamassassin
 
 SYNTHETIC = "synthetic"
 SYNTHETIC_MESSAGES = 2000

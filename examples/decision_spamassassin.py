@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from streamnb import MultinomialNB
-from streamnb.calibrate import IsotonicCalibrator, PlattCalibrator
-from streamnb.datasets import load_spamassassin
-from streamnb.decision import ChiSquareRule, SpamFilter, progressive_filter
-from streamnb.evaluate import expected_calibration_error
+from streamnb.filter.calibrate import IsotonicCalibrator, PlattCalibrator
+from streamnb.filter.datasets import load_spamassassin
+from streamnb.filter.decision import ChiSquareRule, SpamFilter, progressive_filter
+from streamnb.filter.evaluate import expected_calibration_error
 
 WORD = re.compile(r"\b\w\w+\b")
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.out:
         print("plots: give --out DIR to write them")
         return
-    from streamnb import plots  # matplotlib is optional: only needed from here on
+    from streamnb.filter import plots  # matplotlib is optional: only needed from here on
 
     out = Path(args.out)
     out.mkdir(exist_ok=True)

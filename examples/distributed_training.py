@@ -27,8 +27,9 @@ import dask.dataframe as dd
 import pandas as pd
 from distributed import Client, LocalCluster
 
-from streamnb import BernoulliNB, MultinomialNB, Tokenizer, distributed
-from streamnb.datasets import load_spamassassin
+from streamnb import BernoulliNB, MultinomialNB, Tokenizer
+from streamnb.integrations import distributed
+from streamnb.filter.datasets import load_spamassassin
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,8 +3,12 @@
 Count tables grow as data arrives; the model after N documents is exactly the batch model
 of those N documents. See DESIGN.md for the formulas and invariants.
 
-The names below are imported on first use (PEP 562), so ``import streamnb.cli`` or
-``import streamnb.journal`` does not pay for numpy and the models until they are needed.
+The package is laid out by layer (ARCHITECTURE.md draws it): the base modules here (errors,
+validate, store, persist, clock, ledger, pruning, merging), ``features/`` (tokenizers and
+weightings), ``models/``, then ``filter/`` (the spam filter), ``service/`` (the command and
+the server) and ``integrations/`` (river, Dask). The names below are imported on first use
+(PEP 562), so ``import streamnb.service.cli`` does not pay for numpy and the models until
+they are needed.
 """
 
 from __future__ import annotations
@@ -14,14 +18,15 @@ from typing import Any
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
            "LogisticRegression", "ByteNgrams", "Tokenizer", "EmailTokenizer", "EmailWeights", "OnlineTfidf", "errors",
-           "load", "merge"]
+           "SpamFilter", "load", "merge"]
 __version__ = "0.1.0"
 
 _NAMES = {
     "MultinomialNB": "models", "BernoulliNB": "models", "ComplementNB": "models", "GaussianNB": "models",
     "CategoricalNB": "models", "MixedNB": "models", "EmailNB": "models", "LogisticRegression": "models",
-    "ByteNgrams": "ngrams", "Tokenizer": "text",
-    "OnlineTfidf": "text", "EmailTokenizer": "mail", "EmailWeights": "weighting", "load": "persist", "merge": "merging",
+    "ByteNgrams": "features.ngrams", "Tokenizer": "features.text", "OnlineTfidf": "features.text",
+    "EmailTokenizer": "features.email", "EmailWeights": "features.weighting", "SpamFilter": "filter.decision",
+    "load": "persist", "merge": "merging",
 }
 
 

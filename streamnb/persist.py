@@ -140,7 +140,13 @@ _TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
 
 MODEL_TYPES: dict[str, type[Saveable]] = {}
 _TOKENIZER_TYPES: dict[str, type] = {}
-_TOKENIZER_MODULES = ("streamnb.text", "streamnb.mail", "streamnb.weighting", "streamnb.ngrams")
+# The modules of the built-in tokenizers, and the module name a file saves their type under:
+# "streamnb.mail.EmailTokenizer" since format version 1, wherever the class lives now (a type
+# name is part of the file format, so streamnb/features/ moved no saved name).
+_TOKENIZER_MODULES = {
+    "streamnb.features.text": "streamnb.text", "streamnb.features.email": "streamnb.mail",
+    "streamnb.features.weighting": "streamnb.weighting", "streamnb.features.ngrams": "streamnb.ngrams",
+}
 
 
 @overload
@@ -187,7 +193,7 @@ def register_tokenizer(cls: type) -> type:
 
 
 def _type_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+    return f"{_TOKENIZER_MODULES.get(cls.__module__, cls.__module__)}.{cls.__qualname__}"
 
 
 def tokenizer_types() -> dict[str, type]:
@@ -344,7 +350,7 @@ def describe_tokenizer(tokenizer: object) -> dict[str, Any] | None:
     if known.get(name) is not cls or not callable(get_params):
         raise InvalidTypeError(
             f"cannot save tokenizer {describe(tokenizer)}: only tokenizer classes with get_params() from "
-            f"{', '.join(_TOKENIZER_MODULES)} or registered with streamnb.persist.register_tokenizer can be "
+            f"{', '.join(_TOKENIZER_MODULES.values())} or registered with streamnb.persist.register_tokenizer can be "
             f"saved (known: {sorted(known) or 'none'})")
     params = encode_value(get_params())
     rebuilt = cls(**decode_value(params))

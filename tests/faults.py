@@ -116,7 +116,7 @@ def _fsync(pattern: str, active: Callable[[], bool]) -> None:
 def _kill(phase: str) -> None:
     if phase not in KILL_PHASES:
         raise SystemExit(f"kill=PHASE: PHASE is one of {', '.join(KILL_PHASES)}; got {phase!r}")
-    from streamnb import serve
+    from streamnb.service import serve
 
     state = {"saving": False, "calls": 0}
 
@@ -172,7 +172,7 @@ def main(argv: list[str]) -> int:
         raise SystemExit(__doc__)
     split = argv.index("--")
     install(argv[:split])
-    from streamnb.cli import main as streamnb
+    from streamnb.service.cli import main as streamnb
 
     return streamnb(argv[split + 1:])
 

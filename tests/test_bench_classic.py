@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks import bench_classic as classic
 from benchmarks.bench_classic import HAM, SPAM, UNSURE, Classified, ClassicFilterError
-from streamnb.decision import FilterReport
+from streamnb.filter.decision import FilterReport
 
 # -- bogofilter ---------------------------------------------------------------------------------
 

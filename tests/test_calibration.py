@@ -13,15 +13,15 @@ from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
 from streamnb import MultinomialNB
-from streamnb.calibrate import (
+from streamnb.filter.calibrate import (
     IsotonicCalibrator,
     PlattCalibrator,
     calibrate_prequential,
     default_edges,
 )
-from streamnb.decision import ChiSquareRule, SpamFilter, progressive_filter
+from streamnb.filter.decision import ChiSquareRule, SpamFilter, progressive_filter
 from streamnb.errors import InvalidInputError, InvalidParameterError
-from streamnb.evaluate import expected_calibration_error
+from streamnb.filter.evaluate import expected_calibration_error
 
 
 def labels(outcomes):
@@ -217,7 +217,7 @@ def words(raw: bytes) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def spamassassin_report():
-    from streamnb.datasets import load_spamassassin
+    from streamnb.filter.datasets import load_spamassassin
 
     messages = load_spamassassin(REAL_CORPUS, order="date")
     spam_filter = SpamFilter(MultinomialNB(alpha=1.0), ChiSquareRule(), IsotonicCalibrator(), tokenizer=words,

@@ -196,7 +196,8 @@ def test_email_nb_unlearns_exactly_through_the_command(mail, tmp_path):
 
 def test_the_command_s_email_defaults_are_email_nb_s():
     # cli.py restates them (so that `streamnb classify` starts without importing the model)
-    from streamnb import EmailNB, cli
+    from streamnb import EmailNB
+    from streamnb.service import cli
 
     model = EmailNB()
     assert (cli.DEFAULT_ALPHA["email"], cli.DEFAULT_MU["email"]) == (model.alpha, model.mu) == (0.3, 100.0)
@@ -366,7 +367,7 @@ def start(*args: str) -> subprocess.Popen:
 
 
 def _command(argv: list[str]) -> None:
-    from streamnb.cli import main
+    from streamnb.service.cli import main
 
     sys.stdout = open(os.devnull, "w")
     sys.exit(main(argv))
@@ -445,7 +446,7 @@ def test_train_with_a_ledger_learns_a_message_once(mail, tmp_path):
 
 
 def test_learn_waits_for_the_write_lock(model_copy, tmp_path):
-    from streamnb import journal
+    from streamnb.service import journal
 
     lesson = tmp_path / "late.eml"
     lesson.write_bytes(unique_message(7, "ham"))
@@ -463,7 +464,7 @@ def test_learn_waits_for_the_write_lock(model_copy, tmp_path):
 def test_classify_imports_only_what_it_needs(mail):
     """One message classified without numpy, scipy, calibration, plots, corpus code (streamnb/_lazy.py)."""
     script = ("import io, json, sys\n"
-              "from streamnb.cli import main\n"
+              "from streamnb.service.cli import main\n"
               "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
               "code = main(['classify', sys.argv[1]])\n"
               "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n")
@@ -473,8 +474,9 @@ def test_classify_imports_only_what_it_needs(mail):
     report = json.loads(result.stdout.decode().splitlines()[-1])
     assert report["code"] == 0  # spam
     modules = set(report["modules"])
-    for unwanted in ("numpy", "scipy", "scipy.special", "scipy.sparse._csr", "scipy.stats", "streamnb.calibrate", "streamnb.datasets",
-                     "streamnb.plots", "streamnb.river", "matplotlib", "river", "sklearn", "pandas", "filelock",
+    for unwanted in ("numpy", "scipy", "scipy.special", "scipy.sparse._csr", "scipy.stats", "streamnb.filter.calibrate",
+                     "streamnb.filter.datasets", "streamnb.filter.plots", "streamnb.integrations.river", "streamnb.service.serve",
+                     "matplotlib", "river", "sklearn", "pandas", "filelock",
                      "asyncio", "tarfile", "urllib.request"):
         assert unwanted not in modules, unwanted
 
@@ -636,7 +638,7 @@ def test_an_email_nb_model_file_keeps_its_own_cutoffs(mail, tmp_path):
     """Issue 26: old model files keep scoring as they did. An EmailNB file (what `train` made
     before the fusion became the default) is judged with EmailNB's LogOddsRule (spam from 16,
     ham below -5, caution 8), not the fusion's."""
-    from streamnb.decision import LogOddsRule, SpamFilter
+    from streamnb.filter.decision import LogOddsRule, SpamFilter
 
     target = tmp_path / "email.snb"
     assert run("train", str(target), "--model-type", "email", "--spam", str(mail["mbox"]),

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from streamnb import datasets
-from streamnb.datasets import (
+from streamnb.filter import datasets
+from streamnb.filter.datasets import (
     Message,
     china_japan,
     download_spamassassin,

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from streamnb import BernoulliNB, MultinomialNB
-from streamnb.calibrate import IsotonicCalibrator
-from streamnb.decision import (
+from streamnb.filter.calibrate import IsotonicCalibrator
+from streamnb.filter.decision import (
     ArgmaxRule,
     ChiSquareRule,
     Evidence,
@@ -29,7 +29,7 @@ from streamnb.decision import (
     robinson_probabilities,
 )
 from streamnb.errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError
-from streamnb.evaluate import progressive_evaluate
+from streamnb.filter.evaluate import progressive_evaluate
 from tests.state import spam_ham_stream
 
 

@@ -285,7 +285,7 @@ def test_bad_mu_raises_and_changes_nothing(mu):
 
 
 def test_river_adapter_passes_mu_through():
-    snr = pytest.importorskip("streamnb.river")
+    snr = pytest.importorskip("streamnb.integrations.river")
     model = snr.MultinomialNB(alpha=0.03, mu=300.0)
     assert model.mu == 300.0 and model.model.mu == 300.0
     assert model.clone().model.mu == 300.0

@@ -30,7 +30,7 @@ distributed_lib = pytest.importorskip("distributed")
 import numpy as np  # noqa: E402
 
 from streamnb import BernoulliNB, LogisticRegression, MultinomialNB  # noqa: E402
-from streamnb import distributed  # noqa: E402
+from streamnb.integrations import distributed  # noqa: E402
 from streamnb.errors import (InvalidInputError, InvalidLabelError, InvalidParameterError,  # noqa: E402
                              InvalidTypeError)
 from tests.state import snapshot  # noqa: E402
@@ -49,7 +49,7 @@ def words(text: str) -> dict[str, int]:
 
 
 try:  # the text module's tokenizer when it is there (another branch adds it)
-    from streamnb.text import Tokenizer as _Tokenizer
+    from streamnb.features.text import Tokenizer as _Tokenizer
     TOKENIZER = _Tokenizer()
 except ImportError:
     TOKENIZER = words
@@ -105,7 +105,7 @@ def generated():
 def spamassassin():
     if not REAL_CORPUS:
         pytest.skip("STREAMNB_SPAMASSASSIN is not set (point it at the SpamAssassin corpus to run)")
-    from streamnb.datasets import load_spamassassin
+    from streamnb.filter.datasets import load_spamassassin
     records = [(m.raw.decode("latin-1"), m.label) for m in load_spamassassin(REAL_CORPUS)]
     cut = int(len(records) * 0.8)  # Date order: train on the past, hold out the future
     train_records = records[:cut]
@@ -379,9 +379,9 @@ def test_bad_weight_column_type():
 
 def test_missing_dask_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask", None)  # import dask now raises ImportError
-    monkeypatch.delitem(sys.modules, "streamnb.distributed")
+    monkeypatch.delitem(sys.modules, "streamnb.integrations.distributed")
     with pytest.raises(ImportError, match=r"pip install streamnb\[dask\]"):
-        importlib.import_module("streamnb.distributed")
+        importlib.import_module("streamnb.integrations.distributed")
 
 
 # -- the merge that makes it exact for hashed vocabularies -------------------------------------------

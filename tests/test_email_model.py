@@ -11,9 +11,9 @@ import pytest
 import streamnb
 from streamnb import EmailNB, EmailTokenizer, EmailWeights, MultinomialNB
 from streamnb.models import Fusion
-from streamnb.decision import HAM, SPAM, UNSURE, LogOddsRule, SpamFilter, progressive_filter
+from streamnb.filter.decision import HAM, SPAM, UNSURE, LogOddsRule, SpamFilter, progressive_filter
 from streamnb.errors import IncompatibleModelsError, InvalidParameterError, InvalidTypeError
-from streamnb.weighting import QUANTUM_BITS
+from streamnb.features.weighting import QUANTUM_BITS
 from tests.retrain_support import read_members, write_members
 from tests.state import snapshot
 

@@ -10,9 +10,9 @@ import pytest
 
 from streamnb import MultinomialNB
 from streamnb.errors import InvalidInputError, InvalidParameterError, InvalidTypeError
-from streamnb.email_pipeline import EmailPipeline, EmailTfidf
-from streamnb.mail import EmailTokenizer
-from streamnb.text import OnlineTfidf
+from benchmarks.email_pipeline import EmailPipeline, EmailTfidf
+from streamnb.features.email import EmailTokenizer
+from streamnb.features.text import OnlineTfidf
 
 SPAM = b"""\
 From: Deals <deals@offers.example.biz>

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamnb import EmailNB, EmailTokenizer, EmailWeights, MultinomialNB
-from streamnb.decision import HAM, SPAM
+from streamnb.filter.decision import HAM, SPAM
 from tests.test_email_model import mail, stream
 
 CORPUS = os.environ.get("STREAMNB_SPAMASSASSIN")
@@ -152,7 +152,7 @@ def test_hashed_models_cannot_score_with_the_idf():
 def corpus():
     if not CORPUS:
         pytest.skip("STREAMNB_SPAMASSASSIN is not set (point it at the SpamAssassin corpus to run)")
-    from streamnb.datasets import load_spamassassin
+    from streamnb.filter.datasets import load_spamassassin
 
     return load_spamassassin(CORPUS)
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 from streamnb.errors import InvalidInputError, InvalidParameterError
-from streamnb.evaluate import (
+from streamnb.filter.evaluate import (
     EPS,
     BinaryCounts,
     RunningMetrics,

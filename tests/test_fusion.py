@@ -12,7 +12,7 @@ import pytest
 
 import streamnb
 from streamnb import LogisticRegression, MultinomialNB, Tokenizer
-from streamnb.decision import SpamFilter
+from streamnb.filter.decision import SpamFilter
 from streamnb.errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError
 from streamnb.models import Fusion
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamnb.errors import InvalidParameterError, InvalidTypeError
-from streamnb.mail import (
+from streamnb.features.email import (
     DEFAULT_IGNORED_HEADERS,
     EmailTokenizer,
     ParsedMessage,
@@ -21,7 +21,7 @@ from streamnb.mail import (
     parse_message,
     url_host,
 )
-from streamnb.text import Tokenizer
+from streamnb.features.text import Tokenizer
 
 
 def body_words(features: dict) -> dict:

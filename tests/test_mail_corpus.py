@@ -35,8 +35,8 @@ from pathlib import Path
 
 import pytest
 
-from streamnb.datasets import load_spamassassin
-from streamnb.mail import EmailTokenizer, parse_message
+from streamnb.filter.datasets import load_spamassassin
+from streamnb.features.email import EmailTokenizer, parse_message
 
 OLD = "f89cd48ace50f15340cde35f09c404089e247d78"
 CORPUS = os.environ.get("STREAMNB_SPAMASSASSIN")
@@ -55,7 +55,7 @@ def old_mail_module(tmp_dir: Path):
     # Its setting checks came from streamnb.text then; they are streamnb.validate's now.
     old_import = b"from streamnb.text import Tokenizer, _check_bool, _check_optional_int\n"
     assert source.count(old_import) == 1
-    source = source.replace(old_import, b"from streamnb.text import Tokenizer\nfrom streamnb.validate import "
+    source = source.replace(old_import, b"from streamnb.features.text import Tokenizer\nfrom streamnb.validate import "
                             b"check_bool as _check_bool, check_optional_int as _check_optional_int\n")
     path = tmp_dir / "streamnb_old_mail.py"
     path.write_bytes(source)

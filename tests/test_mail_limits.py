@@ -17,7 +17,7 @@ import time
 import pytest
 
 from streamnb import _core
-from streamnb.mail import EmailTokenizer, parse_message
+from streamnb.features.email import EmailTokenizer, parse_message
 
 BOUND = 5.0  # seconds; each of these runs in milliseconds to ~0.3 s on an idle machine
 

@@ -9,10 +9,10 @@ import pytest
 from sklearn import metrics as skm
 
 from streamnb import MultinomialNB
-from streamnb.decision import SpamFilter, progressive_filter
+from streamnb.filter.decision import SpamFilter, progressive_filter
 from streamnb.errors import InvalidInputError, InvalidParameterError
-from streamnb.evaluate import progressive_evaluate, roc_auc
-from streamnb.plots import plot_learning_curve, plot_reliability, plot_roc, roc_points
+from streamnb.filter.evaluate import progressive_evaluate, roc_auc
+from streamnb.filter.plots import plot_learning_curve, plot_reliability, plot_roc, roc_points
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

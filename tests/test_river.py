@@ -25,7 +25,7 @@ from river import checks, compose, evaluate, feature_extraction, metrics
 from river import naive_bayes as river_nb
 
 import streamnb
-from streamnb import river as snr
+from streamnb.integrations import river as snr
 from streamnb.errors import InvalidInputError, InvalidTypeError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,7 +243,7 @@ def test_import_error_names_the_extra():
     code = ("import sys; sys.modules['river'] = None\n"
             "import streamnb\n"
             "try:\n"
-            "    import streamnb.river\n"
+            "    import streamnb.integrations.river\n"
             "except ImportError as error:\n"
             "    print(error)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,

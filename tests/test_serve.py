@@ -23,10 +23,11 @@ from pathlib import Path
 import pytest
 
 import streamnb
-from streamnb import EmailTokenizer, MultinomialNB, cli, journal
-from streamnb.decision import ChiSquareRule, SpamFilter
-from streamnb.journal import FORGET, LEARN, Lesson
-from streamnb.serve import Settings, UserModel, recover, rewrite_message, score_fields, symbols
+from streamnb import EmailTokenizer, MultinomialNB
+from streamnb.service import cli, journal
+from streamnb.filter.decision import ChiSquareRule, SpamFilter
+from streamnb.service.journal import FORGET, LEARN, Lesson
+from streamnb.service.serve import Settings, UserModel, recover, rewrite_message, score_fields, symbols
 from streamnb.errors import InvalidParameterError
 from tests.retrain_support import snapshot
 from tests.served import ROOT, Served

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import streamnb
-from streamnb import journal
+from streamnb.service import journal
 from tests.faults import KILL_PHASES
 from tests.served import ROOT, Served
 from tests.test_serve import SPAMC, Expected, docs, error_line, ham, request, spam, tell_raw

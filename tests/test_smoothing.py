@@ -311,7 +311,7 @@ def test_a_fixed_smoothing_has_no_report_and_auto_round_trips_its_parameters():
 
 
 def test_inspect_shows_the_choice(tmp_path, capsys):
-    from streamnb.cli import main
+    from streamnb.service.cli import main
 
     path = tmp_path / "auto.snb"
     learned(MultinomialNB(alpha="auto"), SPAM[:60]).save(path)
@@ -325,13 +325,13 @@ def test_river_checks_pass_with_auto(name):
     pytest.importorskip("river")
     from river import checks
 
-    from streamnb import river as snr
+    from streamnb.integrations import river as snr
 
     checks.check_estimator(getattr(snr, name)(alpha="auto"))
 
 
 def test_the_command_trains_with_alpha_auto(tmp_path, capsys):
-    from streamnb.cli import main
+    from streamnb.service.cli import main
 
     data = tmp_path / "d.csv"
     data.write_text("text,label\n" + "".join(f"{' '.join(x)},{y}\n" for x, y in SPAM[:60]))

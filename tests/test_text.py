@@ -21,7 +21,7 @@ from streamnb.errors import (
     InvalidParameterError,
     InvalidTypeError,
 )
-from streamnb.text import DEFAULT_TOKEN_PATTERN, ENGLISH_STOP_WORDS, OnlineTfidf, Tokenizer
+from streamnb.features.text import DEFAULT_TOKEN_PATTERN, ENGLISH_STOP_WORDS, OnlineTfidf, Tokenizer
 
 # --------------------------------------------------------------------------------------------
 # Tokenizer: the default token definition

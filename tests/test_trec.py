@@ -11,7 +11,7 @@ import tarfile
 import pytest
 
 from streamnb.errors import CorpusNotFoundError, InvalidParameterError
-from streamnb.trec import TREC_ENV, is_trec, load_trec
+from streamnb.filter.trec import TREC_ENV, is_trec, load_trec
 
 MESSAGES = [("spam", b"Subject: win\n\ncheap pills\n"), ("ham", b"Subject: lunch\nDate: Mon, 2 Apr 2007 10:00:00 -0400\n\nnoon?\n"),
             ("spam", b"Subject: offer\n\nbuy now\n")]
@@ -97,8 +97,8 @@ def test_the_default_filter_ranks_the_first_10000_better_than_either_part(first_
     better than EmailNB alone and than its logistic regression alone. Measured (1-AUC)%: the
     fusion 0.0130, EmailNB 0.0225, the logistic regression 0.0159 (its settings were chosen on
     the first 40,000 messages of trec07p-dev, this part included: in-sample)."""
-    from streamnb.decision import SpamFilter, progressive_filter
-    from streamnb.evaluate import one_minus_auc_percent
+    from streamnb.filter.decision import SpamFilter, progressive_filter
+    from streamnb.filter.evaluate import one_minus_auc_percent
     from streamnb.models import EmailNB
     from streamnb.models.fusion import default_lr
 

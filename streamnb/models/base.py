@@ -35,9 +35,9 @@ from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParamete
 from ..ledger import Ledger
 from ..pruning import mutual_information
 from ..store import STORE_ARRAYS, CountStore, _raw_array, _require
-from ..mail import EmailTokenizer
-from ..text import Tokenizer as WordTokenizer
-from ..weighting import EmailWeights
+from ..features.email import EmailTokenizer
+from ..features.text import Tokenizer as WordTokenizer
+from ..features.weighting import EmailWeights
 from ..validate import (Label, check_alpha, check_choice, check_class_allowed, check_class_prior, check_grid,
                         check_label, check_positive, check_weight)
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidParameterError, InvalidTypeError, describe
 from ..persist import register_model
 from ..validate import Label, check_finite
-from ..weighting import EmailWeights
+from ..features.weighting import EmailWeights
 from .base import Document, FeatureValues
 from .multinomial import MultinomialNB
 

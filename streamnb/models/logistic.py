@@ -34,13 +34,13 @@ else:
 
 from .. import _core, persist
 from ..errors import IncompatibleModelsError, InvalidParameterError, ModelFormatError, describe
-from ..mail import EmailTokenizer
-from ..ngrams import ByteNgrams
+from ..features.email import EmailTokenizer
+from ..features.ngrams import ByteNgrams
 from ..persist import register_model
-from ..text import Tokenizer as WordTokenizer
+from ..features.text import Tokenizer as WordTokenizer
 from ..validate import (Label, check_bool, check_choice, check_class_weight, check_finite_positive, check_label,
                         check_nonnegative, check_positive, check_weight)
-from ..weighting import EmailWeights
+from ..features.weighting import EmailWeights
 from ..store import _raw_array
 from .base import Document, LogLinear, TextTokenizer, _batch_documents, _tokenizer_signature
 

@@ -15,7 +15,7 @@ import streamnb
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB
 from streamnb.models.email import EmailNB
 from streamnb.persist import VERSION, encode_value
-from streamnb.text import Tokenizer
+from streamnb.features.text import Tokenizer
 
 OUT = Path(__file__).parent / f"format-v{VERSION}"
 # Feature names of every kind a vocabulary keys: str (with a lone surrogate), tuple, int,

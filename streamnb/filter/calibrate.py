@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from .errors import InvalidInputError, InvalidParameterError, describe
+from ..errors import InvalidInputError, InvalidParameterError, describe
 
 __all__ = ["Calibrator", "PlattCalibrator", "IsotonicCalibrator", "calibrate_prequential", "default_edges"]
 

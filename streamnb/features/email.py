@@ -4,7 +4,7 @@
 headers, subject, the readable body text and the link targets. :class:`EmailTokenizer` turns
 a raw message into a bag of features whose names say where each token came from
 (``subject:free``, ``from:example.com``, ``url:com``, ``content-type:text/html`` ...) plus
-unprefixed body words. :mod:`streamnb.email_pipeline` weighs those features field by field
+unprefixed body words. ``benchmarks/email_pipeline.py`` weighs those features field by field
 and pairs them with a model: the most accurate setting measured on the SpamAssassin stream.
 
 The reading itself is in the compiled core (``streamnb._core``, ``src/mail/``): MIME
@@ -31,7 +31,7 @@ from typing import Any
 
 from streamnb import _core
 from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
-from streamnb.text import DEFAULT_TOKEN_PATTERN, Tokenizer
+from streamnb.features.text import DEFAULT_TOKEN_PATTERN, Tokenizer
 from streamnb.validate import check_bool, check_optional_int
 
 __all__ = [
@@ -371,7 +371,7 @@ class EmailTokenizer:
         ``"subject"``, ``"url"``, ``"address"`` (the address headers), ``"header"`` (header
         names), ``"mime"`` (part types, charsets, encodings, attachments, defects),
         ``"sender"`` (``from-address:``, with ``sender_address``) or ``"other"`` (the word
-        headers, e.g. X-Mailer). Fields are what :class:`~streamnb.email_pipeline.EmailTfidf`
+        headers, e.g. X-Mailer). Fields are what ``EmailTfidf`` (``benchmarks/email_pipeline.py``)
         and :class:`~streamnb.weighting.EmailWeights` normalise separately.
 
         >>> t = EmailTokenizer()

@@ -40,7 +40,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from .errors import InvalidParameterError, StreamNBError
+from ..errors import InvalidParameterError, StreamNBError
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
            "check_lock_file", "file_digest", "read_journal", "pending_lessons", "create_journal", "append_lessons",

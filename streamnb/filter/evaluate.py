@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     Ints = npt.NDArray[np.int64]
     Objects = npt.NDArray[np.object_]  # labels: Python objects, None included
 else:
-    from ._lazy import numpy as np
+    from .._lazy import numpy as np
 
 from streamnb.errors import InvalidInputError, InvalidParameterError, describe
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import InvalidParameterError, InvalidTypeError, describe
-from .mail import EmailTokenizer
-from .text import OnlineTfidf
+from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
+from streamnb.features.email import EmailTokenizer
+from streamnb.features.text import OnlineTfidf
 
 
 def _check_mass(name: str, value: object) -> float:

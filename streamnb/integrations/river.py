@@ -38,12 +38,13 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
         f"streamnb.river needs the optional dependency {error.name!r} (river and pandas); "
         "install it with: pip install streamnb[river]") from error
 
-from . import mail, models
-from . import text as text_features
-from .errors import InvalidInputError, InvalidTypeError, describe
-from .models.base import DiscreteNB
-from .models.record import RecordNB
-from .validate import Label
+from .. import models
+from ..features import email as mail
+from ..features import text as text_features
+from ..errors import InvalidInputError, InvalidTypeError, describe
+from ..models.base import DiscreteNB
+from ..models.record import RecordNB
+from ..validate import Label
 
 __all__ = ["NaiveBayesClassifier", "MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB",
            "LogisticRegression", "TextTransformer", "Tokenizer", "EmailTokenizer", "OnlineTfidf"]
@@ -272,7 +273,7 @@ class MultinomialNB(NaiveBayesClassifier):
     ``unseen="score"`` it reproduces ``river.naive_bayes.MultinomialNB`` on BagOfWords input.
 
     >>> from river import feature_extraction
-    >>> from streamnb.river import MultinomialNB
+    >>> from streamnb.integrations.river import MultinomialNB
     >>> model = feature_extraction.BagOfWords() | MultinomialNB(alpha=1.0)
     >>> for text, label in [("cheap pills now", "spam"), ("meeting at noon", "ham")]:
     ...     model.learn_one(text, label)

@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised by simulating a missi
         "streamnb.distributed needs Dask (dask.bag, dask.dataframe, distributed, pandas): "
         "pip install streamnb[dask]") from exc
 
-from .errors import InvalidParameterError, InvalidTypeError, StreamNBError, describe
+from ..errors import InvalidParameterError, InvalidTypeError, StreamNBError, describe
 
 
 class Model(Protocol):

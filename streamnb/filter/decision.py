@@ -43,16 +43,16 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from .calibrate import Calibrator
-    from .models.base import Document, FeatureValues
-    from .validate import Label
+    from ..models.base import Document, FeatureValues
+    from ..validate import Label
 
     Floats = npt.NDArray[np.float64]
     Bools = npt.NDArray[np.bool_]
     Objects = npt.NDArray[np.object_]  # labels, verdicts: Python objects
 else:
-    from ._lazy import numpy as np
+    from .._lazy import numpy as np
 
-from .errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
+from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError, describe
 from .evaluate import (CurvePoint, RunningMetrics, _objects, accuracy, expected_calibration_error,
                        false_negative_rate, false_positive_rate, log_loss, one_minus_auc_percent, prequential)
 
@@ -681,7 +681,7 @@ class SpamFilter:
                  tokenizer: Callable[[Any], FeatureValues] | None = None, positive: Label = SPAM,
                  negative: Label = HAM, evidence_k: int = 10) -> None:
         if model is None:
-            from .models import Fusion  # here: decision rules need no mail reader
+            from ..models import Fusion  # here: decision rules need no mail reader
 
             model = Fusion()
         for name in ("learn_one", "predict_log_proba_one"):
@@ -738,8 +738,8 @@ class SpamFilter:
         known = self._reads_text
         if known is not None and known[0] is model and known[1] is tokenizer:
             return known[2]
-        from .models.base import DiscreteNB  # here: decision rules need no model module
-        from .models.fusion import Fusion
+        from ..models.base import DiscreteNB  # here: decision rules need no model module
+        from ..models.fusion import Fusion
 
         # a fusion's parts read the raw message each its own way
         reads = isinstance(model, Fusion) or (isinstance(model, DiscreteNB) and tokenizer is not None)

@@ -28,9 +28,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from . import _core
-from .errors import InvalidParameterError, InvalidTypeError, describe
-from .mail import EmailTokenizer, _to_bytes
+from .. import _core
+from ..errors import InvalidParameterError, InvalidTypeError, describe
+from .email import EmailTokenizer, _to_bytes
 
 __all__ = ["EmailWeights", "DEFAULT_TOKENIZER", "DEFAULT_MASSES"]
 

@@ -37,12 +37,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeGuard
 
-from . import __version__
-from .errors import StreamNBError
+from .. import __version__
+from ..errors import StreamNBError
 
 if TYPE_CHECKING:
-    from .datasets import Order
-    from .decision import FilterReport, SpamFilter, Verdict
+    from ..filter.datasets import Order
+    from ..filter.decision import FilterReport, SpamFilter, Verdict
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_OUTPUT_CLOSED = 141  # the reader of the output went away: 128 + SIGPIPE, as the shell reports other tools
@@ -88,19 +88,19 @@ def build_model(args: argparse.Namespace) -> Any:
 
     ``args.ledger`` (when given) remembers that many learned messages (see streamnb.ledger).
     """
-    from .mail import EmailTokenizer
-    from .models import BernoulliNB, ComplementNB, MultinomialNB
-    from .text import Tokenizer
+    from ..features.email import EmailTokenizer
+    from ..models import BernoulliNB, ComplementNB, MultinomialNB
+    from ..features.text import Tokenizer
 
     ledger = getattr(args, "ledger", None) or None  # 0: no ledger
     alpha, mu = model_alpha(args), model_mu(args)
     if args.model_type == "email":
-        from .models import EmailNB
+        from ..models import EmailNB
 
         return EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger)
     if args.model_type == "fusion":
-        from .models import EmailNB, Fusion
-        from .models.fusion import DEFAULT_NB_MAX_FEATURES, default_lr
+        from ..models import EmailNB, Fusion
+        from ..models.fusion import DEFAULT_NB_MAX_FEATURES, default_lr
 
         nb = EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger,
                      max_features=DEFAULT_NB_MAX_FEATURES)
@@ -134,7 +134,7 @@ def min_per_class(args: argparse.Namespace) -> float:
 
 def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     """(message, label) from --spam and --ham mail sources and --data JSONL/CSV files."""
-    from .sources import read_labelled, read_mail
+    from ..filter.sources import read_labelled, read_mail
 
     for label in ("spam", "ham"):
         for path in getattr(args, label) or []:
@@ -146,7 +146,7 @@ def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
 
 def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
     """Messages sorted by their Date header (undated ones keep their place after the dated)."""
-    from .datasets import parse_date
+    from ..filter.datasets import parse_date
 
     dated = [(parse_date(x) if isinstance(x, bytes) else None, i) for i, (x, _) in enumerate(items)]
     order = sorted(range(len(items)), key=lambda i: (dated[i][0] is None, dated[i][0] or 0.0, i))
@@ -196,7 +196,7 @@ def check_new_folder(path: str, what: str) -> None:
 
 def load_model(path: str) -> Any:
     check_model_file(path)
-    from .persist import load
+    from ..persist import load
 
     return load(path)
 
@@ -226,7 +226,7 @@ def warn_without_ledger(model: Any, items: list[tuple[Any, Any]], path: str, com
 
 
 def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
-    from .decision import SpamFilter
+    from ..filter.decision import SpamFilter
 
     classes = set(getattr(model, "classes", []))
     if not {"spam", "ham"} <= classes:
@@ -325,7 +325,7 @@ def cmd_unlearn(args: argparse.Namespace) -> int:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
-    from .sources import read_mail
+    from ..filter.sources import read_mail
 
     if args.tag and args.evidence:
         raise CommandError("--tag writes the message back and --evidence prints its clues: give one of them")
@@ -350,7 +350,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 def one_message(sources: list[str], option: str) -> bytes:
     """The message on standard input (no sources), or the one message the sources hold."""
-    from .sources import SourceError, looks_like_mail, read_mail
+    from ..filter.sources import SourceError, looks_like_mail, read_mail
 
     if sources:
         messages = [m for source in sources for m in read_mail(source)]
@@ -371,8 +371,8 @@ def evaluation_items(args: argparse.Namespace, order: Order, seed: int) -> list[
     (streamnb.trec) is read in delivery order for "date" and "file" (its index's order)."""
     import numpy as np
 
-    from .datasets import load_spamassassin
-    from .trec import is_trec, load_trec
+    from ..filter.datasets import load_spamassassin
+    from ..filter.trec import is_trec, load_trec
 
     if args.corpus is not None:
         if is_trec(args.corpus):
@@ -396,7 +396,7 @@ def other_orders(args: argparse.Namespace) -> list[tuple[Order, int]]:
     """--also-orders as (order, seed) pairs: "file,shuffle:1" -> [("file", 0), ("shuffle", 1)]."""
     spec = args.also_orders
     if spec is None:  # the default: on the SpamAssassin corpus, file order and three shuffles
-        from .trec import is_trec
+        from ..filter.trec import is_trec
 
         spam_assassin = args.corpus is not None and not is_trec(args.corpus)
         spec = "file,shuffle:1,shuffle:2,shuffle:3" if spam_assassin else "none"
@@ -440,8 +440,8 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
     """
     import json
 
-    from .calibrate import IsotonicCalibrator
-    from .decision import SpamFilter, progressive_filter
+    from ..filter.calibrate import IsotonicCalibrator
+    from ..filter.decision import SpamFilter, progressive_filter
 
     def run(stream: list[tuple[Any, Any]]) -> tuple[Any, FilterReport]:
         model = build_model(args)
@@ -471,8 +471,8 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
 
 def _rule(args: argparse.Namespace, model: Any) -> Any:
     """The decision rule the options ask for; logodds cutoffs not given are the model's own."""
-    from .decision import ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
-    from .errors import InvalidParameterError
+    from ..filter.decision import ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
+    from ..errors import InvalidParameterError
 
     try:
         if args.rule == "argmax":
@@ -491,7 +491,7 @@ _RULE_PARAMETER = re.compile(r"\b(ham_log_odds|spam_log_odds|caution|ham_cutoff|
 
 def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, Any]:
     """The JSON report: settings, the model's argmax metrics, calibration, the verdicts."""
-    from .evaluate import brier_score, precision_recall_f1
+    from ..filter.evaluate import brier_score, precision_recall_f1
 
     truth = list(report.y_true)
     predicted = [p if p is not None else "none" for p in report.model_predictions]
@@ -535,7 +535,7 @@ def rule_fields(args: argparse.Namespace) -> dict[str, Any]:
     fields = {"name": args.rule, "ham_cutoff": args.ham_cutoff, "spam_cutoff": args.spam_cutoff,
               "min_per_class": min_per_class(args)}
     if args.rule == "logodds":
-        from .models import EmailNB, Fusion
+        from ..models import EmailNB, Fusion
 
         rule = _rule(args, Fusion if args.model_type == "fusion" else EmailNB)
         fields.update(ham_log_odds=rule.ham_log_odds, spam_log_odds=rule.spam_log_odds, caution=rule.caution)
@@ -595,7 +595,7 @@ def metrics_table(fields: dict[str, Any]) -> str:
 
 
 def write_plots(report: FilterReport, folder: Path) -> list[Path]:
-    from . import plots  # matplotlib is an optional extra
+    from ..filter import plots  # matplotlib is an optional extra
 
     folder.mkdir(exist_ok=True)  # its parent exists (check_outputs): a typo makes no folders
     truth = list(report.y_true)
@@ -644,8 +644,8 @@ def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, flo
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Locate the corpus, stream it through the filter, show the metrics, save plots and model."""
-    from .datasets import load_spamassassin
-    from .errors import CorpusNotFoundError
+    from ..filter.datasets import load_spamassassin
+    from ..errors import CorpusNotFoundError
 
     check_new_folder(args.out, "--out")
     try:

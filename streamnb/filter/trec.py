@@ -22,7 +22,7 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from .datasets import Message, parse_date
-from .errors import CorpusNotFoundError, InvalidParameterError, describe
+from ..errors import CorpusNotFoundError, InvalidParameterError, describe
 
 TREC_ENV = "STREAMNB_TREC07P"
 _ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz")

@@ -113,8 +113,8 @@ from pathlib import Path
 from typing import Any
 
 from . import journal
-from .decision import SPAM, SpamFilter, Verdict
-from .errors import ModelFormatError, StreamNBError
+from ..filter.decision import SPAM, SpamFilter, Verdict
+from ..errors import ModelFormatError, StreamNBError
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 
 log = logging.getLogger("streamnb.serve")
@@ -406,7 +406,7 @@ def read_model(path: Path) -> tuple[Any, str, tuple[int, int, int]]:
 
     One read gives the three together even while another writer replaces the file.
     """
-    from .persist import loads
+    from ..persist import loads
 
     with open(path, "rb") as handle:
         data = handle.read()
@@ -562,7 +562,7 @@ class UserModel:
 
     def _save_sync(self) -> None:
         """Write the model in memory to its file, then drop the journal (under the write lock)."""
-        from .persist import dumps, write_atomically
+        from ..persist import dumps, write_atomically
 
         data = dumps(self.model)
         digest = hashlib.sha256(data).hexdigest()
@@ -818,7 +818,7 @@ def listen_error(host: str, port: int, error: OSError) -> ServiceError:
 
 def recover(models: Path, lock_timeout: float = 60.0) -> int:
     """Fold every journal left in DIR by a crash (before serving); returns the lessons folded."""
-    from .persist import load
+    from ..persist import load
 
     folded = 0
     for name in sorted(os.listdir(models)):

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import InvalidInputError
+from ..errors import InvalidInputError
 
 # A header field: a name of printable ASCII without ':' and spaces, then ':' (RFC 5322 2.2).
 _FIELD = re.compile(rb"^[!-9;-~]+:")

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import _core
-from .errors import InvalidParameterError, InvalidTypeError, describe
-from .mail import EmailTokenizer, _to_bytes
+from .. import _core
+from ..errors import InvalidParameterError, InvalidTypeError, describe
+from .email import EmailTokenizer, _to_bytes
 
 
 class ByteNgrams:

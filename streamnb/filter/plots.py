@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidInputError, InvalidParameterError
+from ..errors import InvalidInputError, InvalidParameterError
 from .evaluate import CurvePoint, expected_calibration_error, reliability_table, roc_auc
 
 __all__ = ["roc_points", "plot_learning_curve", "plot_roc", "plot_reliability"]

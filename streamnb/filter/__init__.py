@@ -1,0 +1,10 @@
+"""The spam filter: the application built on the library's models.
+
+``decision`` turns a model's scores into verdicts (chi-square combining, the log-odds rule,
+the unsure band, ``SpamFilter`` and its progressive report), ``calibrate`` maps scores to
+probabilities, ``evaluate`` holds the prequential evaluation and its metrics, ``plots`` draws
+them (matplotlib, optional), ``sources`` reads Maildirs, mbox files and labelled data files,
+and ``datasets`` and ``trec`` load the SpamAssassin and TREC 2007 corpora. It imports the
+library (the base modules, ``streamnb.features``, ``streamnb.models``), never the service or
+the integrations.
+"""

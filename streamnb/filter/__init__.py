@@ -4,7 +4,7 @@
 the unsure band, ``SpamFilter`` and its progressive report), ``calibrate`` maps scores to
 probabilities, ``evaluate`` holds the prequential evaluation and its metrics, ``plots`` draws
 them (matplotlib, optional), ``sources`` reads Maildirs, mbox files and labelled data files,
-and ``datasets`` and ``trec`` load the SpamAssassin and TREC 2007 corpora. It imports the
-library (the base modules, ``streamnb.features``, ``streamnb.models``), never the service or
-the integrations.
+``datasets`` and ``trec`` load the SpamAssassin and TREC 2007 corpora, and ``headers`` writes
+a verdict into a message's headers. It imports the library (the base modules,
+``streamnb.features``, ``streamnb.models``), never the service or the integrations.
 """

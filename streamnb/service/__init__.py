@@ -2,8 +2,10 @@
 
 ``cli`` is the command line (train, classify, learn, unlearn, evaluate, inspect, demo,
 serve; the console script ``streamnb`` and ``python -m streamnb``), ``serve`` the server
-that speaks SpamAssassin's spamd protocol to ``spamc``, and ``journal`` a model file's write
-lock and the journal of lessons the server acknowledges before folding them into the file.
-The service imports the filter and the library; nothing below imports it. ``cli`` imports
-what a command needs when it runs, so ``streamnb classify`` starts without numpy.
+that speaks SpamAssassin's spamd protocol to ``spamc``, ``settings`` the server's settings
+and limits with their defaults (their one home: the server and the command's options both
+read them there), and ``journal`` a model file's write lock and the journal of lessons the
+server acknowledges before folding them into the file. The service imports the filter and
+the library; nothing below imports it. ``cli`` imports what a command needs when it runs,
+so ``streamnb classify`` starts without numpy.
 """

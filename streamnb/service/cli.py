@@ -33,16 +33,18 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeGuard
 
 from .. import __version__
 from ..errors import StreamNBError
+from ..filter.headers import tag_message
+from .settings import Limits, Settings
 
 if TYPE_CHECKING:
     from ..filter.datasets import Order
-    from ..filter.decision import FilterReport, SpamFilter, Verdict
+    from ..filter.decision import FilterReport, SpamFilter
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_OUTPUT_CLOSED = 141  # the reader of the output went away: 128 + SIGPIPE, as the shell reports other tools
@@ -232,35 +234,6 @@ def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
     if not {"spam", "ham"} <= classes:
         raise CommandError(f"the model's classes are {sorted(map(str, classes))}; a spam filter needs 'spam' and 'ham'")
     return SpamFilter(model, _rule(args, model), min_per_class=min_per_class(args), evidence_k=args.evidence)
-
-
-def tag_message(raw: bytes, verdict: Verdict) -> bytes:
-    """The message with X-StreamNB-Status and X-StreamNB-Score headers; the body byte for byte.
-
-    Earlier X-StreamNB-* headers are replaced, so a message can be classified again.
-    """
-    return rewrite_headers(raw, [("X-StreamNB-Status", verdict.label), ("X-StreamNB-Score", f"{verdict.score:.6f}")],
-                           remove=("X-StreamNB-Status", "X-StreamNB-Score"))
-
-
-def rewrite_headers(raw: bytes, headers: Sequence[tuple[str, str]], remove: Sequence[str] = ()) -> bytes:
-    """The message with the headers named in ``remove`` dropped and ``headers`` added after
-    the others, in the message's own line ending; the body byte for byte."""
-    newline = b"\r\n" if b"\r\n" in raw[:4096] else b"\n"
-    end = raw.find(newline + newline)
-    head, rest = (raw, b"") if end < 0 else (raw[: end + len(newline)], raw[end + len(newline):])
-    dropped = tuple(name.lower().encode("ascii") + b":" for name in remove)
-    kept, skipping = [], False
-    for line in head.splitlines(keepends=True):
-        if line[:1] in (b" ", b"\t") and skipping:
-            continue  # continuation of a replaced header
-        skipping = bool(dropped) and line.lower().startswith(dropped)
-        if not skipping:
-            kept.append(line)
-    if kept and not kept[-1].endswith(b"\n"):
-        kept[-1] += newline
-    added = b"".join(name.encode("ascii") + b": " + value.encode("utf-8") + newline for name, value in headers)
-    return b"".join(kept) + added + rest  # rest is empty for a message of headers only
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -820,19 +793,24 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--read-only", action="store_true",
                        help="never write in the models folder (needed to serve one that cannot be written); "
                             "TELL is refused")
-    serve.add_argument("--max-models", type=_positive_int, default=32, help="models kept loaded (default 32)")
-    serve.add_argument("--max-size", type=_positive_int, default=500 * 1024, metavar="BYTES",
-                       help="largest message accepted (default 512000, spamc's default)")
-    serve.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
-                       help="time a client has to send a whole request (default 30)")
-    serve.add_argument("--max-connections", type=_positive_int, default=64,
-                       help="connections served at once; more are refused with EX_TEMPFAIL (default 64)")
-    serve.add_argument("--snapshot-every", type=_positive_int, default=1000, metavar="N",
-                       help="fold a user's journal into the model file after N lessons (default 1000)")
-    serve.add_argument("--snapshot-seconds", type=_positive_float, default=60.0, metavar="SECONDS",
-                       help="... or once its oldest lesson is this old (default 60)")
-    serve.add_argument("--lock-timeout", type=_positive_float, default=10.0, metavar="SECONDS",
-                       help="wait this long for a model file another writer holds (default 10)")
+    # the defaults: streamnb.service.settings (Settings and Limits), as the server's own
+    serve.add_argument("--max-models", type=_positive_int, default=Settings.max_models,
+                       help=f"models kept loaded (default {Settings.max_models})")
+    serve.add_argument("--max-size", type=_positive_int, default=Limits.max_size, metavar="BYTES",
+                       help=f"largest message accepted (default {Limits.max_size}, spamc's default)")
+    serve.add_argument("--timeout", type=_positive_float, default=Limits.timeout, metavar="SECONDS",
+                       help=f"time a client has to send a whole request (default {Limits.timeout:g})")
+    serve.add_argument("--max-connections", type=_positive_int, default=Limits.max_connections,
+                       help=f"connections served at once; more are refused with EX_TEMPFAIL "
+                            f"(default {Limits.max_connections})")
+    serve.add_argument("--snapshot-every", type=_positive_int, default=Settings.snapshot_every, metavar="N",
+                       help=f"fold a user's journal into the model file after N lessons "
+                            f"(default {Settings.snapshot_every})")
+    serve.add_argument("--snapshot-seconds", type=_positive_float, default=Settings.snapshot_seconds,
+                       metavar="SECONDS",
+                       help=f"... or once its oldest lesson is this old (default {Settings.snapshot_seconds:g})")
+    serve.add_argument("--lock-timeout", type=_positive_float, default=Limits.lock_timeout, metavar="SECONDS",
+                       help=f"wait this long for a model file another writer holds (default {Limits.lock_timeout:g})")
     serve.add_argument("--ledger", type=_positive_int, default=SERVE_LEDGER, metavar="N",
                        help=f"ledger of a new user's model (default {SERVE_LEDGER:,})")
     serve.add_argument("-v", "--verbose", action="store_true", help="log every refused request and model event")
@@ -848,7 +826,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import functools
     import logging
 
-    from .serve import Limits, Settings, run
+    from .serve import run
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s streamnb serve: %(message)s")

@@ -115,7 +115,9 @@ from typing import Any
 from . import journal
 from ..filter.decision import SPAM, SpamFilter, Verdict
 from ..errors import ModelFormatError, StreamNBError
+from ..filter.headers import rewrite_headers
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
+from .settings import Limits, Settings
 
 log = logging.getLogger("streamnb.serve")
 
@@ -127,50 +129,9 @@ METHODS = ("CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS", "HEADERS", 
 DEFAULT_USER = "default"
 MODEL_SUFFIX = ".snb"
 USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,63}")
-SPAMC_MAX_SIZE = 500 * 1024  # spamc's default --max-size
 # A journal holds whole messages: fold it once it is this big, whatever --snapshot-every says,
 # so that a burst of large messages neither fills the disk nor makes the replay at start slow.
 JOURNAL_FOLD_BYTES = 64 << 20
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one client may cost the server."""
-
-    max_size: int = SPAMC_MAX_SIZE  # message bytes (after zlib decompression too)
-    timeout: float = 30.0  # seconds for a whole request to arrive (and for a reply to be taken)
-    max_connections: int = 64  # connections handled at once; more are answered EX_TEMPFAIL
-    max_line: int = 8192  # bytes per request/header line (spamc's own buffer)
-    max_headers: int = 255  # as spamd
-    lock_timeout: float = 10.0  # seconds to wait for a model another writer holds
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything the server needs besides where to listen."""
-
-    models: Path
-    new_model: Callable[[], Any]  # the model a new user starts with (cli.build_model + a ledger)
-    rule: Any  # the decision rule (decision.LogOddsRule, ChiSquareRule ...)
-    spam_cutoff: float
-    # the rule for a user's model, when it depends on the model (LogOddsRule.for_model: an
-    # EmailNB file keeps its cutoffs, a Fusion gets its own); None: ``rule`` for every model
-    rule_for: Callable[[Any], Any] | None = None
-    min_per_class: float = 10
-    allow_tell: bool = False
-    read_only: bool = False  # never write in the models folder; TELL is refused
-    max_models: int = 32
-    snapshot_every: int = 1000
-    snapshot_seconds: float = 60.0
-    limits: Limits = Limits()
-
-    def __post_init__(self) -> None:
-        # Resolved once: a user's file is checked to resolve inside exactly this folder.
-        object.__setattr__(self, "models", Path(os.path.realpath(self.models)))
-
-    def rule_of(self, model: Any) -> Any:
-        """The decision rule for a user's model."""
-        return self.rule if self.rule_for is None else self.rule_for(model)
 
 
 class ServiceError(StreamNBError):
@@ -357,8 +318,6 @@ def report_text(verdict: Verdict, user: str, counts: dict, settings: Settings, s
 
 def rewrite_message(raw: bytes, verdict: Verdict, score: str, threshold: str, tests: list[str]) -> bytes:
     """The message with streamnb's and spamd-compatible X-Spam-* headers (earlier ones replaced)."""
-    from .cli import rewrite_headers
-
     spam = verdict.label == SPAM
     headers = [("X-StreamNB-Status", verdict.label), ("X-StreamNB-Score", f"{verdict.score:.6f}"),
                ("X-Spam-Status", f"{'Yes' if spam else 'No'}, score={score} required={threshold} "

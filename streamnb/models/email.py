@@ -67,7 +67,8 @@ def _default_weights() -> EmailWeights:
 @register_model
 class EmailNB(MultinomialNB):
     """Multinomial NB on :class:`~streamnb.weighting.EmailWeights`, scored with the IDF of its
-    own document counts (see the module docstring). The recommended spam-filter model.
+    own document counts (see the module docstring). The naive Bayes part of the spam filter's
+    default model, :class:`~streamnb.models.Fusion` (alone: ``streamnb train --model-type email``).
 
     Parameters are MultinomialNB's, with other defaults: ``alpha=0.3``, ``mu=100``,
     ``class_prior="uniform"``, ``empty_documents="learn"`` and ``tokenizer=EmailWeights()``

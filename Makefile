@@ -10,7 +10,7 @@ export STREAMNB_TREC07P ?= $(if $(TREC),$(abspath $(TREC)),)
 NEWSGROUPS ?= $(wildcard ../shared/data/20news-bydate.jsonl.gz)
 export STREAMNB_20NEWS ?= $(if $(NEWSGROUPS),$(abspath $(NEWSGROUPS)),)
 
-.PHONY: demo test bench bench-smoke bench-classic bench-smoothing clean
+.PHONY: demo test docs bench bench-smoke bench-classic bench-smoothing clean
 
 # The Rust core (src/) is compiled by maturin when the package is installed; any change to
 # it reinstalls (an editable install, but the extension module is a build product).
@@ -33,6 +33,10 @@ test: $(VENV)/.installed-dev
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 
+# The docs site (mkdocs.yml, docs/): strict, so a broken link or reference fails the build.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 bench: $(VENV)/.installed-dev
 	$(PY) -m benchmarks
 
@@ -49,4 +53,4 @@ bench-smoothing: $(VENV)/.installed-dev
 	$(PY) -m benchmarks --only smoothing
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis target streamnb/_core*.so
+	rm -rf $(VENV) .pytest_cache .hypothesis target site streamnb/_core*.so

@@ -39,6 +39,8 @@ test: $(VENV)/.installed-dev
 WHEEL_VENV := .venv-wheel
 WHEEL_TOOLS ?= maturin==1.16.0 ziglang==0.17.1
 WHEEL_COMPAT ?= manylinux2014
+# WHEEL_FLAGS=--strip: no line tables nor symbols, a 1 MB wheel instead of 3.6 MB
+WHEEL_FLAGS ?=
 
 $(WHEEL_VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(WHEEL_VENV)
@@ -48,7 +50,7 @@ $(WHEEL_VENV)/.installed: Makefile
 wheel: $(WHEEL_VENV)/.installed
 	rm -f dist/streamnb-*.whl
 	PATH="$(abspath $(WHEEL_VENV))/bin:$$PATH" maturin build --release --locked --zig \
-		--compatibility $(WHEEL_COMPAT) --out dist
+		--compatibility $(WHEEL_COMPAT) --out dist $(WHEEL_FLAGS)
 
 # The wheel installed in a fresh venv with no Rust on PATH, outside the checkout: train, classify, serve PING.
 smoke-wheel: wheel

@@ -56,6 +56,20 @@ case "$where" in
   *) fail "streamnb._core imported from $where, not from the venv" ;;
 esac
 [ "$(command -v streamnb)" = "$work/venv/bin/streamnb" ] || fail "the streamnb command is not the venv's"
+
+# the glibc the wheel's tag promises (manylinux2014: 2.17, manylinux_2_28: 2.28) against the
+# newest GLIBC_ symbol version the extension module asks for
+case "$(basename "$wheel")" in
+  *-manylinux2014_*) promised=2.17 ;;
+  *-manylinux_2_*) promised=$(basename "$wheel" | sed 's/.*-manylinux_2_\([0-9]*\)_.*/2.\1/') ;;
+  *) fail "$(basename "$wheel") has no manylinux tag" ;;
+esac
+command -v objdump >/dev/null 2>&1 || fail "objdump (binutils) is needed to read the module's symbol versions"
+needed=$(objdump -T "$where" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
+[ -n "$needed" ] || fail "no GLIBC_ symbol versions read from $where"
+[ "$(printf '%s\n%s\n' "$needed" "$promised" | sort -V | tail -1)" = "$promised" ] \
+  || fail "the module needs GLIBC_$needed, newer than the tag's glibc $promised"
+step "the module needs glibc $needed at most; the tag promises $promised"
 streamnb --version
 
 # a few synthetic messages: a folder of spam, a folder of ham

@@ -62,7 +62,7 @@ def number(value: float | None, unit: str = "") -> str:
     """A figure with as many digits as it deserves."""
     if value is None:
         return "not measured"
-    digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+    digits = 4 if abs(value) < 0.1 else 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
     return f"{value:,.{digits}f}{unit}"
 
 

@@ -32,6 +32,12 @@ REPRODUCE = [
     "STREAMNB_20NEWS=../shared/data/20news-bydate.jsonl.gz STREAMNB_TREC07P=PATH/trec07p-dev "
     ".venv/bin/python -m benchmarks --only smoothing"
     "   # opt-in: alpha=\"auto\" against every fixed alpha (trec07p-dev: research use only, kept out of the repository)",
+    "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz "
+    "STREAMNB_20NEWS=../shared/data/20news-bydate.jsonl.gz .venv/bin/python -m benchmarks --only logistic"
+    "   # opt-in: LogisticRegression on 20 Newsgroups, parameter mixing, speed on raw mail",
+    "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz STREAMNB_TREC07P=PATH/trec07p-dev "
+    ".venv/bin/python -m benchmarks --only trec"
+    "   # opt-in: trec07p-dev against bogofilter, spamprobe and the numpy baseline (research use only)",
     ".venv/bin/python -m benchmarks.report   # RESULTS.md, plots and this section, from results.json",
 ]
 
@@ -62,7 +68,7 @@ def number(value: float | None, unit: str = "") -> str:
     """A figure with as many digits as it deserves."""
     if value is None:
         return "not measured"
-    digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+    digits = 4 if abs(value) < 0.1 else 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
     return f"{value:,.{digits}f}{unit}"
 
 

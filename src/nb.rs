@@ -1,4 +1,4 @@
-//! The naive Bayes models over one count store: every formula of DESIGN.md section 2 that
+//! The naive Bayes models over one count store: every formula of docs/design.md section 2 that
 //! the discrete models use, written once, next to the code that evaluates it.
 //!
 //! A `NaiveBayes` holds the vocabulary (or feature hashing), the count store and the

@@ -1,7 +1,7 @@
 """streamnb: streaming naive Bayes text classification.
 
 Count tables grow as data arrives; the model after N documents is exactly the batch model
-of those N documents. See DESIGN.md for the formulas and invariants.
+of those N documents. See docs/design.md for the formulas and invariants.
 
 The package is laid out by layer (ARCHITECTURE.md draws it): the base modules here (errors,
 validate, store, persist, clock, ledger, pruning, merging), ``features/`` (tokenizers and
@@ -14,7 +14,18 @@ they are needed.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what __getattr__ gives, for type checkers and the API reference (mkdocstrings)
+    from . import errors
+    from .mail import EmailTokenizer
+    from .merging import merge
+    from .models import (BernoulliNB, CategoricalNB, ComplementNB, EmailNB, GaussianNB, LogisticRegression, MixedNB,
+                         MultinomialNB)
+    from .ngrams import ByteNgrams
+    from .persist import load
+    from .text import OnlineTfidf, Tokenizer
+    from .weighting import EmailWeights
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
            "LogisticRegression", "ByteNgrams", "Tokenizer", "EmailTokenizer", "EmailWeights", "OnlineTfidf", "errors",

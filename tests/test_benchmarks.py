@@ -30,11 +30,14 @@ TARGET_IDS = {"mnb_vs_river", "mnb_email_vs_river", "mnb_dicts_vs_river", "bnb_v
               "cnb_vs_river", "cnb_dicts_whole_stream", "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary",
               "memory_vs_river", "tokenizer_vs_river", "email_tokenizer_vs_river", "email_tokenizer_vs_email_parse"}
 OPT_IN_TARGET_IDS = {  # sections not run by default
-    "serve": {"serve_vs_classify", "classify_one_message"},
+    "serve": {"serve_vs_classify", "classify_one_message", "serve_default_vs_previous"},
     "smoothing": {"smoothing_20news_mnb_prequential", "smoothing_20news_mnb_test", "smoothing_20news_cnb_prequential",
                   "smoothing_20news_cnb_test", "smoothing_sa_mnb", "smoothing_sa_cnb", "smoothing_sa_bnb",
                   "smoothing_trec_mnb", "smoothing_trec_cnb", "smoothing_trec_bnb", "smoothing_predict_cost",
                   "smoothing_learn_cost"},
+    "trec": {"trec_ranking", "trec_ham_as_spam", "trec_spam_as_ham", "trec_unsure", "trec_speed", "trec_lr_speed",
+             "trec_improves", "trec_file_size", "trec_memory"},
+    "logistic": {"lr_speed_raw_mail", "lr_20news"},
 }
 
 

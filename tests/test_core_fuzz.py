@@ -3,7 +3,7 @@ weights and operation sequences thrown at every kind of model.
 
 The oracle, for every call: it raises a ``streamnb.errors`` error and the model is exactly
 as it was (a full snapshot), or it succeeds and then
-- a learned document unlearns exactly (the snapshot returns bit for bit, DESIGN.md inv. 3),
+- a learned document unlearns exactly (the snapshot returns bit for bit, docs/design.md inv. 3),
 - every prediction is {} (nothing learned) or a distribution over ``model.classes`` whose
   log-probabilities are <= 0 and sum to 1,
 - a save/load round trip and a pickle give back the same model (or saving refuses with a

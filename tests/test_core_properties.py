@@ -246,7 +246,7 @@ def reference_log_proba(tracked: Tracked, probes: list[dict]) -> list[dict]:
 
 def numpy_log_proba(kind: str, alpha: float, mu: float | None, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray,
                     Xq: np.ndarray) -> tuple[list, np.ndarray]:
-    """The formulas of DESIGN.md section 2 on the weighted documents, in numpy (no model involved)."""
+    """The formulas of docs/design.md section 2 on the weighted documents, in numpy (no model involved)."""
     with np.errstate(divide="ignore"):  # an empty vocabulary: log 0 in tables with no column
         return _numpy_log_proba(kind, alpha, mu, X, y, sample_weight, Xq)
 

@@ -1,4 +1,4 @@
-"""Persistence: save/load round trips (DESIGN.md invariant 5), tokenizers, pickling, atomic
+"""Persistence: save/load round trips (docs/design.md invariant 5), tokenizers, pickling, atomic
 writes, and hostile files (truncated, bit-flipped, wrong version, wrong shape, non-finite,
 pickle payloads) that must all give ModelFormatError without running anything."""
 

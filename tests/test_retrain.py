@@ -1,6 +1,6 @@
 """Retraining in place: unlearn, merge, forgetting, pruning, the message ledger.
 
-DESIGN.md invariants 3 (unlearn inverts learn), 4 (merge is concatenation) and 6 (bad
+docs/design.md invariants 3 (unlearn inverts learn), 4 (merge is concatenation) and 6 (bad
 input changes nothing) as hypothesis properties on MultinomialNB and BernoulliNB, and the
 forgetting and pruning models checked against scikit-learn fits with sample weights and
 reduced vocabularies.

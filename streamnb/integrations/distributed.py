@@ -1,7 +1,7 @@
 """Training and prediction on Dask: exact for naive Bayes, because merging count tables is concatenation.
 
 A naive Bayes model is a table of counts, and counts add up: a model trained on part A
-merged with a model trained on part B is the model trained on A then B (DESIGN.md,
+merged with a model trained on part B is the model trained on A then B (docs/design.md,
 invariant 4). So each partition of a Dask collection learns a fresh model locally
 (``learn_many``), and the partition models are merged pairwise up a tree, ``split_every``
 at a time, in partition order. The result is an ordinary streamnb model, equal to one

@@ -7,7 +7,18 @@ record models (Gaussian, categorical, mixed).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what __getattr__ gives, for type checkers and the API reference (mkdocstrings)
+    from .bernoulli import BernoulliNB
+    from .categorical import CategoricalNB
+    from .complement import ComplementNB
+    from .email import EmailNB
+    from .fusion import Fusion
+    from .gaussian import GaussianNB
+    from .logistic import LogisticRegression
+    from .mixed import MixedNB
+    from .multinomial import MultinomialNB
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
            "LogisticRegression", "Fusion"]

@@ -1,7 +1,7 @@
 """The shared base of the discrete naive Bayes models (multinomial, Bernoulli, complement).
 
 A model is a compiled core (``streamnb._core.Core``: vocabulary, count store and the
-formulas of DESIGN.md section 2, see src/nb.rs) plus the Python that only validates,
+formulas of docs/design.md section 2, see src/nb.rs) plus the Python that only validates,
 looks up, updates and predicts: parameters are checked here (``streamnb.validate``),
 documents are read and checked by the core, and every count changes inside the core, all
 or nothing. Around the counts sit three layers of their own: the forgetting clocks
@@ -264,7 +264,7 @@ class DiscreteNB(abc.ABC):
         (smoothing included). O(1) per document: one global scale in the store.
         BernoulliNB's sum over absent words (and ComplementNB's norm) depend on every count,
         so with forgetting their first prediction after a learn costs O(|V|): exact, but
-        not the O(document) of DESIGN.md's cost rule.
+        not the O(document) of docs/design.md's cost rule.
     half_life_seconds:
         Forget in time: a document with timestamp ``t`` weighs 2 ** (-(T - t) / half_life_seconds),
         T the latest timestamp learned. ``learn_one(..., t=...)`` gives timestamps (default:

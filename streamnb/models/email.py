@@ -17,30 +17,19 @@ Why k = 0.03, not scikit-learn's 1: a feature that every message holds (the Date
 Message-ID, Subject and To headers' names) says nearly nothing about the class, and with
 k = 1 it still took a share of its field from the names that do (a mailing list's headers).
 With k small it weighs almost nothing beside them, yet a field made only of such features
-(bare headers, 15 spams of the stream) keeps its mass: with k = 0 that field would carry
-nothing, and the bare headers are themselves spam evidence. Measured on the SpamAssassin
-stream (benchmarks/accuracy_variants.py, "Chosen on 2026-11-27, second session"): (1-AUC)%
-0.0610 (k = 1) -> 0.0595 (k = 0.003 to 0.05 alike; k = 0, 0.0610) on the Date order;
-the shuffles barely move (mean 0.0588 -> 0.0584), and the file order, whose hams are all
-scored while only ham is known, gets worse (0.026 -> 0.046).
+(bare headers) keeps its mass: with k = 0 that field would carry nothing, and the bare
+headers are themselves spam evidence. benchmarks/accuracy_variants.py measures the offsets
+tried (CHANGELOG.md, "Spam filter accuracy", has the figures).
 
 Why split it so. Counts learned from message-alone weights keep every exact operation of
 the count store (learn / unlearn / merge / forgetting / save and load, the ledger), and
 since the IDF is a function of the counts as they stand, the score of a message depends only
 on the model, never on the order it learned in: unlearning a message gives exactly the model
-that never saw it (to the last bit: see :data:`streamnb.weighting.QUANTUM_BITS`). The IDF is
-what made ``EmailPipeline`` the best ranking measured, but there it was applied when
-learning, with the document frequencies of the messages before, so the counts depended on
-the order and nothing could be unlearned or merged exactly. Measured on the Date-ordered
-SpamAssassin stream (benchmarks/accuracy_variants.py), applying it at scoring time only
-ranks at least as well (with the defaults of 2026-11-24): (1-AUC)% 0.081 without the
-sender's address, 0.077 with it (``EmailPipeline``: 0.084; EmailNB with ``idf=False``:
-0.089; without word pairs: 0.092), all with infinite log-odds while one class is unknown
-(0.074 with today's defaults). A SpamFilter now ranks that phase
-against a class that learned nothing (``MultinomialNB.log_odds_against_uniform_one``),
-which EmailPipeline lacks: EmailNB then measures 0.066 without the sender, 0.062 with it
-(0.061 with alpha 0.3 and the address field at mass 4.5, the defaults since 2026-11-27; 0.0595
-with the IDF offset 0.03 as well, above).
+that never saw it (to the last bit: see :data:`streamnb.weighting.QUANTUM_BITS`). Applying
+the IDF when learning instead, with the document frequencies of the messages before (as
+``EmailPipeline`` does), makes the counts depend on the order, so nothing could be
+unlearned or merged exactly; applying it at scoring time only ranks at least as well on the
+SpamAssassin stream (benchmarks/accuracy_variants.py).
 """
 
 from __future__ import annotations
@@ -65,9 +54,8 @@ DEFAULT_IDF_OFFSET = 0.03
 SAVED_WITHOUT_OFFSET = 1.0
 
 #: EmailNB's smoothing: Dirichlet toward the pooled distribution (mu in units of weight; a
-#: message weighs about 50), and additive smoothing of the pooled distribution. alpha 0.3
-#: (was 0.03) ranks better on every order of the SpamAssassin stream measured, the shuffles
-#: most (benchmarks/accuracy_variants.py, "Chosen on 2026-11-27").
+#: message weighs about 50), and additive smoothing of the pooled distribution
+#: (benchmarks/accuracy_variants.py compares the settings tried).
 DEFAULT_ALPHA = 0.3
 DEFAULT_MU = 100.0
 
@@ -79,7 +67,8 @@ def _default_weights() -> EmailWeights:
 @register_model
 class EmailNB(MultinomialNB):
     """Multinomial NB on :class:`~streamnb.weighting.EmailWeights`, scored with the IDF of its
-    own document counts (see the module docstring). The recommended spam-filter model.
+    own document counts (see the module docstring). The naive Bayes part of the spam filter's
+    default model, :class:`~streamnb.models.Fusion` (alone: ``streamnb train --model-type email``).
 
     Parameters are MultinomialNB's, with other defaults: ``alpha=0.3``, ``mu=100``,
     ``class_prior="uniform"``, ``empty_documents="learn"`` and ``tokenizer=EmailWeights()``

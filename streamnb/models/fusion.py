@@ -87,16 +87,16 @@ class Fusion:
     are ``log_odds_cutoffs`` (ham below -2, spam from 3, caution 0.5; chosen with the
     fusion's defaults on the same streams).
 
-    Parameters:
-
-    nb, lr:
+    Parameters
+    ----------
+    nb, lr
         The two parts (default: the spam filter's, ``default_nb()`` and ``default_lr()``).
         Each reads documents its own way (raw messages: each its tokenizer).
-    nb_scale, nb_clip:
+    nb_scale, nb_clip
         Naive Bayes' log-odds enter the stacker as clip(z_nb / nb_scale, -nb_clip, nb_clip).
-    learning_rate:
+    learning_rate
         The stacker's constant step size.
-    initial_weights:
+    initial_weights
         (a, b): the stacker's weights of the two log-odds before it has learned anything.
     """
 

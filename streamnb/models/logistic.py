@@ -8,7 +8,7 @@ by following the gradient of the log-likelihood, so it keeps improving with many
 where naive Bayes' independence assumption costs it (Ng & Jordan 2002). On the TREC 2007
 spam stream, online logistic regression on byte 4-grams ranks far better than any naive
 Bayes filter; on the 6,000 messages of the SpamAssassin corpus it ranks worse. The spam
-filter uses both (:class:`streamnb.models.EmailHybrid`).
+filter uses both (:class:`streamnb.models.Fusion`).
 
 The formulas (softmax over K classes with the first class learned as the reference, the
 AdaGrad step, lazy weight decay, train on error) are in the core, src/logistic.rs, with
@@ -57,41 +57,6 @@ class LogisticRegression:
     """Online logistic regression (binary, or softmax over many classes) on a growable
     sparse feature space, in the compiled core.
 
-    Parameters:
-
-    learning_rate:
-        The step size (> 0). With ``schedule="adagrad"`` (the default) each weight's step is
-        learning_rate / sqrt(0.01 + the sum of its squared gradients so far) (Duchi et al.
-        2011): rare features keep learning fast, frequent ones settle.
-        ``schedule="constant"``: every step is learning_rate times the gradient.
-    l2:
-        L2 regularisation as weight decay: every weight shrinks by (1 - learning_rate * l2)
-        before each step (applied lazily: the cost stays O(|x| K)). Default 0.
-    margin:
-        Train on error: a document whose true class already beats every other class by at
-        least this margin in score is not learned (TREC filters' "thick threshold"). None
-        (the default) learns every document.
-    sublinear_tf, normalize:
-        How a document's values are read: each x becomes sign(x) ln(1 + |x|) (a word said
-        ten times is not ten times the evidence), then the document is divided by its L2
-        norm (long and short documents step alike), as scikit-learn's TfidfTransformer
-        without the IDF. Both on by default (word counts); binary features of one length
-        (byte n-grams) may do without.
-    class_weight:
-        None (every class weighs 1), ``"balanced"`` (N / (K N_c) over the documents learned
-        so far, this one included), or a mapping label -> weight (labels it does not name: 1).
-        Multiplies each document's gradient, with its sample weight.
-    passes:
-        How many times ``learn_many`` goes over a batch (in order). ``learn_one`` is always
-        one online step.
-    tokenizer:
-        A callable text -> mapping feature -> value, so documents may be raw text: a
-        :class:`~streamnb.Tokenizer`, :class:`~streamnb.EmailTokenizer` or
-        :class:`~streamnb.ByteNgrams` runs inside the core.
-    n_buckets:
-        Hash features into this many ids instead of keeping a vocabulary (memory bounded
-        by n_buckets x (K-1) weights; names are lost).
-
     Features join on the fly; a feature never learned weighs 0. Values may be any finite
     number (a mapping's values are used as they are). Cost: O(|x| K) per call, whatever
     the vocabulary size.
@@ -101,6 +66,41 @@ class LogisticRegression:
     it restores the scores to within O(rate^2). ``merge`` is parameter mixing: the weights
     averaged, each model weighing by the documents it learned (approximate: a model trained
     on both streams in turn would differ; benchmarks/bench_distributed.py measures the gap).
+
+    Parameters
+    ----------
+    learning_rate
+        The step size (> 0). With ``schedule="adagrad"`` (the default) each weight's step is
+        learning_rate / sqrt(0.01 + the sum of its squared gradients so far) (Duchi et al.
+        2011): rare features keep learning fast, frequent ones settle.
+        ``schedule="constant"``: every step is learning_rate times the gradient.
+    l2
+        L2 regularisation as weight decay: every weight shrinks by (1 - learning_rate * l2)
+        before each step (applied lazily: the cost stays O(|x| K)). Default 0.
+    margin
+        Train on error: a document whose true class already beats every other class by at
+        least this margin in score is not learned (TREC filters' "thick threshold"). None
+        (the default) learns every document.
+    sublinear_tf, normalize
+        How a document's values are read: each x becomes sign(x) ln(1 + |x|) (a word said
+        ten times is not ten times the evidence), then the document is divided by its L2
+        norm (long and short documents step alike), as scikit-learn's TfidfTransformer
+        without the IDF. Both on by default (word counts); binary features of one length
+        (byte n-grams) may do without.
+    class_weight
+        None (every class weighs 1), ``"balanced"`` (N / (K N_c) over the documents learned
+        so far, this one included), or a mapping label -> weight (labels it does not name: 1).
+        Multiplies each document's gradient, with its sample weight.
+    passes
+        How many times ``learn_many`` goes over a batch (in order). ``learn_one`` is always
+        one online step.
+    tokenizer
+        A callable text -> mapping feature -> value, so documents may be raw text: a
+        :class:`~streamnb.Tokenizer`, :class:`~streamnb.EmailTokenizer` or
+        :class:`~streamnb.ByteNgrams` runs inside the core.
+    n_buckets
+        Hash features into this many ids instead of keeping a vocabulary (memory bounded
+        by n_buckets x (K-1) weights; names are lost).
     """
 
     def __init__(self, learning_rate: float = DEFAULT_LEARNING_RATE, *, schedule: str = "adagrad", l2: float = 0.0,

@@ -2,7 +2,7 @@
 
 ``streamnb classify`` starts one interpreter per message: importing numpy costs more than
 reading the model and classifying, and that command's path never needs it (the model file
-is read without numpy, the core does the counting, ``decision`` combines with ``math``).
+is read without numpy, the core does the counting, ``filter.combining`` combines with ``math``).
 Modules write ``from ._lazy import numpy as np``; the first attribute looked up on ``np``
 imports numpy and copies its namespace in, so later lookups cost what a module's do.
 ``tests/test_cli.py::test_classify_imports_only_what_it_needs`` checks that a

@@ -29,6 +29,8 @@ MOVED = {
 # filter and integrations stand side by side on the models: neither imports the other.
 LAYERS = {"features": 1, "models": 2, "filter": 3, "integrations": 3, "service": 4}
 BASE = 0  # the modules directly in streamnb/: errors, validate, store, persist, clock, ledger ...
+# streamnb.filter.decision, split by concept: it re-exports the names of these modules of streamnb/filter/.
+DECISION_PARTS = ["base", "evidence", "combining", "rules", "spam_filter", "report"]
 
 
 def module_name(path: Path) -> str:
@@ -185,6 +187,16 @@ def test_documented_names_under_the_old_paths():
     assert EmailTokenizer is streamnb.EmailTokenizer and Tokenizer is streamnb.Tokenizer
     assert EmailWeights is streamnb.EmailWeights and QUANTUM_BITS == 16
     assert "SpamFilter" in streamnb.__all__
+
+
+def test_decision_re_exports_its_parts():
+    """Each public name of ``streamnb.filter.decision`` is one of exactly one part's, the same object."""
+    decision = importlib.import_module("streamnb.filter.decision")
+    parts = {part: importlib.import_module(f"streamnb.filter.{part}") for part in DECISION_PARTS}
+    homes = {name: [part for part, module in parts.items() if name in module.__all__] for name in decision.__all__}
+    assert {name: where for name, where in homes.items() if len(where) != 1} == {}
+    assert [name for name, (where,) in homes.items() if getattr(decision, name) is not getattr(parts[where], name)] == []
+    assert len((PACKAGE / "filter" / "decision.py").read_text(encoding="utf-8").splitlines()) <= 40
 
 
 def test_saved_tokenizer_names_did_not_move():

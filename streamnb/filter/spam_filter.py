@@ -1,0 +1,267 @@
+"""The spam filter: a model, a decision rule and an optional calibrator, and its verdicts.
+
+:class:`SpamFilter` is a model + a rule (:mod:`streamnb.filter.rules`) + an optional calibrator
+(:mod:`streamnb.filter.calibrate`) + a minimum number of learned messages per class before any
+verdict other than "unsure". ``classify(x) -> Verdict`` and ``learn(x, label)``, one
+tokenization per message.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from ..models.base import Document, FeatureValues
+    from ..validate import Label
+    from .calibrate import Calibrator
+
+from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, describe
+from .base import HAM, SPAM, UNSURE, FilterModel, Verdicts
+from .evidence import Evidence
+from .rules import DecisionRule, LogOddsRule, model_posterior
+
+__all__ = ["Verdict", "SpamFilter"]
+
+
+class Verdict(NamedTuple):
+    """A filter's answer for one message.
+
+    label: "ham", "unsure" or "spam". score: what the rule compared with its cutoffs (the
+    chi-square indicator I, or P(spam|x)). probability: P(spam|x), calibrated when the
+    filter has a calibrator. evidence: the strongest reasons (see the rule's ``explain``).
+    log_odds: the model's log P(spam|x) - log P(ham|x); while the model knows a single
+    class, that class against one that learned nothing (``SpamFilter.log_odds``); 0 while
+    it knows none.
+    """
+
+    label: Verdicts
+    score: float
+    probability: float
+    evidence: list[Evidence]
+    log_odds: float
+
+
+class SpamFilter:
+    """A model, a decision rule and an optional calibrator, as one spam filter.
+
+    ``SpamFilter()`` is the recommended filter: :class:`~streamnb.models.Fusion` (naive Bayes
+    on field-weighted email features and logistic regression on byte 4-grams, fused online;
+    raw messages in) with :class:`~streamnb.filter.rules.LogOddsRule` verdicts at the fusion's
+    cutoffs. Without a rule, the rule is ``LogOddsRule.for_model(model)``: an EmailNB keeps the
+    cutoffs it had.
+
+    ``classify(x)`` tokenizes x once (a mapping is used as is; a raw message goes as it is
+    to a streamnb model with a tokenizer, which reads it itself, in the core for EmailNB;
+    otherwise ``tokenizer``, or the model's own tokenizer, makes the mapping), asks the
+    model for log P(spam|x) - log P(ham|x), turns it into a probability (the calibrator's,
+    else the model's posterior) and lets the rule decide. Until the model has learned
+    ``min_per_class`` messages of each class (default 1: a comparison needs both;
+    :class:`~streamnb.filter.rules.LogOddsRule` is cautious on its own while a class is little
+    known, other rules may want 10) the verdict is "unsure".
+
+    ``learn(x, label)`` is prequential: the calibrator is updated with the log-odds the
+    model gave x *before* learning it (reused from ``classify`` when x is the message just
+    classified, so a message is tokenized and scored once), then the model learns x.
+    The calibrator neither answers nor learns until the model has learned both classes
+    (before that the log-odds compare nothing (0) or a learned class with one that learned
+    nothing: no comparison of the two classes to calibrate).
+    """
+
+    model: FilterModel
+    rule: DecisionRule
+    calibrator: Calibrator | None
+    min_per_class: float
+    tokenizer: Callable[[Any], FeatureValues] | None
+    positive: Label
+    negative: Label
+    evidence_k: int
+    # the last message classified: (x, a copy of x when it is a mapping, its features, its
+    # log-odds, the model's class counts then)
+    _last: tuple[object, dict[Any, Any] | None, Document, float, Mapping[Label, float]] | None
+
+    def __init__(self, model: FilterModel | None = None, rule: DecisionRule | None = None,
+                 calibrator: Calibrator | None = None, *, min_per_class: float = 1,
+                 tokenizer: Callable[[Any], FeatureValues] | None = None, positive: Label = SPAM,
+                 negative: Label = HAM, evidence_k: int = 10) -> None:
+        if model is None:
+            from ..models import Fusion  # here: decision rules need no mail reader
+
+            model = Fusion()
+        for name in ("learn_one", "predict_log_proba_one"):
+            if not callable(getattr(model, name, None)):
+                raise InvalidParameterError(f"model {describe(model)} has no {name} method")
+        if not hasattr(model, "class_counts"):
+            raise InvalidParameterError(f"model {describe(model)} has no class_counts (documents per class)")
+        if calibrator is not None and not (callable(getattr(calibrator, "update", None))
+                                           and callable(getattr(calibrator, "transform", None))):
+            raise InvalidParameterError(
+                f"calibrator {describe(calibrator)} needs update(score, outcome) and transform(score)")
+        if isinstance(min_per_class, bool) or not isinstance(min_per_class, numbers.Real) \
+                or not 0 <= min_per_class < math.inf:
+            raise InvalidParameterError(f"min_per_class must be a finite number >= 0, got {describe(min_per_class)}")
+        if tokenizer is not None and not callable(tokenizer):
+            raise InvalidParameterError(f"tokenizer must be callable (message -> mapping), got {describe(tokenizer)}")
+        if isinstance(evidence_k, bool) or not isinstance(evidence_k, numbers.Integral) or evidence_k < 0:
+            raise InvalidParameterError(f"evidence_k must be an int >= 0, got {describe(evidence_k)}")
+        if positive == negative:
+            raise InvalidParameterError(f"positive and negative must differ, both are {positive!r}")
+        self.model = model
+        self.rule = LogOddsRule.for_model(model) if rule is None else rule
+        self.calibrator = calibrator
+        self.min_per_class = float(min_per_class)
+        self.tokenizer = tokenizer
+        self.positive = positive
+        self.negative = negative
+        self.evidence_k = int(evidence_k)
+        self._last = None
+        self._reads_text: tuple[object, object, bool] | None = None  # (model, its tokenizer, whether it reads text)
+
+    # -- pieces ---------------------------------------------------------------------------------
+    def features(self, x: Any) -> Document:
+        """x as the model reads it: a mapping as is; a raw message as is when the model
+        tokenizes it itself (a streamnb naive Bayes model with a tokenizer, and no filter
+        tokenizer: the core reads it once, and keeps it for the learning that follows);
+        otherwise the tokenizer's mapping feature -> count."""
+        if isinstance(x, Mapping):
+            return x
+        if self.tokenizer is None and isinstance(x, (str, bytes)) and self._model_reads_text():
+            return x
+        tokenizer = self.tokenizer if self.tokenizer is not None else getattr(self.model, "tokenizer", None)
+        if tokenizer is None:
+            raise InvalidTypeError(f"got {describe(x)} but neither the filter nor the model has a tokenizer; "
+                                   "pass tokenizer=... or give a mapping feature -> count")
+        features = tokenizer(x)
+        if not isinstance(features, Mapping):
+            raise InvalidTypeError(f"the tokenizer must return a mapping feature -> count, got {describe(features)}")
+        return features
+
+    def _model_reads_text(self) -> bool:
+        model = self.model
+        tokenizer = getattr(model, "tokenizer", None)
+        known = self._reads_text
+        if known is not None and known[0] is model and known[1] is tokenizer:
+            return known[2]
+        from ..models.base import DiscreteNB  # here: decision rules need no model module
+        from ..models.fusion import Fusion
+
+        # a fusion's parts read the raw message each its own way
+        reads = isinstance(model, Fusion) or (isinstance(model, DiscreteNB) and tokenizer is not None)
+        self._reads_text = (model, tokenizer, reads)
+        return reads
+
+    def log_odds(self, features: Document) -> float:
+        """log P(pos|x) - log P(neg|x) under the model; 0 before it has learned anything.
+
+        While the model has learned only one of the two classes, its posterior of that class
+        is 1 for every message (infinite log-odds), which tells the messages nothing apart.
+        A model with ``log_odds_against_uniform_one`` (the multinomial ones) then compares
+        the learned class with a class that has learned nothing: the first ham after a run of
+        spam scores low when it is unlike that spam. Other models give +-inf.
+        """
+        log_proba = self.model.predict_log_proba_one(features)
+        has_pos, has_neg = self.positive in log_proba, self.negative in log_proba
+        if has_pos and has_neg:
+            return float(log_proba[self.positive] - log_proba[self.negative])
+        if not has_pos and not has_neg:
+            return 0.0
+        sign, learned = (1.0, self.positive) if has_pos else (-1.0, self.negative)
+        against_uniform = getattr(self.model, "log_odds_against_uniform_one", None)
+        if against_uniform is None:
+            return sign * math.inf
+        return sign * float(against_uniform(features, learned))
+
+    def _calibrating(self, log_odds: float) -> Calibrator | None:
+        """The calibrator when it takes part (the filter has one, and the model compared both classes), else None."""
+        if self.calibrator is not None and math.isfinite(log_odds) and self._knows_both():
+            return self.calibrator
+        return None
+
+    def probability(self, log_odds: float) -> float:
+        """P(spam|x) from the model's log-odds: the calibrator's, else sigmoid(log-odds).
+
+        The calibrator is used only for log-odds that compare both classes (the model has
+        learned both, the value is finite); otherwise the model's own posterior is returned.
+        """
+        calibrator = self._calibrating(log_odds)
+        if calibrator is not None:
+            return float(calibrator.transform(log_odds))
+        return self.model_probability(log_odds)
+
+    def model_probability(self, log_odds: float) -> float:
+        """The model's P(spam|x) for the filter's log-odds (see
+        :func:`~streamnb.filter.rules.model_posterior`)."""
+        return model_posterior(self.model, log_odds, self.positive, self.negative)
+
+    @property
+    def ready(self) -> bool:
+        """True once the model holds at least min_per_class (and some) messages of both classes."""
+        counts = self.model.class_counts
+        return all(0 < counts.get(label, 0.0) and counts.get(label, 0.0) >= self.min_per_class
+                   for label in (self.positive, self.negative))
+
+    def _knows_both(self) -> bool:
+        counts = self.model.class_counts
+        return counts.get(self.positive, 0.0) > 0 and counts.get(self.negative, 0.0) > 0
+
+    def _scored(self, x: Any) -> tuple[Document, float]:
+        """(features, log-odds) of x, reusing the last classify when x is that message.
+
+        The reuse needs the same object x (unchanged, when it is a mapping) and a model
+        whose class counts have not moved since (nothing learned behind the filter's back).
+        """
+        last = self._last
+        if (last is not None and last[0] is x and (last[1] is None or last[1] == x)
+                and last[4] == self.model.class_counts):
+            return last[2], last[3]
+        features = self.features(x)
+        return features, self.log_odds(features)
+
+    # -- the filter's API -----------------------------------------------------------------------
+    def classify(self, x: Any, *, explain: bool = True) -> Verdict:
+        """The verdict for one message, from the model as it stands (nothing is learned).
+
+        ``explain=False`` leaves the evidence out (a stream evaluation has no use for it).
+        """
+        features = self.features(x)
+        z = self.log_odds(features)
+        self._last = (x, dict(x) if isinstance(x, Mapping) else None, features, z, self.model.class_counts)
+        probability = self.probability(z)
+        score = self.rule.score(self.model, features, z, probability, self.positive, self.negative)
+        label: Verdicts = self.rule.decide(score) if self.ready else UNSURE
+        explained: list[Evidence] = []
+        if explain and self.evidence_k and self._knows_both():
+            explained = self.rule.explain(self.model, features, self.evidence_k, self.positive, self.negative)
+        return Verdict(label, float(score), probability, explained, z)
+
+    def learn(self, x: Any, label: Label) -> "SpamFilter":
+        """Learn one message of class label (positive or negative); see the class docstring."""
+        if label != self.positive and label != self.negative:
+            raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")
+        features, z = self._scored(x)
+        calibrator = self._calibrating(z)  # decided on the model that scored x
+        self.model.learn_one(features, label)
+        if calibrator is not None:
+            calibrator.update(z, label == self.positive)
+        self._last = None
+        return self
+
+    def unlearn(self, x: Any, label: Label) -> "SpamFilter":
+        """Remove a message learned earlier from the model (e.g. a mislabelled one).
+
+        The calibrator keeps what it saw: it holds no per-message record to take back.
+        """
+        if label != self.positive and label != self.negative:
+            raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")
+        # unlearn_one is an optional member of FilterModel, which mypy cannot see: a model
+        # without it raises AttributeError here, as documented
+        self.model.unlearn_one(self.features(x), label)  # type: ignore[attr-defined]
+        self._last = None
+        return self
+
+    def __repr__(self) -> str:
+        return (f"SpamFilter({self.model!r}, rule={self.rule!r}, calibrator={self.calibrator!r}, "
+                f"min_per_class={self.min_per_class:g})")
+

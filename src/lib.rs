@@ -7,6 +7,7 @@
 //! - `mail`: raw email -> the email tokenizer's features (`mail::features::EmailFeatures`),
 //!   bounded on any input; `EmailFeatures::field` names the part of a message a feature came from;
 //! - `weighting`: the spam filter's field-mass weights and scoring IDF;
+//! - `idf`: EmailNB's scoring of a document, those formulas over a model's counts;
 //! - `smoothing`: smoothing chosen online (`alpha="auto"`): the candidates and their evidence.
 //!
 //! With the `python` feature (what maturin builds), `python` exposes them to Python as the
@@ -15,6 +16,7 @@
 pub mod bag;
 pub mod doc;
 pub mod fusion;
+pub mod idf;
 pub mod logistic;
 pub mod mail;
 pub mod nb;

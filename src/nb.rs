@@ -1820,10 +1820,11 @@ pub fn bucket_of(key: &[u8], n_buckets: u32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn doc(model: &NaiveBayes, features: &[(&str, f64)]) -> Doc {
+    /// A document of these (feature, value) pairs, encoded in the model's feature space.
+    pub(crate) fn doc(model: &NaiveBayes, features: &[(&str, f64)]) -> Doc {
         let mut encoder = model.features.encoder(features.len(), 64);
         for &(key, value) in features {
             encoder.add(key.as_bytes(), value);

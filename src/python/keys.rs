@@ -6,6 +6,7 @@
 //! `streamnb.store._token_key`; 0xFF never occurs in UTF-8, so the kinds cannot collide.
 
 use super::errors::{error, Kind};
+use crate::doc::Doc;
 use crate::space::Features;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -161,6 +162,18 @@ pub fn feature_name<'py>(py: Python<'py>, space: &Features, id: u32) -> PyResult
             None => Ok(py.None().into_bound(py)),
         },
         None => Ok(PyString::new(py, &format!("#{id}")).into_any()),
+    }
+}
+
+/// The name of a document's i-th feature: its key as read, or the vocabulary's (hashed
+/// spaces name every feature by its bucket).
+pub fn doc_feature_name<'py>(py: Python<'py>, space: &Features, doc: &Doc, i: usize) -> PyResult<Bound<'py, PyAny>> {
+    if space.n_buckets().is_some() {
+        return feature_name(py, space, doc.ids[i]);
+    }
+    match doc.key(i) {
+        Some(key) => token_of(py, key),
+        None => feature_name(py, space, doc.ids[i]),
     }
 }
 

@@ -5,11 +5,11 @@
 use super::errors::{error, guard, Kind as ErrorKind};
 use super::keys::{feature_names, find_ids, key_arrays};
 use super::labels::Labels;
+use super::output::Output;
 use super::reader::Reader;
 use super::values::{describe, f64_bytes};
 use crate::doc::{Doc, UNKNOWN};
 use crate::logistic::{Logistic, Schedule, Settings, Step};
-use crate::nb::argmax;
 use crate::space::Features;
 use crate::vocab::Vocabulary;
 use pyo3::prelude::*;
@@ -163,23 +163,16 @@ impl LogisticCore {
         self.space.resolve(doc);
     }
 
-    fn predict_doc<'py>(&mut self, py: Python<'py>, doc: &mut Doc, what: u8) -> PyResult<Bound<'py, PyAny>> {
+    fn predict_doc<'py>(&mut self, py: Python<'py>, doc: &mut Doc, output: Output) -> PyResult<Bound<'py, PyAny>> {
         self.known(doc);
         if self.model.n_classes() == 0 {
-            return Ok(if what == 0 {
-                py.None().into_bound(py)
-            } else {
-                PyDict::new(py).into_any()
-            });
+            return Ok(output.nothing(py));
         }
         let dots = self.model.dots(&doc.ids, &doc.values);
         let log_proba = self.model.log_posterior_of(&dots);
         self.last_dots = Some((self.version, dots));
-        if what == 0 {
-            return Ok(self.labels.label(py, argmax(&log_proba)));
-        }
         let classes: Vec<usize> = (0..log_proba.len()).collect();
-        Ok(self.labels.dict(py, &classes, &log_proba, what == 1)?.into_any())
+        output.of(py, &self.labels, &classes, &log_proba)
     }
 
     fn check_weight(weight: f64) -> PyResult<()> {
@@ -283,9 +276,10 @@ impl LogisticCore {
     /// P(c|x)} (1) or {label: log P(c|x)} (2) over the classes learned.
     fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, what: u8) -> PyResult<Bound<'py, PyAny>> {
         guard(|| {
+            let output = Output::from_code(what)?;
             let py = x.py();
             let mut reading = self.reader.read(&self.space, x)?;
-            let result = self.predict_doc(py, &mut reading.doc, what);
+            let result = self.predict_doc(py, &mut reading.doc, output);
             self.reader.keep(x, reading)?;
             result
         })
@@ -294,12 +288,13 @@ impl LogisticCore {
     /// `predict` of every document of a batch (raw texts read on several threads).
     fn predict_many<'py>(&mut self, xs: &Bound<'py, PyAny>, what: u8) -> PyResult<Bound<'py, PyList>> {
         guard(|| {
+            let output = Output::from_code(what)?;
             let py = xs.py();
             let items: Vec<Bound<'py, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
             let docs = self.reader.encode_batch(&self.space, &items)?;
             let out = PyList::empty(py);
             for mut doc in docs {
-                out.append(self.predict_doc(py, &mut doc, what)?)?;
+                out.append(self.predict_doc(py, &mut doc, output)?)?;
             }
             Ok(out)
         })

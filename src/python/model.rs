@@ -3,17 +3,19 @@
 //! log-probabilities or an updated store come out.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{feature_name, feature_names, find_ids, first_foreign_key, key_arrays, token_of};
+use super::keys::{doc_feature_name, feature_names, find_ids, first_foreign_key, key_arrays};
 use super::labels::Labels;
+use super::model_errors::{evidence_error, nb_error, unknown_class};
+use super::output::Output;
 use super::reader::Reader;
-use super::values::{describe, f64_bytes, g, i64_bytes, repr};
+use super::values::{f64_bytes, i64_bytes, repr};
 use super::weighting::EmailWeights;
-use crate::doc::{Doc, UNKNOWN};
-use crate::nb::{argmax, Kind, NaiveBayes, NbError, Prior, Smoothing};
-use crate::smoothing::{inverse_temperature, AutoSmoothing, EvidenceError};
+use crate::doc::Doc;
+use crate::idf::idf_values;
+use crate::nb::{Kind, NaiveBayes, NbError, Prior, Smoothing};
+use crate::smoothing::{inverse_temperature, AutoSmoothing};
 use crate::snapshot::{self, RawArray};
-use crate::store::StoreError;
-use crate::weighting::{idf, MAX_IDF_OFFSET};
+use crate::weighting::MAX_IDF_OFFSET;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 
@@ -91,23 +93,13 @@ impl Core {
         }
     }
 
-    fn token<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyAny>> {
-        feature_name(py, &self.nb.features, id)
-    }
-
     fn tokens<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         feature_names(py, &self.nb.features, ids)
     }
 
     /// The name of a document's i-th feature.
     fn doc_token<'py>(&self, py: Python<'py>, doc: &Doc, i: usize) -> PyResult<Bound<'py, PyAny>> {
-        if self.nb.features.n_buckets().is_some() {
-            return self.token(py, doc.ids[i]);
-        }
-        match doc.key(i) {
-            Some(key) => token_of(py, key),
-            None => self.token(py, doc.ids[i]),
-        }
+        doc_feature_name(py, &self.nb.features, doc, i)
     }
 
     /// Run `body` on the document `x`, read once (see `Reader::read`).
@@ -131,171 +123,17 @@ impl Core {
         doc: Option<&Doc>,
         row: Option<usize>,
     ) -> PyErr {
-        match e {
-            NbError::EmptyDocument => match row {
-                Some(row) => error(
-                    ErrorKind::InvalidInput,
-                    format!("empty document at row {row}: no feature above the threshold"),
-                ),
-                None => error(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "empty document: no feature with a value above the threshold in {}",
-                        describe(x)
-                    ),
-                ),
-            },
-            NbError::NeverLearned { features } => {
-                let names = PyList::empty(py);
-                if let Some(doc) = doc {
-                    for i in features {
-                        if let Ok(t) = self.doc_token(py, doc, i) {
-                            let _ = names.append(t);
-                        }
-                    }
-                }
-                error(
-                    ErrorKind::InvalidInput,
-                    format!("cannot unlearn feature(s) {}: never learned", repr(&names.into_any())),
-                )
-            }
-            NbError::StampNeeded => error(
-                ErrorKind::InvalidInput,
-                "this model has dropped features (pruning, or a merged model's), so only when a \
-                 message was learned tells which counts still hold it: keep a ledger that holds the \
-                 message, or give unlearn_one / unlearn_many its stamp (learned_at=, the n_learned \
-                 right after it was learned)",
-            ),
-            NbError::VocabularyFull => error(
-                ErrorKind::InvalidInput,
-                "the vocabulary is full (2^32 - 1 ids or 4 GiB of token bytes)",
-            ),
-            NbError::MergeForgotten { learned_at } => error(
-                ErrorKind::InvalidInput,
-                format!(
-                    "cannot unlearn the document learned at {learned_at} exactly: it was merged in from a model \
-                     that had pruned, and which features it still holds was forgotten to bound memory \
-                     (a model keeps max({}, 2 x its features) merged exceptions)",
-                    crate::store::MERGED_EXCEPTIONS_BUDGET
-                ),
-            ),
-            NbError::Evidence(e) => evidence_error(e),
-            NbError::Store(e) => self.store_error(py, e),
-        }
-    }
-
-    fn store_error(&self, py: Python<'_>, e: StoreError) -> PyErr {
-        match e {
-            StoreError::NegativeCounts { class, ids } => {
-                let names = self.tokens(py, &ids).map(|l| repr(&l.into_any())).unwrap_or_default();
-                error(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "counts of feature(s) {names} in class {} would become negative: they were never learned \
-                         with that much weight",
-                        repr(&self.labels.label(py, class))
-                    ),
-                )
-            }
-            StoreError::TooFewDocuments { class, has, remove } => error(
-                ErrorKind::InvalidInput,
-                format!(
-                    "class {} has {} documents; cannot remove {}",
-                    repr(&self.labels.label(py, class)),
-                    g(py, has),
-                    g(py, remove)
-                ),
-            ),
-            StoreError::CellsWithoutDocuments { class, left } => {
-                let label = repr(&self.labels.label(py, class));
-                error(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "class {label} would have no documents left but still {left} feature count(s): the documents \
-                         removed are not the ones that were learned as {label}"
-                    ),
-                )
-            }
-            StoreError::FeatureInMoreDocuments {
-                class,
-                docs,
-                feature_docs,
-            } => {
-                let label = repr(&self.labels.label(py, class));
-                error(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "class {label} would have {} documents but a feature in {} of them: the documents removed \
-                         are not the ones that were learned as {label}",
-                        g(py, docs),
-                        g(py, feature_docs)
-                    ),
-                )
-            }
-            StoreError::Overflow { class, tokens, docs } => {
-                let label = match class {
-                    Some(c) => format!("class {}", repr(&self.labels.label(py, c))),
-                    None => "a new class".to_string(),
-                };
-                error(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "counts of {label} would overflow (weight x values too large: {} tokens, {} documents)",
-                        g(py, tokens),
-                        g(py, docs)
-                    ),
-                )
-            }
-            StoreError::ClockFull => error(
-                ErrorKind::InvalidInput,
-                "the model has learned 2^32 - 2 documents, the most its document clock counts",
-            ),
-        }
-    }
-
-    fn unknown_class(&self, label: &Bound<'_, PyAny>) -> PyErr {
-        error(
-            ErrorKind::UnknownClass,
-            format!("cannot unlearn from class {}: it was never learned", repr(label)),
-        )
-    }
-
-    /// EmailNB's scoring weights of a document (see `crate::weighting`): per feature,
-    /// s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g with idf_f = ln((1 + N) / (1 + D_f)) + offset,
-    /// N = sum_c N_c the messages learned and D_f = sum_c D_cf those containing f (true
-    /// counts, 0 for a feature not in the vocabulary).
-    fn idf_values(&self, weights: &EmailWeights, offset: f64, doc: &mut Doc) -> Vec<f64> {
-        self.nb.features.resolve(doc);
-        let k = self.nb.n_classes();
-        let n: f64 = (0..k).map(|c| self.nb.store.true_class_docs(c)).sum();
-        let known: Vec<usize> = (0..doc.len()).filter(|&i| doc.ids[i] != UNKNOWN).collect();
-        let ids: Vec<u32> = known.iter().map(|&i| doc.ids[i]).collect();
-        let gathered = self.nb.gather_docs(&ids);
-        let mut doc_freq = vec![0.0; doc.len()];
-        for (row, &i) in gathered.chunks_exact(k.max(1)).zip(&known) {
-            doc_freq[i] = row.iter().sum();
-        }
-        let features = weights.features();
-        let vocabulary = self.nb.features.vocabulary();
-        let mut fields = Vec::with_capacity(doc.len());
-        let mut values = Vec::with_capacity(doc.len());
-        for (i, &d) in doc_freq.iter().enumerate() {
-            let key = doc
-                .key(i)
-                .or_else(|| vocabulary.and_then(|v| v.token(doc.ids[i])))
-                .unwrap_or_default();
-            fields.push(features.field(key));
-            values.push(doc.values[i] * idf(n, d, offset));
-        }
-        weights.masses.scale(&fields, &mut values);
-        values
+        nb_error(py, &self.nb.features, &self.labels, e, x, doc, row)
     }
 
     /// Run `body` on the document as predictions score it: with EmailNB's IDF (`set_idf`)
     /// its values are the scoring weights for the call, then the learned ones again.
     fn scoring<R>(&mut self, doc: &mut Doc, body: impl FnOnce(&mut Self, &mut Doc) -> R) -> R {
         let values = match &self.idf {
-            Some((weights, offset)) => self.idf_values(weights.get(), *offset, doc),
+            Some((weights, offset)) => {
+                let weights = weights.get();
+                idf_values(&self.nb, weights.features(), &weights.masses, *offset, doc)
+            }
             None => return body(self, doc),
         };
         let learned = std::mem::replace(&mut doc.values, values);
@@ -304,10 +142,15 @@ impl Core {
         result
     }
 
-    /// What one prediction returns: 0 the label, 1 probabilities, 2 log-probabilities.
-    fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>, what: u8) -> PyResult<Bound<'py, PyAny>> {
+    /// One prediction of `x`: the label, probabilities or log-probabilities (`output`).
+    fn predict<'py>(
+        &mut self,
+        x: &Bound<'py, PyAny>,
+        alpha: Option<f64>,
+        output: Output,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = x.py();
-        self.with_doc(x, |core, doc| core.predict_doc(py, doc, alpha, what, true))
+        self.with_doc(x, |core, doc| core.predict_doc(py, doc, alpha, output, true))
     }
 
     /// One prediction. With `remember` and the smoothing chosen online, every candidate
@@ -318,16 +161,12 @@ impl Core {
         py: Python<'py>,
         doc: &mut Doc,
         alpha: Option<f64>,
-        what: u8,
+        output: Output,
         remember: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let smoothing = self.smoothing(alpha)?;
         if self.nb.active().is_empty() {
-            return Ok(if what == 0 {
-                py.None().into_bound(py)
-            } else {
-                PyDict::new(py).into_any()
-            });
+            return Ok(output.nothing(py));
         }
         let remembered = remember && alpha.is_none();
         let (active, values) = self.scoring(doc, |core, doc| {
@@ -335,22 +174,9 @@ impl Core {
                 Some(full) => full,
                 None => core.nb.joint_log_likelihood(doc, smoothing),
             };
-            core.nb.log_posterior_of(&full, what != 0)
+            core.nb.log_posterior_of(&full, output != Output::Label)
         });
-        if what == 0 {
-            return Ok(self.labels.label(py, active[argmax(&values)]));
-        }
-        Ok(self.labels.dict(py, &active, &values, what == 1)?.into_any())
-    }
-}
-
-fn evidence_error(e: EvidenceError) -> PyErr {
-    match e {
-        EvidenceError::DifferentCandidates => error(
-            ErrorKind::IncompatibleModels,
-            "cannot merge models that choose their smoothing among different candidates (or only one of them chooses)",
-        ),
-        EvidenceError::Malformed(message) => error(ErrorKind::ModelFormat, message),
+        output.of(py, &self.labels, &active, &values)
     }
 }
 
@@ -525,17 +351,17 @@ impl Core {
     /// The most probable class (first learned wins ties); None when nothing is learned.
     /// `alpha` None (here and below): the smoothing the model chooses online.
     fn predict_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| self.predict(x, alpha, 0))
+        guard(|| self.predict(x, alpha, Output::Label))
     }
 
     /// {label: P(c | x)} over the active classes (from log space); {} when untrained.
     fn predict_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| self.predict(x, alpha, 1))
+        guard(|| self.predict(x, alpha, Output::Proba))
     }
 
     /// {label: log P(c | x)} over the active classes; {} when untrained.
     fn predict_log_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| self.predict(x, alpha, 2))
+        guard(|| self.predict(x, alpha, Output::LogProba))
     }
 
     /// One prediction per document (`what`: 0 labels, 1 probabilities, 2 log-probabilities).
@@ -546,12 +372,13 @@ impl Core {
         what: u8,
     ) -> PyResult<Bound<'py, PyList>> {
         guard(|| {
+            let output = Output::from_code(what)?;
             let py = xs.py();
             let items: Vec<Bound<'py, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
             let docs = self.reader.encode_batch(&self.nb.features, &items)?;
             let out = PyList::empty(py);
             for mut doc in docs {
-                out.append(self.predict_doc(py, &mut doc, alpha, what, false)?)?;
+                out.append(self.predict_doc(py, &mut doc, alpha, output, false)?)?;
             }
             Ok(out)
         })
@@ -779,7 +606,7 @@ impl Core {
             let Some(c) = self.labels.class_of(label)? else {
                 // the document is still read, so a bad one is reported as such
                 self.with_doc(x, |_, _| Ok(()))?;
-                return Err(self.unknown_class(label));
+                return Err(unknown_class(label));
             };
             self.with_doc(x, |core, doc| {
                 let empty_learn = core.nb.empty_learn;
@@ -875,7 +702,7 @@ impl Core {
                 docs.push(self.with_doc(&x, |_, doc| Ok(doc.clone()))?);
                 match self.labels.class_of(&label)? {
                     Some(c) => classes.push(c),
-                    None => return Err(self.unknown_class(&label)),
+                    None => return Err(unknown_class(&label)),
                 }
             }
             self.nb

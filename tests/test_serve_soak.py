@@ -2,11 +2,12 @@
 of warm-up, the journals folded every second; the full run (10 minutes, RSS growth <= 5%
 after warm-up) is ``python -m benchmarks.serve_soak``.
 
-In so short a run on a shared 2-core machine the resident set moves in allocator steps (a
-fold of a user's model allocates a new copy of its weights before the old one is freed):
-measured 5.5-7.2% between two 6-second windows under load, 1.5% over the 10-minute run. So
-this test bounds growth at 10%: it still catches a leak of a few KB a request (about 10,000
-requests measured here), and the 5% goal is the full run's."""
+RSS is compared between the median samples of a 6-second window at the end of the warm-up
+and one at the end of the run: a fold of a user's model holds a second copy of it for a
+moment (spikes of 10 MB seen here), which a median passes over while a leak moves it. The
+bound here is 10% (the 5% goal is the 10-minute run's): so short a run on a shared 2-core
+machine still moves in allocator steps, and a leak of a few KB a request (about 12,000-23,000
+requests measured here) still fails it."""
 
 from __future__ import annotations
 

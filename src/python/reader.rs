@@ -238,32 +238,33 @@ impl Reader {
                     .collect::<PyResult<_>>()?;
                 Ok(py.detach(|| parallel::map(&inputs, |input| encode_str(space, tokenizer, *binary, input))))
             }
-            Featurizer::Email { tokenizer } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
-                let features = &tokenizer.get().features;
-                let raws: Vec<&[u8]> = xs
-                    .iter()
-                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
-                    .collect::<Result<_, _>>()?;
-                Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(space, features, raw))))
-            }
-            Featurizer::Weights { weights } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
-                let weights = weights.get();
-                let raws: Vec<&[u8]> = xs
-                    .iter()
-                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
-                    .collect::<Result<_, _>>()?;
-                Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(space, weights, raw))))
-            }
-            Featurizer::Bytes { ngrams } if xs.iter().all(|x| x.is_instance_of::<PyBytes>()) => {
-                let ngrams = ngrams.get();
-                let raws: Vec<&[u8]> = xs
-                    .iter()
-                    .map(|x| x.cast::<PyBytes>().map(|b| b.as_bytes()))
-                    .collect::<Result<_, _>>()?;
-                Ok(py.detach(|| parallel::map(&raws, |raw| encode_ngrams(space, ngrams, raw))))
-            }
-            _ => xs.iter().map(|x| self.fresh_doc(space, x)).collect(),
+            Featurizer::Email { tokenizer } => match all_bytes(xs) {
+                Some(raws) => {
+                    let features = &tokenizer.get().features;
+                    Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(space, features, raw))))
+                }
+                None => self.one_by_one(space, xs),
+            },
+            Featurizer::Weights { weights } => match all_bytes(xs) {
+                Some(raws) => {
+                    let weights = weights.get();
+                    Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(space, weights, raw))))
+                }
+                None => self.one_by_one(space, xs),
+            },
+            Featurizer::Bytes { ngrams } => match all_bytes(xs) {
+                Some(raws) => {
+                    let ngrams = ngrams.get();
+                    Ok(py.detach(|| parallel::map(&raws, |raw| encode_ngrams(space, ngrams, raw))))
+                }
+                None => self.one_by_one(space, xs),
+            },
+            _ => self.one_by_one(space, xs),
         }
+    }
+
+    fn one_by_one(&self, space: &Features, xs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Doc>> {
+        xs.iter().map(|x| self.fresh_doc(space, x)).collect()
     }
 
     /// One document of a batch, not remembered as the last one.
@@ -528,4 +529,11 @@ fn same_text(last: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
         return last.eq(x);
     }
     Ok(false)
+}
+
+/// The bytes of every raw message of a batch, or None when one of them is not bytes.
+fn all_bytes<'a>(xs: &'a [Bound<'_, PyAny>]) -> Option<Vec<&'a [u8]>> {
+    xs.iter()
+        .map(|x| x.cast::<PyBytes>().ok().map(|b| b.as_bytes()))
+        .collect()
 }

@@ -183,10 +183,13 @@ impl Doc {
 }
 
 /// Counts per feature id within one document, in order of first appearance: a small open
-/// addressing table from id to position.
+/// addressing table from id to position (allocated at the first `add`: a caller that only
+/// pushes distinct ids never needs it).
 #[derive(Default)]
 pub struct IdCounts {
     slots: Vec<u64>,
+    /// Ids expected: the table's first size.
+    expected: usize,
     pub ids: Vec<u32>,
     pub values: Vec<f64>,
 }
@@ -194,7 +197,8 @@ pub struct IdCounts {
 impl IdCounts {
     pub fn with_capacity(n: usize) -> Self {
         IdCounts {
-            slots: vec![0; (2 * n).next_power_of_two().max(16)],
+            slots: Vec::new(),
+            expected: n,
             ids: Vec::with_capacity(n),
             values: Vec::with_capacity(n),
         }
@@ -224,8 +228,18 @@ impl IdCounts {
         }
     }
 
+    /// Append an id the caller knows was never added (no table: binary features whose
+    /// caller tracks what it has seen); not to be mixed with `add`.
+    #[inline]
+    pub fn push_distinct(&mut self, id: u32, by: f64) {
+        debug_assert!(self.slots.is_empty(), "push_distinct after add");
+        self.ids.push(id);
+        self.values.push(by);
+    }
+
     fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(16);
+        let first = (2 * self.expected.max(self.ids.len() + 1)).next_power_of_two();
+        let size = (self.slots.len() * 2).max(first).max(16);
         self.slots = vec![0; size];
         let mask = size - 1;
         for (position, &id) in self.ids.iter().enumerate() {

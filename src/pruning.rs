@@ -35,23 +35,29 @@ fn lowest_first(a: &Candidate, b: &Candidate) -> Ordering {
 }
 
 /// The ids a pass drops, ascending; `n_learned` is the document clock now.
-pub fn select(candidates: Vec<Candidate>, policy: &Policy, n_learned: u64) -> Vec<u32> {
-    let (mut dropped, mut left): (Vec<Candidate>, Vec<Candidate>) = candidates.into_iter().partition(|c| {
-        policy
-            .expire_after
-            .is_some_and(|after| n_learned.saturating_sub(c.last_seen) >= after)
-            || policy.min_count.is_some_and(|min| c.total < min)
-    });
+pub fn select(mut left: Vec<Candidate>, policy: &Policy, n_learned: u64) -> Vec<u32> {
+    let mut ids = Vec::new();
+    if policy.expire_after.is_some() || policy.min_count.is_some() {
+        left.retain(|c| {
+            let goes = policy
+                .expire_after
+                .is_some_and(|after| n_learned.saturating_sub(c.last_seen) >= after)
+                || policy.min_count.is_some_and(|min| c.total < min);
+            if goes {
+                ids.push(c.id);
+            }
+            !goes
+        });
+    }
     if let Some(cap) = policy.max_features {
         if left.len() > cap {
             let excess = left.len() - (9 * cap) / 10;
             if excess < left.len() {
                 left.select_nth_unstable_by(excess, lowest_first);
             }
-            dropped.extend_from_slice(&left[..excess.min(left.len())]);
+            ids.extend(left[..excess.min(left.len())].iter().map(|c| c.id));
         }
     }
-    let mut ids: Vec<u32> = dropped.into_iter().map(|c| c.id).collect();
     ids.sort_unstable();
     ids
 }

@@ -134,9 +134,7 @@ impl Features {
     /// Free the vocabulary ids of features that left V.
     pub fn release(&mut self, gone: &[u32]) {
         if let Features::Exact(v) = self {
-            for &id in gone {
-                v.remove(id);
-            }
+            v.remove_many(gone);
         }
     }
 
@@ -254,6 +252,15 @@ impl Encoder<'_> {
     pub fn add_bucket(&mut self, id: u32, by: f64) {
         debug_assert!(matches!(self.space, Features::Hashed(_)));
         self.buckets.add(id, by);
+    }
+
+    /// One occurrence of a bucket the caller knows it has not added before (hashed spaces
+    /// only; a binary featurizer that tracks what it has seen; not to be mixed with
+    /// `add_bucket` in one document).
+    #[inline]
+    pub fn add_new_bucket(&mut self, id: u32) {
+        debug_assert!(matches!(self.space, Features::Hashed(_)));
+        self.buckets.push_distinct(id, 1.0);
     }
 
     /// Every count set to 1 (binary features).

@@ -2,7 +2,10 @@
 //! candidates' log table, their scores of a document and the evidence a learn records
 //! (src/smoothing.rs holds the candidates and their evidence).
 
-use super::*;
+use super::scorer::LnGrid;
+use super::{Kind, NaiveBayes, Smoothing};
+use crate::doc::Doc;
+use crate::smoothing::{AutoSmoothing, CandidateScores};
 
 impl NaiveBayes {
     /// The smoothing of a call: `alpha` with the model's mu (fixed, or chosen online), or

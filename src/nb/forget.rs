@@ -1,7 +1,7 @@
 //! Forgetting: the clock and its decay, the rescale of the store, dropping features and the
 //! pruning policies' selection.
 
-use super::*;
+use super::NaiveBayes;
 
 impl NaiveBayes {
     /// Age every count by `factor` (the document clock moves on by `n_docs`).

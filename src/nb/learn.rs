@@ -1,7 +1,9 @@
 //! Learning: the checks made before anything changes, one document, a batch, and the count
 //! change they all go through (`update`).
 
-use super::*;
+use super::{HashMap, NaiveBayes, NbError, Present};
+use crate::doc::{Doc, UNKNOWN};
+use crate::store::{StoreError, MAX_DOCUMENTS};
 
 impl NaiveBayes {
     /// Add counts to class c (true units; the caller checked the room).

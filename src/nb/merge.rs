@@ -1,7 +1,10 @@
 //! Merging another model's counts (`snapshot` of one, `merge` into the other), and the
 //! pruning it had done.
 
-use super::*;
+use super::{HashMap, NaiveBayes, NbError, Snapshot};
+use crate::smoothing::EvidenceError;
+use crate::space::Features;
+use crate::store::{MergedPruning, StoreError, MAX_DOCUMENTS, NEVER};
 
 impl NaiveBayes {
     /// Everything `merge` reads from another model, copied (the other may be this one).

@@ -16,11 +16,10 @@
 //! and `merge` the count changes.
 
 use crate::doc::{Doc, UNKNOWN};
-use crate::smoothing::{AutoSmoothing, CandidateScores, EvidenceError};
+use crate::smoothing::{AutoSmoothing, EvidenceError};
 pub use crate::space::{Encoder, Features};
-use crate::store::{MergedPruning, Store, StoreError, MAX_DOCUMENTS, NEVER};
+use crate::store::{MergedPruning, Store, StoreError};
 use crate::vocab::{bucket, VocabularyError};
-use std::sync::Arc;
 /// Hash maps keyed by feature ids inside one call (no seed needed: the keys are ours).
 type HashMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::FixedState>;
 
@@ -35,7 +34,6 @@ mod sums;
 pub(crate) mod tests;
 mod unlearn;
 
-use scorer::*;
 pub use scorer::{LnGrid, LN_TABLE_SIZE};
 
 /// The sums a complement model re-derives exactly (O(|V| K)) after this many incremental

@@ -1,7 +1,10 @@
 //! Scoring: a document's joint log-likelihood under one smoothing or several at once (one
 //! `Scorer`), its posterior, its score split by feature, and the features' weights.
 
-use super::*;
+use super::scorer::{documents_without, RowScratch, Scorer, Terms};
+use super::{log_posterior, Contributions, Kind, Known, NaiveBayes, Smoothing};
+use crate::doc::{Doc, UNKNOWN};
+use crate::space::Features;
 
 impl NaiveBayes {
     /// True token counts of known features: row-major (n x K).

@@ -2,7 +2,8 @@
 //! at once), `LnGrid` (the candidates' table of ln(n + alpha)), the reading of a feature's
 //! row of counts, and the small formulas they share.
 
-use super::*;
+use crate::store::Store;
+use std::sync::Arc;
 
 /// Reads a feature's row of stored counts (no copy for dense rows) and scales it.
 pub(super) struct RowScratch {

@@ -2,7 +2,8 @@
 //! ComplementNB's normaliser, kept in step with every count change (`before_change` /
 //! `after_change`) and re-derived when out of step.
 
-use super::*;
+use super::scorer::{complement_count, documents_without, LnGrid};
+use super::{AbsentSum, Kind, NaiveBayes, Normaliser, REDERIVE_EVERY};
 
 impl NaiveBayes {
     /// sum over w in V of log(1 - p_cw) for every class:

@@ -1,7 +1,9 @@
 //! Unlearning: a removal prepared (checked completely) before it is committed (`remove`), so a
 //! refused unlearning changes nothing; one document or a batch.
 
-use super::*;
+use super::{HashMap, NaiveBayes, NbError};
+use crate::doc::{Doc, UNKNOWN};
+use crate::space::Features;
 use crate::store::Removal;
 
 impl NaiveBayes {

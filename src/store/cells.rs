@@ -1,7 +1,7 @@
 //! Reading and writing the (feature, class) cells: a feature's row in every class (dense or
 //! sparse), one cell, and setting one.
 
-use super::*;
+use super::{Cell, Cells, Store};
 
 impl Store {
     /// Stored (tokens, docs) of every class for feature `id` into the two slices (length K).

@@ -2,7 +2,10 @@
 //! completely) then committed, and dropping features; features whose counts all return to
 //! zero leave V.
 
-use super::*;
+use super::{
+    most_documents_after, move_in_histogram, settle, Cells, Removal, Store, StoreError, CANCELLATION, MAX_DOCUMENTS,
+    MAX_STORED, MIN_SCALE, NOT_IN_V, OUT_OF_V, ROUNDING_TOLERANCE,
+};
 
 impl Store {
     /// Refuse an addition to class c (None: a new class) that would overflow: its totals

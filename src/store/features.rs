@@ -1,7 +1,7 @@
 //! The features in V: their stamps (born, last seen), which documents' counts a feature still
 //! holds after pruning (`holds_document`, `MergedPruning`), and their ids.
 
-use super::*;
+use super::{MergedPruning, Store, MAX_DOCUMENTS, MERGED_EXCEPTIONS_BUDGET, NOT_IN_V};
 
 impl Store {
     /// Is `id` a feature in V?

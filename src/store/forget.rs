@@ -1,7 +1,7 @@
 //! Forgetting: decay as one multiplication of the global scale, and the rescale that folds
 //! the scale into the counts.
 
-use super::*;
+use super::{move_in_histogram, Histogram, Store, MIN_SCALE};
 
 impl Store {
     /// Will `decay(factor)` fold the scale into the counts (`rescale`)?

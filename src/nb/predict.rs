@@ -301,4 +301,27 @@ impl NaiveBayes {
             }
         }
     }
+
+    /// log P(x | c) without the class prior, for every class of the store (NaN for the
+    /// inactive ones): the known features' terms plus the rest, the prior taken out where
+    /// the joint log-likelihood holds it (ComplementNB's only with a single active class).
+    pub fn log_likelihood(&mut self, known: &Known, s: Smoothing) -> Vec<f64> {
+        let split = self.contributions(known, s);
+        let k = self.n_classes();
+        let mut prior = Vec::new();
+        self.log_prior(&mut prior);
+        let prior_added = !matches!(self.kind, Kind::Complement { .. }) || self.active().len() == 1;
+        let mut out = split.rest.clone();
+        for row in split.terms.chunks_exact(k.max(1)) {
+            for c in 0..k {
+                out[c] += row[c];
+            }
+        }
+        if prior_added {
+            for c in 0..k {
+                out[c] -= prior[c];
+            }
+        }
+        out
+    }
 }

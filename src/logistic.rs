@@ -85,6 +85,25 @@ impl Settings {
     }
 }
 
+/// Check the parameters of a model: `rate` finite and > 0, `l2` finite and >= 0 with
+/// rate * l2 < 1, `margin` (if any) finite and >= 0. Err names the first one wrong.
+pub fn check_parameters(rate: f64, l2: f64, margin: Option<f64>) -> Result<(), String> {
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(format!("learning_rate must be a finite number > 0, got {rate}"));
+    }
+    if !(l2.is_finite() && l2 >= 0.0 && rate * l2 < 1.0) {
+        return Err(format!(
+            "l2 must be a finite number >= 0 with learning_rate * l2 < 1, got {l2}"
+        ));
+    }
+    if let Some(m) = margin {
+        if !(m.is_finite() && m >= 0.0) {
+            return Err(format!("margin must be a finite number >= 0 or None, got {m}"));
+        }
+    }
+    Ok(())
+}
+
 /// The weights of one online logistic regression model.
 #[derive(Clone, Debug)]
 pub struct Logistic {
@@ -499,6 +518,39 @@ fn adagrad_rate(rate: f64, sum: &mut f64, step: f64, direction: f64) -> f64 {
     }
 }
 
+/// Check the arrays of a saved model (`LogisticCore.load`) against its `k` classes and
+/// `n_rows` feature ids: one weight per row and class but the first (and, with AdaGrad, one
+/// sum per weight), one bias and bias sum per class but the first, weights finite, sums
+/// finite and >= 0, the scale in (0, 1]. Err names the first thing wrong.
+pub fn check_state(
+    schedule: Schedule,
+    k: usize,
+    n_rows: usize,
+    weights: &[f64],
+    squares: &[f64],
+    bias: &(Vec<f64>, Vec<f64>),
+    scale: f64,
+) -> Result<(), &'static str> {
+    let cols = k.saturating_sub(1);
+    if weights.len() != n_rows * cols
+        || (schedule == Schedule::AdaGrad && squares.len() != weights.len())
+        || (schedule == Schedule::Constant && !squares.is_empty())
+    {
+        return Err("the weight arrays do not match the feature ids and classes");
+    }
+    if bias.0.len() != cols || bias.1.len() != cols {
+        return Err("one bias (and AdaGrad sum) per class but the first");
+    }
+    let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+    if !(finite(weights) && finite(&bias.0) && squares.iter().chain(&bias.1).all(|s| s.is_finite() && *s >= 0.0)) {
+        return Err("weights must be finite and AdaGrad sums finite and >= 0");
+    }
+    if !(scale.is_finite() && scale > 0.0 && scale <= 1.0) {
+        return Err("scale must be in (0, 1]");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,6 +564,21 @@ mod tests {
             sublinear: false,
             normalize: false,
         }
+    }
+
+    #[test]
+    fn saved_arrays_and_parameters_are_checked() {
+        let bias = (vec![0.0], vec![0.0]);
+        assert_eq!(
+            check_state(Schedule::AdaGrad, 2, 2, &[1.0, 2.0], &[0.0, 1.0], &bias, 1.0),
+            Ok(())
+        );
+        assert!(check_state(Schedule::AdaGrad, 2, 2, &[1.0, 2.0], &[], &bias, 1.0).is_err());
+        assert!(check_state(Schedule::Constant, 2, 1, &[f64::NAN], &[], &bias, 1.0).is_err());
+        assert!(check_state(Schedule::Constant, 2, 1, &[1.0], &[], &bias, 0.0).is_err());
+        assert!(check_parameters(0.5, 0.0, None).is_ok());
+        assert!(check_parameters(0.5, 2.0, None).is_err());
+        assert!(check_parameters(0.5, 0.0, Some(-1.0)).is_err());
     }
 
     fn binary(schedule: Schedule) -> Logistic {

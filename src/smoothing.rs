@@ -161,6 +161,25 @@ pub enum EvidenceError {
 }
 
 impl AutoSmoothing {
+    /// `new` for (alpha, mu) `candidates` checked: at least one, every alpha and mu finite
+    /// and > 0, and the decay in (0, 1]. Err (a message) names them otherwise.
+    pub fn checked(candidates: Vec<(f64, Option<f64>)>, decay: f64) -> Result<Self, String> {
+        let valid = |v: f64| v.is_finite() && v > 0.0;
+        if candidates.is_empty()
+            || !candidates.iter().all(|&(a, mu)| valid(a) && mu.is_none_or(valid))
+            || !(decay > 0.0 && decay <= 1.0)
+        {
+            return Err(format!(
+                "smoothing candidates must be finite numbers > 0 and the decay in (0, 1], got {candidates:?} and {decay}"
+            ));
+        }
+        let candidates = candidates
+            .into_iter()
+            .map(|(alpha, mu)| Smoothing { alpha, mu })
+            .collect();
+        Ok(AutoSmoothing::new(candidates, decay))
+    }
+
     /// `candidates` in increasing order of smoothing; `decay` in (0, 1].
     pub fn new(candidates: Vec<Smoothing>, decay: f64) -> Self {
         let n = candidates.len();

@@ -10,7 +10,7 @@
 //! ends), so loading makes no Python object per token. Integer arrays are uint32 (int64 in
 //! version-1 files); the cells come sorted by feature then class.
 
-use crate::store::{MergedPruning, NEVER, ROUNDING_TOLERANCE};
+use crate::store::{MergedPruning, Store, NEVER, ROUNDING_TOLERANCE};
 use std::collections::HashMap;
 
 /// One array as stored: numpy's dtype string (`<i8`, `<u4`, `<f8`, `|u1`), its shape, its bytes.
@@ -123,6 +123,25 @@ pub struct Snapshot<'a> {
     pub forgotten_merges: Vec<(u64, u64)>,
 }
 
+impl Snapshot<'_> {
+    /// Fill an empty store of `k` classes with these cells, class totals and stamps (stored
+    /// units; the vocabulary, the classes and the clocks are the caller's).
+    pub fn load_cells(&self, store: &mut Store, k: usize) {
+        let cells = (self.cell_feature.ids().zip(self.cell_class.iter()))
+            .zip(self.cell_tokens.iter().zip(self.cell_docs.iter()));
+        for ((feature, class), (tokens, docs)) in cells {
+            store.load_cell(feature, class as usize, tokens, docs);
+        }
+        for c in 0..k {
+            store.load_class(c, self.class_docs[c], self.class_tokens[c]);
+        }
+        let stamps = self.born.iter().zip(self.last_seen.iter());
+        for (id, (born, seen)) in self.ids.ids().zip(stamps) {
+            store.set_stamps(id, Some(born as u64), Some(seen as u64));
+        }
+    }
+}
+
 /// The arrays of the documents merged in from models that had pruned (`MergedPruning`),
 /// present only when there are some: record r spans stamps `merged_first[r]..=merged_last[r]`
 /// and its exceptions are the features `merged_exception_feature` (ascending) held from the
@@ -138,6 +157,33 @@ pub const MERGED_ARRAYS: [&str; 5] = [
 /// The stamp ranges of forgotten merged prunings (`Store::forgotten_merges`), present only
 /// when there are some: ascending and disjoint.
 pub const FORGOTTEN_ARRAYS: [&str; 2] = ["merged_forgotten_first", "merged_forgotten_last"];
+
+/// A store's merged prunings as the file's arrays (`FORGOTTEN_ARRAYS`, `MERGED_ARRAYS`, what
+/// `check` reads back): [(name, ints)], empty when there are none.
+pub fn merged_arrays(store: &Store) -> Vec<(&'static str, Vec<u64>)> {
+    let mut out = Vec::new();
+    let forgotten = &store.forgotten_merges;
+    if !forgotten.is_empty() {
+        out.push((FORGOTTEN_ARRAYS[0], forgotten.iter().map(|r| r.0).collect()));
+        out.push((FORGOTTEN_ARRAYS[1], forgotten.iter().map(|r| r.1).collect()));
+    }
+    let merged = &store.merged_prunings;
+    if merged.is_empty() {
+        return out;
+    }
+    let mut end = 0u64;
+    let mut columns: [Vec<u64>; 5] = Default::default();
+    for record in merged {
+        end += record.exceptions.len() as u64;
+        columns[0].push(record.first);
+        columns[1].push(record.last);
+        columns[2].push(end);
+        columns[3].extend(record.exceptions.iter().map(|&(id, _)| u64::from(id)));
+        columns[4].extend(record.exceptions.iter().map(|&(_, from)| from));
+    }
+    out.extend(MERGED_ARRAYS.into_iter().zip(columns));
+    out
+}
 
 fn forgotten_merges(arrays: &HashMap<&str, RawArray<'_>>, pruned_at: u64) -> Result<Vec<(u64, u64)>, String> {
     if !FORGOTTEN_ARRAYS.iter().any(|name| arrays.contains_key(*name)) {

@@ -14,6 +14,15 @@ pub enum Features {
     Hashed(u32),
 }
 
+/// Why `Features::rows_from` could not map another space's rows.
+#[derive(Debug, PartialEq)]
+pub enum RowsError {
+    /// This space is hashed and the other exact.
+    HashedAndExact,
+    /// The vocabulary has no room for the other's tokens.
+    Full,
+}
+
 impl Features {
     pub fn new(n_buckets: Option<u32>) -> Self {
         match n_buckets {
@@ -177,6 +186,30 @@ impl Features {
         }
         doc.epoch = Some(vocabulary.epoch());
         Ok(())
+    }
+
+    /// The ids here of another space's `n` rows (a model's rows over it), adding its tokens
+    /// that are new here: the same bucket, or the same token (`u32::MAX` for a free id there).
+    pub fn rows_from(&mut self, other: &Features, n: usize) -> Result<Vec<u32>, RowsError> {
+        Ok(match (other.vocabulary(), other.n_buckets()) {
+            (_, Some(_)) => (0..n as u32).collect(),
+            (Some(theirs), None) => {
+                let mut map = vec![u32::MAX; n];
+                let Features::Exact(mine) = self else {
+                    return Err(RowsError::HashedAndExact);
+                };
+                for (id, slot) in map.iter_mut().enumerate() {
+                    if let Some(token) = theirs.token(id as u32) {
+                        *slot = match mine.find(token) {
+                            Some(found) => found,
+                            None => mine.add_hashed(token, mine.hash(token)).map_err(|_| RowsError::Full)?,
+                        };
+                    }
+                }
+                map
+            }
+            (None, None) => Vec::new(),
+        })
     }
 }
 

@@ -267,6 +267,27 @@ impl Vocabulary {
         self.garbage = 0;
     }
 
+    /// The vocabulary a model file lists in id order: the keys in `bytes` back to back, key
+    /// `id` ending at `ends[id]`. Err (a message) for ends out of order or a token listed twice.
+    pub fn from_keys(bytes: &[u8], ends: &[u32]) -> Result<Vocabulary, String> {
+        let mut start = 0usize;
+        let mut tokens = Vec::with_capacity(ends.len());
+        for &end in ends {
+            let end = end as usize;
+            if end < start || end > bytes.len() {
+                return Err("vocabulary key ends out of order".to_string());
+            }
+            tokens.push(&bytes[start..end]);
+            start = end;
+        }
+        let mut fresh = Vocabulary::new();
+        fresh.restore(tokens.iter().enumerate().map(|(id, t)| (id as u32, *t)), &[])?;
+        if fresh.len() != tokens.len() {
+            return Err("the vocabulary lists a token twice".to_string());
+        }
+        Ok(fresh)
+    }
+
     /// Take the layout of a saved vocabulary: each `(id, token)` of `entries`, and `free` ids
     /// for reuse.
     ///
@@ -425,6 +446,15 @@ const fn crc_tables() -> [[u32; 256]; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_vocabulary_from_keys_gives_ids_in_order_and_refuses_bad_ends_and_repeats() {
+        let v = Vocabulary::from_keys(b"abbc", &[1, 3, 4]).unwrap();
+        assert_eq!((v.find(b"a"), v.find(b"bb"), v.find(b"c")), (Some(0), Some(1), Some(2)));
+        assert!(Vocabulary::from_keys(b"abbc", &[3, 1]).is_err());
+        assert!(Vocabulary::from_keys(b"abbc", &[5]).is_err());
+        assert!(Vocabulary::from_keys(b"aa", &[1, 2]).is_err());
+    }
 
     #[test]
     fn ids_grow_and_are_reused_after_removal() {

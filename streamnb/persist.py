@@ -40,7 +40,7 @@ any other token 0xFF and its tagged encoding, see ``store._token_key``) and
 uint32 (ids, stamps and key ends are below 2^32 by construction), its cells sorted by
 feature then class; a model that merged one which had pruned also has ``merged_first``,
 ``merged_last``, ``merged_exception_end``, ``merged_exception_feature`` and
-``merged_exception_from`` (which features the merged documents no longer hold: src/store.rs
+``merged_exception_from`` (which features the merged documents no longer hold: src/store/mod.rs
 ``MergedPruning``) and, past its budget, ``merged_forgotten_first`` / ``_last`` (the
 stamps of merged documents it can no longer unlearn); and the
 ``ledger_fingerprint`` (16 bytes per entry), ``ledger_class``, ``ledger_weight``,

@@ -2,7 +2,7 @@
 
 The vocabulary, the (feature, class) count tables, the class totals, the global scale that
 carries forgetting, the feature stamps and Bernoulli's per-class histograms live in the
-compiled core (``streamnb._core.Core``, src/store.rs and src/nb.rs, which say what is stored
+compiled core (``streamnb._core.Core``, src/store/ and src/nb/, which say what is stored
 and how it changes). This module gives the Python side what it reads: counts as numpy
 arrays, feature names, the file-format export and import (checked value by value), and the
 standalone ``Vocabulary`` the record models (Gaussian, categorical) keep their field names in.
@@ -32,7 +32,7 @@ from .validate import Label, check_label
 
 __all__ = ["CountStore", "Vocabulary", "Label", "check_label", "MIN_SCALE", "MAX_STORED"]
 
-#: Below this global scale the stored counts are folded back (see src/store.rs).
+#: Below this global scale the stored counts are folded back (see src/store/forget.rs).
 MIN_SCALE: float = _core.MIN_SCALE
 #: Class totals may not grow past this (stored units), so no count can overflow.
 MAX_STORED: float = _core.MAX_STORED
@@ -414,7 +414,7 @@ class CountStore:
             arrays["feature_key"] = np.frombuffer(keys, dtype=np.uint8)
             arrays["feature_key_end"] = np.frombuffer(ends, dtype="<u4")
             arrays["free_id"] = np.array(self.vocabulary.free_ids(), dtype=np.uint32)
-        # Only a model that merged one which had pruned has these (src/store.rs MergedPruning,
+        # Only a model that merged one which had pruned has these (src/store/mod.rs MergedPruning,
         # forgotten_merges).
         for name, values in self._core.merged_arrays():
             arrays[name] = np.array(values, dtype=np.uint32)
@@ -498,7 +498,7 @@ def settle(old: float | npt.NDArray[np.float64], delta: npt.NDArray[np.float64])
 def settle(old: float | npt.NDArray[np.float64],
            delta: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
     """old + delta, with rounding residues of a subtraction snapped to exactly zero: the rule
-    of the core's store (src/store.rs, ``settle``), for the record models' numpy tables."""
+    of the core's store (src/store/mod.rs, ``settle``), for the record models' numpy tables."""
     new = old + delta
     residue = np.abs(new) <= _core.ROUNDING_TOLERANCE * np.abs(delta)
     if np.ndim(new) == 0:

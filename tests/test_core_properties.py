@@ -514,7 +514,7 @@ def test_the_numpy_reference_equals_sklearn(kind, alpha, rows, queries):
 
 def test_unlearning_a_merged_document_takes_only_what_its_own_model_kept(tmp_path):
     """A model that pruned, merged in: its documents from before the pruning hold only the
-    features it kept, whatever the merging model's counts held (src/store.rs MergedPruning)."""
+    features it kept, whatever the merging model's counts held (src/store/mod.rs MergedPruning)."""
     a = MultinomialNB().learn_one({"a": 1, "b": 1}, "x")
     b = MultinomialNB().learn_one({"a": 1, "b": 1}, "x").select_features(1)  # b keeps "a", drops "b"
     assert set(b.store.vocabulary.mapping()) == {"a"}

@@ -33,6 +33,31 @@ impl Labels {
         }
     }
 
+    /// The class of each label of a batch, a model of `k` classes: its index, or for a new
+    /// label k + its place among the batch's new labels (returned in order of appearance).
+    pub fn classes_or_next<'py>(
+        &self,
+        labels: &Bound<'py, PyList>,
+        k: usize,
+    ) -> PyResult<(Vec<usize>, Vec<Bound<'py, PyAny>>)> {
+        let mut new_labels: Vec<Bound<'py, PyAny>> = Vec::new();
+        let mut classes = Vec::with_capacity(labels.len());
+        for label in labels.iter() {
+            let c = match self.class_of(&label)? {
+                Some(c) => c,
+                None => match new_labels.iter().position(|l| l.eq(&label).unwrap_or(false)) {
+                    Some(j) => k + j,
+                    None => {
+                        new_labels.push(label.clone());
+                        k + new_labels.len() - 1
+                    }
+                },
+            };
+            classes.push(c);
+        }
+        Ok((classes, new_labels))
+    }
+
     /// Append a class; its index is the number of classes before it.
     pub fn push(&mut self, label: &Bound<'_, PyAny>) -> PyResult<()> {
         let c = self.labels.len();

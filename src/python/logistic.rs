@@ -9,8 +9,8 @@ use super::output::Output;
 use super::reader::Reader;
 use super::values::{describe, f64_bytes};
 use crate::doc::{Doc, UNKNOWN};
-use crate::logistic::{Logistic, Schedule, Settings, Step};
-use crate::space::Features;
+use crate::logistic::{check_parameters, check_state, Logistic, Schedule, Settings, Step};
+use crate::space::{Features, RowsError};
 use crate::vocab::Vocabulary;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
@@ -159,6 +159,35 @@ impl LogisticCore {
         Ok(self.model.learn(&doc.ids, &doc.values, c, omega, dots) == Step::Updated)
     }
 
+    /// The steps of a batch whose room was checked: every document's new features added,
+    /// then `passes` passes in order (the documents count once in N_c).
+    fn learn_batch(
+        &mut self,
+        docs: &mut [Doc],
+        all_positions: &[Vec<usize>],
+        classes: &[usize],
+        weights: &[f64],
+        fixed: &[f64],
+        passes: usize,
+    ) {
+        for (doc, positions) in docs.iter_mut().zip(all_positions) {
+            // room was checked for the whole batch
+            let _ = self.space.add_tokens(doc, positions);
+        }
+        self.model.reserve_rows(self.space.capacity());
+        for pass in 0..passes {
+            for (i, doc) in docs.iter().enumerate() {
+                let c = classes[i];
+                Self::reach(&mut self.model, c);
+                if pass == 0 {
+                    self.class_docs[c] += weights[i];
+                }
+                let omega = self.omega(c, weights[i], fixed[i]);
+                self.model.learn(&doc.ids, &doc.values, c, omega, None);
+            }
+        }
+    }
+
     fn known(&self, doc: &mut Doc) {
         self.space.resolve(doc);
     }
@@ -189,6 +218,11 @@ impl LogisticCore {
 
 #[pymethods]
 impl LogisticCore {
+    // The bindings only convert: Python values in, Rust calls, Python values out. What a method
+    // would otherwise compute lives in the core (`crate::logistic`: `check_parameters`,
+    // `check_state`; `Features::rows_from`; `Vocabulary::from_keys`) or in the plain
+    // `impl LogisticCore` above (`learn_batch`, `learn_doc`, `omega` ...). One `#[pymethods]`
+    // block per class: PyO3 allows no more without its `multiple-pymethods` feature.
     #[new]
     #[pyo3(signature = (*, rate, schedule, l2, margin, sublinear, normalize, n_buckets, class_weight, tokenizer,
                         in_core, binary))]
@@ -208,26 +242,7 @@ impl LogisticCore {
         binary: bool,
     ) -> PyResult<Self> {
         guard(|| {
-            if !(rate.is_finite() && rate > 0.0) {
-                return Err(error(
-                    ErrorKind::InvalidParameter,
-                    format!("learning_rate must be a finite number > 0, got {rate}"),
-                ));
-            }
-            if !(l2.is_finite() && l2 >= 0.0 && rate * l2 < 1.0) {
-                return Err(error(
-                    ErrorKind::InvalidParameter,
-                    format!("l2 must be a finite number >= 0 with learning_rate * l2 < 1, got {l2}"),
-                ));
-            }
-            if let Some(m) = margin {
-                if !(m.is_finite() && m >= 0.0) {
-                    return Err(error(
-                        ErrorKind::InvalidParameter,
-                        format!("margin must be a finite number >= 0 or None, got {m}"),
-                    ));
-                }
-            }
+            check_parameters(rate, l2, margin).map_err(|m| error(ErrorKind::InvalidParameter, m))?;
             let class_weight = match class_weight {
                 None => ClassWeight::Equal,
                 Some(value) => match value.cast_into::<PyDict>() {
@@ -348,24 +363,7 @@ impl LogisticCore {
                 .check_room(docs.iter().zip(&all_positions).map(|(d, p)| (d, &p[..])))
                 .map_err(|_| error(ErrorKind::InvalidInput, "the vocabulary is full"))?;
             let classes: Vec<usize> = labels.iter().map(|l| self.class_or_add(l)).collect::<PyResult<_>>()?;
-            py.detach(|| {
-                for (doc, positions) in docs.iter_mut().zip(&all_positions) {
-                    // room was checked for the whole batch
-                    let _ = self.space.add_tokens(doc, positions);
-                }
-                self.model.reserve_rows(self.space.capacity());
-                for pass in 0..passes {
-                    for (i, doc) in docs.iter().enumerate() {
-                        let c = classes[i];
-                        Self::reach(&mut self.model, c);
-                        if pass == 0 {
-                            self.class_docs[c] += weights[i];
-                        }
-                        let omega = self.omega(c, weights[i], fixed[i]);
-                        self.model.learn(&doc.ids, &doc.values, c, omega, None);
-                    }
-                }
-            });
+            py.detach(|| self.learn_batch(&mut docs, &all_positions, &classes, &weights, &fixed, passes));
             self.reader.forget();
             self.version += 1;
             Ok(())
@@ -429,30 +427,12 @@ impl LogisticCore {
             }
             // other's rows as target's rows: the same bucket, or the same token
             let other_rows = other.model.rows();
-            let rows: Vec<u32> = match (other.space.vocabulary(), other.space.n_buckets()) {
-                (_, Some(_)) => (0..other_rows as u32).collect(),
-                (Some(theirs), None) => {
-                    let mut map = vec![u32::MAX; other_rows];
-                    let Features::Exact(mine) = &mut target.space else {
-                        return Err(error(
-                            ErrorKind::InvalidParameter,
-                            "cannot mix a hashed and an exact model",
-                        ));
-                    };
-                    for (id, slot) in map.iter_mut().enumerate() {
-                        if let Some(token) = theirs.token(id as u32) {
-                            *slot = match mine.find(token) {
-                                Some(found) => found,
-                                None => mine
-                                    .add_hashed(token, mine.hash(token))
-                                    .map_err(|_| error(ErrorKind::InvalidInput, "the vocabulary is full"))?,
-                            };
-                        }
-                    }
-                    map
+            let rows = target.space.rows_from(&other.space, other_rows).map_err(|e| match e {
+                RowsError::HashedAndExact => {
+                    error(ErrorKind::InvalidParameter, "cannot mix a hashed and an exact model")
                 }
-                (None, None) => Vec::new(),
-            };
+                RowsError::Full => error(ErrorKind::InvalidInput, "the vocabulary is full"),
+            })?;
             let capacity = target.space.capacity();
             target.model.reserve_rows(capacity);
             let mine: f64 = target.class_docs.iter().sum();
@@ -590,46 +570,11 @@ impl LogisticCore {
                 Self::reach(&mut self.model, labels.len() - 1);
             }
             self.class_docs = class_docs;
-            let cols = labels.len().saturating_sub(1);
-            if weights.len() != ids.len() * cols
-                || (self.model.settings.schedule == Schedule::AdaGrad && squares.len() != weights.len())
-                || (self.model.settings.schedule == Schedule::Constant && !squares.is_empty())
-            {
-                return Err(bad("the weight arrays do not match the feature ids and classes"));
-            }
-            if bias.0.len() != cols || bias.1.len() != cols {
-                return Err(bad("one bias (and AdaGrad sum) per class but the first"));
-            }
-            let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
-            if !(finite(&weights)
-                && finite(&bias.0)
-                && squares.iter().chain(&bias.1).all(|s| s.is_finite() && *s >= 0.0))
-            {
-                return Err(bad("weights must be finite and AdaGrad sums finite and >= 0"));
-            }
-            if !(scale.is_finite() && scale > 0.0 && scale <= 1.0) {
-                return Err(bad("scale must be in (0, 1]"));
-            }
+            let schedule = self.model.settings.schedule;
+            check_state(schedule, labels.len(), ids.len(), &weights, &squares, &bias, scale).map_err(bad)?;
             match (&mut self.space, keys) {
                 (Features::Exact(vocabulary), Some((bytes, ends))) => {
-                    let mut start = 0usize;
-                    let mut tokens = Vec::with_capacity(ends.len());
-                    for &end in &ends {
-                        let end = end as usize;
-                        if end < start || end > bytes.len() {
-                            return Err(bad("vocabulary key ends out of order"));
-                        }
-                        tokens.push(&bytes[start..end]);
-                        start = end;
-                    }
-                    let mut fresh = Vocabulary::new();
-                    fresh
-                        .restore(tokens.iter().enumerate().map(|(id, t)| (id as u32, *t)), &[])
-                        .map_err(|e| bad(&e))?;
-                    if fresh.len() != tokens.len() {
-                        return Err(bad("the vocabulary lists a token twice"));
-                    }
-                    *vocabulary = fresh;
+                    *vocabulary = Vocabulary::from_keys(&bytes, &ends).map_err(|e| bad(&e))?;
                 }
                 (Features::Hashed(_), None) => {}
                 _ => return Err(bad("the vocabulary does not match n_buckets")),

@@ -182,6 +182,14 @@ impl Core {
 
 #[pymethods]
 impl Core {
+    // One block over ~400 lines, on purpose: PyO3 takes one `#[pymethods]` block per class
+    // (more need its `multiple-pymethods` feature, which pulls in the `inventory` crate), and
+    // `_core.Core` is the whole face of a naive Bayes model to Python, some seventy methods.
+    // They only convert: Python values in, a call of the core, Python values out. What a
+    // method would otherwise compute lives in the core (`crate::nb`: `NaiveBayes::learn`,
+    // `log_likelihood` ...; `crate::snapshot`: `check`, `Snapshot::load_cells`,
+    // `merged_arrays`; `AutoSmoothing::checked`), in `Labels` (`classes_or_next`) or in the
+    // plain `impl Core` above (reading a document once, EmailNB's scoring IDF, a prediction).
     #[new]
     #[pyo3(signature = (*, kind, alpha_free_params, class_prior, fixed_prior, unseen, empty_documents, n_buckets,
                         dense_max_classes, tokenizer, in_core, binary))]
@@ -290,21 +298,8 @@ impl Core {
                     "the smoothing candidates are set before the model learns",
                 ));
             }
-            let valid = |v: f64| v.is_finite() && v > 0.0;
-            if candidates.is_empty()
-                || !candidates.iter().all(|&(a, mu)| valid(a) && mu.is_none_or(valid))
-                || !(decay > 0.0 && decay <= 1.0)
-            {
-                return Err(error(
-                    ErrorKind::InvalidParameter,
-                    format!("smoothing candidates must be finite numbers > 0 and the decay in (0, 1], got {candidates:?} and {decay}"),
-                ));
-            }
-            let candidates = candidates
-                .into_iter()
-                .map(|(alpha, mu)| Smoothing { alpha, mu })
-                .collect();
-            self.nb.choose_online(AutoSmoothing::new(candidates, decay));
+            let auto = AutoSmoothing::checked(candidates, decay).map_err(|m| error(ErrorKind::InvalidParameter, m))?;
+            self.nb.choose_online(auto);
             Ok(())
         })
     }
@@ -405,23 +400,7 @@ impl Core {
             let smoothing = self.smoothing(alpha)?;
             self.with_doc(x, |core, doc| {
                 let known = core.nb.known(doc);
-                let split = core.nb.contributions(&known, smoothing);
-                let k = core.nb.n_classes();
-                let mut prior = Vec::new();
-                core.nb.log_prior(&mut prior);
-                let prior_added = !matches!(core.nb.kind, Kind::Complement { .. }) || core.nb.active().len() == 1;
-                let mut out = split.rest.clone();
-                for row in split.terms.chunks_exact(k.max(1)) {
-                    for c in 0..k {
-                        out[c] += row[c];
-                    }
-                }
-                if prior_added {
-                    for c in 0..k {
-                        out[c] -= prior[c];
-                    }
-                }
-                Ok(out)
+                Ok(core.nb.log_likelihood(&known, smoothing))
             })
         })
     }
@@ -637,22 +616,7 @@ impl Core {
             let py = xs.py();
             let items: Vec<Bound<'_, PyAny>> = xs.iter().collect();
             let mut docs = self.reader.encode_batch(&self.nb.features, &items)?;
-            let k = self.nb.n_classes();
-            let mut new_labels: Vec<Bound<'_, PyAny>> = Vec::new();
-            let mut classes = Vec::with_capacity(labels.len());
-            for label in labels.iter() {
-                let c = match self.labels.class_of(&label)? {
-                    Some(c) => c,
-                    None => match new_labels.iter().position(|l| l.eq(&label).unwrap_or(false)) {
-                        Some(j) => k + j,
-                        None => {
-                            new_labels.push(label.clone());
-                            k + new_labels.len() - 1
-                        }
-                    },
-                };
-                classes.push(c);
-            }
+            let (classes, new_labels) = self.labels.classes_or_next(labels, self.nb.n_classes())?;
             let prior_weights: Vec<f64> = new_labels
                 .iter()
                 .map(|l| self.prior_weight(l))
@@ -934,28 +898,7 @@ impl Core {
     /// (`snapshot::FORGOTTEN_ARRAYS`, `snapshot::MERGED_ARRAYS`): [(name, ints)], empty when
     /// there are none.
     fn merged_arrays(&self) -> Vec<(&'static str, Vec<u64>)> {
-        let mut out = Vec::new();
-        let forgotten = &self.nb.store.forgotten_merges;
-        if !forgotten.is_empty() {
-            out.push((snapshot::FORGOTTEN_ARRAYS[0], forgotten.iter().map(|r| r.0).collect()));
-            out.push((snapshot::FORGOTTEN_ARRAYS[1], forgotten.iter().map(|r| r.1).collect()));
-        }
-        let merged = &self.nb.store.merged_prunings;
-        if merged.is_empty() {
-            return out;
-        }
-        let mut end = 0u64;
-        let mut columns: [Vec<u64>; 5] = Default::default();
-        for record in merged {
-            end += record.exceptions.len() as u64;
-            columns[0].push(record.first);
-            columns[1].push(record.last);
-            columns[2].push(end);
-            columns[3].extend(record.exceptions.iter().map(|&(id, _)| u64::from(id)));
-            columns[4].extend(record.exceptions.iter().map(|&(_, from)| from));
-        }
-        out.extend(snapshot::MERGED_ARRAYS.into_iter().zip(columns));
-        out
+        snapshot::merged_arrays(&self.nb.store)
     }
 
     /// Remove whole features (pruning); returns how many were in V.
@@ -1131,10 +1074,10 @@ impl Core {
             let py = labels.py();
             let (k, n_buckets) = (labels.len(), self.nb.features.n_buckets());
             let docs_bounded = self.nb.store.keeps_histograms();
-            let snapshot = py
+            let mut snapshot = py
                 .detach(|| snapshot::check(&map, k, n_learned, pruned_at, n_buckets, docs_bounded))
                 .map_err(|m| error(ErrorKind::ModelFormat, m))?;
-            if let (Some(keys), Some(vocabulary)) = (snapshot.keys, self.nb.features.vocabulary_mut()) {
+            if let (Some(keys), Some(vocabulary)) = (snapshot.keys.take(), self.nb.features.vocabulary_mut()) {
                 if !keys.all_utf8() {
                     if let Some(position) = first_foreign_key(py, keys.iter())? {
                         return Err(error(
@@ -1152,20 +1095,7 @@ impl Core {
                 self.labels.push(&label)?;
             }
             let store = &mut self.nb.store;
-            py.detach(|| {
-                let cells = (snapshot.cell_feature.ids().zip(snapshot.cell_class.iter()))
-                    .zip(snapshot.cell_tokens.iter().zip(snapshot.cell_docs.iter()));
-                for ((feature, class), (tokens, docs)) in cells {
-                    store.load_cell(feature, class as usize, tokens, docs);
-                }
-                for c in 0..k {
-                    store.load_class(c, snapshot.class_docs[c], snapshot.class_tokens[c]);
-                }
-                let stamps = snapshot.born.iter().zip(snapshot.last_seen.iter());
-                for (id, (born, seen)) in snapshot.ids.ids().zip(stamps) {
-                    store.set_stamps(id, Some(born as u64), Some(seen as u64));
-                }
-            });
+            py.detach(|| snapshot.load_cells(store, k));
             store.scale = scale;
             store.n_learned = n_learned;
             store.pruned_at = pruned_at;

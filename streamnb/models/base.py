@@ -1,7 +1,7 @@
 """The shared base of the discrete naive Bayes models (multinomial, Bernoulli, complement).
 
 A model is a compiled core (``streamnb._core.Core``: vocabulary, count store and the
-formulas of docs/design.md section 2, see src/nb.rs) plus the Python that only validates,
+formulas of docs/design.md section 2, see src/nb/) plus the Python that only validates,
 looks up, updates and predicts: parameters are checked here (``streamnb.validate``),
 documents are read and checked by the core, and every count changes inside the core, all
 or nothing. Around the counts sit three layers of their own: the forgetting clocks

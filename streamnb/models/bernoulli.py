@@ -27,7 +27,7 @@ class BernoulliNB(DiscreteNB):
     the first sum only needs, per class, how many features share each value of D_cw (a
     histogram the store keeps up to date); words with D_cw = 0 all contribute
     log(D_c + alpha). A present word then adds log(D_cw + alpha) - log(D_c - D_cw + alpha).
-    The formulas are evaluated in the core (src/nb.rs, ``bernoulli_terms``). Parameters:
+    The formulas are evaluated in the core (src/nb/scorer.rs, ``Terms::Bernoulli``). Parameters:
     ``binarize`` (any finite number), the rest as ``DiscreteNB``.
     """
 

@@ -46,9 +46,10 @@ class MultinomialNB(DiscreteNB):
     it; as T_c grows the class's own counts take over. mu is in units of token mass. Every
     quantity is a count, so learn / unlearn / merge / forgetting stay exact, and a
     prediction still costs O(distinct tokens x classes). The formulas are evaluated in the
-    core (src/nb.rs, ``multinomial_terms``). Parameters: see ``DiscreteNB``. ``mu="auto"``
-    chooses mu online among ``mu_grid`` (default ``DEFAULT_MU_GRID``) as ``alpha="auto"``
-    chooses alpha (see ``DiscreteNB``); alpha stays fixed then (both at once are refused).
+    core (src/nb/scorer.rs, ``Terms::Additive``, ``Terms::Dirichlet``). Parameters: see
+    ``DiscreteNB``. ``mu="auto"`` chooses mu online among ``mu_grid`` (default
+    ``DEFAULT_MU_GRID``) as ``alpha="auto"`` chooses alpha (see ``DiscreteNB``); alpha stays
+    fixed then (both at once are refused).
 
     >>> from streamnb import MultinomialNB
     >>> model = MultinomialNB(alpha=1.0)
@@ -122,7 +123,7 @@ class MultinomialNB(DiscreteNB):
         ``label`` against such a class with equal priors: large when x resembles what
         ``label`` learned, low when x is new to it. :class:`streamnb.decision.SpamFilter`
         scores with it while the model has learned only one of its two classes. Computed in
-        the core (src/nb.rs, ``log_odds_against_uniform``). Raises UnknownClassError when
+        the core (src/nb/predict.rs, ``log_odds_against_uniform``). Raises UnknownClassError when
         ``label`` has learned nothing.
         """
         # the core answers None only for models that are not multinomial

@@ -5,6 +5,7 @@ use super::scorer::{documents_without, RowScratch, Scorer, Terms};
 use super::{log_posterior, Contributions, Kind, Known, NaiveBayes, Smoothing};
 use crate::doc::{Doc, UNKNOWN};
 use crate::space::Features;
+use crate::store::PREFETCH_AHEAD;
 
 impl NaiveBayes {
     /// True token counts of known features: row-major (n x K).
@@ -26,7 +27,10 @@ impl NaiveBayes {
         let mut docs = vec![0.0; ids.len() * k];
         let mut tokens = vec![0.0; k];
         let scale = self.store.scale;
-        for (row, &id) in docs.chunks_exact_mut(k.max(1)).zip(ids) {
+        for (i, (row, &id)) in docs.chunks_exact_mut(k.max(1)).zip(ids).enumerate() {
+            if let Some(&ahead) = ids.get(i + PREFETCH_AHEAD) {
+                self.store.prefetch(ahead);
+            }
             self.store.gather(id, &mut tokens, &mut row[..k]);
             row.iter_mut().for_each(|d| *d *= scale);
         }
@@ -234,7 +238,10 @@ impl NaiveBayes {
         }
         let mut acc = self.rest(&scorer, unseen_sum, unseen_present);
         let mut row = RowScratch::new(k);
-        for (&id, &x) in doc.ids.iter().zip(&doc.values) {
+        for (i, (&id, &x)) in doc.ids.iter().zip(&doc.values).enumerate() {
+            if let Some(&ahead) = doc.ids.get(i + PREFETCH_AHEAD) {
+                self.store.prefetch(ahead);
+            }
             let inside = if hashed { self.store.known(id) } else { id != UNKNOWN };
             if inside && scorer.counts(x) {
                 let (tokens, docs) = row.read(&self.store, id);

@@ -32,6 +32,16 @@ impl Store {
         }
     }
 
+    /// Start loading feature `id`'s row into the cache (a hint, no effect on results): a loop
+    /// over a document's features asks a few ids ahead, so that the row's cache miss, the
+    /// main cost of reading counts from a large store, overlaps the work on the ids before.
+    #[inline]
+    pub fn prefetch(&self, id: u32) {
+        if let Cells::Dense { rows, .. } = &self.cells {
+            rows.prefetch(id as usize);
+        }
+    }
+
     /// Stored (tokens, docs) of every class of feature `id` as slices of a dense row, or
     /// None (sparse layout, or a row never written: use `gather`).
     #[inline]

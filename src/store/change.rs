@@ -4,7 +4,7 @@
 
 use super::{
     most_documents_after, move_in_histogram, settle, Cells, Removal, Store, StoreError, CANCELLATION, MAX_DOCUMENTS,
-    MAX_STORED, MIN_SCALE, NOT_IN_V, OUT_OF_V, ROUNDING_TOLERANCE,
+    MAX_STORED, MIN_SCALE, NOT_IN_V, OUT_OF_V, PREFETCH_AHEAD, ROUNDING_TOLERANCE,
 };
 
 impl Store {
@@ -41,6 +41,10 @@ impl Store {
         let stamp = self.n_learned.min(MAX_DOCUMENTS) as u32;
         let mut token_sum = 0.0;
         for (i, &id) in ids.iter().enumerate() {
+            if let Some(&ahead) = ids.get(i + PREFETCH_AHEAD) {
+                self.prefetch(ahead);
+                self.meta.prefetch(ahead as usize);
+            }
             let (dt, dd) = if unscaled {
                 (token_delta[i], doc_delta[i])
             } else {

@@ -76,6 +76,11 @@ const OUT_OF_V: Meta = Meta {
     last_seen: 0,
 };
 
+/// How many features ahead a loop over a document's features asks the store to load a
+/// row (`Store::prefetch`): far enough for a cache miss to complete, near enough that the
+/// row is still cached when its turn comes.
+pub const PREFETCH_AHEAD: usize = 8;
+
 /// A vector of fixed-size chunks allocated on first write.
 #[derive(Clone, Debug)]
 struct Chunked<T: Copy> {
@@ -110,6 +115,19 @@ impl<T: Copy> Chunked<T> {
         let chunk = self.chunks[index].get_or_insert_with(|| vec![fill; CHUNK * width].into_boxed_slice());
         let at = (row % CHUNK) * width;
         &mut chunk[at..at + width]
+    }
+
+    /// Start loading a row into the cache (a hint: no effect on what is read or written).
+    #[inline]
+    fn prefetch(&self, row: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slice) = self.get(row) {
+            // SAFETY: a prefetch never faults and reads nothing Rust can see; the address is
+            // that of a live row.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slice.as_ptr().cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = row;
     }
 
     fn heap_bytes(&self) -> usize {

@@ -268,7 +268,25 @@ class CategoricalNB(RecordNB):
         return [] if i < 0 else list(self._categories[i])
 
     def category_counts(self, feature: Hashable, label: Label) -> dict[Category, float]:
-        """N_civ for one field and class: category -> weight (zero counts left out)."""
+        """N_civ for one field and class: category -> weight (zero counts left out).
+
+        Parameters
+        ----------
+        feature
+            A field ({} when it was never learned).
+        label
+            A class the model has learned.
+
+        Returns
+        -------
+        dict
+            Category -> N_civ.
+
+        Raises
+        ------
+        UnknownClassError
+            For a class never learned.
+        """
         label = check_label(label)
         c = self._class_id(label)
         if c is None or self.class_weights[c] <= 0:

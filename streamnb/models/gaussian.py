@@ -273,7 +273,23 @@ class GaussianNB(RecordNB):
         return len(self.features)
 
     def class_statistics(self, label: Label) -> dict[Hashable, tuple[float, float, float]]:
-        """feature -> (weight n_ci, mean mu_ci, variance M2_ci / n_ci without the floor) for one class."""
+        """feature -> (weight n_ci, mean mu_ci, variance M2_ci / n_ci without the floor) for one class.
+
+        Parameters
+        ----------
+        label
+            A class the model has learned.
+
+        Returns
+        -------
+        dict
+            Feature -> (n_ci, mu_ci, variance), for the features the class has values of.
+
+        Raises
+        ------
+        UnknownClassError
+            For a class never learned.
+        """
         label = check_label(label)
         c = self._class_id(label)
         if c is None or self.class_weights[c] <= 0:

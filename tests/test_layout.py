@@ -31,6 +31,11 @@ LAYERS = {"features": 1, "models": 2, "filter": 3, "integrations": 3, "service":
 BASE = 0  # the modules directly in streamnb/: errors, validate, store, persist, clock, ledger ...
 # streamnb.filter.decision, split by concept: it re-exports the names of these modules of streamnb/filter/.
 DECISION_PARTS = ["base", "evidence", "combining", "rules", "spam_filter", "report"]
+# streamnb.models.base, split by concern: the names it re-exports from each of its parts.
+BASE_PARTS = {"values": ["Document", "FeatureValues", "TextTokenizer", "LogLinear", "Contributions", "SmoothingReport",
+                         "DocumentCounts"],
+              "settings": ["Forgetting", "Pruning"], "state": ["EVIDENCE_ARRAYS"],
+              "learning": ["STORAGE_PARAMS", "_batch_documents", "_tokenizer_signature"]}
 
 
 def module_name(path: Path) -> str:
@@ -224,3 +229,23 @@ def test_python_m_runs_the_command(module):
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("streamnb ")
+
+
+def test_models_base_re_exports_its_parts():
+    """``streamnb.models.base``'s names are where they were: the same objects as in their new modules,
+    and DiscreteNB is made of its parts."""
+    base = importlib.import_module("streamnb.models.base")
+    moved = {name: getattr(importlib.import_module(f"streamnb.models.{part}"), name)
+             for part, names in BASE_PARTS.items() for name in names}
+    assert [name for name, value in moved.items() if getattr(base, name, None) is not value] == []
+    parts = {"learning": "LearningParts", "state": "StateParts", "inspection": "InspectionParts"}
+    assert [name for part, name in parts.items()
+            if getattr(importlib.import_module(f"streamnb.models.{part}"), name) not in base.DiscreteNB.__mro__] == []
+
+
+def test_models_stay_small_and_check_parameters_in_validate():
+    """No module of streamnb/models/ grows past 500 lines or raises InvalidParameterError itself."""
+    found = {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in (PACKAGE / "models").glob("*.py")}
+    assert {name: n for name, n in found.items() if n > 500} == {}
+    assert [path.name for path in (PACKAGE / "models").glob("*.py")
+            if "raise InvalidParameterError" in path.read_text(encoding="utf-8")] == []

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..persist import register_model
 from ..validate import Label, check_finite
 from .base import DiscreteNB, LogLinear, TextTokenizer
+from .settings import Forgetting, Pruning
 
 if TYPE_CHECKING:
     from .base import Floats
@@ -27,8 +28,23 @@ class BernoulliNB(DiscreteNB):
     the first sum only needs, per class, how many features share each value of D_cw (a
     histogram the store keeps up to date); words with D_cw = 0 all contribute
     log(D_c + alpha). A present word then adds log(D_cw + alpha) - log(D_c - D_cw + alpha).
-    The formulas are evaluated in the core (src/nb/scorer.rs, ``Terms::Bernoulli``). Parameters:
-    ``binarize`` (any finite number), the rest as ``DiscreteNB``.
+    The formulas are evaluated in the core (src/nb/scorer.rs, ``Terms::Bernoulli``).
+
+    Parameters
+    ----------
+    alpha, alpha_grid, evidence_half_life
+        Additive smoothing of p_cw, fixed or chosen online, as ``DiscreteNB``.
+    class_prior, unseen, tokenizer, allow_zero_alpha, n_buckets, dense_max_classes, empty_documents, ledger
+        As ``DiscreteNB``.
+    half_life, half_life_seconds, max_features, min_count, expire_after
+        Forgetting (the first two) and pruning (the other three): as ``Forgetting`` and ``Pruning``.
+    binarize
+        A value above this is a present word (any finite number; default 0).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a parameter out of its range (``binarize``: not a finite number).
     """
 
     _kind = "bernoulli"
@@ -45,9 +61,9 @@ class BernoulliNB(DiscreteNB):
         super().__init__(alpha, class_prior=class_prior, unseen=unseen, tokenizer=tokenizer,
                          allow_zero_alpha=allow_zero_alpha, n_buckets=n_buckets,
                          dense_max_classes=dense_max_classes, empty_documents=empty_documents,
-                         half_life=half_life, half_life_seconds=half_life_seconds, max_features=max_features,
-                         min_count=min_count, expire_after=expire_after, ledger=ledger, alpha_grid=alpha_grid,
-                         evidence_half_life=evidence_half_life)
+                         forgetting=Forgetting(half_life, half_life_seconds),
+                         pruning=Pruning(max_features, min_count, expire_after), ledger=ledger,
+                         alpha_grid=alpha_grid, evidence_half_life=evidence_half_life)
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, self.binarize, False

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 
-from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
+from ..errors import (InvalidInputError, InvalidTypeError, ModelFormatError, UnknownClassError,
                       describe)
 from ..persist import register_model
 from ..store import Vocabulary, settle
-from ..validate import Label, check_alpha, check_label
+from ..validate import Label, check_alpha, check_choice, check_count, check_label
 from .record import Record, RecordNB, grow_columns, grow_rows, table
 
 if TYPE_CHECKING:
@@ -53,6 +52,24 @@ class CategoricalNB(RecordNB):
     A field never seen at all is ignored whatever ``unseen`` says. Categories are dict keys,
     so ``True`` and ``1`` are the same category.
 
+    Parameters
+    ----------
+    alpha
+        Additive smoothing (a finite number > 0; default 1).
+    min_categories
+        The least n_i: an int >= 0 for every field, a mapping field -> int >= 0 (fields it
+        does not name: none), or None (the default: the categories seen).
+    unseen
+        ``"ignore"``, ``"score"`` or ``"error"`` (above).
+    class_prior
+        ``"mle"`` (the default), ``"laplace"``, ``"uniform"``, or a mapping label -> prior
+        probability, as the discrete models' (``DiscreteNB``).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a parameter out of its range or choices.
+
     >>> model = CategoricalNB()
     >>> _ = model.learn_one({"domain": "x.biz", "hour": 3}, "spam").learn_one({"domain": "work.org"}, "ham")
     >>> model.n_categories("domain"), model.predict_one({"domain": "x.biz"})
@@ -64,9 +81,7 @@ class CategoricalNB(RecordNB):
         super().__init__(class_prior=class_prior)
         self.alpha = check_alpha(alpha, allow_zero=False)
         self.min_categories = _check_min_categories(min_categories)
-        if unseen not in UNSEEN_CATEGORY_CHOICES:
-            raise InvalidParameterError(f"unseen must be one of {UNSEEN_CATEGORY_CHOICES}, got {describe(unseen)}")
-        self.unseen = unseen
+        self.unseen = check_choice("unseen", unseen, UNSEEN_CATEGORY_CHOICES)
         self.features = Vocabulary()
         self._index: list[dict[Category, int] | None] = []  # per feature id: category -> column
         self._categories: list[list[Category]] = []  # per feature id: column -> category
@@ -253,7 +268,25 @@ class CategoricalNB(RecordNB):
         return [] if i < 0 else list(self._categories[i])
 
     def category_counts(self, feature: Hashable, label: Label) -> dict[Category, float]:
-        """N_civ for one field and class: category -> weight (zero counts left out)."""
+        """N_civ for one field and class: category -> weight (zero counts left out).
+
+        Parameters
+        ----------
+        feature
+            A field ({} when it was never learned).
+        label
+            A class the model has learned.
+
+        Returns
+        -------
+        dict
+            Category -> N_civ.
+
+        Raises
+        ------
+        UnknownClassError
+            For a class never learned.
+        """
         label = check_label(label)
         c = self._class_id(label)
         if c is None or self.class_weights[c] <= 0:
@@ -295,13 +328,8 @@ def _check_category(name: Hashable, value: object) -> Category:
 
 
 def _check_min_categories(value: object) -> int | dict[Hashable, int] | None:
-    def one(v: object, what: str) -> int:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
-            raise InvalidParameterError(f"{what} must be an int >= 0, got {describe(v)}")
-        return int(v)
-
     if value is None:
         return None
     if isinstance(value, Mapping):
-        return {name: one(v, f"min_categories[{name!r}]") for name, v in value.items()}
-    return one(value, "min_categories")
+        return {name: check_count(f"min_categories[{name!r}]", v) for name, v in value.items()}
+    return check_count("min_categories", value)

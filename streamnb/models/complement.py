@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
 from ..persist import register_model
-from ..validate import Label, check_bool
+from ..validate import Label, check_bool, check_complement_alpha
 from .base import DiscreteNB, LogLinear, TextTokenizer
+from .settings import Forgetting, Pruning
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +44,23 @@ class ComplementNB(DiscreteNB):
     smooths it away on a large vocabulary: on the SpamAssassin stream alpha = 0.01 did far
     better (benchmarks/bench_complement.py).
 
-    ``alpha`` must be > 0: with alpha = 0 a word seen in one class only has an infinite weight.
+    Parameters
+    ----------
+    alpha, alpha_grid, evidence_half_life
+        Additive smoothing of theta, fixed or chosen online, as ``DiscreteNB``. ``alpha``
+        must be > 0: with alpha = 0 a word seen in one class only has an infinite weight
+        (``allow_zero_alpha=True`` is refused).
+    class_prior, unseen, tokenizer, allow_zero_alpha, n_buckets, dense_max_classes, empty_documents, ledger
+        As ``DiscreteNB``.
+    half_life, half_life_seconds, max_features, min_count, expire_after
+        Forgetting (the first two) and pruning (the other three): as ``Forgetting`` and ``Pruning``.
+    norm
+        Rennie's weight normalisation (a bool; default False).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a parameter out of its range, ``norm`` not a bool, or ``allow_zero_alpha=True``.
     """
 
     _kind = "complement"
@@ -57,16 +74,13 @@ class ComplementNB(DiscreteNB):
                  expire_after: int | None = None, ledger: int | None = None,
                  alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None) -> None:
         self.norm = check_bool("norm", norm, InvalidParameterError)
-        if allow_zero_alpha:
-            raise InvalidParameterError(
-                "ComplementNB needs alpha > 0 (allow_zero_alpha=True is not supported): with alpha = 0 "
-                "a word seen in only one class gets an infinite weight")
+        check_complement_alpha(allow_zero_alpha)
         super().__init__(alpha, class_prior=class_prior, unseen=unseen, tokenizer=tokenizer,
                          allow_zero_alpha=allow_zero_alpha, n_buckets=n_buckets,
                          dense_max_classes=dense_max_classes, empty_documents=empty_documents,
-                         half_life=half_life, half_life_seconds=half_life_seconds, max_features=max_features,
-                         min_count=min_count, expire_after=expire_after, ledger=ledger, alpha_grid=alpha_grid,
-                         evidence_half_life=evidence_half_life)
+                         forgetting=Forgetting(half_life, half_life_seconds),
+                         pruning=Pruning(max_features, min_count, expire_after), ledger=ledger,
+                         alpha_grid=alpha_grid, evidence_half_life=evidence_half_life)
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, 0.0, self.norm

@@ -37,9 +37,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidParameterError, InvalidTypeError, describe
+from ..errors import InvalidTypeError, describe
 from ..persist import register_model
-from ..validate import Label, check_finite
+from ..validate import Label, check_finite, check_flag
 from ..features.weighting import EmailWeights
 from .base import Document, FeatureValues
 from .multinomial import MultinomialNB
@@ -70,14 +70,6 @@ class EmailNB(MultinomialNB):
     own document counts (see the module docstring). The naive Bayes part of the spam filter's
     default model, :class:`~streamnb.models.Fusion` (alone: ``streamnb train --model-type email``).
 
-    Parameters are MultinomialNB's, with other defaults: ``alpha=0.3``, ``mu=100``,
-    ``class_prior="uniform"``, ``empty_documents="learn"`` and ``tokenizer=EmailWeights()``
-    (an :class:`~streamnb.weighting.EmailWeights`). ``idf=False`` scores the learned weights
-    as they are (a plain MultinomialNB on EmailWeights); ``idf_offset`` (default 0.03, a
-    number in [0, 1e6]) is k in the IDF, what a feature in every message weighs. A model
-    saved before the parameter existed loads with 1, the offset it scored with; to score it
-    as a new model does, set ``model.idf_offset = 0.03`` and save it again.
-
     Documents are raw messages (bytes or str), or mappings of the tokenizer's weights (what
     ``SpamFilter.features`` gives). Learning, unlearning, merging, forgetting and saving are
     MultinomialNB's, on those weights; predictions, ``joint_log_likelihood_one`` and
@@ -85,6 +77,34 @@ class EmailNB(MultinomialNB):
     and ``Core.idf_values`` in src/python/model.rs: a raw message goes bytes -> weights ->
     scores with no Python string per token). The log-linear view (``log_linear``,
     ``top_features``) is the model's, per unit of weight.
+
+    Parameters
+    ----------
+    alpha, mu
+        MultinomialNB's smoothing, with other defaults: ``alpha=0.3``, ``mu=100``.
+    class_prior
+        As MultinomialNB's; default ``"uniform"``.
+    tokenizer
+        An :class:`~streamnb.weighting.EmailWeights` (default ``EmailWeights()``).
+    idf
+        True (the default) scores with the IDF; False scores the learned weights as they are
+        (a plain MultinomialNB on EmailWeights).
+    idf_offset
+        k in the IDF, what a feature in every message weighs (default 0.03, a number in
+        [0, 1e6]). A model saved before the parameter existed loads with 1, the offset it
+        scored with; to score it as a new model does, set ``model.idf_offset = 0.03`` and
+        save it again.
+    empty_documents
+        As MultinomialNB's; default ``"learn"``.
+    **params
+        MultinomialNB's other parameters (``half_life``, ``max_features``, ``ledger`` ...).
+
+    Raises
+    ------
+    InvalidTypeError
+        For a tokenizer that is not an EmailWeights.
+    InvalidParameterError
+        For ``idf`` not a bool, or another parameter out of its range.
     """
 
     _tokenizer: EmailWeights  # the tokenizer setter lets no other in
@@ -97,9 +117,7 @@ class EmailNB(MultinomialNB):
             tokenizer = _default_weights()
         if not isinstance(tokenizer, EmailWeights):
             raise InvalidTypeError(f"tokenizer must be an EmailWeights, got {describe(tokenizer)}")
-        if not isinstance(idf, bool):
-            raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
-        self._idf = idf
+        self._idf = check_flag("idf", idf)
         self._idf_offset = check_finite("idf_offset", idf_offset)  # its range: the core's (set_idf)
         super().__init__(alpha, mu=mu, class_prior=class_prior, tokenizer=tokenizer,
                          empty_documents=empty_documents, **params)
@@ -121,8 +139,7 @@ class EmailNB(MultinomialNB):
 
     @idf.setter
     def idf(self, idf: bool) -> None:
-        if not isinstance(idf, bool):
-            raise InvalidParameterError(f"idf must be a bool, got {describe(idf)}")
+        idf = check_flag("idf", idf)
         self._set_scoring(idf, self._idf_offset)  # first: the core may refuse (n_buckets), and nothing changes
         self._idf = idf
 
@@ -147,7 +164,7 @@ class EmailNB(MultinomialNB):
         params = state.get("params")
         if isinstance(params, dict) and "idf_offset" not in params:  # saved before it existed
             state = {**state, "params": {**params, "idf_offset": SAVED_WITHOUT_OFFSET}}
-        return super()._from_state(state, arrays)  # type: ignore[return-value]
+        return super()._from_state(state, arrays)
 
     def __repr__(self) -> str:
         return (f"EmailNB(alpha={self.alpha!r}, mu={self.mu!r}, idf={self.idf!r}, idf_offset={self.idf_offset!r}, "

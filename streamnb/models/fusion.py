@@ -36,9 +36,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _core, persist
-from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, ModelFormatError, describe
+from ..errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
 from ..persist import register_model
-from ..validate import Label, check_finite, check_finite_positive, check_label, check_weight
+from ..validate import Label, check_finite_pair, check_finite_positive, check_instance, check_label, check_weight
 from .base import Contributions, DiscreteNB, Document, DocumentCounts, LogLinear
 from .logistic import LogisticRegression
 
@@ -109,18 +109,12 @@ class Fusion:
                  initial_weights: tuple[float, float] = DEFAULT_INITIAL_WEIGHTS) -> None:
         self.nb = default_nb() if nb is None else nb
         self.lr = default_lr() if lr is None else lr
-        if not isinstance(self.nb, DiscreteNB):
-            raise InvalidParameterError(f"nb must be a naive Bayes model (MultinomialNB, EmailNB ...), "
-                                        f"got {describe(self.nb)}")
-        if not isinstance(self.lr, LogisticRegression):
-            raise InvalidParameterError(f"lr must be a LogisticRegression, got {describe(self.lr)}")
+        check_instance("nb", self.nb, DiscreteNB, "a naive Bayes model (MultinomialNB, EmailNB ...)")
+        check_instance("lr", self.lr, LogisticRegression, "a LogisticRegression")
         self.nb_scale = check_finite_positive("nb_scale", nb_scale)
         self.nb_clip = check_finite_positive("nb_clip", nb_clip)
         self.learning_rate = check_finite_positive("learning_rate", learning_rate)
-        if not (isinstance(initial_weights, (tuple, list)) and len(initial_weights) == 2):
-            raise InvalidParameterError(f"initial_weights must be a pair (a, b), got {describe(initial_weights)}")
-        self.initial_weights = (check_finite("initial_weights[0]", initial_weights[0]),
-                                check_finite("initial_weights[1]", initial_weights[1]))
+        self.initial_weights = check_finite_pair("initial_weights", initial_weights)
         self._core = _core.FusionCore(rate=self.learning_rate, scale=self.nb_scale, clip=self.nb_clip,
                                       initial=self.initial_weights)
         self._version = 0  # bumped by every change: a prediction's log-odds serve the learn that follows

@@ -9,11 +9,11 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 
-from ..errors import (InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, UnknownClassError,
+from ..errors import (InvalidInputError, InvalidTypeError, ModelFormatError, UnknownClassError,
                       describe)
 from ..persist import register_model
 from ..store import Vocabulary, settle
-from ..validate import Label, check_label
+from ..validate import Label, check_label, check_nonnegative
 from .record import Record, RecordNB, grow_columns, grow_rows, table
 
 if TYPE_CHECKING:
@@ -84,6 +84,18 @@ class GaussianNB(RecordNB):
     Cost: learn_one and predict_one are O(fields of the record x classes); eps is a maximum
     over the features, recomputed at most once per update.
 
+    Parameters
+    ----------
+    var_smoothing
+        The variance floor's factor (a finite number >= 0; default 1e-9, scikit-learn's).
+    class_prior
+        The class prior, as the discrete models' (``DiscreteNB``); ``"mle"`` by default.
+
+    Raises
+    ------
+    InvalidParameterError
+        For ``var_smoothing`` not a finite number >= 0, or a ``class_prior`` out of its choices.
+
     >>> model = GaussianNB()
     >>> _ = model.learn_one({"size": 900.0}, "spam").learn_one({"size": 1100.0}, "spam")
     >>> _ = model.learn_one({"size": 5000.0}, "ham").learn_one({"size": 7000.0}, "ham")
@@ -92,11 +104,9 @@ class GaussianNB(RecordNB):
     """
 
     def __init__(self, var_smoothing: float = 1e-9, *, class_prior: str | Mapping[Label, float] = "mle") -> None:
-        if (isinstance(var_smoothing, bool) or not isinstance(var_smoothing, numbers.Real)
-                or not math.isfinite(var_smoothing) or var_smoothing < 0):
-            raise InvalidParameterError(f"var_smoothing must be a finite number >= 0, got {describe(var_smoothing)}")
+        var_smoothing = check_nonnegative("var_smoothing", var_smoothing)
         super().__init__(class_prior=class_prior)
-        self.var_smoothing: float = float(var_smoothing)
+        self.var_smoothing: float = var_smoothing
         self.features: Vocabulary = Vocabulary()
         # per class and feature: weighted count, mean, M2 (rows: classes, columns: feature ids)
         self._n: Floats = np.zeros((0, 0))
@@ -263,7 +273,23 @@ class GaussianNB(RecordNB):
         return len(self.features)
 
     def class_statistics(self, label: Label) -> dict[Hashable, tuple[float, float, float]]:
-        """feature -> (weight n_ci, mean mu_ci, variance M2_ci / n_ci without the floor) for one class."""
+        """feature -> (weight n_ci, mean mu_ci, variance M2_ci / n_ci without the floor) for one class.
+
+        Parameters
+        ----------
+        label
+            A class the model has learned.
+
+        Returns
+        -------
+        dict
+            Feature -> (n_ci, mu_ci, variance), for the features the class has values of.
+
+        Raises
+        ------
+        UnknownClassError
+            For a class never learned.
+        """
         label = check_label(label)
         c = self._class_id(label)
         if c is None or self.class_weights[c] <= 0:

@@ -39,10 +39,11 @@ from ..features.ngrams import ByteNgrams
 from ..persist import register_model
 from ..features.text import Tokenizer as WordTokenizer
 from ..validate import (Label, check_bool, check_choice, check_class_weight, check_finite_positive, check_label,
-                        check_nonnegative, check_positive, check_weight)
+                        check_n_buckets, check_nonnegative, check_passes, check_tokenizer, check_weight)
 from ..features.weighting import EmailWeights
 from ..store import _raw_array
-from .base import Document, LogLinear, TextTokenizer, _batch_documents, _tokenizer_signature
+from .base import Document, LogLinear, TextTokenizer
+from .learning import _batch_documents, _tokenizer_signature
 
 SCHEDULES = ("adagrad", "constant")
 #: AdaGrad at 1.0 on sublinear, L2-normalised documents: the best single pass on a random
@@ -114,15 +115,9 @@ class LogisticRegression:
         self.sublinear_tf = check_bool("sublinear_tf", sublinear_tf, InvalidParameterError)
         self.normalize = check_bool("normalize", normalize, InvalidParameterError)
         self.class_weight = check_class_weight(class_weight)
-        passes_checked = check_positive("passes", passes, integer=True)
-        if passes_checked is None:
-            raise InvalidParameterError("passes must be an int >= 1, got None")
-        self.passes = passes_checked
-        if tokenizer is not None and not callable(tokenizer):
-            raise InvalidParameterError(f"tokenizer must be callable (text -> mapping), got {describe(tokenizer)}")
-        self.n_buckets = check_positive("n_buckets", n_buckets, integer=True)
-        if self.n_buckets is not None and self.n_buckets >= 2**32:
-            raise InvalidParameterError(f"n_buckets must be below 2**32, got {n_buckets!r}")
+        self.passes = check_passes(passes)
+        check_tokenizer(tokenizer)
+        self.n_buckets = check_n_buckets(n_buckets)
         weights = dict(self.class_weight) if isinstance(self.class_weight, Mapping) else self.class_weight
         self._core: _core.LogisticCore[Label] = _core.LogisticCore(
             rate=self.learning_rate, schedule=self.schedule, l2=self.l2, margin=self.margin,

@@ -6,8 +6,8 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from .. import persist
-from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, ModelFormatError, describe
-from ..validate import Label
+from ..errors import InvalidInputError, InvalidTypeError, ModelFormatError, describe
+from ..validate import Label, check_part, check_schema
 from .base import DiscreteNB
 from .categorical import CategoricalNB
 from .gaussian import GaussianNB
@@ -47,6 +47,27 @@ class MixedNB(RecordNB):
     field is skipped, a missing text field is an empty document (which still counts for
     BernoulliNB, where absent words are evidence). Fields not in the schema are an error.
 
+    Parameters
+    ----------
+    schema
+        A non-empty mapping field -> ``"text"``, ``"numeric"`` or ``"categorical"``.
+    text, numeric, categorical
+        The part models (untrained, without a fixed class prior): a discrete model
+        (default ``MultinomialNB()``; one that forgets, prunes or keeps a ledger is
+        refused: the parts learn without them), a ``GaussianNB`` and a ``CategoricalNB``
+        (defaults: theirs).
+    class_prior
+        The one prior of the record: ``"mle"`` (the default), ``"laplace"``,
+        ``"uniform"``, or a mapping label -> prior probability.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a schema that is empty, names another kind or two text fields, or a part that
+        is trained, has a fixed class prior, or forgets, prunes or keeps a ledger.
+    InvalidTypeError
+        For a part of the wrong model type.
+
     >>> from streamnb.models.mixed import MixedNB
     >>> model = MixedNB({"text": "text", "size": "numeric", "domain": "categorical"})
     >>> _ = model.learn_one({"text": {"cheap": 2, "pills": 1}, "size": 900.0, "domain": "x.biz"}, "spam")
@@ -61,16 +82,8 @@ class MixedNB(RecordNB):
                  numeric: GaussianNB | None = None, categorical: CategoricalNB | None = None,
                  class_prior: str | Mapping[Label, float] = "mle") -> None:
         super().__init__(class_prior=class_prior)
-        if not isinstance(schema, Mapping) or not schema:
-            raise InvalidParameterError(f"schema must be a non-empty mapping field -> kind, got {describe(schema)}")
-        for field, kind in schema.items():
-            if kind not in KINDS:
-                raise InvalidParameterError(
-                    f"schema kind of field {field!r} must be one of {KINDS}, got {describe(kind)}")
-        text_fields = [field for field, kind in schema.items() if kind == "text"]
-        if len(text_fields) > 1:
-            raise InvalidParameterError(f"at most one text field, got {text_fields!r}; join them in one text")
-        self.schema = dict(schema)
+        self.schema = check_schema(schema, KINDS)
+        text_fields = [field for field, kind in self.schema.items() if kind == "text"]
         self.text_field = text_fields[0] if text_fields else None
         self.numeric_fields = [field for field, kind in schema.items() if kind == "numeric"]
         self.categorical_fields = [field for field, kind in schema.items() if kind == "categorical"]
@@ -229,18 +242,10 @@ def _part(given: object, kind: type, default: Callable[[], _Part], name: str) ->
     if not isinstance(given, kind):
         raise InvalidTypeError(f"the {name} part must be a {kind.__name__}, got {describe(given)}")
     given = cast(_Part, given)  # an instance of kind: default's class or a base of it
-    if given.classes:
-        raise InvalidParameterError(f"the {name} part must be untrained; it has classes {given.classes!r}")
-    if isinstance(given.class_prior, Mapping):
-        raise InvalidParameterError(
-            f"the {name} part must not have a fixed class_prior: MixedNB's class_prior is the one prior")
-    if isinstance(given, DiscreteNB):
-        # MixedNB learns and unlearns its parts without a clock, a pruning pass or a ledger
-        # (the numeric and categorical parts have none): a text part set to forget, prune
-        # or keep a ledger would not do so, or could not unlearn exactly
-        chosen = {setting: getattr(given, setting) for setting in _UNSUPPORTED_TEXT_SETTINGS
-                  if getattr(given, setting) is not None}
-        if chosen:
-            raise InvalidParameterError(
-                f"the {name} part must not forget, prune or keep a ledger inside MixedNB, got {chosen!r}")
+    # MixedNB learns and unlearns its parts without a clock, a pruning pass or a ledger
+    # (the numeric and categorical parts have none): a text part set to forget, prune
+    # or keep a ledger would not do so, or could not unlearn exactly
+    chosen = {setting: getattr(given, setting) for setting in _UNSUPPORTED_TEXT_SETTINGS
+              if isinstance(given, DiscreteNB) and getattr(given, setting) is not None}
+    check_part(name, given.classes, given.class_prior, chosen)
     return given

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import InvalidParameterError, UnknownClassError, describe
+from ..errors import UnknownClassError
 from ..persist import register_model
-from ..validate import Label, check_grid, check_label, check_positive
+from ..validate import Label, check_auto_grid, check_count, check_label, check_one_auto, check_positive, check_seed
 from .base import DiscreteNB, Document, LogLinear, TextTokenizer
+from .settings import Forgetting, Pruning
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,10 +46,29 @@ class MultinomialNB(DiscreteNB):
     it; as T_c grows the class's own counts take over. mu is in units of token mass. Every
     quantity is a count, so learn / unlearn / merge / forgetting stay exact, and a
     prediction still costs O(distinct tokens x classes). The formulas are evaluated in the
-    core (src/nb/scorer.rs, ``Terms::Additive``, ``Terms::Dirichlet``). Parameters: see
-    ``DiscreteNB``. ``mu="auto"`` chooses mu online among ``mu_grid`` (default
-    ``DEFAULT_MU_GRID``) as ``alpha="auto"`` chooses alpha (see ``DiscreteNB``); alpha stays
-    fixed then (both at once are refused).
+    core (src/nb/scorer.rs, ``Terms::Additive``, ``Terms::Dirichlet``).
+
+    Parameters
+    ----------
+    alpha, alpha_grid, evidence_half_life
+        Additive smoothing, fixed or chosen online, as ``DiscreteNB``. With ``mu``, alpha
+        only smooths the pooled distribution P(w).
+    class_prior, unseen, tokenizer, allow_zero_alpha, n_buckets, dense_max_classes, empty_documents, ledger
+        As ``DiscreteNB``.
+    half_life, half_life_seconds, max_features, min_count, expire_after
+        Forgetting (the first two) and pruning (the other three): as ``Forgetting`` and ``Pruning``.
+    mu
+        Dirichlet-prior smoothing (above): a finite number > 0, None (additive smoothing
+        alone), or ``"auto"``: chosen online among ``mu_grid`` as ``alpha="auto"`` chooses
+        alpha; alpha stays fixed then (both at once are refused).
+    mu_grid
+        The candidates of ``mu="auto"`` (distinct numbers > 0; default ``DEFAULT_MU_GRID``).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a parameter out of its range, a grid without its ``"auto"``, or alpha and mu
+        both ``"auto"``.
 
     >>> from streamnb import MultinomialNB
     >>> model = MultinomialNB(alpha=1.0)
@@ -71,20 +90,15 @@ class MultinomialNB(DiscreteNB):
                  max_features: int | None = None, min_count: float | None = None,
                  expire_after: int | None = None, ledger: int | None = None,
                  alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None) -> None:
-        if mu == "auto" and alpha == "auto":
-            raise InvalidParameterError(
-                "choose alpha or mu online, not both: with mu, alpha only smooths the pooled distribution "
-                "(fix alpha, e.g. alpha=0.01, and keep mu='auto')")
+        check_one_auto(alpha, mu)
         self.mu: float | str | None = "auto" if mu == "auto" else check_positive("mu", mu, integer=False)
-        if mu_grid is not None and mu != "auto":
-            raise InvalidParameterError(f"mu_grid holds the candidates of mu='auto'; mu is {mu!r}")
-        self.mu_grid = check_grid("mu_grid", DEFAULT_MU_GRID if mu_grid is None else mu_grid) if mu == "auto" else None
+        self.mu_grid = check_auto_grid("mu", mu, mu_grid, DEFAULT_MU_GRID)
         super().__init__(alpha, class_prior=class_prior, unseen=unseen, tokenizer=tokenizer,
                          allow_zero_alpha=allow_zero_alpha, n_buckets=n_buckets,
                          dense_max_classes=dense_max_classes, empty_documents=empty_documents,
-                         half_life=half_life, half_life_seconds=half_life_seconds, max_features=max_features,
-                         min_count=min_count, expire_after=expire_after, ledger=ledger, alpha_grid=alpha_grid,
-                         evidence_half_life=evidence_half_life)
+                         forgetting=Forgetting(half_life, half_life_seconds),
+                         pruning=Pruning(max_features, min_count, expire_after), ledger=ledger,
+                         alpha_grid=alpha_grid, evidence_half_life=evidence_half_life)
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         # with mu chosen online, each candidate carries its own (src/smoothing.rs)
@@ -123,8 +137,24 @@ class MultinomialNB(DiscreteNB):
         ``label`` against such a class with equal priors: large when x resembles what
         ``label`` learned, low when x is new to it. :class:`streamnb.decision.SpamFilter`
         scores with it while the model has learned only one of its two classes. Computed in
-        the core (src/nb/predict.rs, ``log_odds_against_uniform``). Raises UnknownClassError when
-        ``label`` has learned nothing.
+        the core (src/nb/predict.rs, ``log_odds_against_uniform``).
+
+        Parameters
+        ----------
+        x
+            A document (a mapping, or raw text with a tokenizer).
+        label
+            A class the model has learned.
+
+        Returns
+        -------
+        float
+            The log-odds, in nats.
+
+        Raises
+        ------
+        UnknownClassError
+            When ``label`` has learned nothing.
         """
         # the core answers None only for models that are not multinomial
         return cast(float, self._core.log_odds_against_uniform(x, check_label(label), self._call_alpha))
@@ -135,19 +165,36 @@ class MultinomialNB(DiscreteNB):
 
         Draws (n_1, ..., n_|V|) ~ Multinomial(n_words, P(.|c)) with P(w|c) of ``feature_log_prob``
         (both smoothings sum to 1 over V); words drawn zero times are left out.
-        ``seed`` is an int or a numpy Generator; the same seed gives the same bag.
+
+        Parameters
+        ----------
+        label
+            A class the model has learned.
+        n_words
+            How many words to draw (an int >= 0).
+        seed
+            An int >= 0, a numpy Generator, or None; the same seed gives the same bag.
+
+        Returns
+        -------
+        dict
+            Word -> how many times it was drawn (words drawn at least once).
+
+        Raises
+        ------
+        UnknownClassError
+            For a class never learned.
+        InvalidParameterError
+            For n_words or seed out of range.
         """
         label = check_label(label)
         if label not in self.classes:
             raise UnknownClassError(
                 f"cannot generate from class {label!r}: it was never learned (classes: {self.classes})")
-        if isinstance(n_words, bool) or not isinstance(n_words, numbers.Integral) or n_words < 0:
-            raise InvalidParameterError(f"n_words must be an int >= 0, got {describe(n_words)}")
-        if not (seed is None or isinstance(seed, np.random.Generator)
-                or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0)):
-            raise InvalidParameterError(f"seed must be an int >= 0, a numpy Generator or None, got {describe(seed)}")
+        n_words = check_count("n_words", n_words)
+        seed = check_seed(seed)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         features, log_prob = self.feature_log_prob()
         p = np.exp(log_prob[:, self.classes.index(label)])
-        counts = rng.multinomial(int(n_words), p / p.sum())
+        counts = rng.multinomial(n_words, p / p.sum())
         return {features[i]: int(counts[i]) for i in np.flatnonzero(counts)}

@@ -54,7 +54,7 @@ class RecordNB(ManyPredictions, abc.ABC):
 
     Parameters
     ----------
-    class_prior:
+    class_prior
         ``"mle"`` (N_c / N, the default), ``"laplace"``, ``"uniform"`` or a fixed mapping
         label -> prior, exactly as for the text models.
     """
@@ -136,7 +136,27 @@ class RecordNB(ManyPredictions, abc.ABC):
 
     # -- learning ---------------------------------------------------------------------
     def learn_one(self, x: Record, y: Label, w: float = 1.0) -> "RecordNB":
-        """Add one record of class y with weight w."""
+        """Add one record of class y with weight w.
+
+        Parameters
+        ----------
+        x
+            A record: a mapping field -> value.
+        y
+            Its class (a str, int or bool).
+        w
+            Its sample weight, a finite number > 0.
+
+        Returns
+        -------
+        RecordNB
+            The model itself.
+
+        Raises
+        ------
+        InvalidInputError, InvalidTypeError, InvalidLabelError, UnknownClassError
+            For a record, label or weight the model cannot learn; nothing changes.
+        """
         label = check_label(y)
         weight = check_weight(w)
         read = self._read(x)
@@ -148,7 +168,20 @@ class RecordNB(ManyPredictions, abc.ABC):
     def unlearn_one(self, x: Record, y: Label, w: float = 1.0) -> "RecordNB":
         """Remove one record learned earlier as class y with weight w: the inverse of learn_one.
 
-        Raises (changing nothing) when the record cannot have been learned so.
+        Parameters
+        ----------
+        x, y, w
+            The record, its class and the weight it was learned with.
+
+        Returns
+        -------
+        RecordNB
+            The model, the record taken out.
+
+        Raises
+        ------
+        InvalidInputError, UnknownClassError
+            When the record cannot have been learned so; nothing changes.
         """
         label = check_label(y)
         weight = check_weight(w)
@@ -228,7 +261,23 @@ class RecordNB(ManyPredictions, abc.ABC):
 
     # -- merging ----------------------------------------------------------------------
     def merge(self, other: "RecordNB") -> "RecordNB":
-        """Add other's statistics to this model: the model trained on self's data then other's."""
+        """Add other's statistics to this model: the model trained on self's data then other's.
+
+        Parameters
+        ----------
+        other
+            A model of the same type and parameters.
+
+        Returns
+        -------
+        RecordNB
+            This model, holding both.
+
+        Raises
+        ------
+        IncompatibleModelsError
+            For another model type or other parameters; nothing changes.
+        """
         self._check_mergeable(other)
         class_map = np.array([self._add_class(label) for label in other.labels], dtype=np.int64)
         self._merge_counts(other, class_map)

@@ -211,3 +211,24 @@ def check_strings(name: str, value: object) -> tuple[str, ...]:
         if not isinstance(item, str):
             raise InvalidTypeError(f"{name} must contain only str, found {describe(item)}")
     return items
+
+
+# --- command and service parameters ---
+
+def check_ledger_to_forget(model: Any) -> None:
+    """A model that can forget a message it may never have learned: one with a ledger.
+
+    Parameters
+    ----------
+    model
+        The model a lesson "forget" (``spamc -L forget``, a journal's replay) is for.
+
+    Raises
+    ------
+    InvalidParameterError
+        The model has no ledger (``model.ledger`` missing or None): it cannot tell a message
+        it learned from one it never saw, and would take out counts the message never added.
+    """
+    if getattr(model, "ledger", None) is None:
+        raise InvalidParameterError("forgetting a message needs a model with a ledger (one that remembers what it "
+                                    "learned); this model has none")

@@ -55,6 +55,22 @@ def build_model(args: argparse.Namespace) -> Any:
     """The model the options describe; empty messages (e.g. an image only) still count.
 
     ``args.ledger`` (when given) remembers that many learned messages (see streamnb.ledger).
+
+    Parameters
+    ----------
+    args
+        The parsed command line: ``model_type``, ``alpha``, ``mu``, ``class_prior``,
+        ``tokenizer``, ``counts`` and (optionally) ``ledger``.
+
+    Returns
+    -------
+    Any
+        A new, empty model (a Fusion, EmailNB, MultinomialNB, BernoulliNB or ComplementNB).
+
+    Raises
+    ------
+    CommandError
+        ``--mu`` for a model without Dirichlet smoothing.
     """
     from ..features.email import EmailTokenizer
     from ..models import BernoulliNB, ComplementNB, MultinomialNB
@@ -84,24 +100,73 @@ def build_model(args: argparse.Namespace) -> Any:
 
 
 def model_alpha(args: argparse.Namespace) -> float | str:
-    """--alpha, or the model type's default."""
+    """--alpha, or the model type's default.
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    float or str
+        The additive smoothing, or ``"auto"``.
+    """
     return args.alpha if args.alpha is not None else DEFAULT_ALPHA.get(args.model_type, 0.01)
 
 
 def model_mu(args: argparse.Namespace) -> float | str | None:
-    """--mu, or the model type's default (None: additive smoothing)."""
+    """--mu, or the model type's default.
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    float, str or None
+        The Dirichlet smoothing, ``"auto"``, or None (additive smoothing).
+    """
     return args.mu if args.mu is not None else DEFAULT_MU.get(args.model_type)
 
 
 def min_per_class(args: argparse.Namespace) -> float:
-    """--min-per-class, or the rule's default: 1 for logodds (cautious on its own), else 10."""
+    """--min-per-class, or the rule's default: 1 for logodds (cautious on its own), else 10.
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    float
+        The messages of each class a model learns before its verdicts leave "unsure".
+    """
     if args.min_per_class is not None:
         return args.min_per_class
     return 1.0 if args.rule == "logodds" else 10.0
 
 
 def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
-    """(message, label) from --spam and --ham mail sources and --data JSONL/CSV files."""
+    """(message, label) from --spam and --ham mail sources and --data JSONL/CSV files.
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Yields
+    ------
+    tuple
+        The message (raw bytes of a mail, or the text of a --data row) and its label.
+
+    Raises
+    ------
+    SourceError
+        A source that cannot be read.
+    """
     from ..filter.sources import read_labelled, read_mail
 
     for label in ("spam", "ham"):
@@ -113,7 +178,18 @@ def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
 
 
 def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-    """Messages sorted by their Date header (undated ones keep their place after the dated)."""
+    """Messages sorted by their Date header (undated ones keep their place after the dated).
+
+    Parameters
+    ----------
+    items
+        (message, label) pairs.
+
+    Returns
+    -------
+    list of tuple
+        The same pairs in Date order.
+    """
     from ..filter.datasets import parse_date
 
     dated = [(parse_date(x) if isinstance(x, bytes) else None, i) for i, (x, _) in enumerate(items)]
@@ -122,14 +198,38 @@ def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
 
 
 def with_progress(items: list, label: str) -> Iterator:
-    """The items, with a tqdm bar on stderr when it is a terminal."""
+    """The items, with a tqdm bar on stderr when it is a terminal.
+
+    Parameters
+    ----------
+    items
+        What to go through.
+    label
+        The bar's label.
+
+    Returns
+    -------
+    Iterator
+        The items, in order.
+    """
     from tqdm import tqdm
 
     return iter(tqdm(items, desc=label, unit="msg", disable=None))
 
 
 def check_model_file(path: str) -> None:
-    """An existing model file; CommandError naming the path otherwise (nothing is created)."""
+    """An existing model file; nothing is created.
+
+    Parameters
+    ----------
+    path
+        The model file given on the command line.
+
+    Raises
+    ------
+    CommandError
+        The path is a folder, a device, or does not exist (the message names it).
+    """
     where = Path(path)
     if where.is_dir():
         raise CommandError(f"{path!r} is a folder, not a model file (the model file comes first: "
@@ -143,7 +243,22 @@ def check_model_file(path: str) -> None:
 def check_new_file(path: str, what: str, replaced: bool = True) -> None:
     """A file this command will write: its folder must exist (a typo makes no folders) and the
     path must not be a folder; nor anything but a file, when the file is ``replaced`` whole
-    (a model file: a device or a pipe there would be replaced by the new file)."""
+    (a model file: a device or a pipe there would be replaced by the new file).
+
+    Parameters
+    ----------
+    path
+        The file.
+    what
+        What the file is, as the error names it (``"model file"``, ``"--json"`` ...).
+    replaced
+        Whether the file is replaced whole (then only a file may stand there).
+
+    Raises
+    ------
+    CommandError
+        The path is a folder, is not a file (when ``replaced``), or its folder does not exist.
+    """
     where = Path(path)
     if where.is_dir():
         raise CommandError(f"{what} {path!r} is a folder; give a file name")
@@ -154,7 +269,20 @@ def check_new_file(path: str, what: str, replaced: bool = True) -> None:
 
 
 def check_new_folder(path: str, what: str) -> None:
-    """A folder this command will write into: an existing folder, or one to make in an existing folder."""
+    """A folder this command will write into: an existing folder, or one to make in an existing folder.
+
+    Parameters
+    ----------
+    path
+        The folder.
+    what
+        The option that names it, as the error names it (``"--plots"``, ``"--out"``).
+
+    Raises
+    ------
+    CommandError
+        The path is a file, or its parent folder does not exist.
+    """
     where = Path(path)
     if where.exists() and not where.is_dir():
         raise CommandError(f"{what} {path!r} is a file, not a folder")
@@ -163,6 +291,25 @@ def check_new_folder(path: str, what: str) -> None:
 
 
 def load_model(path: str) -> Any:
+    """The model in a model file given on the command line.
+
+    Parameters
+    ----------
+    path
+        The model file.
+
+    Returns
+    -------
+    Any
+        The model (``streamnb.load``).
+
+    Raises
+    ------
+    CommandError
+        The path is not an existing model file (:func:`check_model_file`).
+    ModelFormatError
+        The file is not a model file, or is damaged.
+    """
     check_model_file(path)
     from ..persist import load
 
@@ -170,17 +317,55 @@ def load_model(path: str) -> Any:
 
 
 def counts_text(counts: dict) -> str:
-    """Class counts as "spam 41, ham 40" (documents are whole numbers unless the model forgets)."""
+    """Class counts as "spam 41, ham 40" (documents are whole numbers unless the model forgets).
+
+    Parameters
+    ----------
+    counts
+        The model's class counts.
+
+    Returns
+    -------
+    str
+        The counts, or ``"none"`` without any.
+    """
     return ", ".join(f"{label} {count:g}" for label, count in counts.items()) or "none"
 
 
 def messages_text(n: int, what: str = "message") -> str:
+    """A count and its noun: "1 message", "1,200 messages".
+
+    Parameters
+    ----------
+    n
+        How many.
+    what
+        The noun, singular.
+
+    Returns
+    -------
+    str
+        The count with thousands separators, and the noun in the plural when ``n != 1``.
+    """
     return f"{n:,} {what}{'' if n == 1 else 's'}"
 
 
 def warn_without_ledger(model: Any, items: list[tuple[Any, Any]], path: str, command: str) -> None:
     """Say so when lessons will count twice: a model without a ledger cannot tell a message it
-    learned before from a new one (see streamnb.ledger)."""
+    learned before from a new one (see streamnb.ledger).
+
+    Parameters
+    ----------
+    model
+        The model the lessons are for.
+    items
+        The (message, label) pairs about to be learned.
+    path
+        The model file, as the warning names it.
+    command
+        ``"learn"`` (always warned without a ledger) or ``"train"`` (warned when messages
+        repeat).
+    """
     if getattr(model, "ledger", None):
         return
     repeated = len(items) - len({x if isinstance(x, (bytes, str)) else repr(x) for x, _ in items})
@@ -194,17 +379,54 @@ def warn_without_ledger(model: Any, items: list[tuple[Any, Any]], path: str, com
 
 
 def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
+    """The spam filter the options ask for, over a model of spam and ham.
+
+    Parameters
+    ----------
+    model
+        The model.
+    args
+        The parsed command line: the decision rule's options and ``evidence``.
+
+    Returns
+    -------
+    SpamFilter
+        The model with the rule (:func:`decision_rule`) and ``min_per_class``.
+
+    Raises
+    ------
+    CommandError
+        The model's classes are not spam and ham, or the rule's options do not go together.
+    """
     from ..filter.decision import SpamFilter
 
     classes = set(getattr(model, "classes", []))
     if not {"spam", "ham"} <= classes:
         raise CommandError(f"the model's classes are {sorted(map(str, classes))}; a spam filter needs 'spam' and 'ham'")
-    return SpamFilter(model, _rule(args, model), min_per_class=min_per_class(args), evidence_k=args.evidence)
+    return SpamFilter(model, decision_rule(args, model), min_per_class=min_per_class(args), evidence_k=args.evidence)
 
 
 
-def _rule(args: argparse.Namespace, model: Any) -> Any:
-    """The decision rule the options ask for; logodds cutoffs not given are the model's own."""
+def decision_rule(args: argparse.Namespace, model: Any) -> Any:
+    """The decision rule the options ask for; logodds cutoffs not given are the model's own.
+
+    Parameters
+    ----------
+    args
+        The parsed command line: ``rule`` and its cutoffs.
+    model
+        The model (or its class) whose own logodds cutoffs are the defaults.
+
+    Returns
+    -------
+    Any
+        An ArgmaxRule, LogOddsRule, ChiSquareRule or PosteriorRule.
+
+    Raises
+    ------
+    CommandError
+        The options do not go together (the rule's error, with the options' names).
+    """
     from ..filter.decision import ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
     from ..errors import InvalidParameterError
 

@@ -9,8 +9,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from .cli_common import (CommandError, _rule, build_model, check_new_file, check_new_folder, in_date_order, labelled,
-                         min_per_class, model_alpha, model_mu)
+from .cli_common import (CommandError, build_model, check_new_file, check_new_folder, decision_rule, in_date_order,
+                         labelled, min_per_class, model_alpha, model_mu)
 
 if TYPE_CHECKING:
     from ..filter.datasets import Order
@@ -18,7 +18,22 @@ if TYPE_CHECKING:
 
 def evaluation_items(args: argparse.Namespace, order: Order, seed: int) -> list[tuple[Any, Any]]:
     """The labelled messages of --corpus or the sources, in the given order. A TREC corpus
-    (streamnb.trec) is read in delivery order for "date" and "file" (its index's order)."""
+    (streamnb.trec) is read in delivery order for "date" and "file" (its index's order).
+
+    Parameters
+    ----------
+    args
+        The parsed command line: ``corpus``, or the sources.
+    order
+        ``"date"``, ``"file"`` or ``"shuffle"``.
+    seed
+        The seed of ``"shuffle"``.
+
+    Returns
+    -------
+    list of tuple
+        (message, label) pairs.
+    """
     import numpy as np
 
     from ..filter.datasets import load_spamassassin
@@ -43,7 +58,23 @@ def _is_order(name: str) -> TypeGuard[Order]:
 
 
 def other_orders(args: argparse.Namespace) -> list[tuple[Order, int]]:
-    """--also-orders as (order, seed) pairs: "file,shuffle:1" -> [("file", 0), ("shuffle", 1)]."""
+    """--also-orders as (order, seed) pairs: "file,shuffle:1" -> [("file", 0), ("shuffle", 1)].
+
+    Parameters
+    ----------
+    args
+        The parsed command line: ``also_orders`` and ``corpus`` (for the default).
+
+    Returns
+    -------
+    list of tuple
+        (order, seed) pairs; none for ``none``.
+
+    Raises
+    ------
+    CommandError
+        A part that is not date, file or shuffle:SEED.
+    """
     spec = args.also_orders
     if spec is None:  # the default: on the SpamAssassin corpus, file order and three shuffles
         from ..filter.trec import is_trec
@@ -63,7 +94,18 @@ def other_orders(args: argparse.Namespace) -> list[tuple[Order, int]]:
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """--json, --plots and --save name places that can be written: refused before the long run."""
+    """--json, --plots and --save name places that can be written: refused before the long run.
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Raises
+    ------
+    CommandError
+        A path that cannot be written (:func:`check_new_file`, :func:`check_new_folder`).
+    """
     if args.json:
         check_new_file(args.json, "--json", replaced=False)  # written, not replaced: /dev/stdout works
     if args.plots:
@@ -73,6 +115,25 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    """``streamnb evaluate``: progressive evaluation (classify, then learn, each message).
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    CommandError
+        A bad ``--also-orders``, an output that cannot be written, or nothing to evaluate.
+    CorpusNotFoundError, SourceError, OSError
+        The corpus or a source cannot be read, or an output cannot be written.
+    """
     orders = other_orders(args)  # a bad option fails before the long run
     check_outputs(args)
     items = evaluation_items(args, args.order, args.seed)
@@ -85,8 +146,20 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
                    orders: list[tuple[Order, int]] | None = None) -> int:
     """Classify-then-learn every message, print the metrics, write what was asked for.
 
-    ``orders``: other orders of the same messages to run with the same settings (frozen:
-    nothing is tuned again), summed up in one table after the main run's.
+    Parameters
+    ----------
+    items
+        (message, label) pairs, in the order they are streamed.
+    args
+        The parsed command line: the model, the rule, ``json``, ``plots``, ``save``.
+    orders
+        Other orders of the same messages to run with the same settings (frozen: nothing is
+        tuned again), summed up in one table after the main run's.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
     """
     import json
 
@@ -95,7 +168,7 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
 
     def run(stream: list[tuple[Any, Any]]) -> tuple[Any, FilterReport]:
         model = build_model(args)
-        spam = SpamFilter(model, _rule(args, model), IsotonicCalibrator(), min_per_class=min_per_class(args))
+        spam = SpamFilter(model, decision_rule(args, model), IsotonicCalibrator(), min_per_class=min_per_class(args))
         return model, progressive_filter(spam, stream, progress=True)
 
     model, report = run(items)
@@ -121,7 +194,20 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
 
 
 def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, Any]:
-    """The JSON report: settings, the model's argmax metrics, calibration, the verdicts."""
+    """The JSON report: settings, the model's argmax metrics, calibration, the verdicts.
+
+    Parameters
+    ----------
+    report
+        The run's report.
+    args
+        The parsed command line (the settings reported).
+
+    Returns
+    -------
+    dict
+        The report's fields, as written by ``--json``.
+    """
     from ..filter.evaluate import brier_score, precision_recall_f1
 
     truth = list(report.y_true)
@@ -162,19 +248,43 @@ def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, A
 
 def rule_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The decision rule's settings as the run used them (the model type's own logodds cutoffs
-    for those not given)."""
+    for those not given).
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    dict
+        The rule's name, cutoffs and ``min_per_class`` (and logodds' log-odds cutoffs and caution).
+    """
     fields = {"name": args.rule, "ham_cutoff": args.ham_cutoff, "spam_cutoff": args.spam_cutoff,
               "min_per_class": min_per_class(args)}
     if args.rule == "logodds":
         from ..models import EmailNB, Fusion
 
-        rule = _rule(args, Fusion if args.model_type == "fusion" else EmailNB)
+        rule = decision_rule(args, Fusion if args.model_type == "fusion" else EmailNB)
         fields.update(ham_log_odds=rule.ham_log_odds, spam_log_odds=rule.spam_log_odds, caution=rule.caution)
     return fields
 
 
 def order_fields(report: FilterReport, order: str, seed: int) -> dict[str, Any]:
-    """The verdict rates, (1-AUC)% and speed of one run, for the table of orders."""
+    """The verdict rates, (1-AUC)% and speed of one run, for the table of orders.
+
+    Parameters
+    ----------
+    report
+        The run's report.
+    order, seed
+        The order the run streamed the messages in.
+
+    Returns
+    -------
+    dict
+        A row of :func:`orders_table`.
+    """
     return {"order": f"shuffle (seed {seed})" if order == "shuffle" else order,
             "ham_as_spam": report.verdict_false_positive_rate, "spam_as_ham": report.verdict_false_negative_rate,
             "unsure": report.unsure_rate, "one_minus_auc_percent": report.one_minus_auc_percent,
@@ -182,6 +292,18 @@ def order_fields(report: FilterReport, order: str, seed: int) -> dict[str, Any]:
 
 
 def orders_table(rows: list[dict[str, Any]]) -> str:
+    """The table of the runs on other orders, as printed.
+
+    Parameters
+    ----------
+    rows
+        :func:`order_fields` of each run.
+
+    Returns
+    -------
+    str
+        The table, one line per run.
+    """
     lines = ["", "the same settings on other orders of the messages (frozen: nothing tuned again)",
              f"{'order':18s} {'ham called spam':>15s} {'spam called ham':>15s} {'unsure':>7s} {'(1-AUC)%':>8s} "
              f"{'msg/s':>6s}"]
@@ -194,6 +316,18 @@ def orders_table(rows: list[dict[str, Any]]) -> str:
 
 
 def metrics_table(fields: dict[str, Any]) -> str:
+    """The metrics of a run, as printed.
+
+    Parameters
+    ----------
+    fields
+        :func:`report_fields` of the run.
+
+    Returns
+    -------
+    str
+        One line per metric, the names aligned.
+    """
     rule = fields["rule"]
     if rule["name"] == "logodds":
         cutoffs = (f"logodds: spam from {rule['spam_log_odds']:g}, ham below {rule['ham_log_odds']:g}, "
@@ -226,6 +360,20 @@ def metrics_table(fields: dict[str, Any]) -> str:
 
 
 def write_plots(report: FilterReport, folder: Path) -> list[Path]:
+    """The learning curve, ROC and reliability plots of a run, as PNG files.
+
+    Parameters
+    ----------
+    report
+        The run's report.
+    folder
+        Where to write them (made if need be; its parent must exist).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
     from ..filter import plots  # matplotlib is an optional extra
 
     folder.mkdir(exist_ok=True)  # its parent exists (check_outputs): a typo makes no folders
@@ -241,7 +389,26 @@ def write_plots(report: FilterReport, folder: Path) -> list[Path]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Locate the corpus, stream it through the filter, show the metrics, save plots and model."""
+    """``streamnb demo``: locate the corpus, stream it through the filter, show the metrics, save
+    plots and model.
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    CommandError
+        ``--out`` cannot be made.
+    CorpusNotFoundError
+        The SpamAssassin corpus is not found (the message names --corpus and --download).
+    """
     from ..filter.datasets import load_spamassassin
     from ..errors import CorpusNotFoundError
 

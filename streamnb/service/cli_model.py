@@ -17,6 +17,27 @@ from .cli_common import (LOCK_TIMEOUT, CommandError, build_model, check_model_fi
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    """``streamnb train``: a new model file from labelled mail, learned in Date order.
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    CommandError
+        The file exists (without ``--force``), its folder does not, or there is nothing to learn.
+    LockFileError, ModelLockedError
+        The model file's lock cannot be made, or another writer holds it.
+    SourceError, OSError
+        A source cannot be read, or the file cannot be written (it is left as it was).
+    """
     from . import journal
 
     target = Path(args.model)
@@ -68,15 +89,72 @@ def _correct(args: argparse.Namespace, unlearn: bool) -> int:
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
+    """``streamnb learn``: add labelled messages to a model file, in place (all or nothing).
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    CommandError
+        The model file does not exist, or there is nothing to learn.
+    ModelLockedError, SourceError, StreamNBError, OSError
+        As the model file, its lock, the sources and the model allow: the file is left as it was.
+    """
     return _correct(args, unlearn=False)
 
 
 def cmd_unlearn(args: argparse.Namespace) -> int:
+    """``streamnb unlearn``: take messages learned before out of a model file (all or nothing).
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    CommandError
+        The model file does not exist, or there is nothing to unlearn.
+    ModelLockedError, SourceError, StreamNBError, OSError
+        As the model file, its lock, the sources and the model allow: the file is left as it was.
+    """
     return _correct(args, unlearn=True)
 
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    """``streamnb inspect``: a model file's type, classes, counts, |V| and most telling tokens.
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+
+    Raises
+    ------
+    CommandError
+        The model file does not exist.
+    ModelFormatError
+        The file is not a model file, or is damaged.
+    """
     model = load_model(args.model)
     print(f"{type(model).__name__}: {model!r}")
     counts = getattr(model, "class_counts", {})
@@ -96,7 +174,20 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, float]]]:
-    """Per class, the k features whose weight most exceeds their mean weight in the other classes."""
+    """Per class, the k features whose weight most exceeds their mean weight in the other classes.
+
+    Parameters
+    ----------
+    model
+        A model with ``log_linear()`` (a naive Bayes model).
+    k
+        How many features per class.
+
+    Returns
+    -------
+    dict
+        Class label -> [(feature, lift)], the largest lift first.
+    """
     import numpy as np
 
     view = model.log_linear()

@@ -36,8 +36,8 @@ from .protocol import (DEFAULT_USER, EX_DATAERR, EX_IOERR, EX_OK, EX_PROTOCOL, E
 from .replies import check_reply, report_text, rewrite_message, score_fields, symbols, unscored_verdict
 from .server import Server, ServiceError, check_models_folder, listen_error, recover
 from .settings import Limits, Settings
-from .userfiles import read_model
-from .users import JOURNAL_FOLD_BYTES, ModelCache, UserModel
+from .userfiles import UserFiles, read_model
+from .users import JOURNAL_FOLD_BYTES, Evicted, ModelCache, UserModel
 
 __all__ = [
     # protocol
@@ -47,7 +47,7 @@ __all__ = [
     # replies
     "score_fields", "symbols", "unscored_verdict", "report_text", "rewrite_message", "check_reply",
     # users
-    "JOURNAL_FOLD_BYTES", "read_model", "UserModel", "ModelCache",
+    "JOURNAL_FOLD_BYTES", "read_model", "UserFiles", "UserModel", "Evicted", "ModelCache",
     # server
     "ServiceError", "check_models_folder", "listen_error", "recover", "Server", "run",
     # what the server is made of, under the names this module has always given them

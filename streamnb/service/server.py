@@ -35,7 +35,7 @@ from .protocol import (EX_DATAERR, EX_IOERR, EX_OK, EX_SOFTWARE, EX_TEMPFAIL, EX
                        ProtocolError, Request, log, model_path, protocol_error, read_body, read_head, unavailable)
 from .replies import check_reply, unscored_verdict
 from .settings import Settings
-from .users import ModelCache, _Evicted
+from .users import ModelCache, Evicted
 
 
 class ServiceError(StreamNBError):
@@ -404,7 +404,7 @@ class Server:
             try:
                 changed = await self.cache.get(request.user).tell(lesson)
                 break
-            except _Evicted:
+            except Evicted:
                 continue
         else:
             raise ProtocolError(EX_TEMPFAIL, "Service Unavailable: (the model is being unloaded; try again)")

@@ -43,7 +43,7 @@ from .userfiles import UserFiles
 JOURNAL_FOLD_BYTES = 64 << 20
 
 
-class _Evicted(Exception):
+class Evicted(Exception):
     """The user's model left the cache while a TELL waited: look it up again."""
 
 
@@ -207,7 +207,7 @@ class UserModel(UserFiles):
                 except BaseException as error:  # nothing of the batch is acknowledged
                     for _, future in batch:
                         if not future.done():
-                            future.set_exception(error if isinstance(error, Exception) else _Evicted())
+                            future.set_exception(error if isinstance(error, Exception) else Evicted())
                     if not isinstance(error, Exception):
                         raise
         finally:
@@ -216,7 +216,7 @@ class UserModel(UserFiles):
     async def _commit_batch(self, batch: list[tuple[Lesson, asyncio.Future]]) -> None:
         async with self.lock:
             if self.closed:
-                raise _Evicted()
+                raise Evicted()
             await self.current(create=True)
             if getattr(self.model, "ledger", None) is None:
                 raise unavailable(f"the model of user {self.user} has no ledger, which TELL needs to learn a "

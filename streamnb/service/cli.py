@@ -99,7 +99,8 @@ def cmd_classify(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args
-        The parsed command line.
+        The options of ``streamnb classify``: the model file, the sources (none: standard
+        input), ``--tag``, ``--evidence`` and the decision rule's.
 
     Returns
     -------
@@ -150,7 +151,7 @@ def one_message(sources: list[str], option: str) -> bytes:
     Returns
     -------
     bytes
-        The message.
+        The raw message, checked to start like mail when it comes from standard input.
 
     Raises
     ------
@@ -294,7 +295,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args
-        The parsed command line.
+        The options of ``streamnb serve``: the models folder, where to listen, the limits,
+        and the model and rule of a new user.
 
     Returns
     -------
@@ -335,7 +337,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     Parameters
     ----------
     argv
-        The arguments (default: ``sys.argv[1:]``).
+        The words to parse (None: ``sys.argv[1:]``).
 
     Returns
     -------
@@ -379,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     Parameters
     ----------
     argv
-        The arguments (default: ``sys.argv[1:]``).
+        The command line after the program's name (None: the process's own).
 
     Returns
     -------

@@ -105,7 +105,7 @@ def model_alpha(args: argparse.Namespace) -> float | str:
     Parameters
     ----------
     args
-        The parsed command line.
+        Its ``alpha`` and ``model_type``.
 
     Returns
     -------
@@ -121,7 +121,7 @@ def model_mu(args: argparse.Namespace) -> float | str | None:
     Parameters
     ----------
     args
-        The parsed command line.
+        Its ``mu`` and ``model_type``.
 
     Returns
     -------
@@ -137,7 +137,7 @@ def min_per_class(args: argparse.Namespace) -> float:
     Parameters
     ----------
     args
-        The parsed command line.
+        Its ``min_per_class`` and ``rule``.
 
     Returns
     -------
@@ -155,7 +155,7 @@ def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     Parameters
     ----------
     args
-        The parsed command line.
+        Its ``spam``, ``ham`` and ``data`` lists, and the columns of ``data``.
 
     Yields
     ------
@@ -296,7 +296,7 @@ def load_model(path: str) -> Any:
     Parameters
     ----------
     path
-        The model file.
+        The model file, as given on the command line (checked first: nothing is created).
 
     Returns
     -------

@@ -99,7 +99,7 @@ def check_outputs(args: argparse.Namespace) -> None:
     Parameters
     ----------
     args
-        The parsed command line.
+        Its ``json``, ``plots`` and ``save`` (each may be None).
 
     Raises
     ------
@@ -120,12 +120,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args
-        The parsed command line.
+        The options of ``streamnb evaluate``: the corpus or the sources, the model's and
+        the rule's options, the orders, the outputs.
 
     Returns
     -------
     int
-        The exit code, 0.
+        0 once the metrics are printed and the outputs written.
 
     Raises
     ------
@@ -159,7 +160,7 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
     Returns
     -------
     int
-        The exit code, 0.
+        0 (an error raises).
     """
     import json
 
@@ -253,7 +254,7 @@ def rule_fields(args: argparse.Namespace) -> dict[str, Any]:
     Parameters
     ----------
     args
-        The parsed command line.
+        Its ``rule``, cutoffs, ``caution``, ``min_per_class`` and ``model_type``.
 
     Returns
     -------
@@ -395,12 +396,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args
-        The parsed command line.
+        The options of ``streamnb demo``: ``--corpus``, ``--download``, ``--out``, the model's
+        and the rule's options.
 
     Returns
     -------
     int
-        The exit code, 0.
+        0 once report.json, the plots and model.snb are in ``--out``.
 
     Raises
     ------

@@ -22,12 +22,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args
-        The parsed command line.
+        The options of ``streamnb train``: the model file, the sources, the model's options,
+        ``--force`` and ``--ledger``.
 
     Returns
     -------
     int
-        The exit code, 0.
+        0 once the model file is saved.
 
     Raises
     ------
@@ -94,12 +95,12 @@ def cmd_learn(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args
-        The parsed command line.
+        The options of ``streamnb learn``: the model file and the sources of the lessons.
 
     Returns
     -------
     int
-        The exit code, 0.
+        0 once the model file holds the lessons (and those its journal held).
 
     Raises
     ------
@@ -117,22 +118,21 @@ def cmd_unlearn(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args
-        The parsed command line.
+        The options of ``streamnb unlearn``: the model file and the sources of the
+        messages to take out.
 
     Returns
     -------
     int
-        The exit code, 0.
+        0 once the model file is saved without them.
 
     Raises
     ------
-    CommandError
-        The model file does not exist, or there is nothing to unlearn.
-    ModelLockedError, SourceError, StreamNBError, OSError
-        As the model file, its lock, the sources and the model allow: the file is left as it was.
+    CommandError, ModelLockedError, SourceError, StreamNBError, OSError
+        As :func:`cmd_learn` (a message the model never learned is refused: nothing is
+        taken out).
     """
     return _correct(args, unlearn=True)
-
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
@@ -141,12 +141,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args
-        The parsed command line.
+        The options of ``streamnb inspect``: the model file and ``--top``.
 
     Returns
     -------
     int
-        The exit code, 0.
+        0 once the description is printed.
 
     Raises
     ------

@@ -289,7 +289,7 @@ class ModelCache:
         Parameters
         ----------
         user
-            The user's name.
+            Whose model: a name :func:`streamnb.service.protocol.check_user` accepts.
 
         Returns
         -------
@@ -319,7 +319,7 @@ class ModelCache:
         Parameters
         ----------
         user
-            The user's name.
+            Whose model file to look for (in memory first, then in the models folder).
 
         Returns
         -------

@@ -12,8 +12,9 @@ re-exports:
   errors (``76 Bad header line``, ``65``, ``69``, ``74``, ``75``, ``79``, ``70``);
 - :mod:`~streamnb.service.replies`: the replies to a check (score, symbols, report, the
   message with its headers);
-- :mod:`~streamnb.service.users`: each user's model, its file and journal (durability: no
-  acknowledged lesson is lost), and the cache of loaded models;
+- :mod:`~streamnb.service.users`: each user's model (durability: no acknowledged lesson is
+  lost) and the cache of loaded models; :mod:`~streamnb.service.userfiles`: a user's model
+  file and journal on disk, the blocking half run in a thread;
 - :mod:`~streamnb.service.server`: the models folder checked, the journals a crash left
   folded, the connections answered (a check never passes a message as clean because
   something failed).

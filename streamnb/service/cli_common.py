@@ -100,7 +100,8 @@ def build_model(args: argparse.Namespace) -> Any:
 
 
 def model_alpha(args: argparse.Namespace) -> float | str:
-    """--alpha, or the model type's default.
+    """--alpha, or the model type's default: 0.3 for the fusion and EmailNB, 0.01 for the
+    plain models.
 
     Parameters
     ----------

@@ -317,7 +317,8 @@ def orders_table(rows: list[dict[str, Any]]) -> str:
 
 
 def metrics_table(fields: dict[str, Any]) -> str:
-    """The metrics of a run, as printed.
+    """The metrics of a run, as printed: the verdicts' error and unsure rates, (1-AUC)%, the
+    model's argmax accuracy, log loss, Brier and ECE, and each class's precision and recall.
 
     Parameters
     ----------

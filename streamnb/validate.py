@@ -341,3 +341,24 @@ def check_part(name: str, classes: list[Any], class_prior: object, settings: Map
     if settings:
         raise InvalidParameterError(
             f"the {name} part must not forget, prune or keep a ledger inside MixedNB, got {dict(settings)!r}")
+
+
+# --- command and service parameters ---
+
+def check_ledger_to_forget(model: Any) -> None:
+    """A model that can forget a message it may never have learned: one with a ledger.
+
+    Parameters
+    ----------
+    model
+        The model a lesson "forget" (``spamc -L forget``, a journal's replay) is for.
+
+    Raises
+    ------
+    InvalidParameterError
+        The model has no ledger (``model.ledger`` missing or None): it cannot tell a message
+        it learned from one it never saw, and would take out counts the message never added.
+    """
+    if getattr(model, "ledger", None) is None:
+        raise InvalidParameterError("forgetting a message needs a model with a ledger (one that remembers what it "
+                                    "learned); this model has none")

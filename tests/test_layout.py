@@ -249,3 +249,38 @@ def test_models_stay_small_and_check_parameters_in_validate():
     assert {name: n for name, n in found.items() if n > 500} == {}
     assert [path.name for path in (PACKAGE / "models").glob("*.py")
             if "raise InvalidParameterError" in path.read_text(encoding="utf-8")] == []
+
+
+# The server and the command, split by concern (issue 29): each part and what it re-exports from.
+SERVER_PARTS = ["protocol", "replies", "userfiles", "users", "server"]
+COMMAND_PARTS = ["cli_common", "cli_options", "cli_model", "cli_evaluate"]
+
+
+def test_the_service_is_split_into_modules_of_at_most_500_lines():
+    long = {path.name: n for path in (PACKAGE / "service").glob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 500}
+    assert long == {}
+
+
+def test_the_server_s_parts_never_import_the_command():
+    graph = import_graph()
+    for part in [*SERVER_PARTS, "serve"]:
+        module = f"streamnb.service.{part}"
+        assert module in graph, module
+        assert not {target for target in graph[module] if target.startswith("streamnb.service.cli")}, module
+    # the command reaches the server only when `streamnb serve` runs, through serve.py
+    for part in COMMAND_PARTS:
+        assert not set(graph[f"streamnb.service.{part}"]) & {f"streamnb.service.{p}" for p in [*SERVER_PARTS, "serve"]}
+
+
+@pytest.mark.parametrize("facade, parts", [("serve", SERVER_PARTS), ("cli", COMMAND_PARTS)])
+def test_serve_and_cli_re_export_their_parts(facade, parts):
+    """``streamnb.service.serve.X`` and ``streamnb.service.cli.X``: the same objects as in the parts."""
+    module = importlib.import_module(f"streamnb.service.{facade}")
+    homes = [importlib.import_module(f"streamnb.service.{part}") for part in parts]
+    for part in homes:
+        public = [name for name, value in vars(part).items() if not name.startswith("_")
+                  and getattr(value, "__module__", None) == part.__name__]
+        assert [name for name in public if name not in module.__all__] == [], part.__name__
+        assert [name for name in public if getattr(module, name) is not getattr(part, name)] == [], part.__name__
+    assert all(hasattr(module, name) for name in module.__all__)

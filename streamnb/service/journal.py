@@ -40,7 +40,8 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from ..errors import InvalidParameterError, StreamNBError
+from ..errors import StreamNBError
+from ..validate import check_ledger_to_forget
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
            "check_lock_file", "file_digest", "read_journal", "pending_lessons", "create_journal", "append_lessons",
@@ -82,10 +83,12 @@ class Lesson(NamedTuple):
 
 
 def lock_path(model_path: str | os.PathLike) -> str:
+    """The lock file of a model file: ``<model>.lock``."""
     return os.fspath(model_path) + LOCK_SUFFIX
 
 
 def journal_path(model_path: str | os.PathLike) -> str:
+    """The journal of a model file: ``<model>.journal``."""
     return os.fspath(model_path) + JOURNAL_SUFFIX
 
 
@@ -95,6 +98,20 @@ def write_lock(model_path: str | os.PathLike, timeout: float = 120.0) -> Any:
     Raises ModelLockedError after ``timeout`` seconds (< 0: wait forever). The lock is an
     flock on ``<model>.lock``: the kernel releases it when its holder dies, so a killed
     writer never leaves it stuck.
+
+    Parameters
+    ----------
+    model_path
+        The model file (which need not exist).
+    timeout
+        Seconds to wait for another writer (< 0: forever).
+
+    Raises
+    ------
+    LockFileError
+        The lock file cannot be made (:func:`check_lock_file`), at once.
+    ModelLockedError
+        On entering, when another writer held the lock for ``timeout`` seconds.
     """
     from filelock import FileLock, Timeout  # imported here: `streamnb classify` never locks
 
@@ -123,6 +140,16 @@ def check_lock_file(model_path: str | os.PathLike) -> None:
     filelock would take a failure to open it (a read-only file system, a missing folder,
     /proc) for a lock held by someone else and retry until its timeout, and it creates
     missing folders: a typo in a path would make folders, or wait for ten minutes.
+
+    Parameters
+    ----------
+    model_path
+        The model file (which need not exist).
+
+    Raises
+    ------
+    LockFileError
+        The model file's folder does not exist, or the lock file cannot be opened.
     """
     path = lock_path(model_path)
     folder = os.path.dirname(os.path.abspath(path))
@@ -152,7 +179,13 @@ def _fsync_folder(path: str) -> None:
 
 
 def encode_lesson(lesson: Lesson) -> bytes:
-    """One journal record (see the module docstring)."""
+    """One journal record (see the module docstring).
+
+    Raises
+    ------
+    JournalError
+        An unknown action, a label over 255 bytes, or a message over 256 MiB.
+    """
     if lesson.action not in _ACTIONS:
         raise JournalError(f"unknown lesson action {lesson.action!r} (expected 'learn' or 'forget')")
     label = b"" if lesson.label is None else lesson.label.encode("utf-8")
@@ -174,7 +207,18 @@ class JournalContents(NamedTuple):
 
 
 def read_journal(path: str | os.PathLike) -> JournalContents | None:
-    """Parse a journal; None if there is none. JournalError if its header is not a journal's."""
+    """Parse a journal; None if there is none.
+
+    Returns
+    -------
+    JournalContents or None
+        The base, the intact lessons (a torn or damaged tail is left out), where they end.
+
+    Raises
+    ------
+    JournalError
+        The file's header is not a journal's.
+    """
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -207,6 +251,23 @@ def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
 
     A journal with another base was folded already (a crash came between the snapshot and
     its removal): its lessons are in the file, and none is returned. Call under the lock.
+
+    Parameters
+    ----------
+    model_path
+        The model file.
+    digest
+        The SHA-256 (hex) of the model file as read (:func:`file_digest`).
+
+    Returns
+    -------
+    list of Lesson
+        The lessons to replay, in order (none without a journal).
+
+    Raises
+    ------
+    JournalError
+        The journal's header is not a journal's.
     """
     contents = read_journal(journal_path(model_path))
     if contents is None:
@@ -228,6 +289,12 @@ def create_journal(model_path: str | os.PathLike, digest: str) -> int:
 
     Written to a temporary file, fsynced and renamed into place, so a journal on disk always
     has its whole header. Call under the lock.
+
+    Raises
+    ------
+    OSError
+        The journal cannot be made (a full disk, a folder that cannot be written ...);
+        nothing is left behind.
     """
     path = journal_path(model_path)
     temporary = f"{path}.{os.getpid()}.tmp"
@@ -252,7 +319,18 @@ def create_journal(model_path: str | os.PathLike, digest: str) -> int:
 
 
 def append_lessons(descriptor: int, lessons: Iterable[Lesson]) -> int:
-    """Append records and fsync: when this returns, the lessons survive a crash. Returns the bytes written."""
+    """Append records and fsync: when this returns, the lessons survive a crash.
+
+    Returns
+    -------
+    int
+        The bytes written.
+
+    Raises
+    ------
+    OSError
+        A write or the fsync failed: the lessons are not durable (perhaps partly written).
+    """
     data = b"".join(encode_lesson(lesson) for lesson in lessons)
     view, written = memoryview(data), 0
     while written < len(data):
@@ -283,9 +361,21 @@ def apply_lesson(model: Any, lesson: Lesson) -> bool:
     c, and unlearning takes it out with the weight and age the ledger recorded. A plain
     unlearn_one could not tell a message never learned from one learned, and would subtract
     counts the message never added, so forget needs a ledger: without one it is refused
-    (InvalidParameterError) before anything changes. Returns whether the message was known
-    (the learn added no document). Needs a model without forgetting to tell "known" apart
-    (the server's).
+    (InvalidParameterError) before anything changes. Needs a model without forgetting to
+    tell "known" apart (the server's).
+
+    Returns
+    -------
+    bool
+        Whether the model changed; for forget, whether the message was known (the learn
+        added no document).
+
+    Raises
+    ------
+    InvalidParameterError
+        Forget on a model without a ledger (:func:`streamnb.validate.check_ledger_to_forget`).
+    StreamNBError, ValueError, TypeError
+        The model refused the lesson.
     """
     if lesson.action == LEARN:
         before = model.class_counts
@@ -294,9 +384,7 @@ def apply_lesson(model: Any, lesson: Lesson) -> bool:
     classes = list(model.classes)
     if not classes:
         return False
-    if getattr(model, "ledger", None) is None:
-        raise InvalidParameterError("forgetting a message needs a model with a ledger (one that remembers what it "
-                                    "learned); this model has none")
+    check_ledger_to_forget(model)
     before = sum(model.class_counts.values())
     model.learn_one(lesson.message, classes[0])
     known = sum(model.class_counts.values()) <= before + 0.5  # an unknown message adds one document
@@ -305,7 +393,13 @@ def apply_lesson(model: Any, lesson: Lesson) -> bool:
 
 
 def replay(model: Any, lessons: Iterable[Lesson], origin: str = "journal") -> int:
-    """Apply lessons in order; a lesson the model refuses is logged and skipped (as it was when first told)."""
+    """Apply lessons in order; a lesson the model refuses is logged and skipped (as it was when first told).
+
+    Returns
+    -------
+    int
+        The lessons applied.
+    """
     applied = 0
     for lesson in lessons:
         try:
@@ -319,8 +413,12 @@ def replay(model: Any, lessons: Iterable[Lesson], origin: str = "journal") -> in
 def fold_pending(model_path: str | os.PathLike, model: Any) -> int:
     """Apply the journal's pending lessons to ``model`` (just loaded from ``model_path``).
 
-    Call under the lock, then save the model and :func:`remove_journal`. Returns how many
-    lessons were pending.
+    Call under the lock, then save the model and :func:`remove_journal`.
+
+    Returns
+    -------
+    int
+        How many lessons were pending.
     """
     lessons = pending_lessons(model_path, file_digest(model_path))
     replay(model, lessons, journal_path(model_path))
@@ -337,7 +435,13 @@ def stamp(path: str | os.PathLike) -> tuple[int, int, int] | None:
 
 
 def set_aside(path: str | os.PathLike) -> str:
-    """Rename a damaged file to ``<path>.damaged-<time>`` (kept for inspection, never deleted)."""
+    """Rename a damaged file to ``<path>.damaged-<time>`` (kept for inspection, never deleted).
+
+    Returns
+    -------
+    str
+        The new path.
+    """
     target = f"{os.fspath(path)}.damaged-{time.strftime('%Y%m%dT%H%M%S')}"
     os.replace(path, target)
     return target

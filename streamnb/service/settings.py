@@ -19,7 +19,23 @@ SPAMC_MAX_SIZE = 500 * 1024  # spamc's default --max-size
 
 @dataclass(frozen=True)
 class Limits:
-    """What one client may cost the server."""
+    """What one client may cost the server.
+
+    Parameters
+    ----------
+    max_size
+        Message bytes (after zlib decompression too); default spamc's, 500 KB.
+    timeout
+        Seconds for a whole request to arrive (and for a reply to be taken).
+    max_connections
+        Connections handled at once; more are answered EX_TEMPFAIL.
+    max_line
+        Bytes per request or header line (spamc's own buffer).
+    max_headers
+        Headers per request, as spamd.
+    lock_timeout
+        Seconds a TELL waits for a model another writer holds.
+    """
 
     max_size: int = SPAMC_MAX_SIZE  # message bytes (after zlib decompression too)
     timeout: float = 30.0  # seconds for a whole request to arrive (and for a reply to be taken)
@@ -31,7 +47,35 @@ class Limits:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything the server needs besides where to listen."""
+    """Everything the server needs besides where to listen.
+
+    Parameters
+    ----------
+    models
+        The folder of the per-user models ``DIR/<user>.snb`` (resolved once).
+    new_model
+        Makes the model a new user starts with (the command's model and a ledger).
+    rule
+        The decision rule (``LogOddsRule``, ``ChiSquareRule`` ...).
+    spam_cutoff
+        The rule's spam cutoff, in [0, 1], as the replies state it.
+    rule_for
+        The rule for a user's model, when it depends on the model (``LogOddsRule.for_model``);
+        None: ``rule`` for every model.
+    min_per_class
+        Verdicts are unsure until a model has learned this many messages of each class.
+    allow_tell
+        Accept TELL.
+    read_only
+        Never write in the models folder; TELL is refused.
+    max_models
+        Models kept loaded.
+    snapshot_every, snapshot_seconds
+        A user's journal is folded into the model file after this many lessons, or once its
+        oldest lesson is this old.
+    limits
+        What one client may cost the server.
+    """
 
     models: Path
     new_model: Callable[[], Any]  # the model a new user starts with (cli.build_model + a ledger)
@@ -53,5 +97,16 @@ class Settings:
         object.__setattr__(self, "models", Path(os.path.realpath(self.models)))
 
     def rule_of(self, model: Any) -> Any:
-        """The decision rule for a user's model."""
+        """The decision rule for a user's model.
+
+        Parameters
+        ----------
+        model
+            The user's model.
+
+        Returns
+        -------
+        Any
+            ``rule_for(model)``, or ``rule`` without ``rule_for``.
+        """
         return self.rule if self.rule_for is None else self.rule_for(model)

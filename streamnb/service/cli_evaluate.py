@@ -1,0 +1,433 @@
+"""The commands that measure the filter: ``evaluate`` (progressive: classify, then learn,
+each message) and ``demo`` (the SpamAssassin stream, end to end), with their report,
+tables and plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from .cli_common import (CommandError, build_model, check_new_file, check_new_folder, decision_rule, in_date_order,
+                         labelled, min_per_class, model_alpha, model_mu)
+
+if TYPE_CHECKING:
+    from ..filter.datasets import Order
+    from ..filter.decision import FilterReport
+
+def evaluation_items(args: argparse.Namespace, order: Order, seed: int) -> list[tuple[Any, Any]]:
+    """The labelled messages of --corpus or the sources, in the given order. A TREC corpus
+    (streamnb.trec) is read in delivery order for "date" and "file" (its index's order).
+
+    Parameters
+    ----------
+    args
+        The parsed command line: ``corpus``, or the sources.
+    order
+        ``"date"``, ``"file"`` or ``"shuffle"``.
+    seed
+        The seed of ``"shuffle"``.
+
+    Returns
+    -------
+    list of tuple
+        (message, label) pairs.
+    """
+    import numpy as np
+
+    from ..filter.datasets import load_spamassassin
+    from ..filter.trec import is_trec, load_trec
+
+    if args.corpus is not None:
+        if is_trec(args.corpus):
+            trec_order = "shuffle" if order == "shuffle" else "delivery"
+            return [(m.raw, m.label) for m in load_trec(args.corpus, order=trec_order, seed=seed)]
+        return [(m.raw, m.label) for m in load_spamassassin(args.corpus, order=order, seed=seed)]
+    items = list(labelled(args))
+    if order == "date":
+        items = in_date_order(items)
+    elif order == "shuffle":
+        np.random.default_rng(seed).shuffle(items)
+    return items
+
+
+def _is_order(name: str) -> TypeGuard[Order]:
+    """Whether name is an order load_spamassassin takes (date, file or shuffle)."""
+    return name in ("date", "file", "shuffle")
+
+
+def other_orders(args: argparse.Namespace) -> list[tuple[Order, int]]:
+    """--also-orders as (order, seed) pairs: "file,shuffle:1" -> [("file", 0), ("shuffle", 1)].
+
+    Parameters
+    ----------
+    args
+        The parsed command line: ``also_orders`` and ``corpus`` (for the default).
+
+    Returns
+    -------
+    list of tuple
+        (order, seed) pairs; none for ``none``.
+
+    Raises
+    ------
+    CommandError
+        A part that is not date, file or shuffle:SEED.
+    """
+    spec = args.also_orders
+    if spec is None:  # the default: on the SpamAssassin corpus, file order and three shuffles
+        from ..filter.trec import is_trec
+
+        spam_assassin = args.corpus is not None and not is_trec(args.corpus)
+        spec = "file,shuffle:1,shuffle:2,shuffle:3" if spam_assassin else "none"
+    if spec.strip() == "none":
+        return []
+    pairs = []
+    for part in spec.split(","):
+        order, _, seed = part.strip().partition(":")
+        if not _is_order(order) or (seed and not seed.isdigit()) or (seed and order != "shuffle"):
+            raise CommandError(f"--also-orders takes date, file and shuffle:SEED separated by commas, or none; "
+                               f"got {part.strip()!r}")
+        pairs.append((order, int(seed or 0)))
+    return pairs
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """--json, --plots and --save name places that can be written: refused before the long run.
+
+    Parameters
+    ----------
+    args
+        Its ``json``, ``plots`` and ``save`` (each may be None).
+
+    Raises
+    ------
+    CommandError
+        A path that cannot be written (:func:`check_new_file`, :func:`check_new_folder`).
+    """
+    if args.json:
+        check_new_file(args.json, "--json", replaced=False)  # written, not replaced: /dev/stdout works
+    if args.plots:
+        check_new_folder(args.plots, "--plots")
+    if args.save:
+        check_new_file(args.save, "--save")
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """``streamnb evaluate``: progressive evaluation (classify, then learn, each message).
+
+    Parameters
+    ----------
+    args
+        The options of ``streamnb evaluate``: the corpus or the sources, the model's and
+        the rule's options, the orders, the outputs.
+
+    Returns
+    -------
+    int
+        0 once the metrics are printed and the outputs written.
+
+    Raises
+    ------
+    CommandError
+        A bad ``--also-orders``, an output that cannot be written, or nothing to evaluate.
+    CorpusNotFoundError, SourceError, OSError
+        The corpus or a source cannot be read, or an output cannot be written.
+    """
+    orders = other_orders(args)  # a bad option fails before the long run
+    check_outputs(args)
+    items = evaluation_items(args, args.order, args.seed)
+    if not items:
+        raise CommandError("nothing to evaluate: give --corpus, or --spam/--ham/--data sources")
+    return run_evaluation(items, args, orders)
+
+
+def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
+                   orders: list[tuple[Order, int]] | None = None) -> int:
+    """Classify-then-learn every message, print the metrics, write what was asked for.
+
+    Parameters
+    ----------
+    items
+        (message, label) pairs, in the order they are streamed.
+    args
+        The parsed command line: the model, the rule, ``json``, ``plots``, ``save``.
+    orders
+        Other orders of the same messages to run with the same settings (frozen: nothing is
+        tuned again), summed up in one table after the main run's.
+
+    Returns
+    -------
+    int
+        0 (an error raises).
+    """
+    import json
+
+    from ..filter.calibrate import IsotonicCalibrator
+    from ..filter.decision import SpamFilter, progressive_filter
+
+    def run(stream: list[tuple[Any, Any]]) -> tuple[Any, FilterReport]:
+        model = build_model(args)
+        spam = SpamFilter(model, decision_rule(args, model), IsotonicCalibrator(), min_per_class=min_per_class(args))
+        return model, progressive_filter(spam, stream, progress=True)
+
+    model, report = run(items)
+    summary = report_fields(report, args)
+    print(metrics_table(summary))
+    if orders:
+        rows = [order_fields(report, args.order, args.seed)]
+        for order, seed in orders:
+            rows.append(order_fields(run(evaluation_items(args, order, seed))[1], order, seed))
+        summary["orders"] = rows
+        print(orders_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    if args.plots:
+        for path in write_plots(report, Path(args.plots)):
+            print(f"wrote {path}")
+    if args.save:
+        model.save(args.save)
+        print(f"saved the model to {args.save}")
+    return 0
+
+
+
+def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, Any]:
+    """The JSON report: settings, the model's argmax metrics, calibration, the verdicts.
+
+    Parameters
+    ----------
+    report
+        The run's report.
+    args
+        The parsed command line (the settings reported).
+
+    Returns
+    -------
+    dict
+        The report's fields, as written by ``--json``.
+    """
+    from ..filter.evaluate import brier_score, precision_recall_f1
+
+    truth = list(report.y_true)
+    predicted = [p if p is not None else "none" for p in report.model_predictions]
+    per_class = precision_recall_f1(truth, predicted, labels=["ham", "spam"])
+    positive = report.y_true == report.positive
+    return {
+        "messages": report.n,
+        "seconds": round(report.seconds, 3),
+        "messages_per_second": report.n / report.seconds if report.seconds > 0 else None,
+        "model": {"type": args.model_type, "alpha": model_alpha(args), "mu": model_mu(args),
+                  "tokenizer": {"email": "email (EmailWeights)", "fusion": "email (EmailWeights) and byte 4-grams"}.get(
+                      args.model_type, args.tokenizer),
+                  "counts": args.counts, "class_prior": args.class_prior},
+        "rule": rule_fields(args),
+        "order": getattr(args, "order", None),
+        "verdict_counts": {"ham_as_spam": int(((report.verdicts == "spam") & ~positive).sum()),
+                           "spam_as_ham": int(((report.verdicts == "ham") & positive).sum()),
+                           "unsure": int((report.verdicts == "unsure").sum()),
+                           "ham": int((~positive).sum()), "spam": int(positive.sum())},
+        "accuracy": report.model_accuracy,
+        "false_positive_rate": report.model_false_positive_rate,
+        "false_negative_rate": report.model_false_negative_rate,
+        "one_minus_auc_percent": report.one_minus_auc_percent,
+        "log_loss": report.log_loss_model,
+        "brier": brier_score(truth, report.model_probability),
+        "ece": report.ece_model,
+        "ece_calibrated": report.ece_calibrated,
+        "log_loss_calibrated": report.log_loss_calibrated,
+        "unsure_rate": report.unsure_rate,
+        "decided_accuracy": report.decided_accuracy,
+        "verdict_false_positive_rate": report.verdict_false_positive_rate,
+        "verdict_false_negative_rate": report.verdict_false_negative_rate,
+        "per_class": {str(label): {"precision": s.precision, "recall": s.recall, "f1": s.f1, "support": s.support}
+                      for label, s in per_class.items()},
+    }
+
+
+def rule_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The decision rule's settings as the run used them (the model type's own logodds cutoffs
+    for those not given).
+
+    Parameters
+    ----------
+    args
+        Its ``rule``, cutoffs, ``caution``, ``min_per_class`` and ``model_type``.
+
+    Returns
+    -------
+    dict
+        The rule's name, cutoffs and ``min_per_class`` (and logodds' log-odds cutoffs and caution).
+    """
+    fields = {"name": args.rule, "ham_cutoff": args.ham_cutoff, "spam_cutoff": args.spam_cutoff,
+              "min_per_class": min_per_class(args)}
+    if args.rule == "logodds":
+        from ..models import EmailNB, Fusion
+
+        rule = decision_rule(args, Fusion if args.model_type == "fusion" else EmailNB)
+        fields.update(ham_log_odds=rule.ham_log_odds, spam_log_odds=rule.spam_log_odds, caution=rule.caution)
+    return fields
+
+
+def order_fields(report: FilterReport, order: str, seed: int) -> dict[str, Any]:
+    """The verdict rates, (1-AUC)% and speed of one run, for the table of orders.
+
+    Parameters
+    ----------
+    report
+        The run's report.
+    order, seed
+        The order the run streamed the messages in.
+
+    Returns
+    -------
+    dict
+        A row of :func:`orders_table`.
+    """
+    return {"order": f"shuffle (seed {seed})" if order == "shuffle" else order,
+            "ham_as_spam": report.verdict_false_positive_rate, "spam_as_ham": report.verdict_false_negative_rate,
+            "unsure": report.unsure_rate, "one_minus_auc_percent": report.one_minus_auc_percent,
+            "messages_per_second": report.n / report.seconds if report.seconds > 0 else None}
+
+
+def orders_table(rows: list[dict[str, Any]]) -> str:
+    """The table of the runs on other orders, as printed.
+
+    Parameters
+    ----------
+    rows
+        :func:`order_fields` of each run.
+
+    Returns
+    -------
+    str
+        The table, one line per run.
+    """
+    lines = ["", "the same settings on other orders of the messages (frozen: nothing tuned again)",
+             f"{'order':18s} {'ham called spam':>15s} {'spam called ham':>15s} {'unsure':>7s} {'(1-AUC)%':>8s} "
+             f"{'msg/s':>6s}"]
+    for row in rows:
+        speed = row["messages_per_second"]
+        lines.append(f"{row['order']:18s} {row['ham_as_spam']:15.2%} {row['spam_as_ham']:15.2%} "
+                     f"{row['unsure']:7.2%} {row['one_minus_auc_percent']:8.4f} "
+                     f"{(f'{speed:6.0f}' if speed else '-'):>6s}")
+    return "\n".join(lines)
+
+
+def metrics_table(fields: dict[str, Any]) -> str:
+    """The metrics of a run, as printed: the verdicts' error and unsure rates, (1-AUC)%, the
+    model's argmax accuracy, log loss, Brier and ECE, and each class's precision and recall.
+
+    Parameters
+    ----------
+    fields
+        :func:`report_fields` of the run.
+
+    Returns
+    -------
+    str
+        One line per metric, the names aligned.
+    """
+    rule = fields["rule"]
+    if rule["name"] == "logodds":
+        cutoffs = (f"logodds: spam from {rule['spam_log_odds']:g}, ham below {rule['ham_log_odds']:g}, "
+                   f"caution {rule['caution']:g}")
+    else:
+        cutoffs = f"{rule['name']}, {rule['ham_cutoff']}/{rule['spam_cutoff']}"
+    counts = fields["verdict_counts"]
+    speed = fields.get("messages_per_second")
+    rows = [
+        ("messages", f"{fields['messages']}" + (f" ({fields['order']} order)" if fields.get("order") else "")
+         + (f", {speed:,.0f} msg/s" if speed else "")),
+        ("verdict spam on ham (ham called spam)",
+         f"{fields['verdict_false_positive_rate']:.2%} ({counts['ham_as_spam']} of {counts['ham']})"),
+        ("verdict ham on spam (spam called ham)",
+         f"{fields['verdict_false_negative_rate']:.2%} ({counts['spam_as_ham']} of {counts['spam']})"),
+        (f"unsure ({cutoffs})", f"{fields['unsure_rate']:.2%} ({counts['unsure']} of {fields['messages']})"),
+        ("(1-AUC)% (ranked by log-odds)", f"{fields['one_minus_auc_percent']:.4f}"),
+        ("accuracy among decided", f"{fields['decided_accuracy']:.4%}"),
+        ("model argmax: accuracy", f"{fields['accuracy']:.4%}"),
+        ("model argmax: ham as spam / spam as ham",
+         f"{fields['false_positive_rate']:.4%} / {fields['false_negative_rate']:.4%}"),
+        ("log loss / Brier", f"{fields['log_loss']:.4f} / {fields['brier']:.4f}"),
+        ("ECE before -> after calibration", f"{fields['ece']:.4f} -> {fields['ece_calibrated']:.4f}"),
+    ]
+    for label, scores in fields["per_class"].items():
+        rows.append((f"{label}: precision / recall / F1",
+                     f"{scores['precision']:.4f} / {scores['recall']:.4f} / {scores['f1']:.4f}"))
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def write_plots(report: FilterReport, folder: Path) -> list[Path]:
+    """The learning curve, ROC and reliability plots of a run, as PNG files.
+
+    Parameters
+    ----------
+    report
+        The run's report.
+    folder
+        Where to write them (made if need be; its parent must exist).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    from ..filter import plots  # matplotlib is an optional extra
+
+    folder.mkdir(exist_ok=True)  # its parent exists (check_outputs): a typo makes no folders
+    truth = list(report.y_true)
+    return [
+        plots.plot_learning_curve(report, folder / "learning_curve.png", title="Running accuracy and FPR"),
+        plots.plot_roc(truth, {"naive Bayes log-odds": report.log_odds}, folder / "roc.png", title="ROC"),
+        plots.plot_reliability(truth, {"naive Bayes P(spam|x)": report.model_probability,
+                                       "calibrated (isotonic, online)": report.probability},
+                               folder / "reliability.png", title="Reliability of P(spam)"),
+    ]
+
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """``streamnb demo``: locate the corpus, stream it through the filter, show the metrics, save
+    plots and model.
+
+    Parameters
+    ----------
+    args
+        The options of ``streamnb demo``: ``--corpus``, ``--download``, ``--out``, the model's
+        and the rule's options.
+
+    Returns
+    -------
+    int
+        0 once report.json, the plots and model.snb are in ``--out``.
+
+    Raises
+    ------
+    CommandError
+        ``--out`` cannot be made.
+    CorpusNotFoundError
+        The SpamAssassin corpus is not found (the message names --corpus and --download).
+    """
+    from ..filter.datasets import load_spamassassin
+    from ..errors import CorpusNotFoundError
+
+    check_new_folder(args.out, "--out")
+    try:
+        messages = load_spamassassin(args.corpus, download=args.download)
+    except CorpusNotFoundError as error:
+        raise CorpusNotFoundError(f"{error} (on the command line: --corpus PATH, or --download)") from None
+    out = Path(args.out)
+    out.mkdir(exist_ok=True)
+    what = {"fusion": "Fusion (EmailNB and logistic regression on byte 4-grams)",
+            "email": "EmailNB (field-weighted email features, IDF scoring)"}.get(
+        args.model_type, f"{args.model_type} NB over the {args.tokenizer} tokenizer")
+    print(f"SpamAssassin public corpus: {len(messages)} messages in Date order; {what}, alpha {model_alpha(args)}"
+          + (f", mu {model_mu(args)}" if model_mu(args) is not None else "") + "; predict, then learn each message")
+    args.json = str(out / "report.json")
+    args.plots = str(out)
+    args.save = str(out / "model.snb")
+    return run_evaluation([(m.raw, m.label) for m in messages], args)

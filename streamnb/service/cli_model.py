@@ -1,0 +1,201 @@
+"""The commands that make, change and show a model file: ``train``, ``learn``, ``unlearn``
+and ``inspect``.
+
+learn, unlearn and train --force hold the model's write lock (:mod:`streamnb.service.journal`)
+from load to save, so commands run at once on one file (or beside ``streamnb serve``) each
+add their lessons: none is lost to a concurrent writer.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .cli_common import (LOCK_TIMEOUT, CommandError, build_model, check_model_file, check_new_file, counts_text,
+                         in_date_order, labelled, load_model, messages_text, warn_without_ledger, with_progress)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """``streamnb train``: a new model file from labelled mail, learned in Date order.
+
+    Parameters
+    ----------
+    args
+        The options of ``streamnb train``: the model file, the sources, the model's options,
+        ``--force`` and ``--ledger``.
+
+    Returns
+    -------
+    int
+        0 once the model file is saved.
+
+    Raises
+    ------
+    CommandError
+        The file exists (without ``--force``), its folder does not, or there is nothing to learn.
+    LockFileError, ModelLockedError
+        The model file's lock cannot be made, or another writer holds it.
+    SourceError, OSError
+        A source cannot be read, or the file cannot be written (it is left as it was).
+    """
+    from . import journal
+
+    target = Path(args.model)
+    check_new_file(args.model, "model file")
+    if target.exists() and not args.force:
+        raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
+    items = list(labelled(args))
+    if not items:
+        raise CommandError("nothing to learn: give --spam, --ham or --data sources")
+    journal.check_lock_file(target)  # before the training, not after it (the sources are read: a typo made nothing)
+    model = build_model(args)
+    warn_without_ledger(model, items, args.model, "train")
+    # In Date order, as the mail arrived: naive Bayes' counts do not depend on the order, but a
+    # logistic regression (the default model's second part) learns a step at a time, and a
+    # folder of spam then a folder of ham would teach it one class, then the other.
+    for x, label in with_progress(in_date_order(items), "train"):
+        model.learn_one(x, label)
+    with journal.write_lock(target, LOCK_TIMEOUT):
+        if target.exists() and not args.force:  # made by another command while this one trained
+            raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
+        model.save(target)
+        journal.remove_journal(target)  # lessons for the model this one replaces
+    print(f"trained {type(model).__name__} on {messages_text(len(items))} ({counts_text(model.class_counts)}); "
+          f"|V| = {model.n_features:,}; saved {target}")
+    return 0
+
+
+def _correct(args: argparse.Namespace, unlearn: bool) -> int:
+    from . import journal
+
+    check_model_file(args.model)  # before the lock, whose file a typo would otherwise leave behind
+    items = list(labelled(args))  # read the mail before taking the lock: others wait less
+    if not items:
+        raise CommandError(f"nothing to {'unlearn' if unlearn else 'learn'}: give --spam, --ham or --data sources")
+    with journal.write_lock(args.model, LOCK_TIMEOUT):
+        model = load_model(args.model)
+        folded = journal.fold_pending(args.model, model)  # lessons `streamnb serve` acknowledged
+        if not unlearn:
+            warn_without_ledger(model, items, args.model, "learn")
+        change = model.unlearn_many if unlearn else model.learn_many
+        change([x for x, _ in items], [label for _, label in items])  # all or nothing
+        model.save(args.model)
+        journal.remove_journal(args.model)
+    verb = "unlearned" if unlearn else "learned"
+    also = f" (and {messages_text(folded, 'journaled lesson')})" if folded else ""
+    print(f"{verb} {messages_text(len(items))}{also}; classes now {counts_text(model.class_counts)}; "
+          f"saved {args.model}")
+    return 0
+
+
+def cmd_learn(args: argparse.Namespace) -> int:
+    """``streamnb learn``: add labelled messages to a model file, in place (all or nothing).
+
+    Parameters
+    ----------
+    args
+        The options of ``streamnb learn``: the model file and the sources of the lessons.
+
+    Returns
+    -------
+    int
+        0 once the model file holds the lessons (and those its journal held).
+
+    Raises
+    ------
+    CommandError
+        The model file does not exist, or there is nothing to learn.
+    ModelLockedError, SourceError, StreamNBError, OSError
+        As the model file, its lock, the sources and the model allow: the file is left as it was.
+    """
+    return _correct(args, unlearn=False)
+
+
+def cmd_unlearn(args: argparse.Namespace) -> int:
+    """``streamnb unlearn``: take messages learned before out of a model file (all or nothing).
+
+    Parameters
+    ----------
+    args
+        The options of ``streamnb unlearn``: the model file and the sources of the
+        messages to take out.
+
+    Returns
+    -------
+    int
+        0 once the model file is saved without them.
+
+    Raises
+    ------
+    CommandError, ModelLockedError, SourceError, StreamNBError, OSError
+        As :func:`cmd_learn` (a message the model never learned is refused: nothing is
+        taken out).
+    """
+    return _correct(args, unlearn=True)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """``streamnb inspect``: a model file's type, classes, counts, |V| and most telling tokens.
+
+    Parameters
+    ----------
+    args
+        The options of ``streamnb inspect``: the model file and ``--top``.
+
+    Returns
+    -------
+    int
+        0 once the description is printed.
+
+    Raises
+    ------
+    CommandError
+        The model file does not exist.
+    ModelFormatError
+        The file is not a model file, or is damaged.
+    """
+    model = load_model(args.model)
+    print(f"{type(model).__name__}: {model!r}")
+    counts = getattr(model, "class_counts", {})
+    print("classes: " + ", ".join(f"{label!r}: {count:g} message{'' if count == 1 else 's'}"
+                                  for label, count in counts.items()))
+    if hasattr(model, "n_features"):
+        print(f"|V| = {model.n_features} features")
+    smoothing = getattr(model, "smoothing_", None)
+    if smoothing is not None:
+        print(smoothing)
+    if hasattr(model, "log_linear") and len(counts) >= 2 and args.top:
+        for label, features in discriminative_features(model, args.top).items():
+            print(f"top {args.top} tokens for {label!r} (log P(w|c) minus the mean over the other classes):")
+            for feature, weight in features:
+                print(f"  {feature}\t{weight:+.3f}")
+    return 0
+
+
+def discriminative_features(model: Any, k: int) -> dict[Any, list[tuple[Any, float]]]:
+    """Per class, the k features whose weight most exceeds their mean weight in the other classes.
+
+    Parameters
+    ----------
+    model
+        A model with ``log_linear()`` (a naive Bayes model).
+    k
+        How many features per class.
+
+    Returns
+    -------
+    dict
+        Class label -> [(feature, lift)], the largest lift first.
+    """
+    import numpy as np
+
+    view = model.log_linear()
+    weights = view.weights
+    top = {}
+    for c, label in enumerate(view.classes):
+        others = np.delete(weights, c, axis=1).mean(axis=1)
+        lift = weights[:, c] - others
+        order = np.argsort(-lift, kind="stable")[:k]
+        top[label] = [(view.features[i], float(lift[i])) for i in order]
+    return top

@@ -1,0 +1,444 @@
+"""The server: the models folder checked, a crash's journals folded, connections answered.
+
+A check never passes a message as clean because something failed: spamc, given an error
+reply, passes the message on unmarked and exits 0 as for ham. When the user's model cannot
+be used (unreadable, damaged, a file system gone bad), the reply is EX_OK with the verdict
+"unsure" (score halfway between the cutoffs, ``X-StreamNB-Status: unsure``, the
+``STREAMNB_UNSURE`` and ``STREAMNB_UNSCORED`` symbols) and the cause goes to the log. A
+check never waits for another writer's lock: while one holds it, the files are read without
+it (safe: they are replaced whole, and a journal names the file it follows); when they
+cannot be read, the model last read is used.
+
+The models folder must exist (it is never made) and be writable: the server makes, fsyncs
+and removes a file in it at start, and refuses to start if it cannot. ``--read-only`` serves
+a folder as it is instead, writing nothing (the journals left in it are applied in memory)
+and refusing TELL with 69.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import signal
+import socket
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from . import journal
+from ..errors import ModelFormatError, StreamNBError
+from ..filter.decision import SpamFilter
+from .journal import FORGET, LEARN, Lesson, ModelLockedError
+from .protocol import (EX_DATAERR, EX_IOERR, EX_OK, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT, MODEL_SUFFIX, PROTOCOL,
+                       ProtocolError, Request, log, model_path, protocol_error, read_body, read_head, unavailable)
+from .replies import check_reply, unscored_verdict
+from .settings import Settings
+from .users import ModelCache, Evicted
+
+
+class ServiceError(StreamNBError):
+    """The service cannot start as asked (the models folder, the address to listen on)."""
+
+
+def check_models_folder(models: Path, read_only: bool) -> None:
+    """A models folder the service can use, or ServiceError saying what is wrong with it.
+
+    A folder that cannot be written is refused unless ``read_only``: the service would run,
+    but could acknowledge no lesson and fold no journal (and every first look at a model
+    takes its lock, a file in the folder). The test is a real write (a file made, fsynced
+    and removed), so a read-only mount, a full disk or a missing permission are all found.
+
+    Parameters
+    ----------
+    models
+        The models folder.
+    read_only
+        Whether it is served read-only (``--read-only``): then it need only be readable.
+
+    Raises
+    ------
+    ServiceError
+        The folder does not exist, is a file, or cannot be written (read, when ``read_only``).
+    """
+    if not models.exists():
+        raise ServiceError(f"the models folder {str(models)!r} does not exist (make it first)")
+    if not models.is_dir():
+        raise ServiceError(f"the models folder {str(models)!r} is a file, not a folder")
+    try:
+        if read_only:
+            os.listdir(models)
+            return
+        descriptor, probe = tempfile.mkstemp(dir=models, prefix=".streamnb-write-test-")
+        try:
+            os.write(descriptor, b"x")
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+            os.unlink(probe)
+    except OSError as error:
+        raise ServiceError(f"the models folder {str(models)!r} cannot be {'read' if read_only else 'written'} "
+                           f"({error.strerror or error})" + ("" if read_only else
+                           "; make it writable, or serve its models as they are with --read-only (TELL refused)"))\
+            from None
+
+
+def listen_error(host: str, port: int, error: OSError) -> ServiceError:
+    """What went wrong when binding host:port, in words that name them.
+
+    Parameters
+    ----------
+    host, port
+        Where the server was asked to listen (``--host``, ``--port``).
+    error
+        The error of the bind (or of the name's lookup: ``socket.gaierror``).
+
+    Returns
+    -------
+    ServiceError
+        One line naming ``--host`` and ``--port``, the reason and a hint (address in use,
+        a port below 1024, an address not of this machine, an unknown name).
+    """
+    # asyncio words a failed bind at length ("error while attempting to bind on address ..."): the errno says it
+    reason = os.strerror(error.errno) if error.errno and not isinstance(error, socket.gaierror) else \
+        (error.strerror or str(error))
+    if isinstance(error, socket.gaierror):  # its errno is getaddrinfo's, not errno's
+        hint = " (not an address, nor a host name this machine knows)"
+    else:
+        hint = {errno.EADDRINUSE: " (another spamd or streamnb serve?)",
+                errno.EACCES: " (ports below 1024 need root or CAP_NET_BIND_SERVICE)" if port < 1024 else "",
+                errno.EADDRNOTAVAIL: " (not an address of this machine)"}.get(error.errno or 0, "")
+    return ServiceError(f"cannot listen on --host {host} --port {port}: {reason}{hint}")
+
+
+def recover(models: Path, lock_timeout: float = 60.0) -> int:
+    """Fold every journal left in DIR by a crash (before serving).
+
+    A journal that cannot be read is set aside (``<journal>.damaged-<time>``); one that
+    cannot be folded now (locked, a file that cannot be read or written) is logged and left
+    for the user's next load.
+
+    Parameters
+    ----------
+    models
+        The models folder.
+    lock_timeout
+        Seconds to wait for each model's write lock.
+
+    Returns
+    -------
+    int
+        The lessons folded.
+    """
+    from ..persist import load
+
+    folded = 0
+    for name in sorted(os.listdir(models)):
+        if not name.endswith(MODEL_SUFFIX + journal.JOURNAL_SUFFIX):
+            continue
+        path = models / name[: -len(journal.JOURNAL_SUFFIX)]
+        try:
+            with journal.write_lock(path, lock_timeout):
+                if not path.exists():
+                    log.warning("%s: a journal without its model file; left alone", models / name)
+                    continue
+                try:
+                    lessons = journal.pending_lessons(path, journal.file_digest(path))
+                except journal.JournalError as error:
+                    log.error("%s; set aside as %s", error, journal.set_aside(models / name))
+                    continue
+                if lessons:
+                    model = load(path)
+                    journal.replay(model, lessons, str(models / name))
+                    model.save(path)
+                    folded += len(lessons)
+                    log.warning("%s: folded %d lessons journaled before a crash", path, len(lessons))
+                journal.remove_journal(path)
+        except (ModelLockedError, OSError, StreamNBError) as error:
+            log.error("%s: could not recover its journal now (it is folded when the user is next served): %s",
+                      path, error)
+    return folded
+
+
+class Server:
+    """The spamd-compatible service: ``await Server(settings).serve(host, port)``.
+
+    Parameters
+    ----------
+    settings
+        The models folder, the decision rule, the model of a new user, the limits ...
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.cache = ModelCache(settings)
+        self.active = 0
+        self.tasks: set[asyncio.Task] = set()
+        self._server: asyncio.base_events.Server | None = None
+        self._stopping: asyncio.Event | None = None
+        self._empty: SpamFilter | None = None
+
+    def empty_filter(self) -> SpamFilter:
+        """The verdicts of a user without a model file: an empty model (always unsure).
+
+        Returns
+        -------
+        SpamFilter
+            A filter over ``settings.new_model()``, made once.
+        """
+        if self._empty is None:
+            model = self.settings.new_model()
+            self._empty = SpamFilter(model, self.settings.rule_of(model), min_per_class=self.settings.min_per_class,
+                                     evidence_k=0)
+        return self._empty
+
+    async def start(self, host: str, port: int) -> list[tuple]:
+        """Check the models folder, fold what a crash left, listen.
+
+        Parameters
+        ----------
+        host, port
+            Where to listen (port 0: any free port).
+
+        Returns
+        -------
+        list of tuple
+            The addresses listened on, as ``socket.getsockname`` gives them.
+
+        Raises
+        ------
+        ServiceError
+            The models folder cannot be used (:func:`check_models_folder`), or the address
+            cannot be listened on (:func:`listen_error`).
+        """
+        check_models_folder(self.settings.models, self.settings.read_only)
+        if not self.settings.read_only:  # read-only: journals are read with their models, never folded
+            folded = await asyncio.to_thread(recover, self.settings.models)
+            if folded:
+                log.warning("recovered %d journaled lessons", folded)
+        self._stopping = asyncio.Event()
+        try:
+            self._server = await asyncio.start_server(self._connection, host, port,
+                                                      limit=self.settings.limits.max_line, reuse_address=True)
+        except OSError as error:
+            raise listen_error(host, port, error) from None
+        asyncio.ensure_future(self._snapshots())
+        return [sock.getsockname() for sock in self._server.sockets]
+
+    async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None) -> int:
+        """Serve until SIGTERM or SIGINT, then fold every model.
+
+        Parameters
+        ----------
+        host, port
+            Where to listen.
+        ready
+            Called with the addresses listened on, once the server listens.
+
+        Returns
+        -------
+        int
+            The lessons left in journals (folds that failed: they are folded at the next start).
+
+        Raises
+        ------
+        ServiceError
+            As :meth:`start`.
+        """
+        addresses = await self.start(host, port)
+        assert self._stopping is not None  # made by start()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stopping.set)
+        if ready is not None:
+            ready(addresses)
+        await self._stopping.wait()
+        return await self.stop()
+
+    async def stop(self, grace: float = 10.0) -> int:
+        """Stop accepting, let the requests under way finish (up to ``grace`` s), fold every model.
+
+        Parameters
+        ----------
+        grace
+            Seconds the requests under way have to finish; then they are cancelled.
+
+        Returns
+        -------
+        int
+            The lessons left in journals (a fold failed: they are folded at the next start).
+        """
+        if self._server is not None:
+            self._server.close()
+        if self.tasks:
+            done, pending = await asyncio.wait(set(self.tasks), timeout=grace)
+            for task in pending:
+                task.cancel()
+        left = await self.cache.close()
+        log.info("stopped; %s", "nothing written (read-only)" if self.settings.read_only else
+                 f"{left} lessons stay in journals (folded at the next start)" if left else
+                 "every model folded into its file")
+        return left
+
+    async def _snapshots(self) -> None:
+        """Fold the journals that have waited longer than --snapshot-seconds."""
+        period = max(0.2, min(5.0, self.settings.snapshot_seconds / 4))
+        assert self._stopping is not None  # made by start(), which starts this task
+        while not self._stopping.is_set():
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for entry in list(self.cache.entries.values()):
+                if entry.pending and now - entry.oldest_pending >= self.settings.snapshot_seconds:
+                    await entry.fold()
+
+    # -- one connection ---------------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # each connection runs in a task of its own
+        self.tasks.add(task)
+        try:
+            if self.active >= self.settings.limits.max_connections:
+                log.warning("refused a connection: %d under way (--max-connections)", self.active)
+                await self._finish(writer, reader, ProtocolError(
+                    EX_TEMPFAIL, f"Service Unavailable: (too many connections; limit "
+                                 f"{self.settings.limits.max_connections})").reply(), drain=True)
+                return
+            self.active += 1
+            try:
+                reply, drain = await self._answer(reader)
+                await self._finish(writer, reader, reply, drain)
+            finally:
+                self.active -= 1
+        except Exception:  # a broken connection must never take the server down
+            log.exception("connection failed")
+            writer.transport.abort()
+        finally:
+            self.tasks.discard(task)
+
+    async def _answer(self, reader: asyncio.StreamReader) -> tuple[bytes, bool]:
+        """(reply, whether unread input may remain) for one request."""
+        limits = self.settings.limits
+        deadline = asyncio.get_running_loop().time() + limits.timeout
+        body_read = False
+        try:
+            request = await asyncio.wait_for(read_head(reader, limits), limits.timeout)
+            if request.method == "PING":
+                return f"{PROTOCOL} {EX_OK} PONG\r\n".encode(), False
+            if request.method == "SKIP":
+                return b"", False
+            if request.method == "TELL" and self.settings.read_only:
+                raise unavailable("the models folder is served read-only (--read-only): TELL is refused")
+            if request.method == "TELL" and not self.settings.allow_tell:
+                raise unavailable("TELL commands are not enabled, set the --allow-tell switch.")
+            model_path(self.settings.models, request.user)  # refuse a bad name before reading the body
+            remaining = max(0.0, deadline - asyncio.get_running_loop().time())
+            request.body = await asyncio.wait_for(read_body(reader, request, limits), remaining)
+            body_read = True
+            if request.method == "TELL":
+                return await self._tell(request), False
+            return await self._check(request), False
+        except asyncio.TimeoutError:
+            log.info("request timed out after %g s", limits.timeout)
+            return ProtocolError(EX_TIMEOUT, f"Timeout: ({limits.timeout:g} second timeout reading input "
+                                             "from client)").reply(), True
+        except ProtocolError as error:
+            log.info("refused a request: %s %s", error.code, error.text)
+            return error.reply(), not body_read
+        except ConnectionError as error:  # the client reset the connection: no one to answer
+            log.info("a client went away: %s", error)
+            return b"", False
+        except ModelLockedError as error:
+            return ProtocolError(EX_TEMPFAIL, f"Service Unavailable: ({error})").reply(), not body_read
+        except (OSError, ModelFormatError, journal.JournalError) as error:  # the files, not the message
+            log.error("I/O error: %s", error)
+            return ProtocolError(EX_IOERR, f"I/O error: ({' '.join(str(error).split())[:200]})").reply(), \
+                not body_read
+        except (StreamNBError, ValueError, TypeError) as error:  # the model refused the message
+            log.info("a message was refused: %s", error)
+            return ProtocolError(EX_DATAERR, f"Message refused: ({' '.join(str(error).split())[:200]})").reply(), \
+                not body_read
+        except Exception as error:
+            log.exception("internal error")
+            return ProtocolError(EX_SOFTWARE, f"Internal error: ({type(error).__name__})").reply(), not body_read
+
+    async def _check(self, request: Request) -> bytes:
+        """The verdict of the user's model; when it cannot give one, an "unsure" that says so.
+
+        An error reply would make spamc pass the message on as it came, unmarked, and exit 0
+        as for ham (its default without -x): a check that cannot be made is answered
+        unsure with the STREAMNB_UNSCORED symbol instead, and logged.
+        """
+        explain = request.method in ("REPORT", "REPORT_IFSPAM")
+        try:
+            result = None
+            if self.cache.has_model(request.user):
+                result = await self.cache.get(request.user).classify(request.body, explain)
+            if result is None:  # no model file: an empty model's verdict, nothing written
+                spam_filter = self.empty_filter()
+                result = spam_filter.classify(request.body, explain=False), False, {}
+        except Exception as error:  # whatever it was, the mail must not pass as clean
+            log.error("user %s: a %s answered unsure (STREAMNB_UNSCORED): the model could not score the message: "
+                      "%s: %s", request.user, request.method, type(error).__name__, " ".join(str(error).split()))
+            return check_reply(request.method, unscored_verdict(self.settings.rule), False, request.body,
+                               request.user, {}, self.settings, scored=False)
+        verdict, ready, counts = result
+        return check_reply(request.method, verdict, ready, request.body, request.user, counts, self.settings)
+
+    async def _tell(self, request: Request) -> bytes:
+        headers = request.headers
+        sets = {part.strip() for part in headers.get("Set", "").split(",") if part.strip()}
+        removes = {part.strip() for part in headers.get("Remove", "").split(",") if part.strip()}
+        if "local" in sets and "local" in removes:
+            raise protocol_error("Unable to set local and remove local in the same operation.")
+        if "local" in sets:
+            label = headers.get("Message-class")
+            if label not in ("spam", "ham"):
+                raise protocol_error(f"Message-class must be spam or ham, got {str(label)[:20]!r}")
+            lesson = Lesson(LEARN, label, request.body)
+        elif "local" in removes:
+            lesson = Lesson(FORGET, None, request.body)
+        else:
+            return f"{PROTOCOL} {EX_OK} EX_OK\r\n\r\n".encode()  # nothing local asked: nothing done
+        for _ in range(3):
+            try:
+                changed = await self.cache.get(request.user).tell(lesson)
+                break
+            except Evicted:
+                continue
+        else:
+            raise ProtocolError(EX_TEMPFAIL, "Service Unavailable: (the model is being unloaded; try again)")
+        done = ""
+        if changed:
+            done = "DidSet: local\r\n" if lesson.action == LEARN else "DidRemove: local\r\n"
+        return f"{PROTOCOL} {EX_OK} EX_OK\r\n{done}\r\n".encode()
+
+    async def _finish(self, writer: asyncio.StreamWriter, reader: asyncio.StreamReader, reply: bytes,
+                      drain: bool) -> None:
+        """Send the reply and close; unread input is drained briefly first, so that closing does
+        not reset the connection before the client has read the reply."""
+        timeout = self.settings.limits.timeout
+        try:
+            if reply:
+                writer.write(reply)
+                await asyncio.wait_for(writer.drain(), timeout)
+            if drain and writer.can_write_eof():
+                writer.write_eof()
+                await asyncio.wait_for(self._discard(reader), min(2.0, timeout))
+        except (asyncio.TimeoutError, ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+            try:
+                await asyncio.wait_for(writer.wait_closed(), 2.0)
+            except (asyncio.TimeoutError, ConnectionError, OSError):
+                pass
+
+    @staticmethod
+    async def _discard(reader: asyncio.StreamReader, limit: int = 64 << 20) -> None:
+        seen = 0
+        while seen < limit:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            seen += len(chunk)

@@ -1,0 +1,254 @@
+"""One user's model file and journal on disk: the blocking half of a served model.
+
+Everything here runs in a thread (``asyncio.to_thread``) while the event loop's side,
+:class:`streamnb.service.users.UserModel`, holds the model's asyncio lock: the write lock
+shared with other processes, reads, appends and fsyncs of the journal, atomic saves, and
+the repair of files changed under the service (a model file deleted, replaced or damaged, a
+journal deleted: nothing acknowledged is dropped, and a damaged file is set aside, never
+read or deleted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from . import journal
+from ..errors import ModelFormatError, StreamNBError
+from .journal import Lesson
+from .protocol import log
+from .settings import Settings
+
+
+def read_model(path: Path) -> tuple[Any, str, tuple[int, int, int]]:
+    """A model file read once: (model, SHA-256 of its bytes, its stamp as ``journal.stamp`` gives it).
+
+    One read gives the three together even while another writer replaces the file.
+
+    Parameters
+    ----------
+    path
+        The model file.
+
+    Returns
+    -------
+    tuple
+        The model, the SHA-256 of the file's bytes (hex), and (inode, size, mtime in ns).
+
+    Raises
+    ------
+    OSError
+        The file cannot be read (FileNotFoundError when there is none).
+    ModelFormatError
+        The file is not a model file, or is damaged; the message names the path.
+    """
+    from ..persist import loads
+
+    with open(path, "rb") as handle:
+        data = handle.read()
+        status = os.fstat(handle.fileno())
+    try:
+        model = loads(data)
+    except ModelFormatError as error:
+        raise ModelFormatError(f"{path}: {error}") from None
+    return model, hashlib.sha256(data).hexdigest(), (status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+class UserFiles:
+    """One user's model file and journal, and the model in memory they make.
+
+    The model in memory is the model file (SHA-256 ``digest``) plus the ``pending`` lessons
+    of the journal this process writes, whose base is that digest: lessons are journaled
+    (and fsynced) first, then applied.
+
+    Who changed the files is told by their stamps. A streamnb writer (``streamnb learn``,
+    another server) folds the journal when it replaces the model file, so both change, and
+    the files are read again. When only one of them changed while lessons are pending,
+    something else did it (``cp``, ``rm``, a restore): the acknowledged lessons are put
+    back (:meth:`_restore_sync`), never dropped.
+
+    Parameters
+    ----------
+    user
+        The user's name, as checked by :func:`streamnb.service.protocol.check_user`.
+    path
+        The user's model file, ``DIR/<user>.snb`` (:func:`streamnb.service.protocol.model_path`).
+    settings
+        The server's settings: the model a new user starts with, the lock timeout.
+    """
+
+    def __init__(self, user: str, path: Path, settings: Settings) -> None:
+        self.user = user
+        self.path = path
+        self.journal_path = journal.journal_path(path)
+        self.settings = settings
+        self.model: Any = None
+        self.digest: str | None = None  # SHA-256 of the model file the memory state starts from
+        self.file_stamp: tuple | None = None
+        self.journal_fd: int | None = None
+        self.journal_stamp: tuple | None = None
+        self.pending = 0  # lessons in the journal, not in the model file
+        self.oldest_pending = 0.0
+        self.owner = False  # the memory state was loaded under the write lock: the journal is ours to append to
+        # An append or a save failed: the journal may end in a record that was never
+        # acknowledged (torn, or not known to be on disk), so the model is saved before
+        # another lesson is journaled; ``unconfirmed`` is the digest of a save that raised
+        # and may have replaced the file all the same.
+        self.must_save = False
+        self.unconfirmed: str | None = None
+
+    # -- blocking parts (run in a thread, with self.lock held) ----------------------------------
+    def _held(self, timeout: float | None = None) -> Any:
+        return journal.write_lock(self.path, self.settings.limits.lock_timeout if timeout is None else timeout)
+
+    def _load_sync(self, create: bool, wait: bool = True) -> bool:
+        """Load the file under the write lock (making it if asked), fold any journal left
+        behind. False: no model file. ``wait=False``: ModelLockedError at once if another
+        writer holds the lock (a check then reads without it: :meth:`_read_sync`)."""
+        with self._held(None if wait else 0.0):
+            if self._outside_change():
+                self._restore_sync()
+                return True
+            if not self.path.exists():
+                if not create:
+                    return False
+                self.settings.new_model().save(self.path)
+                log.info("user %s: new model %s", self.user, self.path)
+            model, digest, stamp = read_model(self.path)
+            try:
+                lessons = journal.pending_lessons(self.path, digest)
+            except journal.JournalError as error:  # kept for a person to look at, never deleted
+                log.error("user %s: %s; set aside as %s", self.user, error, journal.set_aside(self.journal_path))
+                lessons = []
+            self._close_journal()
+            self.model, self.digest, self.file_stamp = model, digest, stamp
+            self.journal_stamp, self.pending, self.owner = None, 0, True
+            self.must_save, self.unconfirmed = False, None
+            if lessons:  # left by a crash or by another server: fold now, start with no journal
+                journal.replay(model, lessons, f"user {self.user}")
+                self._save_sync()
+                log.info("user %s: folded %d journaled lessons into %s", self.user, len(lessons), self.path)
+            else:
+                journal.remove_journal(self.path)  # none, or one already folded
+            return True
+
+    def _read_sync(self) -> bool:
+        """The model file and its journal's lessons, read without the write lock and written
+        nowhere (read-only serving; a check while another writer holds the lock). False: no
+        model file. Safe without the lock: files are replaced whole, a journal names the file
+        it follows, and a torn last record is dropped."""
+        try:
+            model, digest, stamp = read_model(self.path)
+        except FileNotFoundError:
+            return False
+        journal.replay(model, journal.pending_lessons(self.path, digest), f"user {self.user}")
+        self._close_journal()
+        self.model, self.digest, self.file_stamp = model, digest, stamp
+        self.journal_stamp, self.pending, self.owner = journal.stamp(self.journal_path), 0, False
+        return True
+
+    def _changed_on_disk(self) -> bool:
+        """Has another writer replaced the model file or written to the journal since we last did?"""
+        return (journal.stamp(self.path) != self.file_stamp
+                or journal.stamp(self.journal_path) != self.journal_stamp)
+
+    def _outside_change(self) -> bool:
+        """Did something other than a streamnb writer change the model file or the journal
+        while acknowledged lessons wait in it? (Exactly one of the two changed; call under
+        the write lock.)"""
+        if not (self.owner and self.pending and self.model is not None):
+            return False
+        file_same = journal.stamp(self.path) == self.file_stamp
+        journal_same = journal.stamp(self.journal_path) == self.journal_stamp
+        return file_same != journal_same
+
+    def _restore_sync(self) -> None:
+        """Put the acknowledged lessons back on disk after an outside change (under the write lock).
+
+        - the journal changed or vanished, the model file did not: the model in memory (the
+          file plus every acknowledged lesson) is saved;
+        - the model file was deleted, or cannot be read (damaged, half copied: it is set
+          aside as ``<file>.damaged-<time>``, never deleted): the model in memory is saved;
+        - the model file was replaced by another model (a restore): the journal's lessons
+          are applied to it, and it is saved;
+        - the file is the one a save of ours wrote before it raised: it is saved again.
+        """
+        if journal.stamp(self.journal_path) == self.journal_stamp:  # the model file changed
+            try:
+                model, digest, _ = read_model(self.path)
+            except FileNotFoundError:
+                log.warning("user %s: %s was deleted under the service; written back with its %d acknowledged "
+                            "lessons", self.user, self.path, self.pending)
+            except (OSError, StreamNBError) as error:
+                aside = journal.set_aside(self.path)
+                log.error("user %s: %s cannot be read (%s); set aside as %s and written back from memory with "
+                          "its %d acknowledged lessons", self.user, self.path, error, aside, self.pending)
+            else:
+                if digest != self.unconfirmed:
+                    # Our journal (its base is self.digest): its first `pending` records are the
+                    # lessons told; a record after them was never acknowledged (an append failed).
+                    lessons = journal.pending_lessons(self.path, self.digest or "")[: self.pending]
+                    journal.replay(model, lessons, f"user {self.user}")
+                    self.model = model
+                    log.warning("user %s: %s was replaced under the service; its %d acknowledged lessons are "
+                                "applied to the new file", self.user, self.path, len(lessons))
+        else:
+            log.warning("user %s: %s was changed or deleted under the service; the model is saved with its %d "
+                        "acknowledged lessons", self.user, self.journal_path, self.pending)
+        self._save_sync()
+
+    def _save_sync(self) -> None:
+        """Write the model in memory to its file, then drop the journal (under the write lock)."""
+        from ..persist import dumps, write_atomically
+
+        data = dumps(self.model)
+        digest = hashlib.sha256(data).hexdigest()
+        self._close_journal()
+        self.must_save, self.unconfirmed = True, digest  # until the journal is gone
+        write_atomically(os.fspath(self.path), data)
+        self.digest, self.file_stamp = digest, journal.stamp(self.path)
+        # A crash here leaves a journal whose base is the old file: it is known as folded.
+        journal.remove_journal(self.path)
+        self.journal_stamp, self.pending = None, 0
+        self.must_save, self.unconfirmed = False, None
+
+    def _append_sync(self, lessons: list[Lesson]) -> bool:
+        """Journal the lessons durably; False (nothing written) if another writer changed the files."""
+        with self._held():
+            if self._outside_change():
+                self._restore_sync()
+            elif self._changed_on_disk():
+                return False
+            if self.must_save:
+                self._save_sync()
+            if self.journal_fd is None:
+                assert self.digest is not None  # set with the model this journal follows
+                self.journal_fd = journal.create_journal(self.path, self.digest)
+            try:
+                journal.append_lessons(self.journal_fd, lessons)
+            except OSError:
+                # Not acknowledged, but perhaps (partly) written: nothing more goes after it.
+                self.must_save = True
+                self._close_journal()
+                raise
+            finally:
+                self.journal_stamp = journal.stamp(self.journal_path)
+            return True
+
+    def _fold_sync(self) -> bool:
+        """Save the model with its lessons, then drop the journal; False if the files changed under us."""
+        with self._held():
+            if self._outside_change():
+                self._restore_sync()
+                return True
+            if self._changed_on_disk():
+                return False
+            self._save_sync()
+            return True
+
+    def _close_journal(self) -> None:
+        if self.journal_fd is not None:
+            os.close(self.journal_fd)
+            self.journal_fd = None

@@ -1,0 +1,342 @@
+"""The users' models: each one's model file and journal, loaded, told and folded.
+
+Users: the ``User`` header picks ``DIR/<user>.snb`` (``default`` without one). A user name is
+1-64 characters of letters, digits and ``_ . @ + = -``, not starting with ``.`` or ``-``; no
+other name is accepted, so no path ever leaves DIR (symbolic links are refused too). A
+user's model file is made at the first TELL, with the default filter of ``streamnb train``
+plus a ledger; before that, messages are checked against an empty model ("unsure") and
+nothing is written. At most ``--max-models`` models stay loaded (least recently used out).
+
+Durability (see :mod:`streamnb.journal`): one writer per model (the model file's lock, shared
+with ``streamnb learn``); each TELL is appended to ``DIR/<user>.snb.journal`` and fsynced
+before the reply (TELLs arriving together share one fsync), and only then acknowledged; a
+lesson that cannot be made durable (a full disk, an fsync that fails) is answered 74 and not
+applied, and the model is saved before anything more is appended to that journal. The journal
+is folded into the model file by an atomic save every ``--snapshot-every`` lessons or
+``--snapshot-seconds``, once it holds 64 MiB, when a model leaves the cache, and on
+SIGTERM/SIGINT (then the server exits; with exit code 3 if a fold failed, the lessons staying
+in their journals). At start every journal left by a crash is folded. After a clean stop
+``DIR/<user>.snb`` loads with ``streamnb.load`` and holds every acknowledged lesson. A file
+changed by another writer (``streamnb learn`` on it) is noticed and reloaded; a model file
+deleted, replaced or damaged by anything else while lessons wait in the journal is made good
+(:class:`UserModel`): nothing acknowledged is dropped, and a damaged file is set aside, never
+read or deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+from . import journal
+from ..errors import StreamNBError
+from ..filter.decision import SpamFilter, Verdict
+from .journal import Lesson, ModelLockedError
+from .protocol import log, model_path, unavailable
+from .settings import Settings
+from .userfiles import UserFiles
+
+# A journal holds whole messages: fold it once it is this big, whatever --snapshot-every says,
+# so that a burst of large messages neither fills the disk nor makes the replay at start slow.
+JOURNAL_FOLD_BYTES = 64 << 20
+
+
+class Evicted(Exception):
+    """The user's model left the cache while a TELL waited: look it up again."""
+
+
+class UserModel(UserFiles):
+    """One user's model in memory: the only writer of DIR/<user>.snb in this process.
+
+    ``lock`` (asyncio) serialises everything done with the model; blocking file work (the
+    write lock shared with other processes, appends and fsyncs, saves: :class:`UserFiles`)
+    runs in a thread while the caller holds it.
+
+    Parameters
+    ----------
+    user
+        The user's name, as checked by :func:`streamnb.service.protocol.check_user`.
+    path
+        The user's model file, ``DIR/<user>.snb``.
+    settings
+        The server's settings.
+    """
+
+    def __init__(self, user: str, path: Path, settings: Settings) -> None:
+        super().__init__(user, path, settings)
+        self.lock = asyncio.Lock()
+        self._filter: SpamFilter | None = None
+        self.queue: list[tuple[Lesson, asyncio.Future]] = []
+        self.committing = False
+        self._committer: asyncio.Future | None = None
+        self.closed = False
+
+    # -- the model, in the event loop -------------------------------------------------------------
+    def spam_filter(self) -> SpamFilter:
+        """The filter over the model in memory (made again when the model object changes).
+
+        Returns
+        -------
+        SpamFilter
+            The model with the rule of :meth:`Settings.rule_of` and ``min_per_class``.
+        """
+        if self._filter is None or self._filter.model is not self.model:
+            self._filter = SpamFilter(self.model, self.settings.rule_of(self.model),
+                                      min_per_class=self.settings.min_per_class)
+        return self._filter
+
+    async def _reload(self, create: bool) -> bool:
+        if self.settings.read_only:
+            return await asyncio.to_thread(self._read_sync)
+        return await asyncio.to_thread(self._load_sync, create)
+
+    async def current(self, create: bool) -> bool:
+        """Make sure the model is loaded and is what the files say (call with self.lock held);
+        a lesson also needs a state loaded under the write lock.
+
+        Parameters
+        ----------
+        create
+            For a lesson: make the model file if there is none, and load under the write lock.
+
+        Returns
+        -------
+        bool
+            False when there is no model file (and ``create`` is false).
+
+        Raises
+        ------
+        OSError, StreamNBError
+            The files cannot be read (``ModelFormatError``), or their lock taken
+            (``ModelLockedError``).
+        """
+        if self.model is None or self._changed_on_disk() or (create and not self.owner):
+            return await self._reload(create)
+        return True
+
+    async def classify(self, raw: bytes, explain: bool) -> tuple[Verdict, bool, dict] | None:
+        """(verdict, ready, class counts), or None when the user has no model file yet.
+
+        A check never waits for another writer: while one holds the write lock (or none can
+        be taken, on a file system gone read-only), the files are read without it. When they
+        cannot be read at all, the model last read is used (logged); with none, the error is
+        raised (the caller answers "unsure": :meth:`streamnb.service.server.Server._check`).
+
+        Parameters
+        ----------
+        raw
+            The message.
+        explain
+            Whether to gather the ten strongest clues (REPORT).
+
+        Returns
+        -------
+        tuple or None
+            (verdict, whether the model has learned ``min_per_class`` messages of each class,
+            the model's class counts); None when the user has no model file.
+
+        Raises
+        ------
+        OSError, StreamNBError
+            The files cannot be read, and no model was read before.
+        """
+        async with self.lock:
+            try:
+                if self.settings.read_only or not (self.model is None or self._changed_on_disk()):
+                    found = await self.current(create=False)
+                else:
+                    try:
+                        found = await asyncio.to_thread(self._load_sync, False, False)
+                    except (ModelLockedError, journal.LockFileError):
+                        found = await asyncio.to_thread(self._read_sync)
+            except (OSError, StreamNBError) as error:
+                if self.model is None:
+                    raise
+                log.warning("user %s: its model files cannot be read now (%s); scoring with the model last read",
+                            self.user, error)
+                found = True
+            if not found:
+                return None
+            spam_filter = self.spam_filter()
+            spam_filter.evidence_k = 10 if explain else 0
+            verdict = spam_filter.classify(raw, explain=explain)
+            return verdict, spam_filter.ready, self.model.class_counts
+
+    async def tell(self, lesson: Lesson) -> bool:
+        """Journal the lesson (fsynced), apply it, and say whether it changed the model.
+
+        Lessons told together share one lock, append and fsync; each is acknowledged (this
+        returns) only once it is on disk.
+
+        Parameters
+        ----------
+        lesson
+            Learn a message as spam or ham, or forget it.
+
+        Returns
+        -------
+        bool
+            Whether the model changed (False: it already was that way).
+
+        Raises
+        ------
+        ProtocolError
+            The model has no ledger (69).
+        OSError, ModelLockedError, JournalError, ModelFormatError
+            The lesson could not be made durable, the lock could not be taken, or the files
+            could not be read: nothing was acknowledged.
+        StreamNBError, ValueError, TypeError
+            The model refused the lesson (it is journaled, and refused again on replay).
+        """
+        future = asyncio.get_running_loop().create_future()
+        self.queue.append((lesson, future))
+        if not self.committing:
+            self.committing = True
+            self._committer = asyncio.ensure_future(self._commit())  # kept: a task without a reference may vanish
+        return await future
+
+    async def _commit(self) -> None:
+        """Group commit: every lesson queued meanwhile shares one lock, append and fsync."""
+        try:
+            while self.queue:
+                batch, self.queue = self.queue, []
+                try:
+                    await self._commit_batch(batch)
+                except BaseException as error:  # nothing of the batch is acknowledged
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(error if isinstance(error, Exception) else Evicted())
+                    if not isinstance(error, Exception):
+                        raise
+        finally:
+            self.committing = False
+
+    async def _commit_batch(self, batch: list[tuple[Lesson, asyncio.Future]]) -> None:
+        async with self.lock:
+            if self.closed:
+                raise Evicted()
+            await self.current(create=True)
+            if getattr(self.model, "ledger", None) is None:
+                raise unavailable(f"the model of user {self.user} has no ledger, which TELL needs to learn a "
+                                  "message once (train it with --ledger)")
+            lessons = [lesson for lesson, _ in batch]
+            while not await asyncio.to_thread(self._append_sync, lessons):
+                await self._reload(create=True)  # another writer changed the files: start from them
+            if not self.pending:
+                self.oldest_pending = time.monotonic()
+            self.pending += len(lessons)
+            for lesson, future in batch:
+                try:
+                    changed = journal.apply_lesson(self.model, lesson)
+                except (StreamNBError, ValueError, TypeError) as error:
+                    future.set_exception(error)  # refused now, and again (the same way) on replay
+                else:
+                    future.set_result(changed)
+            journal_bytes = self.journal_stamp[1] if self.journal_stamp else 0
+            if self.pending >= self.settings.snapshot_every or journal_bytes >= JOURNAL_FOLD_BYTES:
+                await self._fold_locked()
+
+    async def _fold_locked(self) -> None:
+        if not self.pending or self.model is None:
+            return
+        try:
+            if not await asyncio.to_thread(self._fold_sync):
+                await self._reload(create=True)  # the other writer folded our journal already
+        except (OSError, ModelLockedError, StreamNBError) as error:
+            log.error("user %s: could not fold %d lessons into %s (they stay in the journal): %s",
+                      self.user, self.pending, self.path, error)
+
+    async def fold(self) -> None:
+        """Fold the journal into the model file now (a failure is logged; the lessons stay)."""
+        async with self.lock:
+            await self._fold_locked()
+
+    async def close(self) -> int:
+        """Fold and let go (eviction, shutdown); a TELL still queued is sent to a fresh entry.
+
+        Returns
+        -------
+        int
+            The lessons left in the journal (not folded: they are folded at the next load).
+        """
+        async with self.lock:
+            self.closed = True
+            await self._fold_locked()
+            self._close_journal()
+            return self.pending
+
+
+class ModelCache:
+    """Loaded user models, least recently used out beyond ``max_models``.
+
+    Parameters
+    ----------
+    settings
+        The server's settings: the models folder and ``max_models``.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.entries: OrderedDict[str, UserModel] = OrderedDict()
+        self.closing: set[asyncio.Task] = set()
+
+    def get(self, user: str) -> UserModel:
+        """The user's model, loaded or not yet (the least recently used beyond ``max_models``
+        is folded and let go, in the background).
+
+        Parameters
+        ----------
+        user
+            Whose model: a name :func:`streamnb.service.protocol.check_user` accepts.
+
+        Returns
+        -------
+        UserModel
+            The user's entry (its model is read by its first use).
+
+        Raises
+        ------
+        ProtocolError
+            An invalid user name (:func:`streamnb.service.protocol.model_path`).
+        """
+        entry = self.entries.get(user)
+        if entry is not None:
+            self.entries.move_to_end(user)
+            return entry
+        entry = self.entries[user] = UserModel(user, model_path(self.settings.models, user), self.settings)
+        while len(self.entries) > self.settings.max_models:
+            _, old = self.entries.popitem(last=False)
+            task = asyncio.ensure_future(old.close())
+            self.closing.add(task)
+            task.add_done_callback(self.closing.discard)
+        return entry
+
+    def has_model(self, user: str) -> bool:
+        """Whether the user's model is loaded or its file exists.
+
+        Parameters
+        ----------
+        user
+            Whose model file to look for (in memory first, then in the models folder).
+
+        Returns
+        -------
+        bool
+            False: the user has no model yet (checks get an empty model's verdict).
+        """
+        return user in self.entries or model_path(self.settings.models, user).exists()
+
+    async def close(self) -> int:
+        """Fold and close every model.
+
+        Returns
+        -------
+        int
+            The lessons left in journals (folds that failed).
+        """
+        if self.closing:
+            await asyncio.gather(*self.closing, return_exceptions=True)  # evicted: folded again when next loaded
+        entries, self.entries = list(self.entries.values()), OrderedDict()
+        return sum([await entry.close() for entry in entries])

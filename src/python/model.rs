@@ -753,6 +753,15 @@ impl Core {
             .collect()
     }
 
+    /// {label: N_c} of the classes with documents (a filter reads it several times a message).
+    fn class_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (classes, counts): (Vec<usize>, Vec<f64>) = (0..self.nb.n_classes())
+            .map(|c| (c, self.nb.store.true_class_docs(c)))
+            .filter(|&(_, n)| n > 0.0)
+            .unzip();
+        self.labels.dict(py, &classes, &counts, false)
+    }
+
     /// T_c per class (true counts).
     fn class_tokens(&self) -> Vec<f64> {
         (0..self.nb.n_classes())

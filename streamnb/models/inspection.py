@@ -102,7 +102,7 @@ class InspectionParts(ModelParts):
     @property
     def class_counts(self) -> dict[Label, float]:
         """N_c: documents (sum of weights) per class."""
-        return {label: n for label, n in zip(self._core.labels, self._core.class_docs()) if n > 0}
+        return self._core.class_counts()
 
     def feature_counts(self, feature: Hashable) -> dict[Label, float]:
         """Token counts T_cf of one feature per class (empty when not in V).

@@ -111,7 +111,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 from .archive import METADATA as METADATA  # re-exported: the names of the format stay readable here
 from .archive import (ARRAY_DTYPES, FORMAT, READABLE, VERSION, SavedArrays, _pack, _read_archive, decode_value,
                       encode_value)
-from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
+from .errors import InvalidTypeError, ModelFormatError, StreamNBError, describe
+from .validate import check_name_free
 
 if TYPE_CHECKING:
     import numpy as np
@@ -160,9 +161,7 @@ def register_model(cls: _ModelType | None = None, *,
 
     def register(model_type: _ModelType) -> _ModelType:
         key = name or model_type.__name__
-        taken = MODEL_TYPES.get(key)
-        if taken is not None and taken is not model_type:
-            raise InvalidParameterError(f"model type name {key!r} is already registered for {taken!r}")
+        check_name_free(key, MODEL_TYPES.get(key), model_type)
         MODEL_TYPES[key] = model_type
         setattr(model_type, "_persist_name", key)  # noqa: B010 (a class attribute the protocol does not declare)
         return model_type

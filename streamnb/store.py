@@ -25,10 +25,10 @@ else:
     from ._lazy import numpy as np
 
 from . import _core
-from .errors import InvalidParameterError, ModelFormatError, StreamNBError, describe
+from .errors import ModelFormatError, StreamNBError, describe
 from .keys import _token_from_key as _token_from_key  # the core calls both by their name here
 from .keys import _token_key as _token_key
-from .validate import Label, check_label
+from .validate import Label, check_bucket_count, check_label
 
 __all__ = ["CountStore", "Vocabulary", "Label", "check_label", "MIN_SCALE", "MAX_STORED"]
 
@@ -48,10 +48,7 @@ class Vocabulary:
     """
 
     def __init__(self, n_buckets: int | None = None) -> None:
-        if n_buckets is not None and (not isinstance(n_buckets, int) or isinstance(n_buckets, bool)
-                                      or not 1 <= n_buckets < 2**32):
-            raise InvalidParameterError(f"n_buckets must be an int in [1, 2**32) or None, got {describe(n_buckets)}")
-        self.n_buckets = n_buckets
+        self.n_buckets = check_bucket_count(n_buckets)
         self._core = _core.Vocabulary(n_buckets)
 
     @property

@@ -30,9 +30,9 @@ from datetime import datetime
 from typing import Any
 
 from streamnb import _core
-from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
+from streamnb.errors import InvalidTypeError, describe
 from streamnb.features.text import DEFAULT_TOKEN_PATTERN, Tokenizer
-from streamnb.validate import check_bool, check_optional_int
+from streamnb.validate import check_bool, check_optional_int, check_positive
 
 __all__ = [
     "DEFAULT_ADDRESS_HEADERS",
@@ -188,12 +188,6 @@ def _to_bytes(raw: object) -> bytes:
     raise InvalidTypeError(f"expected a raw message as bytes or str, got {describe(raw)}")
 
 
-def _check_max_bytes(max_bytes: object) -> int | None:
-    if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1):
-        raise InvalidParameterError(f"max_bytes must be an int >= 1 or None, got {describe(max_bytes)}")
-    return max_bytes
-
-
 def parse_message(raw: bytes | str, *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> ParsedMessage:
     """Parse a raw RFC 822 message into decoded text; never raises on any bytes or str.
 
@@ -204,7 +198,7 @@ def parse_message(raw: bytes | str, *, max_bytes: int | None = DEFAULT_MAX_BYTES
     ('Café', ['Hi', 'there'], ['http://x.org/'])
     """
     data = _to_bytes(raw)
-    max_bytes = _check_max_bytes(max_bytes)
+    max_bytes = check_positive("max_bytes", max_bytes, integer=True)
     subject, body, headers, urls, parts, defects = _core.parse_message(data, max_bytes)
     return ParsedMessage(
         subject=subject,

@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import _core
-from ..errors import InvalidParameterError, InvalidTypeError, describe
+from ..errors import InvalidTypeError, describe
+from ..validate import check_int, check_reads_in_core
 from .email import EmailTokenizer, _to_bytes
 
 
@@ -29,18 +30,14 @@ class ByteNgrams:
 
     def __init__(self, n: int = 4, max_bytes: int = 3000, *, prefix: str = "",
                  email: EmailTokenizer | Mapping[str, Any] | None = None) -> None:
-        for name, value in (("n", n), ("max_bytes", max_bytes)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidParameterError(f"{name} must be an int >= 1, got {describe(value)}")
+        n, max_bytes = check_int("n", n, 1), check_int("max_bytes", max_bytes, 1)
         if not isinstance(prefix, str):
             raise InvalidTypeError(f"prefix must be a str, got {describe(prefix)}")
         if isinstance(email, Mapping):
             email = EmailTokenizer(**email)
         if email is not None and not isinstance(email, EmailTokenizer):
             raise InvalidTypeError(f"email must be an EmailTokenizer, its settings or None, got {describe(email)}")
-        if email is not None and not email._in_core:
-            raise InvalidParameterError("email must read messages in the core (the default token pattern, "
-                                        "no stemmer)")
+        check_reads_in_core(email)
         self.n, self.max_bytes, self.prefix, self.email = n, max_bytes, prefix, email
         self._core = _core.ByteNgrams(n=n, max_bytes=max_bytes, prefix=prefix,
                                       email=None if email is None else email._core)

@@ -13,7 +13,6 @@ compare by settings, and can be saved as JSON by ``get_params()``.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
@@ -23,11 +22,11 @@ from streamnb import _core
 from streamnb.errors import (
     IncompatibleModelsError,
     InvalidInputError,
-    InvalidParameterError,
     InvalidTypeError,
     describe,
 )
-from streamnb.validate import check_bool, check_optional_int, check_range
+from streamnb.validate import (check_bool, check_choice, check_one_of, check_optional_int, check_range,
+                               check_some_ngrams, check_stop_words, check_token_pattern)
 
 __all__ = [
     "DEFAULT_TOKEN_PATTERN",
@@ -45,25 +44,6 @@ DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 #: conjunctions and frequent adverbs/determiners) that carry little topical signal; the list
 #: lives in the core (src/tokenize.rs), which removes them.
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_core.ENGLISH_STOP_WORDS.split())
-
-
-def _check_stop_words(value: object) -> str | tuple[str, ...] | None:
-    """Normalise stop_words to None, "english" or a sorted tuple of str (JSON-friendly)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if value == "english":
-            return "english"
-        raise InvalidParameterError(
-            f"stop_words must be None, 'english' or an iterable of str, got {value!r}"
-        )
-    if not isinstance(value, Iterable):
-        raise InvalidTypeError(f"stop_words must be None, 'english' or an iterable of str, got {describe(value)}")
-    words = list(value)
-    for word in words:
-        if not isinstance(word, str):
-            raise InvalidTypeError(f"stop_words must contain only str, found {describe(word)}")
-    return tuple(sorted(set(words)))
 
 
 class Tokenizer:
@@ -115,32 +95,16 @@ class Tokenizer:
         stemmer: str | None = None,
     ) -> None:
         self.lowercase = check_bool("lowercase", lowercase)
-        if not isinstance(token_pattern, str):
-            raise InvalidTypeError(f"token_pattern must be a str regex, got {describe(token_pattern)}")
-        try:
-            regex = re.compile(token_pattern)
-        except re.error as exc:
-            raise InvalidParameterError(
-                f"token_pattern {token_pattern!r} is not a valid regular expression: {exc}"
-            ) from None
-        if regex.groups > 1:
-            raise InvalidParameterError(
-                f"token_pattern must have at most one capture group, {token_pattern!r} has {regex.groups}"
-            )
+        regex = check_token_pattern(token_pattern)
         self.token_pattern = token_pattern
-        self.stop_words = _check_stop_words(stop_words)
+        self.stop_words = check_stop_words(stop_words)
         self.ngram_range = check_range("ngram_range", ngram_range)
         self.char_ngram_range = check_range("char_ngram_range", char_ngram_range)
-        if self.ngram_range is None and self.char_ngram_range is None:
-            raise InvalidParameterError(
-                "ngram_range and char_ngram_range cannot both be None: the tokenizer would emit nothing"
-            )
+        check_some_ngrams(self.ngram_range, self.char_ngram_range)
         self.binary = check_bool("binary", binary)
         self.max_tokens = check_optional_int("max_tokens", max_tokens)
         self.max_chars = check_optional_int("max_chars", max_chars)
-        if stemmer not in (None, "snowball"):
-            raise InvalidParameterError(f"stemmer must be None or 'snowball', got {describe(stemmer)}")
-        self.stemmer = stemmer
+        self.stemmer = check_one_of("stemmer", stemmer, (None, "snowball"), "None or 'snowball'")
 
         # Derived, private state (rebuilt from the settings on unpickling).
         self._default = token_pattern == DEFAULT_TOKEN_PATTERN
@@ -289,12 +253,8 @@ class OnlineTfidf:
     """
 
     def __init__(self, *, tf: str = "log1p", norm: str | None = "l2", smooth_idf: bool = True) -> None:
-        if tf not in _TF_CHOICES:
-            raise InvalidParameterError(f"tf must be one of {_TF_CHOICES}, got {describe(tf)}")
-        if norm not in _NORM_CHOICES:
-            raise InvalidParameterError(f"norm must be one of {_NORM_CHOICES}, got {describe(norm)}")
-        self.tf = tf
-        self.norm = norm
+        self.tf = check_choice("tf", tf, _TF_CHOICES)
+        self.norm = check_choice("norm", norm, _NORM_CHOICES)
         self.smooth_idf = check_bool("smooth_idf", smooth_idf)
         self.df: dict[Any, int] = {}
         self.n_docs = 0

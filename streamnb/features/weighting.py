@@ -24,12 +24,12 @@ order it learned in, so it keeps exactness too.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from .. import _core
-from ..errors import InvalidParameterError, InvalidTypeError, describe
+from ..errors import InvalidTypeError, describe
+from ..validate import check_field_name, check_finite_positive
 from .email import EmailTokenizer, _to_bytes
 
 __all__ = ["EmailWeights", "DEFAULT_TOKENIZER", "DEFAULT_MASSES"]
@@ -54,12 +54,6 @@ DEFAULT_MASSES: dict[str, float] = {"sender": 6.0, "address": 4.5}
 QUANTUM_BITS: int = _core.QUANTUM_BITS
 
 _FIELDS: tuple[str, ...] = tuple(_core.EmailWeights.FIELDS)
-
-
-def _check_mass(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise InvalidParameterError(f"{name} must be a finite number > 0, got {describe(value)}")
-    return float(value)
 
 
 class EmailWeights:
@@ -97,14 +91,12 @@ class EmailWeights:
             raise InvalidTypeError(
                 f"tokenizer must be an EmailTokenizer, a dict of its settings or None, got {describe(tokenizer)}")
         self.tokenizer = tokenizer
-        self.body_mass = _check_mass("body_mass", body_mass)
-        self.field_mass = _check_mass("field_mass", field_mass)
+        self.body_mass = check_finite_positive("body_mass", body_mass)
+        self.field_mass = check_finite_positive("field_mass", field_mass)
         masses = dict(DEFAULT_MASSES if masses is None else masses)
         for name, value in masses.items():
-            if name not in _FIELDS or name == "body":
-                raise InvalidParameterError(f"masses names a field of {[f for f in _FIELDS if f != 'body']}; "
-                                            f"got {describe(name)}")
-            masses[name] = _check_mass(f"masses[{name!r}]", value)
+            check_field_name(name, _FIELDS)
+            masses[name] = check_finite_positive(f"masses[{name!r}]", value)
         self.masses = masses
         # the weighting itself runs in the core (src/weighting.rs), with these masses; the
         # core reads the message too unless the tokenizer is a subclass (its own __call__)

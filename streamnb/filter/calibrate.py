@@ -34,7 +34,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from ..errors import InvalidInputError, InvalidParameterError, describe
+from ..errors import InvalidInputError, describe
+from ..validate import check_edges, check_finite_positive, check_int, check_interval
 
 __all__ = ["Calibrator", "PlattCalibrator", "IsotonicCalibrator", "calibrate_prequential", "default_edges"]
 
@@ -59,12 +60,6 @@ def _check_outcome(outcome: object) -> bool:
     if isinstance(outcome, numbers.Integral) and outcome in (0, 1):
         return bool(outcome)
     raise InvalidInputError(f"outcome must be a bool (or 0/1): True when the message is spam, got {describe(outcome)}")
-
-
-def _check_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidParameterError(f"{name} must be an int >= 1, got {describe(value)}")
-    return int(value)
 
 
 class PlattCalibrator:
@@ -103,14 +98,11 @@ class PlattCalibrator:
 
     def __init__(self, window: int = 500, *, l2: float = 1e-3, refit_every: int = 1,
                  max_iter: int = 50, tol: float = 1e-10) -> None:
-        self.window = _check_positive_int("window", window)
-        self.refit_every = _check_positive_int("refit_every", refit_every)
-        self.max_iter = _check_positive_int("max_iter", max_iter)
-        for name, value in (("l2", l2), ("tol", tol)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (0 < value < math.inf):
-                raise InvalidParameterError(f"{name} must be a finite number > 0, got {describe(value)}")
-        self.l2 = float(l2)
-        self.tol = float(tol)
+        self.window = check_int("window", window, 1)
+        self.refit_every = check_int("refit_every", refit_every, 1)
+        self.max_iter = check_int("max_iter", max_iter, 1)
+        self.l2 = check_finite_positive("l2", l2)
+        self.tol = check_finite_positive("tol", tol)
         self.a = 1.0
         self.b = 0.0
         self.n = 0  # updates seen in all (the window holds min(n, window) of them)
@@ -218,16 +210,10 @@ class IsotonicCalibrator:
 
     def __init__(self, edges: Iterable[float] | None = None, *, smoothing: float = 1.0, decay: float = 1.0) -> None:
         edges_array = default_edges() if edges is None else np.asarray(list(edges), dtype=float)
-        if edges_array.ndim != 1 or not len(edges_array) or not np.isfinite(edges_array).all() \
-                or (np.diff(edges_array) <= 0).any():
-            raise InvalidParameterError(f"edges must be finite and strictly increasing, got {describe(edges)}")
-        if isinstance(smoothing, bool) or not isinstance(smoothing, numbers.Real) or not (0 < smoothing < math.inf):
-            raise InvalidParameterError(f"smoothing must be a finite number > 0, got {describe(smoothing)}")
-        if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not (0 < decay <= 1):
-            raise InvalidParameterError(f"decay must be in (0, 1], got {describe(decay)}")
+        check_edges(edges_array, edges)
         self.edges: npt.NDArray[np.float64] = edges_array
-        self.smoothing: float = float(smoothing)
-        self.decay: float = float(decay)
+        self.smoothing: float = check_finite_positive("smoothing", smoothing)
+        self.decay: float = check_interval("decay", decay, 0.0, 1.0, "(]")
         self.counts: npt.NDArray[np.float64] = np.zeros(len(edges_array) + 1)
         self.spams: npt.NDArray[np.float64] = np.zeros(len(edges_array) + 1)
         self.n: int = 0

@@ -14,12 +14,12 @@ distance 0.1 from 0.5, 150 discriminators, cutoffs 0.20/0.90).
 from __future__ import annotations
 
 import math
-import numbers
 from array import array
 from collections.abc import Hashable, Iterable
 from typing import NamedTuple
 
-from ..errors import InvalidInputError, InvalidParameterError, describe
+from ..errors import InvalidInputError, describe
+from ..validate import check_even_dof
 
 __all__ = ["chi2_sf_even", "fisher_combine", "robinson_probabilities", "ChiSquareResult", "chi_square_indicator"]
 
@@ -35,8 +35,7 @@ def chi2_sf_even(statistic: float, dof: int) -> float:
     >>> round(chi2_sf_even(4.0, 4), 9)  # exp(-2) * (1 + 2)
     0.40600585
     """
-    if isinstance(dof, bool) or not isinstance(dof, numbers.Integral) or dof < 2 or dof % 2:
-        raise InvalidParameterError(f"dof must be an even int >= 2, got {describe(dof)}")
+    check_even_dof(dof)
     if not statistic >= 0:
         raise InvalidInputError(f"a chi-square statistic must be >= 0, got {describe(statistic)}")
     m = statistic / 2.0

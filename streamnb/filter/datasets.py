@@ -70,7 +70,8 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Literal
 
-from streamnb.errors import CorpusIntegrityError, CorpusNotFoundError, InvalidParameterError, describe
+from streamnb.errors import CorpusIntegrityError, CorpusNotFoundError
+from streamnb.validate import check_group, check_one_of
 
 from .download import (CACHE_ENV, SPAMASSASSIN_ARCHIVES, SPAMASSASSIN_ENV, SPAMASSASSIN_URL, default_cache_dir,
                        download_spamassassin)
@@ -190,8 +191,7 @@ def load_spamassassin(
     ``["easy_ham", "spam"]``). ``download=True`` fetches the official archives into the
     cache when no path, environment variable or cached copy is found.
     """
-    if order not in ("date", "file", "shuffle"):
-        raise InvalidParameterError(f"order must be 'date', 'file' or 'shuffle', got {describe(order)}")
+    check_one_of("order", order, ("date", "file", "shuffle"), "'date', 'file' or 'shuffle'")
     wanted = _canonical_groups(groups)
     source = _locate(path, cache_dir, download)
     messages = [m for m in _read_source(source) if wanted is None or m.group in wanted]
@@ -215,14 +215,7 @@ def _canonical_groups(groups: Iterable[str] | None) -> set[str] | None:
         return None
     if isinstance(groups, str):
         groups = [groups]
-    wanted = set()
-    for group in groups:
-        if group not in _GROUP_ALIASES:
-            raise InvalidParameterError(
-                f"unknown SpamAssassin group {describe(group)}; expected one of {list(SPAMASSASSIN_GROUPS)}"
-            )
-        wanted.add(_GROUP_ALIASES[group])
-    return wanted
+    return {check_group(group, _GROUP_ALIASES, SPAMASSASSIN_GROUPS) for group in groups}
 
 
 def _date_order(file_ordered: list[Message]) -> list[Message]:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import tarfile
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
-from streamnb.errors import CorpusIntegrityError, CorpusNotFoundError, InvalidParameterError, describe
+from streamnb.errors import CorpusIntegrityError, CorpusNotFoundError
+from streamnb.validate import check_checksum, check_not_empty
 
 __all__ = ["SPAMASSASSIN_ENV", "CACHE_ENV", "SPAMASSASSIN_URL", "SPAMASSASSIN_ARCHIVES", "download_spamassassin",
            "default_cache_dir"]
@@ -46,21 +46,6 @@ def default_cache_dir() -> Path:
         return Path(os.environ[CACHE_ENV]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "streamnb"
-
-
-def _expected_digest(name: str, checksum: str) -> tuple[str, str]:
-    """(algorithm, lowercase hex) of 'sha256:<hex>', 'md5:<hex>', or bare hex (64 -> sha256, 32 -> md5)."""
-    algorithm, _, value = checksum.rpartition(":")
-    value = value.strip().lower()
-    if not algorithm:
-        algorithm = {64: "sha256", 32: "md5"}.get(len(value), "")
-    algorithm = algorithm.lower()
-    lengths = {"sha256": 64, "md5": 32}
-    if algorithm not in lengths or len(value) != lengths[algorithm] or not re.fullmatch(r"[0-9a-f]+", value):
-        raise InvalidParameterError(
-            f"checksum for {name} must be 'sha256:<64 hex>', 'md5:<32 hex>' or bare hex, got {describe(checksum)}"
-        )
-    return algorithm, value
 
 
 def _file_digests(path: Path) -> dict[str, str]:
@@ -111,9 +96,8 @@ def download_spamassassin(
     URL (a local mirror).
     """
     archives = dict(SPAMASSASSIN_ARCHIVES if checksums is None else checksums)
-    if not archives:
-        raise InvalidParameterError("checksums must name at least one archive, got an empty mapping")
-    expected = {name: _expected_digest(name, c) if c else None for name, c in archives.items()}
+    check_not_empty("checksums", archives, "archive")
+    expected = {name: check_checksum(name, c) if c else None for name, c in archives.items()}
     folder = (Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()) / "spamassassin"
     folder.mkdir(parents=True, exist_ok=True)
     sums = _read_sums(folder)

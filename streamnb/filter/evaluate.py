@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
-from streamnb.errors import InvalidInputError, InvalidParameterError, describe
+from streamnb.errors import InvalidInputError, describe
+from streamnb.validate import check_alphas, check_int, check_methods, check_one_of, check_progress
 
 from . import metrics, running
 from .metrics import *  # noqa: F403
@@ -202,9 +203,8 @@ def _progress_callback(
 
         bar = tqdm(total=total, desc=label, unit="msg", disable=None)  # disable=None: drawn only on a terminal
         return (lambda done: bar.update(done - bar.n)), bar.close
-    if callable(progress):
-        return (lambda done: progress(done, total)), lambda: None
-    raise InvalidParameterError(f"progress must be a bool or a callable(done, total), got {describe(progress)}")
+    check_progress(progress)
+    return (lambda done: progress(done, total)), lambda: None
 
 
 def _total(stream: Iterable[Any], total: int | None) -> int | None:
@@ -270,12 +270,8 @@ def progressive_evaluate(
     bar on stderr (drawn only on a terminal) or a callable(done, total); ``total`` defaults
     to ``len(stream)`` when available. The model is changed in place.
     """
-    if regime not in ("all", "on_error", "until_no_error"):
-        raise InvalidParameterError(
-            f"regime must be 'all', 'on_error' or 'until_no_error', got {describe(regime)}"
-        )
-    if not isinstance(max_repeats, int) or isinstance(max_repeats, bool) or max_repeats < 1:
-        raise InvalidParameterError(f"max_repeats must be an int >= 1, got {describe(max_repeats)}")
+    check_one_of("regime", regime, ("all", "on_error", "until_no_error"), "'all', 'on_error' or 'until_no_error'")
+    check_int("max_repeats", max_repeats, 1)
     recorder = _Recorder(positive, curve)
 
     def step(x: Any, y: Label) -> None:
@@ -314,16 +310,8 @@ def progressive_evaluate_alphas(
     not depend on the predictions, hence on alpha). Returns {alpha: report}, in the order
     given; ``seconds`` of each report is the time of the whole pass.
     """
-    values = list(alphas)
-    if not values:
-        raise InvalidParameterError("alphas is empty; expected at least one smoothing value")
-    for alpha in values:
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0:
-            raise InvalidParameterError(f"each alpha must be a finite number >= 0, got {describe(alpha)}")
-    if len(set(values)) != len(values):
-        raise InvalidParameterError(f"alphas must be distinct, got {values}")
-    if not callable(getattr(model, "with_alpha", None)):
-        raise InvalidParameterError(f"model {describe(model)} has no with_alpha(alpha) method")
+    values = check_alphas(alphas)
+    check_methods("model", model, ["with_alpha(alpha)"])
     recorders = {alpha: _Recorder(positive, curve) for alpha in values}
 
     def step(x: Any, y: Label) -> None:

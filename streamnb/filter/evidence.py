@@ -6,7 +6,6 @@ contributions; :func:`log_odds_terms` gives them all, plus the bias they add up 
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -21,7 +20,8 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
-from ..errors import InvalidParameterError, UnknownClassError, describe
+from ..errors import UnknownClassError
+from ..validate import check_int
 from .base import HAM, SPAM, FilterModel
 
 __all__ = ["Evidence", "LogOddsTerms", "log_odds_terms", "evidence"]
@@ -102,8 +102,7 @@ def evidence(model: FilterModel, x: Any, k: int = 10, positive: Label = SPAM,
     Weights are those of :func:`log_odds_terms` (in nats; > 0 toward ``positive``);
     features contributing exactly 0 are left out; ties keep the document's order.
     """
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-        raise InvalidParameterError(f"k must be an int >= 0, got {describe(k)}")
+    check_int("k", k, 0)
     contributions = getattr(model, "contributions_one", None)
     if callable(contributions):  # the weights of log_odds_terms, kept as lists: `streamnb classify` needs no numpy
         features, weights, _ = _split_log_odds(contributions(x), positive, negative)

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
-from streamnb.errors import InvalidInputError, InvalidParameterError, describe
+from streamnb.errors import InvalidInputError, describe
+from streamnb.validate import check_interval, check_positive_int
 
 __all__ = [
     "EPS",
@@ -269,8 +270,7 @@ def log_loss(
     with q_i clipped to [eps, 1 - eps] so a certain mistake costs -log(eps), not infinity.
     With the default eps this equals ``sklearn.metrics.log_loss`` on the same data.
     """
-    if not 0.0 < eps < 0.5:
-        raise InvalidParameterError(f"eps must be in (0, 0.5), got {describe(eps)}")
+    check_interval("eps", eps, 0.0, 0.5)
     is_pos, p = _binary_inputs(y_true, p_positive, positive)
     q = np.where(is_pos, p, 1.0 - p)
     return float(-np.mean(np.log(np.clip(q, eps, 1.0 - eps))))
@@ -294,8 +294,7 @@ class ReliabilityBin:
 
 
 def _bin_index(p: Floats, n_bins: int) -> Ints:
-    if not isinstance(n_bins, (int, np.integer)) or isinstance(n_bins, bool) or n_bins < 1:
-        raise InvalidParameterError(f"n_bins must be a positive int, got {describe(n_bins)}")
+    check_positive_int("n_bins", n_bins)
     # Bin b holds b/B <= p < (b+1)/B; p = 1 joins the last bin.
     return np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
 

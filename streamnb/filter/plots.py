@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInputError, InvalidParameterError
+from ..errors import InvalidInputError
+from ..validate import check_one_array, check_png_path
 from .evaluate import CurvePoint, expected_calibration_error, reliability_table, roc_auc
 
 __all__ = ["roc_points", "plot_learning_curve", "plot_roc", "plot_reliability"]
@@ -37,8 +38,7 @@ def _figure(width: float, height: float) -> Any:
 
 def _save(figure: Any, path: str | os.PathLike[str], dpi: int) -> Path:
     target = Path(path)
-    if target.suffix.lower() != ".png":
-        raise InvalidParameterError(f"plots are written as PNG; the path must end in .png, got {str(path)!r}")
+    check_png_path(path)
     figure.savefig(target, dpi=dpi, format="png")
     return target
 
@@ -183,8 +183,7 @@ def plot_reliability(y_true: Sequence[Hashable], probabilities: Any, path: str |
     """
     named = _named(probabilities, "model")
     if calibrated is not None:
-        if isinstance(calibrated, Mapping):
-            raise InvalidParameterError("calibrated takes one array; pass a mapping as probabilities to compare more")
+        check_one_array(calibrated)
         if len(named) == 1:
             named = {f"{next(iter(named))} (before calibration)": next(iter(named.values()))}
         named["after calibration"] = calibrated

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
-from ..errors import InvalidParameterError, describe
+from ..validate import (check_cutoffs, check_finite, check_finite_nonnegative, check_finite_positive, check_int,
+                        check_interval, check_not_above, check_open_cutoffs)
 from .base import HAM, SPAM, UNSURE, Verdicts
 from .combining import ChiSquareResult, chi_square_indicator, robinson_probabilities
 from .evidence import Evidence, evidence
@@ -59,15 +60,6 @@ def expit(z: float | Floats) -> float | Floats:
     if z < -700.0:  # math.exp would raise OverflowError; exp(z) is the answer to double precision
         return math.exp(z)
     return 1.0 / (1.0 + math.exp(-z))
-
-
-def _check_cutoffs(ham_cutoff: float, spam_cutoff: float) -> tuple[float, float]:
-    for name, value in (("ham_cutoff", ham_cutoff), ("spam_cutoff", spam_cutoff)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
-            raise InvalidParameterError(f"{name} must be a number in [0, 1], got {describe(value)}")
-    if ham_cutoff > spam_cutoff:
-        raise InvalidParameterError(f"ham_cutoff ({ham_cutoff!r}) must not exceed spam_cutoff ({spam_cutoff!r})")
-    return float(ham_cutoff), float(spam_cutoff)
 
 
 class _DocumentCountsView(Protocol):
@@ -167,7 +159,7 @@ class PosteriorRule(_Band):
     """
 
     def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
-        self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
+        self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
 
     def score(self, model: Any, features: Document, log_odds: float, probability: float,
               positive: Label, negative: Label) -> float:
@@ -197,20 +189,11 @@ class ChiSquareRule(_Band):
 
     def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90, *, strength: float = 0.45,
                  background: float = 0.5, min_strength: float = 0.1, max_discriminators: int = 150) -> None:
-        self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
-        if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not 0 < strength < math.inf:
-            raise InvalidParameterError(f"strength must be a finite number > 0, got {describe(strength)}")
-        if isinstance(background, bool) or not isinstance(background, numbers.Real) or not 0 < background < 1:
-            raise InvalidParameterError(f"background must be in (0, 1), got {describe(background)}")
-        if isinstance(min_strength, bool) or not isinstance(min_strength, numbers.Real) or not 0 <= min_strength < 0.5:
-            raise InvalidParameterError(f"min_strength must be in [0, 0.5), got {describe(min_strength)}")
-        if isinstance(max_discriminators, bool) or not isinstance(max_discriminators, numbers.Integral) \
-                or max_discriminators < 1:
-            raise InvalidParameterError(f"max_discriminators must be an int >= 1, got {describe(max_discriminators)}")
-        self.strength = float(strength)
-        self.background = float(background)
-        self.min_strength = float(min_strength)
-        self.max_discriminators = int(max_discriminators)
+        self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
+        self.strength = check_finite_positive("strength", strength)
+        self.background = check_interval("background", background, 0.0, 1.0)
+        self.min_strength = check_interval("min_strength", min_strength, 0.0, 0.5, "[)")
+        self.max_discriminators = check_int("max_discriminators", max_discriminators, 1)
 
     def combine(self, model: _CountsDocuments, features: Document, positive: Hashable = SPAM,
                 negative: Hashable = HAM) -> ChiSquareResult:
@@ -244,12 +227,6 @@ class ChiSquareRule(_Band):
         return (f"ChiSquareRule(ham_cutoff={self.ham_cutoff!r}, spam_cutoff={self.spam_cutoff!r}, "
                 f"strength={self.strength!r}, background={self.background!r}, "
                 f"min_strength={self.min_strength!r}, max_discriminators={self.max_discriminators!r})")
-
-
-def _check_finite(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise InvalidParameterError(f"{name} must be a finite number, got {describe(value)}")
-    return float(value)
 
 
 class LogOddsRule(_Band):
@@ -286,18 +263,12 @@ class LogOddsRule(_Band):
 
     def __init__(self, ham_log_odds: float = -5.0, spam_log_odds: float = 16.0, caution: float = 8.0, *,
                  ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
-        self.ham_log_odds = _check_finite("ham_log_odds", ham_log_odds)
-        self.spam_log_odds = _check_finite("spam_log_odds", spam_log_odds)
-        if self.ham_log_odds > self.spam_log_odds:
-            raise InvalidParameterError(f"ham_log_odds ({ham_log_odds!r}) must not exceed spam_log_odds "
-                                        f"({spam_log_odds!r})")
-        self.caution = _check_finite("caution", caution)
-        if self.caution < 0:
-            raise InvalidParameterError(f"caution must be >= 0, got {describe(caution)}")
-        self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
-        if not 0 < self.ham_cutoff < self.spam_cutoff < 1:
-            raise InvalidParameterError(f"the score cutoffs must satisfy 0 < ham_cutoff < spam_cutoff < 1, got "
-                                        f"{ham_cutoff!r}, {spam_cutoff!r}")
+        self.ham_log_odds = check_finite("ham_log_odds", ham_log_odds)
+        self.spam_log_odds = check_finite("spam_log_odds", spam_log_odds)
+        check_not_above("ham_log_odds", ham_log_odds, "spam_log_odds", spam_log_odds)
+        self.caution = check_finite_nonnegative("caution", caution)
+        self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
+        check_open_cutoffs(self.ham_cutoff, self.spam_cutoff, (ham_cutoff, spam_cutoff))
 
     @classmethod
     def for_model(cls, model: object, **overrides: float | None) -> "LogOddsRule":

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from streamnb.errors import InvalidParameterError, describe
+from streamnb.validate import check_curve, check_positive_int
 
 from .metrics import EPS, BinaryCounts, Label, _ratio
 
@@ -60,14 +60,8 @@ class RunningMetrics:
         curve: Literal["log"] | int | None = "log",
         points_per_decade: int = 10,
     ) -> None:
-        if curve is not None and curve != "log" and (
-            not isinstance(curve, int) or isinstance(curve, bool) or curve < 1
-        ):
-            raise InvalidParameterError(f"curve must be 'log', a positive int or None, got {describe(curve)}")
-        if not isinstance(points_per_decade, int) or points_per_decade < 1:
-            raise InvalidParameterError(
-                f"points_per_decade must be a positive int, got {describe(points_per_decade)}"
-            )
+        check_curve(curve)
+        check_positive_int("points_per_decade", points_per_decade)
         self.positive = positive
         self.n = 0
         self.correct = 0

@@ -9,7 +9,6 @@ tokenization per message.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -18,7 +17,9 @@ if TYPE_CHECKING:
     from ..validate import Label
     from .calibrate import Calibrator
 
-from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, describe
+from ..errors import InvalidInputError, InvalidTypeError, describe
+from ..validate import (check_calibrator, check_distinct_labels, check_filter_model, check_int, check_nonnegative,
+                        check_tokenizer)
 from .base import HAM, SPAM, UNSURE, FilterModel, Verdicts
 from .evidence import Evidence
 from .rules import DecisionRule, LogOddsRule, model_posterior
@@ -90,24 +91,12 @@ class SpamFilter:
             from ..models import Fusion  # here: decision rules need no mail reader
 
             model = Fusion()
-        for name in ("learn_one", "predict_log_proba_one"):
-            if not callable(getattr(model, name, None)):
-                raise InvalidParameterError(f"model {describe(model)} has no {name} method")
-        if not hasattr(model, "class_counts"):
-            raise InvalidParameterError(f"model {describe(model)} has no class_counts (documents per class)")
-        if calibrator is not None and not (callable(getattr(calibrator, "update", None))
-                                           and callable(getattr(calibrator, "transform", None))):
-            raise InvalidParameterError(
-                f"calibrator {describe(calibrator)} needs update(score, outcome) and transform(score)")
-        if isinstance(min_per_class, bool) or not isinstance(min_per_class, numbers.Real) \
-                or not 0 <= min_per_class < math.inf:
-            raise InvalidParameterError(f"min_per_class must be a finite number >= 0, got {describe(min_per_class)}")
-        if tokenizer is not None and not callable(tokenizer):
-            raise InvalidParameterError(f"tokenizer must be callable (message -> mapping), got {describe(tokenizer)}")
-        if isinstance(evidence_k, bool) or not isinstance(evidence_k, numbers.Integral) or evidence_k < 0:
-            raise InvalidParameterError(f"evidence_k must be an int >= 0, got {describe(evidence_k)}")
-        if positive == negative:
-            raise InvalidParameterError(f"positive and negative must differ, both are {positive!r}")
+        check_filter_model(model)
+        check_calibrator(calibrator)
+        min_per_class = check_nonnegative("min_per_class", min_per_class)
+        check_tokenizer(tokenizer)
+        evidence_k = check_int("evidence_k", evidence_k, 0)
+        check_distinct_labels(positive, negative)
         self.model = model
         self.rule = LogOddsRule.for_model(model) if rule is None else rule
         self.calibrator = calibrator

@@ -22,7 +22,8 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from .datasets import Message, parse_date
-from ..errors import CorpusNotFoundError, InvalidParameterError, describe
+from ..errors import CorpusNotFoundError
+from ..validate import check_one_of, check_positive
 
 TREC_ENV = "STREAMNB_TREC07P"
 _ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz")
@@ -56,10 +57,8 @@ def load_trec(path: str | os.PathLike[str] | None = None, *, order: str = "deliv
     ``limit``: only the first messages of the index. Each :class:`~streamnb.datasets.Message`
     has group ``"trec"``, the file's name (``inmail.1`` ...) and its Date header.
     """
-    if order not in ("delivery", "shuffle"):
-        raise InvalidParameterError(f"order must be 'delivery' or 'shuffle', got {describe(order)}")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise InvalidParameterError(f"limit must be an int >= 1 or None, got {describe(limit)}")
+    check_one_of("order", order, ("delivery", "shuffle"), "'delivery' or 'shuffle'")
+    check_positive("limit", limit, integer=True)
     source = locate_trec(path)
     index, files = _read_folder(source, limit) if source.is_dir() else _read_archive(source, limit)
     messages = []

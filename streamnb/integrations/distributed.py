@@ -48,7 +48,8 @@ except ImportError as exc:  # pragma: no cover - exercised by simulating a missi
         "streamnb.distributed needs Dask (dask.bag, dask.dataframe, distributed, pandas): "
         "pip install streamnb[dask]") from exc
 
-from ..errors import InvalidParameterError, InvalidTypeError, StreamNBError, describe
+from ..errors import InvalidTypeError, StreamNBError, describe
+from ..validate import check_columns, check_distinct_columns, check_int, check_output_columns
 
 
 class Model(Protocol):
@@ -89,8 +90,7 @@ def train(template: M, data: Data, *, text: str = "text", label: str = "label", 
     lambda will do). It must also be a pure function of the text: a tokenizer that learns
     from the documents it sees (e.g. document frequencies) would differ per partition.
     """
-    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
-        raise InvalidParameterError(f"split_every must be an int >= 2, got {describe(split_every)}")
+    check_int("split_every", split_every, 2)
     parts, columns = _partitions(data, text, label, weight)
     tokenizer = template.get_params().get("tokenizer")
     empty = _empty_without_tokenizer(template)
@@ -203,12 +203,10 @@ def predict(model: Model, data: Data, *, text: str = "text", proba: bool = True,
     if isinstance(data, db.Bag):
         return data.map_partitions(_predict_bag_partition, shared, tokenizer, proba, log)
     if isinstance(data, dd.DataFrame):
-        _check_columns(data, [text])
+        check_columns(data.columns, [text])
         classes = list(model.classes)
         names = [prefix + str(c) for c in classes] if proba else []
-        if len(set(names)) != len(names) or prediction in names:
-            raise InvalidParameterError(
-                f"output columns collide: {prediction!r} and {names!r}; choose another prediction= or prefix=")
+        check_output_columns(prediction, names)
         meta = pd.DataFrame({prediction: pd.Series([], dtype=object),
                              **{name: pd.Series([], dtype=float) for name in names}})
         return data.map_partitions(_predict_frame_partition, shared, tokenizer, text, prediction,
@@ -250,20 +248,12 @@ def _partitions(data: Data, text: str, label: str, weight: str | None) -> tuple[
         return data.to_delayed(), None
     if isinstance(data, dd.DataFrame):
         wanted = [text, label] + ([] if weight is None else [weight])
-        _check_columns(data, wanted)
-        if len(set(wanted)) != len(wanted):
-            raise InvalidParameterError(f"text, label and weight must name different columns, got {wanted!r}")
+        check_columns(data.columns, wanted)
+        check_distinct_columns(wanted)
         return data[wanted].to_delayed(), (text, label, weight)
     raise InvalidTypeError(
         f"data must be a dask.bag.Bag of (document, label[, weight]) records or a dask.dataframe.DataFrame, "
         f"got {describe(data)} (see dask.bag.from_sequence and dask.dataframe.from_pandas)")
-
-
-def _check_columns(frame: Any, wanted: list[str]) -> None:
-    missing = [name for name in wanted if name not in frame.columns]
-    if missing:
-        raise InvalidParameterError(
-            f"column(s) {missing!r} not in the dataframe; its columns are {list(frame.columns)!r}")
 
 
 __all__ = ["train", "learn", "predict", "Model"]

@@ -33,7 +33,7 @@ BASE = 0  # the modules directly in streamnb/: errors, validate, store, persist,
 DECISION_PARTS = ["base", "evidence", "combining", "rules", "spam_filter", "report"]
 # Modules split by concern (each part at most ~500 lines): the module re-exports its parts' names.
 SPLIT_PARTS = {
-    "filter.evaluate": ["filter.metrics", "filter.running"],
+    "filter.evaluate": ["filter.metrics", "filter.scores", "filter.running"],
     "filter.datasets": ["filter.download", "filter.worked_examples"],
     "persist": ["archive"],
     "store": ["keys"],

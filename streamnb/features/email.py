@@ -196,6 +196,18 @@ def parse_message(raw: bytes | str, *, max_bytes: int | None = DEFAULT_MAX_BYTES
     >>> m = parse_message(b"Subject: =?utf-8?q?Caf=C3=A9?=\\n\\n<p>Hi <a href='http://x.org/'>there</a></p>")
     >>> m.subject, m.body.split(), m.urls
     ('Café', ['Hi', 'there'], ['http://x.org/'])
+
+    Parameters
+    ----------
+    raw : bytes or str
+        A raw message.
+    max_bytes : int or None
+        Read only the first bytes; None for all.
+
+    Returns
+    -------
+    ParsedMessage
+        Its headers, subject, readable body text, links and MIME parts, decoded.
     """
     data = _to_bytes(raw)
     max_bytes = check_positive("max_bytes", max_bytes, integer=True)
@@ -253,6 +265,37 @@ class EmailTokenizer:
     :data:`DEFAULT_IGNORED_HEADERS`) give no feature at all. With the default token pattern
     body words never contain ":", so they cannot collide with the prefixed features. If the
     body settings say ``binary=True``, every feature is 1.
+
+    Parameters
+    ----------
+    body : mapping, Tokenizer or None
+        The settings of the body's and the Subject's words: a Tokenizer or a dict of its
+        parameters; None for ``Tokenizer()``.
+    subject : bool
+        Give ``subject:<word>`` features.
+    address_headers : iterable of str
+        The headers whose addresses give ``<header>:<domain>`` features.
+    word_headers : iterable of str
+        The headers whose words give ``<header>:<word>`` features.
+    header_names : bool
+        Give a ``header:<name>`` feature for each header present.
+    ignored_headers : iterable of str
+        Headers that give no feature at all.
+    urls : bool
+        Give ``url:<domain>`` features.
+    mime : bool
+        Give the MIME features (content types, charsets, encodings, attachments, defects).
+    max_bytes : int or None
+        Read only the first bytes of a message; None for all.
+    sender_address : bool
+        Give the ``from-address:<address>`` feature.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range.
+    InvalidTypeError
+        For a value of the wrong type.
     """
 
     def __init__(
@@ -337,7 +380,18 @@ class EmailTokenizer:
         self.__init__(**state)  # type: ignore[misc]
 
     def __call__(self, message: bytes | str) -> dict[str, int]:
-        """Features of a raw message (see the class docstring)."""
+        """Features of a raw message (see the class docstring).
+
+        Parameters
+        ----------
+        message : bytes or str
+            A raw message.
+
+        Returns
+        -------
+        dict
+            Feature -> count (1 each when the body settings say ``binary=True``).
+        """
         raw = _to_bytes(message)
         if self._in_core:
             return self._core.count(raw)  # a Counter, or a dict of 1s with binary settings
@@ -371,5 +425,15 @@ class EmailTokenizer:
         >>> t = EmailTokenizer()
         >>> [t.field(f) for f in ("free", "subject:free", "from:example.com", "charset:utf-8", "x-mailer:mutt")]
         ['body', 'subject', 'address', 'mime', 'other']
+
+        Parameters
+        ----------
+        feature : str
+            A feature this tokenizer gives.
+
+        Returns
+        -------
+        str
+            The field it belongs to (by its prefix).
         """
         return self._core.field(feature)  # the rule is the core's: EmailFeatures::field

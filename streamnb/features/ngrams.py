@@ -26,7 +26,27 @@ from .email import EmailTokenizer, _to_bytes
 
 
 class ByteNgrams:
-    """Callable raw message -> {gram: 1} (see the module docstring)."""
+    """Callable raw message -> {gram: 1} (see the module docstring).
+
+    Parameters
+    ----------
+    n : int
+        The length of a gram in bytes (>= 1).
+    max_bytes : int
+        How many bytes of the message's head are read (>= 1).
+    prefix : str
+        Put before each gram's name.
+    email : EmailTokenizer, mapping or None
+        An email tokenizer (or its settings) whose features join the grams, as binary
+        features; it must read messages in the core (the default token pattern, no stemmer).
+
+    Raises
+    ------
+    InvalidParameterError
+        For an ``n`` or ``max_bytes`` below 1, or an email tokenizer that does not read in the core.
+    InvalidTypeError
+        For a ``prefix`` or ``email`` of the wrong type.
+    """
 
     def __init__(self, n: int = 4, max_bytes: int = 3000, *, prefix: str = "",
                  email: EmailTokenizer | Mapping[str, Any] | None = None) -> None:
@@ -67,5 +87,16 @@ class ByteNgrams:
         self.__init__(**state)  # type: ignore[misc]
 
     def __call__(self, message: bytes | str) -> dict[str, int]:
-        """{feature: 1} of a raw message (str is encoded as UTF-8 first)."""
+        """{feature: 1} of a raw message (str is encoded as UTF-8 first).
+
+        Parameters
+        ----------
+        message : bytes or str
+            A raw message (a str is read as its UTF-8).
+
+        Returns
+        -------
+        dict
+            Feature -> 1 for each gram (and each feature of ``email``).
+        """
         return self._core.features(_to_bytes(message))

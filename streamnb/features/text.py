@@ -79,6 +79,35 @@ class Tokenizer:
 
     Do not change attributes after construction: build a new tokenizer (the derived regex and
     tables are computed once in ``__init__``).
+
+    Parameters
+    ----------
+    lowercase : bool
+        Lowercase the text before matching (step 2).
+    token_pattern : str
+        The regular expression of a token (step 3), with at most one capture group.
+    stop_words : None, "english" or iterable of str
+        Words removed after matching (step 4).
+    ngram_range : (int, int) or None
+        The word n-grams produced, ``(min_n, max_n)`` (step 7); None for none.
+    char_ngram_range : (int, int) or None
+        The character n-grams produced inside each token (step 5); None for none. At least
+        one of the two ranges is set.
+    binary : bool
+        Every present feature counts 1 (step 8).
+    max_tokens : int or None
+        Keep only the first matches (step 3); None for all.
+    max_chars : int or None
+        Read only the first characters of a text (step 1); None for all.
+    stemmer : None or "snowball"
+        Stem the words (step 6; needs the ``stem`` extra).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range (an invalid regular expression, both ranges None ...).
+    InvalidTypeError
+        For a value of the wrong type.
     """
 
     def __init__(
@@ -174,7 +203,18 @@ class Tokenizer:
     # -- tokenizing -----------------------------------------------------------------------
 
     def __call__(self, text: str) -> dict[str, int]:
-        """Return the bag of features of ``text`` (see the class docstring for the steps)."""
+        """Return the bag of features of ``text`` (see the class docstring for the steps).
+
+        Parameters
+        ----------
+        text : str
+            The text to tokenize.
+
+        Returns
+        -------
+        dict
+            Feature -> count (a ``collections.Counter`` unless ``binary``).
+        """
         if not isinstance(text, str):
             raise InvalidTypeError(f"Tokenizer expects a str, got {describe(text)}")
         if self._default and self._stem is None:
@@ -250,6 +290,22 @@ class OnlineTfidf:
     >>> t.learn_one({"spam": 2, "eggs": 1}); t.learn_one({"eggs": 3})
     >>> round(t.idf("spam"), 6), round(t.idf("eggs"), 6)
     (1.405465, 1.0)
+
+    Parameters
+    ----------
+    tf : {"log1p", "1+log", "raw"}
+        The transform of a feature's value.
+    norm : {"l2", "l1", None}
+        The normalisation of the transformed vector.
+    smooth_idf : bool
+        Smooth the document frequencies (and give unseen features an idf).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a ``tf`` or ``norm`` outside its choices.
+    InvalidTypeError
+        For a ``smooth_idf`` that is not a bool.
     """
 
     def __init__(self, *, tf: str = "log1p", norm: str | None = "l2", smooth_idf: bool = True) -> None:
@@ -270,7 +326,13 @@ class OnlineTfidf:
         return {"n_docs": self.n_docs, "df": dict(self.df)}
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Replace the learned state by one from :meth:`get_state` (validated first)."""
+        """Replace the learned state by one from :meth:`get_state` (validated first).
+
+        Parameters
+        ----------
+        state : mapping
+            A state from :meth:`get_state`.
+        """
         if not isinstance(state, Mapping) or set(state) != {"n_docs", "df"}:
             raise InvalidInputError(f"state must be a mapping with keys 'n_docs' and 'df', got {describe(state)}")
         n_docs, df = state["n_docs"], state["df"]
@@ -300,7 +362,13 @@ class OnlineTfidf:
     # -- learning -------------------------------------------------------------------------
 
     def learn_one(self, features: Mapping[Any, float]) -> None:
-        """Count one document: N += 1 and df_f += 1 for each feature with a value > 0."""
+        """Count one document: N += 1 and df_f += 1 for each feature with a value > 0.
+
+        Parameters
+        ----------
+        features : mapping
+            A document, feature -> value; the features with a value > 0 count as present.
+        """
         _check_features(features)
         df = self.df
         for feature, value in features.items():
@@ -346,7 +414,18 @@ class OnlineTfidf:
     # -- transforming ---------------------------------------------------------------------
 
     def idf(self, feature: Any) -> float:
-        """Inverse document frequency of ``feature`` from the documents learned so far."""
+        """Inverse document frequency of ``feature`` from the documents learned so far.
+
+        Parameters
+        ----------
+        feature : hashable
+            A feature name.
+
+        Returns
+        -------
+        float
+            Its inverse document frequency over the documents learned so far.
+        """
         df = self.df.get(feature, 0)
         if self.smooth_idf:
             return math.log((1 + self.n_docs) / (1 + df)) + 1.0
@@ -355,7 +434,18 @@ class OnlineTfidf:
         return math.log(self.n_docs / df) + 1.0
 
     def transform_one(self, features: Mapping[Any, float]) -> dict[Any, float]:
-        """TF-IDF weights of one document, normalised (see the class docstring)."""
+        """TF-IDF weights of one document, normalised (see the class docstring).
+
+        Parameters
+        ----------
+        features : mapping
+            A document, feature -> value.
+
+        Returns
+        -------
+        dict
+            Feature -> TF-IDF weight, normalised by ``norm``.
+        """
         _check_features(features)
         n_plus = 1 + self.n_docs
         df = self.df

@@ -73,6 +73,25 @@ class EmailWeights:
     >>> weights = w(b"Subject: hi\\n\\nhi hi there")
     >>> {f: round(v, 3) for f, v in weights.items() if ":" not in f or f.startswith("subject")}
     {'hi': 1.226, 'there': 0.774, 'subject:hi': 1.0}
+
+    Parameters
+    ----------
+    tokenizer : EmailTokenizer, mapping or None
+        The email tokenizer whose features are weighed, or its settings; None for
+        :data:`DEFAULT_TOKENIZER`.
+    body_mass : float
+        The mass of the body's features (> 0).
+    field_mass : float
+        The mass of each other field not named in ``masses`` (> 0).
+    masses : mapping or None
+        Field -> mass (> 0) for fields other than the body; None for :data:`DEFAULT_MASSES`.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a mass that is not a finite number > 0, or a field that is not one of the core's.
+    InvalidTypeError
+        For a tokenizer of the wrong type.
     """
 
     def __init__(
@@ -134,12 +153,34 @@ class EmailWeights:
         return self.masses.get(name, self.field_mass)
 
     def field(self, feature: str) -> str:
-        """The field a feature is weighed in: the core's rule (:meth:`EmailTokenizer.field`)."""
+        """The field a feature is weighed in: the core's rule (:meth:`EmailTokenizer.field`).
+
+        Parameters
+        ----------
+        feature : str
+            A feature of the tokenizer.
+
+        Returns
+        -------
+        str
+            The field it belongs to.
+        """
         return self._core.field(feature)
 
     def __call__(self, message: bytes | str) -> dict[str, float]:
         """The weights of a raw message (see the class docstring), as a dict for inspection
-        (a model reads a message into weights in the core, with no dict)."""
+        (a model reads a message into weights in the core, with no dict).
+
+        Parameters
+        ----------
+        message : bytes or str
+            A raw message, read as :class:`EmailTokenizer` reads it.
+
+        Returns
+        -------
+        dict
+            Feature -> its weight (a multiple of 2**-16).
+        """
         if self._reads_in_core:
             return self._core.weigh_message(_to_bytes(message))
         return self._core.weigh(self.tokenizer(message))

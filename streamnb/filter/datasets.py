@@ -154,6 +154,16 @@ def parse_date(raw: bytes) -> float | None:
     1012642791.0
     >>> parse_date(b"Date: yesterday\\n\\n") is None
     True
+
+    Parameters
+    ----------
+    raw : bytes
+        A raw message.
+
+    Returns
+    -------
+    float or None
+        The POSIX time of its Date header.
     """
     end = _HEADER_END.search(raw)
     head = raw[: end.start()] if end else raw
@@ -190,6 +200,35 @@ def load_spamassassin(
     ordering rules. ``groups`` keeps only the named groups (either spelling, e.g.
     ``["easy_ham", "spam"]``). ``download=True`` fetches the official archives into the
     cache when no path, environment variable or cached copy is found.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None
+        A corpus folder or archive; None to look for it (module docstring).
+    order : {"date", "file", "shuffle"}
+        The order of the messages.
+    seed : int
+        The seed of the shuffle.
+    groups : iterable of str or None
+        Keep only these groups; None for all.
+    download : bool
+        Fetch the official archives when no corpus is found.
+    cache_dir : str, os.PathLike or None
+        The download cache; None for :func:`default_cache_dir`.
+
+    Returns
+    -------
+    list of Message
+        The messages, in the order asked for.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown order or group.
+    CorpusNotFoundError
+        When no corpus is found, or it holds no message of the groups.
+    CorpusIntegrityError
+        For an archive that cannot be read.
     """
     check_one_of("order", order, ("date", "file", "shuffle"), "'date', 'file' or 'shuffle'")
     wanted = _canonical_groups(groups)

@@ -94,6 +94,31 @@ def download_spamassassin(
     in the folder; an archive already there is reused when it matches the expected digest
     (or its recorded one), and fetched again otherwise. ``base_url`` may be a ``file://``
     URL (a local mirror).
+
+    Parameters
+    ----------
+    cache_dir : str, os.PathLike or None
+        The cache; None for :func:`default_cache_dir`.
+    base_url : str
+        Where the archives are.
+    checksums : mapping or None
+        Archive name -> expected digest or None; None for :data:`SPAMASSASSIN_ARCHIVES`.
+    timeout : float
+        Seconds to wait for the server.
+
+    Returns
+    -------
+    Path
+        The folder holding the archives.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an empty mapping or a malformed digest.
+    CorpusNotFoundError
+        When a download fails.
+    CorpusIntegrityError
+        For a download whose digest differs, or that is not a tar archive.
     """
     archives = dict(SPAMASSASSIN_ARCHIVES if checksums is None else checksums)
     check_not_empty("checksums", archives, "archive")

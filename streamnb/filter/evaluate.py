@@ -10,9 +10,9 @@ each message is scored by the model as it stands, before the model learns it, wh
 how a deployed filter meets its mail. Models need ``learn_one(x, y)`` and
 ``predict_proba_one(x)`` returning {label: probability} (empty while untrained).
 
-The metrics themselves live in :mod:`streamnb.filter.metrics` (on whole sequences) and
-:mod:`streamnb.filter.running` (on a stream, message by message); this module re-exports
-their names.
+The metrics themselves live in :mod:`streamnb.filter.metrics` (of labels),
+:mod:`streamnb.filter.scores` (of scores) and :mod:`streamnb.filter.running` (on a stream,
+message by message); this module re-exports their names.
 """
 
 from __future__ import annotations
@@ -36,16 +36,17 @@ else:
 from streamnb.errors import InvalidInputError, describe
 from streamnb.validate import check_alphas, check_int, check_methods, check_one_of, check_progress
 
-from . import metrics, running
+from . import metrics, running, scores
 from .metrics import *  # noqa: F403
-from .metrics import (BinaryCounts, ClassScores, Label, _sorted_labels, accuracy,
-                      binary_counts, brier_score, expected_calibration_error,
-                      log_loss, precision_recall_f1, roc_auc)
+from .metrics import BinaryCounts, ClassScores, Label, _sorted_labels, accuracy, binary_counts, precision_recall_f1
 from .running import *  # noqa: F403
 from .running import CurvePoint, RunningMetrics
+from .scores import *  # noqa: F403
+from .scores import brier_score, expected_calibration_error, log_loss, roc_auc
 
 __all__ = ["EvaluationReport", "progressive_evaluate", "progressive_evaluate_alphas"]
 __all__ += metrics.__all__  # re-exported: the metrics' names stay importable from here
+__all__ += scores.__all__
 __all__ += running.__all__
 
 
@@ -225,6 +226,31 @@ def prequential(stream: Iterable[Any], step: Callable[[Any, Any], Any], *, progr
     for each (x, y) pair of the stream in order (it predicts x with the model as it stands,
     then learns it), with the progress bar. Returns the seconds the loop took;
     InvalidInputError for an item that is not a pair, or a stream with none.
+
+    Parameters
+    ----------
+    stream : iterable of (x, y)
+        The documents in order, each with its label.
+    step : callable
+        ``step(x, y)``: predict x, then learn it.
+    progress : bool or callable
+        A bar on stderr (True), none (False) or a callable(done, total).
+    total : int or None
+        The stream's length for the progress.
+    label : str
+        The bar's label.
+
+    Returns
+    -------
+    float
+        The seconds the loop took.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a ``progress`` that is neither a bool nor a callable.
+    InvalidInputError
+        For an item that is not an (x, y) pair, or an empty stream.
     """
     tick, close = _progress_callback(progress, _total(stream, total), label)
     start = time.perf_counter()
@@ -269,6 +295,37 @@ def progressive_evaluate(
     None (counted as wrong, and as not-spam) with score 0.5. ``progress`` is True for a
     bar on stderr (drawn only on a terminal) or a callable(done, total); ``total`` defaults
     to ``len(stream)`` when available. The model is changed in place.
+
+    Parameters
+    ----------
+    model : object
+        Anything with ``learn_one(x, y)`` and ``predict_proba_one(x)``; changed in place.
+    stream : iterable of (x, y)
+        The documents in order, each with its label.
+    positive : label
+        The positive class of the binary metrics.
+    regime : {"all", "on_error", "until_no_error"}
+        Which messages are learned.
+    max_repeats : int
+        Learns per message at most with ``until_no_error`` (>= 1).
+    curve : "log", int or None
+        When a learning-curve point is recorded (see :class:`RunningMetrics`).
+    progress : bool or callable
+        A bar on stderr (True), none (False) or a callable(done, total).
+    total : int or None
+        The stream's length for the progress; None for ``len(stream)`` when it has one.
+
+    Returns
+    -------
+    EvaluationReport
+        The metrics, the learning curve and the per-message arrays.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown regime or a value out of its range.
+    InvalidInputError
+        For an item that is not an (x, y) pair, or an empty stream.
     """
     check_one_of("regime", regime, ("all", "on_error", "until_no_error"), "'all', 'on_error' or 'until_no_error'")
     check_int("max_repeats", max_repeats, 1)
@@ -309,6 +366,35 @@ def progressive_evaluate_alphas(
     fresh model with that alpha under regime "all" (the only regime whose training does
     not depend on the predictions, hence on alpha). Returns {alpha: report}, in the order
     given; ``seconds`` of each report is the time of the whole pass.
+
+    Parameters
+    ----------
+    model : object
+        A model with ``learn_one(x, y)`` and ``with_alpha(alpha)``; changed in place.
+    stream : iterable of (x, y)
+        The documents in order, each with its label.
+    alphas : sequence of float
+        The smoothing values (distinct, finite, >= 0).
+    positive : label
+        The positive class of the binary metrics.
+    curve : "log", int or None
+        When a learning-curve point is recorded.
+    progress : bool or callable
+        A bar on stderr (True), none (False) or a callable(done, total).
+    total : int or None
+        The stream's length for the progress.
+
+    Returns
+    -------
+    dict
+        Alpha -> its EvaluationReport.
+
+    Raises
+    ------
+    InvalidParameterError
+        For alphas out of range or repeated, or a model without ``with_alpha``.
+    InvalidInputError
+        For an item that is not an (x, y) pair, or an empty stream.
     """
     values = check_alphas(alphas)
     check_methods("model", model, ["with_alpha(alpha)"])

@@ -1,10 +1,11 @@
-"""The metrics of spam filtering, on whole sequences of labels and scores.
+"""The metrics of spam filtering on whole sequences of labels, and the checks of their inputs.
 
 Metric functions take plain sequences (lists or numpy arrays) of labels and scores; labels
 may be any hashable values compared with ``==``. Binary metrics reduce the problem to
 "positive" (default ``"spam"``) against everything else. All are computed with numpy;
-scikit-learn is used only by the tests, which check equality with its functions.
-:mod:`streamnb.filter.evaluate` re-exports every name.
+scikit-learn is used only by the tests, which check equality with its functions. The
+metrics of scores are in :mod:`streamnb.filter.scores`; :mod:`streamnb.filter.evaluate`
+re-exports every name of both.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ else:
     from .._lazy import numpy as np
 
 from streamnb.errors import InvalidInputError, describe
-from streamnb.validate import check_interval, check_positive_int
 
 __all__ = [
     "EPS",
@@ -38,13 +38,6 @@ __all__ = [
     "precision_recall_f1",
     "false_positive_rate",
     "false_negative_rate",
-    "roc_auc",
-    "one_minus_auc_percent",
-    "log_loss",
-    "brier_score",
-    "ReliabilityBin",
-    "reliability_table",
-    "expected_calibration_error",
 ]
 
 Label = Hashable
@@ -120,7 +113,23 @@ def _ratio(numerator: float, denominator: float) -> float:
 
 
 def accuracy(y_true: Iterable[Label], y_pred: Iterable[Label]) -> float:
-    """Fraction of predictions equal to the true label."""
+    """Fraction of predictions equal to the true label.
+
+    Parameters
+    ----------
+    y_true, y_pred : iterable of labels
+        The true and the predicted labels, the same number.
+
+    Returns
+    -------
+    float
+        The fraction correct.
+
+    Raises
+    ------
+    InvalidInputError
+        For empty or unequal sequences.
+    """
     truth, pred = _pair(y_true, y_pred, "y_pred")
     return float(sum(t == p for t, p in zip(truth, pred)) / len(truth))
 
@@ -132,6 +141,23 @@ def confusion_matrix(
 
     ``labels`` defaults to the sorted union of both sequences (as scikit-learn does);
     pairs involving a label outside ``labels`` are not counted.
+
+    Parameters
+    ----------
+    y_true, y_pred : iterable of labels
+        The true and the predicted labels, the same number.
+    labels : sequence of labels or None
+        The rows' and columns' labels, in order.
+
+    Returns
+    -------
+    numpy.ndarray
+        The int64 counts.
+
+    Raises
+    ------
+    InvalidInputError
+        For empty or unequal sequences.
     """
     truth, pred = _pair(y_true, y_pred, "y_pred")
     order = _sorted_labels(truth + pred) if labels is None else list(labels)
@@ -167,7 +193,25 @@ class BinaryCounts:
 
 
 def binary_counts(y_true: Iterable[Label], y_pred: Iterable[Label], positive: Label = "spam") -> BinaryCounts:
-    """tp, fp, tn, fn with ``positive`` against every other label (any non-positive prediction is negative)."""
+    """tp, fp, tn, fn with ``positive`` against every other label (any non-positive prediction is negative).
+
+    Parameters
+    ----------
+    y_true, y_pred : iterable of labels
+        The true and the predicted labels, the same number.
+    positive : label
+        The positive class.
+
+    Returns
+    -------
+    BinaryCounts
+        tp, fp, tn, fn.
+
+    Raises
+    ------
+    InvalidInputError
+        For empty or unequal sequences.
+    """
     truth, pred = _pair(y_true, y_pred, "y_pred")
     is_true = _is_positive(truth, positive)
     is_pred = _is_positive(pred, positive)
@@ -180,12 +224,24 @@ def binary_counts(y_true: Iterable[Label], y_pred: Iterable[Label], positive: La
 
 
 def false_positive_rate(y_true: Iterable[Label], y_pred: Iterable[Label], positive: Label = "spam") -> float:
-    """FP / (FP + TN): ham predicted spam over all ham; nan when there is no ham."""
+    """FP / (FP + TN): ham predicted spam over all ham; nan when there is no ham.
+
+    Parameters
+    ----------
+    y_true, y_pred, positive
+        As for :func:`binary_counts`.
+    """
     return binary_counts(y_true, y_pred, positive).false_positive_rate
 
 
 def false_negative_rate(y_true: Iterable[Label], y_pred: Iterable[Label], positive: Label = "spam") -> float:
-    """FN / (FN + TP): spam predicted ham over all spam; nan when there is no spam."""
+    """FN / (FN + TP): spam predicted ham over all spam; nan when there is no spam.
+
+    Parameters
+    ----------
+    y_true, y_pred, positive
+        As for :func:`binary_counts`.
+    """
     return binary_counts(y_true, y_pred, positive).false_negative_rate
 
 
@@ -206,6 +262,18 @@ def precision_recall_f1(
 
     An undefined ratio (0/0) is reported as 0.0, as scikit-learn does by default.
     ``labels`` defaults to the sorted union of both sequences.
+
+    Parameters
+    ----------
+    y_true, y_pred : iterable of labels
+        The true and the predicted labels, the same number.
+    labels : sequence of labels or None
+        The classes reported, in order.
+
+    Returns
+    -------
+    dict
+        Label -> its ClassScores.
     """
     truth, pred = _pair(y_true, y_pred, "y_pred")
     order = _sorted_labels(truth + pred) if labels is None else list(labels)
@@ -223,117 +291,3 @@ def precision_recall_f1(
             support=int(np.sum(is_true)),
         )
     return result
-
-
-# --- score metrics -------------------------------------------------------------------------
-
-
-def roc_auc(y_true: Iterable[Label], scores: Iterable[float], positive: Label = "spam") -> float:
-    """Area under the ROC curve: P(score of a random positive > a random negative), ties count 1/2.
-
-    Computed as the Mann-Whitney statistic with mid-ranks for tied scores,
-    (R_pos - n_pos (n_pos + 1) / 2) / (n_pos n_neg), R_pos the rank sum of the positives;
-    this equals the trapezoidal area scikit-learn computes. Scores may be any real numbers
-    (only their order matters). Raises InvalidInputError when only one class is present.
-
-    >>> roc_auc(["ham", "ham", "spam", "spam"], [0.1, 0.4, 0.4, 0.8])  # one tied pair of 4
-    0.875
-    """
-    is_pos, values = _binary_inputs(y_true, scores, positive, probabilities=False)
-    n_pos = int(is_pos.sum())
-    n_neg = len(is_pos) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        raise InvalidInputError(
-            f"ROC AUC needs both classes; y_true has {n_pos} positive ({positive!r}) and {n_neg} negative labels"
-        )
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    # Tied scores share the mean of the 1-based ranks they span.
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(ordered)) + 1))
-    ends = np.concatenate((starts[1:], [len(ordered)]))
-    ranks = np.repeat((starts + ends + 1) / 2.0, ends - starts)
-    rank_sum = float(ranks[is_pos[order]].sum())  # half-integers: the sum is exact
-    return (rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
-
-
-def one_minus_auc_percent(y_true: Iterable[Label], scores: Iterable[float], positive: Label = "spam") -> float:
-    """(1 - ROC AUC) in percent, the figure spam-filter evaluations (TREC) report."""
-    return 100.0 * (1.0 - roc_auc(y_true, scores, positive))
-
-
-def log_loss(
-    y_true: Iterable[Label], p_positive: Iterable[float], positive: Label = "spam", eps: float = EPS
-) -> float:
-    """Mean negative log-likelihood of the true labels, in nats.
-
-    loss = -mean(log q_i), q_i = p_i for a positive message and 1 - p_i otherwise,
-    with q_i clipped to [eps, 1 - eps] so a certain mistake costs -log(eps), not infinity.
-    With the default eps this equals ``sklearn.metrics.log_loss`` on the same data.
-    """
-    check_interval("eps", eps, 0.0, 0.5)
-    is_pos, p = _binary_inputs(y_true, p_positive, positive)
-    q = np.where(is_pos, p, 1.0 - p)
-    return float(-np.mean(np.log(np.clip(q, eps, 1.0 - eps))))
-
-
-def brier_score(y_true: Iterable[Label], p_positive: Iterable[float], positive: Label = "spam") -> float:
-    """Mean squared error of the positive-class probability: mean((p_i - y_i)^2), y_i in {0, 1}."""
-    is_pos, p = _binary_inputs(y_true, p_positive, positive)
-    return float(np.mean((p - is_pos) ** 2))
-
-
-@dataclass(frozen=True)
-class ReliabilityBin:
-    """One bin of a reliability diagram: [lower, upper), message count, mean p, observed positive rate."""
-
-    lower: float
-    upper: float
-    count: int
-    mean_predicted: float
-    observed_frequency: float
-
-
-def _bin_index(p: Floats, n_bins: int) -> Ints:
-    check_positive_int("n_bins", n_bins)
-    # Bin b holds b/B <= p < (b+1)/B; p = 1 joins the last bin.
-    return np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
-
-
-def reliability_table(
-    y_true: Iterable[Label], p_positive: Iterable[float], positive: Label = "spam", n_bins: int = 10
-) -> list[ReliabilityBin]:
-    """Equal-width bins of the positive-class probability with count, mean p and observed frequency.
-
-    Empty bins are listed with count 0 and nan means.
-    """
-    is_pos, p = _binary_inputs(y_true, p_positive, positive)
-    index = _bin_index(p, n_bins)
-    counts = np.bincount(index, minlength=n_bins)
-    p_sums = np.bincount(index, weights=p, minlength=n_bins)
-    hits = np.bincount(index, weights=is_pos.astype(np.float64), minlength=n_bins)
-    return [
-        ReliabilityBin(
-            lower=b / n_bins,
-            upper=(b + 1) / n_bins,
-            count=int(counts[b]),
-            mean_predicted=float(p_sums[b] / counts[b]) if counts[b] else math.nan,
-            observed_frequency=float(hits[b] / counts[b]) if counts[b] else math.nan,
-        )
-        for b in range(n_bins)
-    ]
-
-
-def expected_calibration_error(
-    y_true: Iterable[Label], p_positive: Iterable[float], positive: Label = "spam", n_bins: int = 10
-) -> float:
-    """ECE = sum_b (n_b / N) |mean p in b - positive rate in b| over equal-width bins of p.
-
-    This is the calibration error of the positive-class probability (P(spam)), with bins as
-    in :func:`reliability_table`; it is not the "top-label confidence" ECE of Guo et al.
-    (2017), which bins max(p, 1-p) instead.
-    """
-    table = reliability_table(y_true, p_positive, positive, n_bins)
-    total = sum(b.count for b in table)
-    return float(
-        sum(b.count / total * abs(b.mean_predicted - b.observed_frequency) for b in table if b.count)
-    )

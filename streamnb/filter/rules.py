@@ -121,6 +121,20 @@ def model_posterior(model: Any, log_odds: float, positive: Label, negative: Labe
     With one class learned, a filter's log-odds rank messages against a class that learned
     nothing (``SpamFilter.log_odds``) and may have either sign, but the model's posterior of
     its only class is 1.
+
+    Parameters
+    ----------
+    model : object
+        A model with ``class_counts``.
+    log_odds : float
+        A filter's log-odds of a message.
+    positive, negative : label
+        The two classes.
+
+    Returns
+    -------
+    float
+        P(positive|x).
     """
     counts = model.class_counts
     has_pos, has_neg = counts.get(positive, 0.0) > 0, counts.get(negative, 0.0) > 0
@@ -156,6 +170,16 @@ class PosteriorRule(_Band):
     Uncalibrated naive Bayes posteriors are nearly always 0 or 1, so the unsure band
     catches few messages; calibrated ones spread out and the band becomes meaningful.
     ``PosteriorRule(t, t)`` is the plain threshold "spam iff P(spam|x) >= t".
+
+    Parameters
+    ----------
+    ham_cutoff, spam_cutoff : float
+        Ham below ``ham_cutoff``, spam from ``spam_cutoff`` (in [0, 1], ham's not above spam's).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a cutoff out of [0, 1], or a ham cutoff above the spam cutoff.
     """
 
     def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
@@ -180,6 +204,24 @@ class ChiSquareRule(_Band):
     the naive Bayes product, I does not saturate: a message with strong ham and strong spam
     words lands near 1/2, in the unsure band. Explanations are the words used, weight
     ln(f / (1 - f)).
+
+    Parameters
+    ----------
+    ham_cutoff, spam_cutoff : float
+        The unsure band on I: ham below ``ham_cutoff``, spam from ``spam_cutoff`` (in [0, 1]).
+    strength : float
+        s, the weight of the background belief in messages (finite, > 0).
+    background : float
+        x, the belief in a word never seen (in (0, 1)).
+    min_strength : float
+        Words with |f(w) - 1/2| below this are left out (in [0, 0.5)).
+    max_discriminators : int
+        How many of the most extreme words are combined (>= 1).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range.
     """
 
     strength: float
@@ -257,6 +299,22 @@ class LogOddsRule(_Band):
     [0, 1] so that the verdict is a fixed cut of it, as for the other rules: below
     ``ham_cutoff`` (0.2) for ham, from ``spam_cutoff`` (0.9) for spam, linear in z between
     h and t, and approaching 0 or 1 exponentially beyond (one e-fold every 10 nats).
+
+    Parameters
+    ----------
+    ham_log_odds : float
+        The ham cutoff h before caution (finite, not above ``spam_log_odds``).
+    spam_log_odds : float
+        The spam cutoff t before caution (finite).
+    caution : float
+        c, how far the cutoffs move out while a class is little known (finite, >= 0).
+    ham_cutoff, spam_cutoff : float
+        Where h and t land on the score's scale (0 < ham_cutoff < spam_cutoff < 1).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range.
     """
 
     SCALE = 10.0  # nats per e-fold of the score beyond the cutoffs
@@ -275,7 +333,20 @@ class LogOddsRule(_Band):
         """The rule with a model's own default cutoffs (its class's ``log_odds_cutoffs``:
         :class:`~streamnb.models.Fusion` declares those of its fused log-odds; any other model
         gets this class's defaults, chosen for EmailNB), and any override that is not None.
-        ``model`` may be the model or its class."""
+        ``model`` may be the model or its class.
+
+        Parameters
+        ----------
+        model : object
+            A model, or its class.
+        **overrides : float or None
+            ``ham_log_odds``, ``spam_log_odds`` or ``caution`` to use instead of the model's.
+
+        Returns
+        -------
+        LogOddsRule
+            The rule.
+        """
         names = ("ham_log_odds", "spam_log_odds", "caution")
         model_type = model if isinstance(model, type) else type(model)
         defaults = dict(zip(names, getattr(model_type, "log_odds_cutoffs", (-5.0, 16.0, 8.0))))
@@ -283,7 +354,20 @@ class LogOddsRule(_Band):
         return cls(**{**defaults, **given})
 
     def cutoffs(self, model: Any, positive: Label = SPAM, negative: Label = HAM) -> tuple[float, float]:
-        """(h, t): ham below h, spam from t, in log-odds, for the model as it stands."""
+        """(h, t): ham below h, spam from t, in log-odds, for the model as it stands.
+
+        Parameters
+        ----------
+        model : object
+            A model with ``class_counts``.
+        positive, negative : label
+            The two classes.
+
+        Returns
+        -------
+        tuple of float
+            (h, t).
+        """
         counts = model.class_counts
         n_pos, n_neg = counts.get(positive, 0.0), counts.get(negative, 0.0)
         t = self.spam_log_odds + (self.caution * 100.0 / n_neg if n_neg > 0 else math.inf)

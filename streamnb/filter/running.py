@@ -52,6 +52,20 @@ class RunningMetrics:
     ``"log"`` at log-spaced positions (``points_per_decade`` per factor of ten, so early
     learning is visible), an int n every n messages, or None never. :meth:`checkpoint`
     records a point now (e.g. at the end of the stream).
+
+    Parameters
+    ----------
+    positive : label
+        The positive class.
+    curve : "log", int or None
+        When a learning-curve point is recorded.
+    points_per_decade : int
+        Points per factor of ten with ``curve="log"`` (>= 1).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a ``curve`` or ``points_per_decade`` out of its range.
     """
 
     def __init__(
@@ -81,7 +95,17 @@ class RunningMetrics:
         self._next = next(self._schedule) if self._schedule is not None else None
 
     def update(self, y_true: Label, y_pred: Label | None, score: float | None = None) -> None:
-        """Add one prediction; ``score`` is the predicted probability of the positive label, if any."""
+        """Add one prediction; ``score`` is the predicted probability of the positive label, if any.
+
+        Parameters
+        ----------
+        y_true : label
+            The message's class.
+        y_pred : label or None
+            The prediction (None while the model knows nothing).
+        score : float or None
+            The predicted P(positive), if any.
+        """
         self.n += 1
         self.correct += y_true == y_pred
         actual = y_true == self.positive

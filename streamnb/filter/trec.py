@@ -30,7 +30,23 @@ _ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz")
 
 
 def locate_trec(path: str | os.PathLike[str] | None = None) -> Path:
-    """The corpus folder or archive: ``path``, else $STREAMNB_TREC07P; CorpusNotFoundError otherwise."""
+    """The corpus folder or archive: ``path``, else $STREAMNB_TREC07P; CorpusNotFoundError otherwise.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None
+        A corpus folder or archive; None for ``$STREAMNB_TREC07P``.
+
+    Returns
+    -------
+    Path
+        The folder or archive.
+
+    Raises
+    ------
+    CorpusNotFoundError
+        When neither names a corpus.
+    """
     given = path if path is not None else os.environ.get(TREC_ENV)
     if not given:
         raise CorpusNotFoundError(f"the TREC 2007 corpus was not given: pass its folder or archive, or set {TREC_ENV} "
@@ -42,7 +58,18 @@ def locate_trec(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def is_trec(path: str | os.PathLike[str]) -> bool:
-    """Does path look like a TREC corpus: a folder with ``full/index``, or an archive named like one?"""
+    """Does path look like a TREC corpus: a folder with ``full/index``, or an archive named like one?
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A folder or a file.
+
+    Returns
+    -------
+    bool
+        Whether it looks like a TREC corpus.
+    """
     source = Path(path).expanduser()
     if source.is_dir():
         return (source / "full" / "index").is_file()
@@ -56,6 +83,29 @@ def load_trec(path: str | os.PathLike[str] | None = None, *, order: str = "deliv
     ``order``: ``"delivery"`` (the protocol's) or ``"shuffle"`` (``random.Random(seed)``);
     ``limit``: only the first messages of the index. Each :class:`~streamnb.datasets.Message`
     has group ``"trec"``, the file's name (``inmail.1`` ...) and its Date header.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None
+        A corpus folder or archive; None for ``$STREAMNB_TREC07P``.
+    order : {"delivery", "shuffle"}
+        The order of the messages.
+    seed : int
+        The seed of the shuffle.
+    limit : int or None
+        Read only the first messages of the index (>= 1); None for all.
+
+    Returns
+    -------
+    list of Message
+        The messages with their labels.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown order or a limit below 1.
+    CorpusNotFoundError
+        When no corpus is found, or it lacks what its index names.
     """
     check_one_of("order", order, ("delivery", "shuffle"), "'delivery' or 'shuffle'")
     check_positive("limit", limit, integer=True)

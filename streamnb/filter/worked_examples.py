@@ -53,6 +53,16 @@ def china_japan(as_text: bool = False) -> WorkedExample:
     = P(Tokyo|not c) = 2/3, the others 1/3; scores ~0.005 and ~0.022: "not China".
 
     ``x`` is a word-count dict, or the raw text with ``as_text=True``.
+
+    Parameters
+    ----------
+    as_text : bool
+        Give the documents as text rather than as word counts.
+
+    Returns
+    -------
+    WorkedExample
+        The data and the book's numbers.
     """
     docs = [
         ("Chinese Beijing Chinese", "China"),

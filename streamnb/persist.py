@@ -86,8 +86,9 @@ Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.te
 else (a lambda, a function) cannot be saved and ``save`` says so before writing.
 
 The container itself (the tagged JSON values, the zip archive, its ``.npy`` members read
-without numpy, ``SavedArrays``) is written and read by :mod:`streamnb.archive`; the names
-above stay importable from here.
+without numpy, ``SavedArrays``) is written and read by :mod:`streamnb.archive`, the model and
+tokenizer types a file may name are registered in :mod:`streamnb.registry`; the names of both
+stay importable from here.
 
 Writes are atomic: the file is written to a temporary file in the same folder, flushed and
 fsync'ed, renamed over the target with ``os.replace`` and the folder is fsync'ed, so after
@@ -98,21 +99,26 @@ a crash the path holds the old file or the new one, never a mix. (A crash may le
 from __future__ import annotations
 
 import hashlib
-import importlib
 import io
 import json
 import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, cast
 
 from .archive import METADATA as METADATA  # re-exported: the names of the format stay readable here
 from .archive import (ARRAY_DTYPES, FORMAT, READABLE, VERSION, SavedArrays, _pack, _read_archive, decode_value,
                       encode_value)
 from .errors import InvalidTypeError, ModelFormatError, StreamNBError, describe
-from .validate import check_name_free
+from .registry import MODEL_TYPES as MODEL_TYPES  # re-exported, as the names below: their home was here
+from .registry import Saveable as Saveable
+from .registry import build_tokenizer as build_tokenizer
+from .registry import describe_tokenizer as describe_tokenizer
+from .registry import model_type as model_type
+from .registry import register_model as register_model
+from .registry import register_tokenizer as register_tokenizer
+from .registry import tokenizer_types as tokenizer_types
 
 if TYPE_CHECKING:
     import numpy as np
@@ -121,98 +127,11 @@ if TYPE_CHECKING:
 else:
     from ._lazy import numpy as np
 
-
-class Saveable(Protocol):
-    """What a model type gives to be saved (see "Adding a model type" above)."""
-
-    def _state(self) -> tuple[dict[str, Any], Arrays]: ...
-
-    @classmethod
-    def _from_state(cls, state: dict[str, Any], arrays: Arrays) -> Saveable: ...
-
-
-_ModelType = TypeVar("_ModelType", bound="type[Saveable]")
-
 _TRAILER = re.compile(rb"streamnb-model v(\d{1,9}) sha256:([0-9a-f]{64})\Z")
 _TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
 
-MODEL_TYPES: dict[str, type[Saveable]] = {}
-_TOKENIZER_TYPES: dict[str, type] = {}
-# The modules of the built-in tokenizers, and the module name a file saves their type under:
-# "streamnb.mail.EmailTokenizer" since format version 1, wherever the class lives now (a type
-# name is part of the file format, so streamnb/features/ moved no saved name).
-_TOKENIZER_MODULES = {
-    "streamnb.features.text": "streamnb.text", "streamnb.features.email": "streamnb.mail",
-    "streamnb.features.weighting": "streamnb.weighting", "streamnb.features.ngrams": "streamnb.ngrams",
-}
 
-
-@overload
-def register_model(cls: _ModelType, *, name: str | None = None) -> _ModelType: ...
-@overload
-def register_model(cls: None = None, *, name: str | None = None) -> Callable[[_ModelType], _ModelType]: ...
-
-
-def register_model(cls: _ModelType | None = None, *,
-                   name: str | None = None) -> _ModelType | Callable[[_ModelType], _ModelType]:
-    """Class decorator: make a model type saveable and loadable under ``name`` (default:
-    the class name). ``@register_model`` or ``@register_model(name="river.MultinomialNB")``;
-    a name already taken by another class raises InvalidParameterError."""
-
-    def register(model_type: _ModelType) -> _ModelType:
-        key = name or model_type.__name__
-        check_name_free(key, MODEL_TYPES.get(key), model_type)
-        MODEL_TYPES[key] = model_type
-        setattr(model_type, "_persist_name", key)  # noqa: B010 (a class attribute the protocol does not declare)
-        return model_type
-
-    return register if cls is None else register(cls)
-
-
-def model_type(name: object) -> type[Saveable] | None:
-    """The registered model type of this name; a built-in one is imported on first use
-    (``streamnb.models`` imports each model's module when it is asked for)."""
-    if not isinstance(name, str):
-        return None
-    if name not in MODEL_TYPES:
-        models = importlib.import_module("streamnb.models")
-        # importing a model's module registers it; an unknown name imports them all (for the error's list)
-        for builtin in [name] if name in models.__all__ else models.__all__:
-            getattr(models, builtin)
-    return MODEL_TYPES.get(name)
-
-
-def register_tokenizer(cls: type) -> type:
-    """Class decorator: make a tokenizer type (with ``get_params()``) saveable."""
-    _TOKENIZER_TYPES[_type_name(cls)] = cls
-    return cls
-
-
-def _type_name(cls: type) -> str:
-    return f"{_TOKENIZER_MODULES.get(cls.__module__, cls.__module__)}.{cls.__qualname__}"
-
-
-def tokenizer_types() -> dict[str, type]:
-    """Known tokenizer types by name: the registered ones and those of streamnb.text/mail."""
-    known = dict(_TOKENIZER_TYPES)
-    for module_name in _TOKENIZER_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        for value in vars(module).values():
-            if (isinstance(value, type) and value.__module__ == module_name and _defines_call(value)
-                    and callable(getattr(value, "get_params", None))):
-                known.setdefault(_type_name(value), value)
-    return known
-
-
-def _defines_call(cls: type) -> bool:
-    """Are instances callable (text -> features), as a tokenizer must be?"""
-    return any("__call__" in vars(base) for base in cls.__mro__[:-1])
-
-
-# -- tokenizers -----------------------------------------------------------------------
+# -- parts ----------------------------------------------------------------------------
 def part_state(part: object, prefix: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A model held by another (MixedNB's parts, Fusion's models) as the holder saves it:
     ``{"model": its registered name, "state": its state}`` (the tokenizer described) and its
@@ -245,54 +164,41 @@ def restore_part(info: object, arrays: Arrays, prefix: str, expected: type, what
                                    if key.startswith(prefix)})
 
 
-def describe_tokenizer(tokenizer: object) -> dict[str, Any] | None:
-    """{"type", "params"} for a saveable tokenizer; InvalidTypeError, naming it, for any other."""
-    if tokenizer is None:
-        return None
-    cls = type(tokenizer)
-    name = _type_name(cls)
-    known = tokenizer_types()
-    get_params = getattr(tokenizer, "get_params", None)
-    if known.get(name) is not cls or not callable(get_params):
-        raise InvalidTypeError(
-            f"cannot save tokenizer {describe(tokenizer)}: only tokenizer classes with get_params() from "
-            f"{', '.join(_TOKENIZER_MODULES.values())} or registered with streamnb.persist.register_tokenizer can be "
-            f"saved (known: {sorted(known) or 'none'})")
-    params = encode_value(get_params())
-    rebuilt = cls(**decode_value(params))
-    if encode_value(getattr(rebuilt, "get_params")()) != params:  # noqa: B009 (its class has get_params: checked above)
-        raise InvalidTypeError(f"cannot save tokenizer {describe(tokenizer)}: {name}(**get_params()) "
-                               "does not rebuild it with the same settings")
-    return {"type": name, "params": params}
-
-
-def build_tokenizer(description: object) -> object:
-    """The tokenizer a description stands for; ModelFormatError for an unknown type."""
-    if description is None:
-        return None
-    if not (isinstance(description, dict) and set(description) == {"type", "params"}):
-        raise ModelFormatError(f"tokenizer must be null or {{type, params}}, got {describe(description)}")
-    cls = tokenizer_types().get(description["type"])
-    if cls is None:
-        raise ModelFormatError(f"unknown tokenizer type {description['type']!r}")
-    params = decode_value(description["params"])
-    if not isinstance(params, dict):
-        raise ModelFormatError(f"tokenizer params must be a mapping, got {describe(params)}")
-    try:
-        return cls(**params)
-    except (StreamNBError, TypeError, ValueError) as exc:
-        raise ModelFormatError(f"tokenizer {description['type']} rejects its saved params: {exc}") from None
-
-
 # -- saving ---------------------------------------------------------------------------
 def save(model: Saveable, path: str | os.PathLike[str]) -> None:
-    """Write ``model`` to ``path`` atomically in the format described above."""
+    """Write ``model`` to ``path`` atomically in the format described above.
+
+    Parameters
+    ----------
+    model : Saveable
+        A registered model type's instance.
+    path : str or os.PathLike
+        The file written (replaced whole, or left as it was).
+
+    Raises
+    ------
+    InvalidTypeError
+        For a model or a tokenizer that cannot be saved.
+    """
     write_atomically(os.fspath(path), dumps(model))
 
 
 def dumps(model: Saveable, *, tokenizer_apart: bool = False) -> bytes:
     """The bytes of a model file. ``tokenizer_apart`` leaves the tokenizer out (a null
-    placeholder), for a caller that keeps the tokenizer object itself (pickling)."""
+    placeholder), for a caller that keeps the tokenizer object itself (pickling).
+
+    Parameters
+    ----------
+    model : Saveable
+        A registered model type's instance.
+    tokenizer_apart : bool
+        Leave the tokenizer out.
+
+    Returns
+    -------
+    bytes
+        The file's bytes.
+    """
     name = type(model).__dict__.get("_persist_name")
     if name is None or MODEL_TYPES.get(name) is not type(model):
         raise InvalidTypeError(f"cannot save a {type(model).__name__}: not a registered model type "
@@ -352,7 +258,23 @@ def _library_version() -> str:
 def load(path: str | os.PathLike[str]) -> Any:  # the model type the file holds
     """Read a model saved by ``save``. ModelFormatError for anything but an intact file of
     a known version: truncated, corrupted, tampered, wrong shapes, non-finite or negative
-    counts, pickled objects. Nothing in the file is ever executed."""
+    counts, pickled objects. Nothing in the file is ever executed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A model file.
+
+    Returns
+    -------
+    model
+        The model it holds, of the type it names.
+
+    Raises
+    ------
+    ModelFormatError
+        For a file that is not an intact model file of a known version.
+    """
     path = os.fspath(path)
     with open(path, "rb") as handle:
         data = handle.read()
@@ -371,7 +293,20 @@ def unpickle(data: bytes, tokenizer: Any) -> Any:
 
 
 def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
-    """The model of file bytes (see ``load``); ``tokenizer`` replaces the file's own."""
+    """The model of file bytes (see ``load``); ``tokenizer`` replaces the file's own.
+
+    Parameters
+    ----------
+    data : bytes
+        A model file's bytes.
+    tokenizer : object
+        The tokenizer to use instead of the file's own.
+
+    Returns
+    -------
+    model
+        The model they hold.
+    """
     if not isinstance(data, bytes):  # a bytearray or memoryview: the core reads bytes in place
         data = bytes(data)
     match = _TRAILER.search(data[-_TRAILER_MAX:])

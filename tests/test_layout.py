@@ -35,7 +35,7 @@ DECISION_PARTS = ["base", "evidence", "combining", "rules", "spam_filter", "repo
 SPLIT_PARTS = {
     "filter.evaluate": ["filter.metrics", "filter.scores", "filter.running"],
     "filter.datasets": ["filter.download", "filter.worked_examples"],
-    "persist": ["archive"],
+    "persist": ["archive", "registry"],
     "store": ["keys"],
 }
 

@@ -89,6 +89,33 @@ def train(template: M, data: Data, *, text: str = "text", label: str = "label", 
     The template's tokenizer runs on the workers, so it must pickle (cloudpickle: a
     lambda will do). It must also be a pure function of the text: a tokenizer that learns
     from the documents it sees (e.g. document frequencies) would differ per partition.
+
+    Parameters
+    ----------
+    template : model
+        A streamnb model whose class and parameters the result takes (not changed).
+    data : dask.bag.Bag or dask.dataframe.DataFrame
+        Records ``(document, label[, weight])``, or a dataframe with the columns below.
+    text, label : str
+        The dataframe's columns of the documents and of their labels.
+    weight : str or None
+        The dataframe's column of sample weights; None for weight 1.
+    split_every : int
+        How many partition models are merged at a time (>= 2).
+    scheduler : object
+        What ``dask.compute`` takes as its scheduler; None for Dask's default.
+
+    Returns
+    -------
+    model
+        The trained model.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a ``split_every`` below 2, or columns missing or named twice.
+    InvalidTypeError
+        For data that is neither a bag nor a dataframe.
     """
     check_int("split_every", split_every, 2)
     parts, columns = _partitions(data, text, label, weight)
@@ -112,6 +139,18 @@ def learn(model: M, data: Data, *, text: str = "text", label: str = "label", wei
     The batch is trained on the cluster as in :func:`train`, then merged into ``model``:
     the same as ``model.learn_many`` on the batch. If anything fails, ``model`` is
     unchanged (the merge starts only once the whole batch has been learned).
+
+    Parameters
+    ----------
+    model : model
+        A streamnb model, trained or not (changed in place).
+    data, text, label, weight, split_every, scheduler
+        As for :func:`train`.
+
+    Returns
+    -------
+    model
+        ``model`` itself.
     """
     batch = train(model, data, text=text, label=label, weight=weight, split_every=split_every,
                   scheduler=scheduler)
@@ -194,6 +233,37 @@ def predict(model: Model, data: Data, *, text: str = "text", proba: bool = True,
     The model is one object in the graph, sent to each worker once, not per partition.
     With ``client`` (a distributed Client) it is scattered to the workers right away
     instead of travelling inside the task graph (large models make large graphs).
+
+    Parameters
+    ----------
+    model : model
+        A trained streamnb model.
+    data : dask.bag.Bag or dask.dataframe.DataFrame
+        Documents, or a dataframe with a ``text`` column.
+    text : str
+        The dataframe's column of the documents.
+    proba : bool
+        Give the probabilities of the classes as well as the label.
+    log : bool
+        Give log-probabilities instead.
+    prediction : str
+        The name of the output column of the label.
+    prefix : str
+        The names of the output columns of the classes start with this.
+    client : distributed.Client or None
+        Scatter the model to the workers through this client.
+
+    Returns
+    -------
+    dask.bag.Bag or dask.dataframe.DataFrame
+        The predictions, lazily.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a missing column, or output columns that collide.
+    InvalidTypeError
+        For data that is neither a bag nor a dataframe.
     """
     tokenizer = model.get_params().get("tokenizer")
     if client is not None:

@@ -46,6 +46,21 @@ def encode_value(value: Any) -> Any:
     "inf" | "-inf"} (feature names can be any hashable, NaN included), and {"$str": [code
     points]} for a str holding a high then a low surrogate, which json.loads would join into
     one character.
+
+    Parameters
+    ----------
+    value : object
+        None, a bool, int, float, str, bytes, or a list, tuple or mapping of these.
+
+    Returns
+    -------
+    object
+        Its JSON form.
+
+    Raises
+    ------
+    InvalidTypeError
+        For a value of any other type.
     """
     if value is None or isinstance(value, bool):
         return value
@@ -96,7 +111,23 @@ _FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 def decode_value(value: Any) -> Any:
-    """Inverse of encode_value; ModelFormatError for a malformed tag."""
+    """Inverse of encode_value; ModelFormatError for a malformed tag.
+
+    Parameters
+    ----------
+    value : object
+        A value read from the metadata's JSON.
+
+    Returns
+    -------
+    object
+        The Python value it encodes.
+
+    Raises
+    ------
+    ModelFormatError
+        For a malformed tag.
+    """
     if isinstance(value, list):
         if _all_str(value):
             return value
@@ -241,6 +272,11 @@ class SavedArrays(Mapping[str, "npt.NDArray[Any]"]):
     that need no numpy (the discrete models' store hands the bytes to the core).
 
     Lookups convert once (a copy: a loaded model owns writable arrays).
+
+    Parameters
+    ----------
+    arrays : dict
+        Name -> (dtype, shape, buffer, start, end) of each array of the file.
     """
 
     def __init__(self, arrays: dict[str, RawArray]) -> None:

@@ -45,6 +45,16 @@ class Vocabulary:
     a seeded hash). With ``n_buckets`` set, tokens are hashed (CRC-32, stable across
     processes) into that many ids instead; nothing is stored per token and ``token(i)``
     names the bucket.
+
+    Parameters
+    ----------
+    n_buckets : int or None
+        Hash tokens into this many ids (in [1, 2**32)); None for an exact vocabulary.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a bucket count out of range.
     """
 
     def __init__(self, n_buckets: int | None = None) -> None:
@@ -204,7 +214,15 @@ def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> npt.NDArra
 
 
 class CountStore:
-    """Read access to a discrete model's counts, and its export and import for ``persist``."""
+    """Read access to a discrete model's counts, and its export and import for ``persist``.
+
+    Parameters
+    ----------
+    core : streamnb._core.Core
+        The model's compiled core, which holds the counts.
+    n_buckets : int or None
+        The model's hash buckets; None for an exact vocabulary.
+    """
 
     def __init__(self, core: _core.Core[Label], n_buckets: int | None) -> None:
         self._core = core
@@ -376,6 +394,22 @@ class CountStore:
         ...). The labels and clocks are checked here, the arrays by the core
         (src/snapshot.rs), which reads them as the file's bytes: loading a model needs no
         numpy and makes no Python object per token.
+
+        Parameters
+        ----------
+        scalars : dict
+            The labels, the scale and the documents learned, as ``export`` gave them.
+        arrays : mapping
+            The store's arrays (``STORE_ARRAYS``).
+        pruned_at : int
+            The document stamp of the last pruning.
+        tokens : list of hashable or None
+            The vocabulary of a version-1 file.
+
+        Raises
+        ------
+        ModelFormatError
+            For the first inconsistency found.
         """
         labels, scale, n_learned = scalars["labels"], scalars["scale"], scalars["n_learned"]
         _require(isinstance(labels, list), f"labels must be a list, got {describe(labels)}")

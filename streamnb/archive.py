@@ -285,11 +285,33 @@ class SavedArrays(Mapping[str, "npt.NDArray[Any]"]):
 
     def raw(self, name: str) -> RawArray:
         """(dtype, shape, buffer, start, end) of an array: its little-endian bytes are
-        ``buffer[start:end]`` (the file's bytes, not copied)."""
+        ``buffer[start:end]`` (the file's bytes, not copied).
+
+        Parameters
+        ----------
+        name : str
+            An array's name.
+
+        Returns
+        -------
+        tuple
+            (dtype, shape, buffer, start, end).
+        """
         return self._raw[name]
 
     def under(self, prefix: str) -> "SavedArrays":
-        """The arrays named ``prefix + name``, as ``name`` (a part's arrays, still raw)."""
+        """The arrays named ``prefix + name``, as ``name`` (a part's arrays, still raw).
+
+        Parameters
+        ----------
+        prefix : str
+            The start of the names of a part's arrays.
+
+        Returns
+        -------
+        SavedArrays
+            Those arrays, under their names without the prefix.
+        """
         return SavedArrays({name[len(prefix):]: raw for name, raw in self._raw.items() if name.startswith(prefix)})
 
     def __getitem__(self, name: str) -> npt.NDArray[Any]:

@@ -135,7 +135,25 @@ _TRAILER_MAX = 96  # bytes at the end of the file that may hold the trailer
 def part_state(part: object, prefix: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A model held by another (MixedNB's parts, Fusion's models) as the holder saves it:
     ``{"model": its registered name, "state": its state}`` (the tokenizer described) and its
-    arrays under ``prefix``."""
+    arrays under ``prefix``.
+
+    Parameters
+    ----------
+    part : object
+        A model of a registered type.
+    prefix : str
+        Put before the names of its arrays.
+
+    Returns
+    -------
+    tuple of dict
+        (its description, its arrays).
+
+    Raises
+    ------
+    InvalidTypeError
+        For a part whose type is not registered.
+    """
     name = type(part).__dict__.get("_persist_name")
     if name is None:
         raise InvalidTypeError(f"cannot save the part {type(part).__name__}: not a registered model type")
@@ -148,7 +166,31 @@ def part_state(part: object, prefix: str) -> tuple[dict[str, Any], dict[str, Any
 
 def restore_part(info: object, arrays: Arrays, prefix: str, expected: type, what: str) -> Any:
     """The part ``part_state`` saved: its type must be a subclass of ``expected``, its arrays
-    are those under ``prefix``; ModelFormatError, naming ``what``, for anything else."""
+    are those under ``prefix``; ModelFormatError, naming ``what``, for anything else.
+
+    Parameters
+    ----------
+    info : object
+        The description ``part_state`` gave, read from a file.
+    arrays : mapping
+        The holder's arrays.
+    prefix : str
+        The part's arrays are those whose names start with this.
+    expected : type
+        The class the part's type must be, or derive from.
+    what : str
+        The part's name, for the message.
+
+    Returns
+    -------
+    object
+        The part.
+
+    Raises
+    ------
+    ModelFormatError
+        For a description that is not a saved part of the expected type.
+    """
     if not isinstance(info, dict):
         raise ModelFormatError(f"{what}: {describe(info)} is not a saved model")
     cls = model_type(info.get("model"))
@@ -227,7 +269,15 @@ def dumps(model: Saveable, *, tokenizer_apart: bool = False) -> bytes:
 
 
 def write_atomically(path: str, data: bytes) -> None:
-    """Temp file in the same folder, fsync, os.replace, fsync the folder."""
+    """Temp file in the same folder, fsync, os.replace, fsync the folder.
+
+    Parameters
+    ----------
+    path : str
+        The file written.
+    data : bytes
+        Its new content.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
@@ -288,7 +338,20 @@ _FROM_FILE = object()
 
 
 def unpickle(data: bytes, tokenizer: Any) -> Any:
-    """A pickled model: its file bytes (``dumps(..., tokenizer_apart=True)``) and tokenizer."""
+    """A pickled model: its file bytes (``dumps(..., tokenizer_apart=True)``) and tokenizer.
+
+    Parameters
+    ----------
+    data : bytes
+        The model's file bytes, without its tokenizer.
+    tokenizer : object
+        Its tokenizer.
+
+    Returns
+    -------
+    model
+        The model.
+    """
     return loads(data, tokenizer=tokenizer)
 
 

@@ -104,7 +104,18 @@ def model_type(name: object) -> type[Saveable] | None:
 
 
 def register_tokenizer(cls: type) -> type:
-    """Class decorator: make a tokenizer type (with ``get_params()``) saveable."""
+    """Class decorator: make a tokenizer type (with ``get_params()``) saveable.
+
+    Parameters
+    ----------
+    cls : type
+        A tokenizer type: callable instances, ``get_params()``, rebuilt by ``cls(**params)``.
+
+    Returns
+    -------
+    type
+        The class itself.
+    """
     _TOKENIZER_TYPES[_type_name(cls)] = cls
     return cls
 

@@ -278,7 +278,29 @@ def check_interval(name: str, value: object, low: float, high: float, closed: st
 
 
 def check_one_of(name: str, value: T, choices: tuple[object, ...], expected: str) -> T:
-    """One of ``choices`` (compared with ``==``); the message says what was ``expected``."""
+    """One of ``choices`` (compared with ``==``); the message says what was ``expected``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, for the message.
+    value : object
+        The value to check.
+    choices : tuple
+        The values allowed.
+    expected : str
+        How the message names them (``"'date', 'file' or 'shuffle'"``).
+
+    Returns
+    -------
+    object
+        The value.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value not among the choices.
+    """
     if value not in choices:
         raise InvalidParameterError(f"{name} must be {expected}, got {describe(value)}")
     return value
@@ -323,7 +345,22 @@ def check_even_dof(dof: object) -> int:
 
 def check_methods(what: str, value: object, methods: Iterable[str]) -> None:
     """``value`` has each method, named as in ``methods`` (``"with_alpha(alpha)"``: the
-    attribute is the name before the parenthesis)."""
+    attribute is the name before the parenthesis).
+
+    Parameters
+    ----------
+    what : str
+        What the value is, for the message (``"model"``).
+    value : object
+        The object to check.
+    methods : iterable of str
+        The methods it needs, as the message names them.
+
+    Raises
+    ------
+    InvalidParameterError
+        For the first method missing (or not callable).
+    """
     for method in methods:
         if not callable(getattr(value, method.partition("(")[0], None)):
             raise InvalidParameterError(f"{what} {describe(value)} has no {method} method")
@@ -395,14 +432,52 @@ def check_one_array(calibrated: object) -> None:
 
 
 def check_group(group: object, aliases: Mapping[str, str], groups: Iterable[str]) -> str:
-    """A SpamAssassin group by any of its names (``aliases``); its official name."""
+    """A SpamAssassin group by any of its names (``aliases``); its official name.
+
+    Parameters
+    ----------
+    group : object
+        A group's name, in either spelling.
+    aliases : mapping
+        Every spelling -> the official name.
+    groups : iterable of str
+        The official names, for the message.
+
+    Returns
+    -------
+    str
+        The official name.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown group.
+    """
     if group not in aliases:
         raise InvalidParameterError(f"unknown SpamAssassin group {describe(group)}; expected one of {list(groups)}")
     return aliases[group]  # type: ignore[index]  # a key: checked above
 
 
 def check_checksum(name: str, checksum: str) -> tuple[str, str]:
-    """(algorithm, lowercase hex) of 'sha256:<hex>', 'md5:<hex>', or bare hex (64 -> sha256, 32 -> md5)."""
+    """(algorithm, lowercase hex) of 'sha256:<hex>', 'md5:<hex>', or bare hex (64 -> sha256, 32 -> md5).
+
+    Parameters
+    ----------
+    name : str
+        The archive's name, for the message.
+    checksum : str
+        The expected digest.
+
+    Returns
+    -------
+    tuple of str
+        (algorithm, lowercase hex digest).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a digest of neither form.
+    """
     algorithm, _, value = checksum.rpartition(":")
     value = value.strip().lower()
     if not algorithm:

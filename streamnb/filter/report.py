@@ -144,7 +144,18 @@ class FilterReport:
         return _share(self.verdicts == HAM, self._is_positive())
 
     def unsure_rate_of(self, label: Hashable) -> float:
-        """Share of the messages of one true class with verdict unsure."""
+        """Share of the messages of one true class with verdict unsure.
+
+        Parameters
+        ----------
+        label : label
+            A true class.
+
+        Returns
+        -------
+        float
+            The share (nan without messages of the class).
+        """
         return _share(self.verdicts == UNSURE, np.array([y == label for y in self.y_true], dtype=bool))
 
     def summary(self) -> str:

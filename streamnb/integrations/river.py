@@ -216,7 +216,13 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
         self.model.learn_one(x, y, w)
 
     def unlearn_one(self, x: Any, y: Label, w: float = 1.0) -> None:
-        """Remove a document learned earlier: the exact inverse of learn_one."""
+        """Remove a document learned earlier: the exact inverse of learn_one.
+
+        Parameters
+        ----------
+        x, y, w
+            As for :meth:`learn_one`.
+        """
         self.model.unlearn_one(x, y, w)
 
     def predict_proba_one(self, x: Any, **kwargs: Any) -> dict[Label, float]:

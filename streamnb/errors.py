@@ -52,7 +52,20 @@ class CorpusNotFoundError(StreamNBError, FileNotFoundError):
 
 def describe(value: object, limit: int = 60) -> str:
     """Short repr of a value for error messages, with its type (a value whose repr fails,
-    e.g. a tuple nested past the recursion limit, is named by its type alone)."""
+    e.g. a tuple nested past the recursion limit, is named by its type alone).
+
+    Parameters
+    ----------
+    value : object
+        Any value.
+    limit : int
+        The most characters of its repr shown.
+
+    Returns
+    -------
+    str
+        Its repr (cut short), with its type.
+    """
     try:
         text = repr(value)
     except Exception:

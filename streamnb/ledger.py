@@ -47,7 +47,18 @@ class Entry(NamedTuple):
 
 
 def text_fingerprint(text: str | bytes) -> bytes:
-    """Fingerprint of a raw message (text, or the bytes of a raw email)."""
+    """Fingerprint of a raw message (text, or the bytes of a raw email).
+
+    Parameters
+    ----------
+    text : str or bytes
+        The message.
+
+    Returns
+    -------
+    bytes
+        Its BLAKE2b digest (``FINGERPRINT_BYTES`` bytes).
+    """
     data = b"bytes\0" + text if isinstance(text, bytes) else b"text\0" + text.encode("utf-8", "surrogatepass")
     return hashlib.blake2b(data, digest_size=FINGERPRINT_BYTES).digest()
 
@@ -57,6 +68,18 @@ def features_fingerprint(tokens: Sequence[Hashable], values: npt.NDArray[np.floa
 
     Pairs are written as repr(token) and repr(float(value)) and sorted; repr never
     contains the raw separator characters, so distinct documents give distinct texts.
+
+    Parameters
+    ----------
+    tokens : sequence of hashable
+        The message's features.
+    values : numpy.ndarray
+        Their values, in the same order.
+
+    Returns
+    -------
+    bytes
+        Its BLAKE2b digest (``FINGERPRINT_BYTES`` bytes).
     """
     pairs = sorted(f"{token!r}\x1f{float(value)!r}" for token, value in zip(tokens, values.tolist()))
     return hashlib.blake2b(b"features\0" + "\x1e".join(pairs).encode("utf-8", "surrogatepass"),
@@ -64,13 +87,20 @@ def features_fingerprint(tokens: Sequence[Hashable], values: npt.NDArray[np.floa
 
 
 class MessageLedger:
-    """Fingerprint -> Entry for the last ``max_entries`` messages learned (FIFO)."""
+    """Fingerprint -> Entry for the last ``max_entries`` messages learned (FIFO).
+
+    Parameters
+    ----------
+    max_entries : int
+        How many messages it remembers at most.
+    """
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
         self._entries: OrderedDict[bytes, Entry] = OrderedDict()
 
     def get(self, fingerprint: bytes) -> Entry | None:
+        """The entry of a message, or None."""
         return self._entries.get(fingerprint)
 
     def record(self, fingerprint: bytes, entry: Entry) -> None:
@@ -81,6 +111,7 @@ class MessageLedger:
             self._entries.popitem(last=False)
 
     def forget(self, fingerprint: bytes) -> None:
+        """Drop the entry of a message, if any."""
         self._entries.pop(fingerprint, None)
 
     def items(self) -> Iterator[tuple[bytes, Entry]]:
@@ -108,12 +139,18 @@ class Ledger:
     the message moves (unlearned from the old label with the weight it still has, then
     learned). Unlearning a held message takes its weight, stamp and timestamp from the
     ledger. The model does the counting (``_learn_counts``, ``_unlearn_counts``).
+
+    Parameters
+    ----------
+    max_entries : int
+        How many messages it remembers at most (the oldest are forgotten first).
     """
 
     def __init__(self, max_entries: int) -> None:
         self.entries = MessageLedger(max_entries)
 
     def get(self, fingerprint: bytes) -> Entry | None:
+        """The entry of a message, or None."""
         return self.entries.get(fingerprint)
 
     def items(self) -> Iterator[tuple[bytes, Entry]]:
@@ -130,6 +167,21 @@ class Ledger:
         return features_fingerprint(tokens, np.asarray(values, dtype=float))
 
     def learn(self, model: "DiscreteNB", x: Document, label: Label, weight: float, when: float | None) -> None:
+        """Learn a message once: a no-op when held under ``label``, a move when held under another.
+
+        Parameters
+        ----------
+        model : DiscreteNB
+            The model whose counts change.
+        x : mapping, str or bytes
+            The message.
+        label : label
+            Its class.
+        weight : float
+            Its sample weight.
+        when : float or None
+            Its timestamp.
+        """
         if isinstance(x, (str, bytes)):
             entry = self.entries.get(text_fingerprint(x))
             if entry is not None and entry.label == label:
@@ -147,6 +199,20 @@ class Ledger:
 
     def unlearn(self, model: "DiscreteNB", x: Document, label: Label, weight: float, learned_at: int | None,
                 when: float | None) -> None:
+        """Unlearn a message; a held one with its entry's weight, stamp and timestamp.
+
+        Parameters
+        ----------
+        model, x, label
+            As for :meth:`learn`.
+        weight, learned_at, when : float, int or None, float or None
+            The weight, stamp and timestamp of a message the ledger does not hold.
+
+        Raises
+        ------
+        InvalidInputError
+            For a message held under another class.
+        """
         fingerprint = self.fingerprint(model, x)
         entry = self.entries.get(fingerprint)
         if entry is not None:
@@ -176,6 +242,7 @@ class Ledger:
             self.entries.forget(fingerprint)
 
     def check_mergeable(self, other: "Ledger") -> None:
+        """IncompatibleModelsError when both ledgers hold a message (a merge would count it twice)."""
         for fingerprint, _ in other.entries.items():
             if fingerprint in self.entries:
                 raise IncompatibleModelsError(
@@ -189,6 +256,7 @@ class Ledger:
 
     # -- persistence ---------------------------------------------------------------------
     def arrays(self, class_id: Callable[[Label], int | None]) -> Arrays:
+        """The entries as the model file's ``ledger_*`` arrays (labels by ``class_id``)."""
         items = list(self.entries.items())
         entries = [entry for _, entry in items]
         return {
@@ -200,7 +268,24 @@ class Ledger:
         }
 
     def restore(self, arrays: Arrays, labels: list[Label], n_learned: int, timed: bool) -> None:
-        """Entries from ``arrays`` (ModelFormatError for anything inconsistent)."""
+        """Entries from ``arrays`` (ModelFormatError for anything inconsistent).
+
+        Parameters
+        ----------
+        arrays : mapping
+            The model file's arrays.
+        labels : list of labels
+            The model's classes, by id.
+        n_learned : int
+            The model's documents learned (the stamps are at most this).
+        timed : bool
+            Whether the model forgets in time (keep the timestamps).
+
+        Raises
+        ------
+        ModelFormatError
+            For arrays missing or inconsistent.
+        """
         def require(condition: bool, message: str) -> None:
             if not condition:
                 raise ModelFormatError(message)

@@ -35,6 +35,23 @@ def merge(models: Iterable[Model]) -> Model:
     >>> b = MultinomialNB().learn_one({"meeting": 1}, "ham")
     >>> merge([a, b]).class_counts
     {'spam': 1.0, 'ham': 1.0}
+
+    Parameters
+    ----------
+    models : iterable of models
+        Models of one type and the same parameters, in stream order.
+
+    Returns
+    -------
+    model
+        A new model.
+
+    Raises
+    ------
+    IncompatibleModelsError
+        For models that cannot be merged.
+    InvalidInputError
+        For no model at all.
     """
     models = list(models)
     if not models:

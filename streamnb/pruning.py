@@ -21,6 +21,18 @@ def mutual_information(docs: np.ndarray, class_docs: np.ndarray) -> np.ndarray:
     docs is (|F|, K) with D_cw, class_docs is (K,) with N_c, N = sum_c N_c. With
     P(1, c) = D_cw / N, P(0, c) = (N_c - D_cw) / N, P(c) = N_c / N, P(1) = D_w / N:
     I = sum_{e in {0,1}} sum_c P(e, c) log(P(e, c) / (P(e) P(c))), where 0 log 0 = 0.
+
+    Parameters
+    ----------
+    docs : numpy.ndarray
+        (|F|, K): D_cw, the documents of class c holding feature w.
+    class_docs : numpy.ndarray
+        (K,): N_c, the documents of class c.
+
+    Returns
+    -------
+    numpy.ndarray
+        (|F|,): the mutual information of each feature with the class, in nats.
     """
     docs = np.asarray(docs, dtype=float)
     total = float(class_docs.sum())

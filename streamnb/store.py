@@ -15,8 +15,6 @@ c, D_cf the documents of class c containing f; all divided by one global ``scale
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -27,8 +25,10 @@ else:
     from ._lazy import numpy as np
 
 from . import _core
-from .errors import InvalidParameterError, InvalidTypeError, ModelFormatError, StreamNBError, describe
-from .validate import Label, check_label
+from .errors import ModelFormatError, StreamNBError, describe
+from .keys import _token_from_key as _token_from_key  # the core calls both by their name here
+from .keys import _token_key as _token_key
+from .validate import Label, check_bucket_count, check_label
 
 __all__ = ["CountStore", "Vocabulary", "Label", "check_label", "MIN_SCALE", "MAX_STORED"]
 
@@ -45,13 +45,20 @@ class Vocabulary:
     a seeded hash). With ``n_buckets`` set, tokens are hashed (CRC-32, stable across
     processes) into that many ids instead; nothing is stored per token and ``token(i)``
     names the bucket.
+
+    Parameters
+    ----------
+    n_buckets : int or None
+        Hash tokens into this many ids (in [1, 2**32)); None for an exact vocabulary.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a bucket count out of range.
     """
 
     def __init__(self, n_buckets: int | None = None) -> None:
-        if n_buckets is not None and (not isinstance(n_buckets, int) or isinstance(n_buckets, bool)
-                                      or not 1 <= n_buckets < 2**32):
-            raise InvalidParameterError(f"n_buckets must be an int in [1, 2**32) or None, got {describe(n_buckets)}")
-        self.n_buckets = n_buckets
+        self.n_buckets = check_bucket_count(n_buckets)
         self._core = _core.Vocabulary(n_buckets)
 
     @property
@@ -135,57 +142,6 @@ class Vocabulary:
             self._core.restore(state["ids"], state["tokens"], state["free"])
 
 
-# Feature names that are not str are stored as 0xFF + this tagged JSON (0xFF never occurs
-# in UTF-8). Numbers follow Python's dict semantics, where True == 1 == 1.0 are one key.
-_OTHER_KEY = b"\xff"
-
-
-def _plain_token(token: object) -> object:
-    if isinstance(token, (bool, np.bool_)):
-        return int(token)
-    if isinstance(token, (int, np.integer)):
-        return int(token)
-    if isinstance(token, (float, np.floating)):
-        value = float(token)
-        return int(value) if value.is_integer() else value
-    if token is None or isinstance(token, str):
-        return token
-    if isinstance(token, bytes):
-        return {"$bytes": token.hex()}
-    if isinstance(token, tuple):
-        return {"$tuple": [_plain_token(t) for t in token]}
-    raise InvalidTypeError(f"feature names must be str, int, float, bool, None, bytes or tuples of those, "
-                           f"got {describe(token)}")
-
-
-def _from_plain(value: object) -> Hashable:
-    if isinstance(value, dict):
-        if "$tuple" in value:
-            return tuple(_from_plain(v) for v in value["$tuple"])
-        return bytes.fromhex(value["$bytes"])
-    return value
-
-
-def _token_key(token: object) -> bytes:
-    """Vocabulary key of a feature name that is not a str (called by the core)."""
-    if isinstance(token, float) and not math.isfinite(token):
-        return _OTHER_KEY + repr(token).encode()
-    try:
-        return _OTHER_KEY + json.dumps(_plain_token(token), separators=(",", ":")).encode()
-    except RecursionError:
-        raise InvalidTypeError(f"feature names must be str, int, float, bool, None, bytes or tuples of those, "
-                               f"nested less deeply than the recursion limit, got {describe(token)}") from None
-
-
-def _token_from_key(key: bytes) -> Hashable:
-    """The feature name of a key made by ``_token_key`` (called by the core)."""
-    text = key[1:].decode()
-    if text in ("nan", "inf", "-inf"):
-        return float(text)
-    return _from_plain(json.loads(text))
-
-
-
 class StoreVocabulary:
     """The vocabulary of a discrete model (in its core): token <-> feature id."""
 
@@ -258,7 +214,15 @@ def _floats(data: bytearray, shape: tuple[int, ...] | None = None) -> npt.NDArra
 
 
 class CountStore:
-    """Read access to a discrete model's counts, and its export and import for ``persist``."""
+    """Read access to a discrete model's counts, and its export and import for ``persist``.
+
+    Parameters
+    ----------
+    core : streamnb._core.Core
+        The model's compiled core, which holds the counts.
+    n_buckets : int or None
+        The model's hash buckets; None for an exact vocabulary.
+    """
 
     def __init__(self, core: _core.Core[Label], n_buckets: int | None) -> None:
         self._core = core
@@ -430,6 +394,22 @@ class CountStore:
         ...). The labels and clocks are checked here, the arrays by the core
         (src/snapshot.rs), which reads them as the file's bytes: loading a model needs no
         numpy and makes no Python object per token.
+
+        Parameters
+        ----------
+        scalars : dict
+            The labels, the scale and the documents learned, as ``export`` gave them.
+        arrays : mapping
+            The store's arrays (``STORE_ARRAYS``).
+        pruned_at : int
+            The document stamp of the last pruning.
+        tokens : list of hashable or None
+            The vocabulary of a version-1 file.
+
+        Raises
+        ------
+        ModelFormatError
+            For the first inconsistency found.
         """
         labels, scale, n_learned = scalars["labels"], scalars["scale"], scalars["n_learned"]
         _require(isinstance(labels, list), f"labels must be a list, got {describe(labels)}")

@@ -38,6 +38,15 @@ BASE_PARTS = {"values": ["Document", "FeatureValues", "TextTokenizer", "LogLinea
               "learning": ["STORAGE_PARAMS", "_batch_documents", "_tokenizer_signature"]}
 
 
+# Modules split by concern (each part at most ~500 lines): the module re-exports its parts' names.
+SPLIT_PARTS = {
+    "filter.evaluate": ["filter.metrics", "filter.scores", "filter.running"],
+    "filter.datasets": ["filter.download", "filter.worked_examples"],
+    "persist": ["archive", "registry"],
+    "store": ["keys"],
+}
+
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -202,6 +211,20 @@ def test_decision_re_exports_its_parts():
     assert {name: where for name, where in homes.items() if len(where) != 1} == {}
     assert [name for name, (where,) in homes.items() if getattr(decision, name) is not getattr(parts[where], name)] == []
     assert len((PACKAGE / "filter" / "decision.py").read_text(encoding="utf-8").splitlines()) <= 40
+
+
+@pytest.mark.parametrize("whole", sorted(SPLIT_PARTS))
+def test_split_modules_re_export_their_parts(whole):
+    """Each public name of a part is importable, the same object, from the module it left."""
+    module = importlib.import_module(f"streamnb.{whole}")
+    for part in SPLIT_PARTS[whole]:
+        names = importlib.import_module(f"streamnb.{part}").__all__
+        assert names and [name for name in names if getattr(module, name, None) is not
+                          getattr(importlib.import_module(f"streamnb.{part}"), name)] == [], part
+        if hasattr(module, "__all__"):
+            assert {name for name in names if not name.startswith("_")} <= set(module.__all__), part
+    for name in [whole, *SPLIT_PARTS[whole]]:
+        assert len((PACKAGE / f"{name.replace('.', '/')}.py").read_text(encoding="utf-8").splitlines()) <= 500, name
 
 
 def test_saved_tokenizer_names_did_not_move():

@@ -30,9 +30,9 @@ from datetime import datetime
 from typing import Any
 
 from streamnb import _core
-from streamnb.errors import InvalidParameterError, InvalidTypeError, describe
+from streamnb.errors import InvalidTypeError, describe
 from streamnb.features.text import DEFAULT_TOKEN_PATTERN, Tokenizer
-from streamnb.validate import check_bool, check_optional_int
+from streamnb.validate import check_bool, check_optional_int, check_positive
 
 __all__ = [
     "DEFAULT_ADDRESS_HEADERS",
@@ -188,12 +188,6 @@ def _to_bytes(raw: object) -> bytes:
     raise InvalidTypeError(f"expected a raw message as bytes or str, got {describe(raw)}")
 
 
-def _check_max_bytes(max_bytes: object) -> int | None:
-    if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1):
-        raise InvalidParameterError(f"max_bytes must be an int >= 1 or None, got {describe(max_bytes)}")
-    return max_bytes
-
-
 def parse_message(raw: bytes | str, *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> ParsedMessage:
     """Parse a raw RFC 822 message into decoded text; never raises on any bytes or str.
 
@@ -202,9 +196,21 @@ def parse_message(raw: bytes | str, *, max_bytes: int | None = DEFAULT_MAX_BYTES
     >>> m = parse_message(b"Subject: =?utf-8?q?Caf=C3=A9?=\\n\\n<p>Hi <a href='http://x.org/'>there</a></p>")
     >>> m.subject, m.body.split(), m.urls
     ('Café', ['Hi', 'there'], ['http://x.org/'])
+
+    Parameters
+    ----------
+    raw : bytes or str
+        A raw message.
+    max_bytes : int or None
+        Read only the first bytes; None for all.
+
+    Returns
+    -------
+    ParsedMessage
+        Its headers, subject, readable body text, links and MIME parts, decoded.
     """
     data = _to_bytes(raw)
-    max_bytes = _check_max_bytes(max_bytes)
+    max_bytes = check_positive("max_bytes", max_bytes, integer=True)
     subject, body, headers, urls, parts, defects = _core.parse_message(data, max_bytes)
     return ParsedMessage(
         subject=subject,
@@ -259,6 +265,37 @@ class EmailTokenizer:
     :data:`DEFAULT_IGNORED_HEADERS`) give no feature at all. With the default token pattern
     body words never contain ":", so they cannot collide with the prefixed features. If the
     body settings say ``binary=True``, every feature is 1.
+
+    Parameters
+    ----------
+    body : mapping, Tokenizer or None
+        The settings of the body's and the Subject's words: a Tokenizer or a dict of its
+        parameters; None for ``Tokenizer()``.
+    subject : bool
+        Give ``subject:<word>`` features.
+    address_headers : iterable of str
+        The headers whose addresses give ``<header>:<domain>`` features.
+    word_headers : iterable of str
+        The headers whose words give ``<header>:<word>`` features.
+    header_names : bool
+        Give a ``header:<name>`` feature for each header present.
+    ignored_headers : iterable of str
+        Headers that give no feature at all.
+    urls : bool
+        Give ``url:<domain>`` features.
+    mime : bool
+        Give the MIME features (content types, charsets, encodings, attachments, defects).
+    max_bytes : int or None
+        Read only the first bytes of a message; None for all.
+    sender_address : bool
+        Give the ``from-address:<address>`` feature.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range.
+    InvalidTypeError
+        For a value of the wrong type.
     """
 
     def __init__(
@@ -343,7 +380,18 @@ class EmailTokenizer:
         self.__init__(**state)  # type: ignore[misc]
 
     def __call__(self, message: bytes | str) -> dict[str, int]:
-        """Features of a raw message (see the class docstring)."""
+        """Features of a raw message (see the class docstring).
+
+        Parameters
+        ----------
+        message : bytes or str
+            A raw message.
+
+        Returns
+        -------
+        dict
+            Feature -> count (1 each when the body settings say ``binary=True``).
+        """
         raw = _to_bytes(message)
         if self._in_core:
             return self._core.count(raw)  # a Counter, or a dict of 1s with binary settings
@@ -377,5 +425,15 @@ class EmailTokenizer:
         >>> t = EmailTokenizer()
         >>> [t.field(f) for f in ("free", "subject:free", "from:example.com", "charset:utf-8", "x-mailer:mutt")]
         ['body', 'subject', 'address', 'mime', 'other']
+
+        Parameters
+        ----------
+        feature : str
+            A feature this tokenizer gives.
+
+        Returns
+        -------
+        str
+            The field it belongs to (by its prefix).
         """
         return self._core.field(feature)  # the rule is the core's: EmailFeatures::field

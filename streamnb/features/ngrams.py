@@ -20,27 +20,44 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import _core
-from ..errors import InvalidParameterError, InvalidTypeError, describe
+from ..errors import InvalidTypeError, describe
+from ..validate import check_int, check_reads_in_core
 from .email import EmailTokenizer, _to_bytes
 
 
 class ByteNgrams:
-    """Callable raw message -> {gram: 1} (see the module docstring)."""
+    """Callable raw message -> {gram: 1} (see the module docstring).
+
+    Parameters
+    ----------
+    n : int
+        The length of a gram in bytes (>= 1).
+    max_bytes : int
+        How many bytes of the message's head are read (>= 1).
+    prefix : str
+        Put before each gram's name.
+    email : EmailTokenizer, mapping or None
+        An email tokenizer (or its settings) whose features join the grams, as binary
+        features; it must read messages in the core (the default token pattern, no stemmer).
+
+    Raises
+    ------
+    InvalidParameterError
+        For an ``n`` or ``max_bytes`` below 1, or an email tokenizer that does not read in the core.
+    InvalidTypeError
+        For a ``prefix`` or ``email`` of the wrong type.
+    """
 
     def __init__(self, n: int = 4, max_bytes: int = 3000, *, prefix: str = "",
                  email: EmailTokenizer | Mapping[str, Any] | None = None) -> None:
-        for name, value in (("n", n), ("max_bytes", max_bytes)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidParameterError(f"{name} must be an int >= 1, got {describe(value)}")
+        n, max_bytes = check_int("n", n, 1), check_int("max_bytes", max_bytes, 1)
         if not isinstance(prefix, str):
             raise InvalidTypeError(f"prefix must be a str, got {describe(prefix)}")
         if isinstance(email, Mapping):
             email = EmailTokenizer(**email)
         if email is not None and not isinstance(email, EmailTokenizer):
             raise InvalidTypeError(f"email must be an EmailTokenizer, its settings or None, got {describe(email)}")
-        if email is not None and not email._in_core:
-            raise InvalidParameterError("email must read messages in the core (the default token pattern, "
-                                        "no stemmer)")
+        check_reads_in_core(email)
         self.n, self.max_bytes, self.prefix, self.email = n, max_bytes, prefix, email
         self._core = _core.ByteNgrams(n=n, max_bytes=max_bytes, prefix=prefix,
                                       email=None if email is None else email._core)
@@ -70,5 +87,16 @@ class ByteNgrams:
         self.__init__(**state)  # type: ignore[misc]
 
     def __call__(self, message: bytes | str) -> dict[str, int]:
-        """{feature: 1} of a raw message (str is encoded as UTF-8 first)."""
+        """{feature: 1} of a raw message (str is encoded as UTF-8 first).
+
+        Parameters
+        ----------
+        message : bytes or str
+            A raw message (a str is read as its UTF-8).
+
+        Returns
+        -------
+        dict
+            Feature -> 1 for each gram (and each feature of ``email``).
+        """
         return self._core.features(_to_bytes(message))

@@ -13,7 +13,6 @@ compare by settings, and can be saved as JSON by ``get_params()``.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
@@ -23,11 +22,11 @@ from streamnb import _core
 from streamnb.errors import (
     IncompatibleModelsError,
     InvalidInputError,
-    InvalidParameterError,
     InvalidTypeError,
     describe,
 )
-from streamnb.validate import check_bool, check_optional_int, check_range
+from streamnb.validate import (check_bool, check_choice, check_one_of, check_optional_int, check_range,
+                               check_some_ngrams, check_stop_words, check_token_pattern)
 
 __all__ = [
     "DEFAULT_TOKEN_PATTERN",
@@ -45,25 +44,6 @@ DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 #: conjunctions and frequent adverbs/determiners) that carry little topical signal; the list
 #: lives in the core (src/tokenize.rs), which removes them.
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_core.ENGLISH_STOP_WORDS.split())
-
-
-def _check_stop_words(value: object) -> str | tuple[str, ...] | None:
-    """Normalise stop_words to None, "english" or a sorted tuple of str (JSON-friendly)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if value == "english":
-            return "english"
-        raise InvalidParameterError(
-            f"stop_words must be None, 'english' or an iterable of str, got {value!r}"
-        )
-    if not isinstance(value, Iterable):
-        raise InvalidTypeError(f"stop_words must be None, 'english' or an iterable of str, got {describe(value)}")
-    words = list(value)
-    for word in words:
-        if not isinstance(word, str):
-            raise InvalidTypeError(f"stop_words must contain only str, found {describe(word)}")
-    return tuple(sorted(set(words)))
 
 
 class Tokenizer:
@@ -99,6 +79,35 @@ class Tokenizer:
 
     Do not change attributes after construction: build a new tokenizer (the derived regex and
     tables are computed once in ``__init__``).
+
+    Parameters
+    ----------
+    lowercase : bool
+        Lowercase the text before matching (step 2).
+    token_pattern : str
+        The regular expression of a token (step 3), with at most one capture group.
+    stop_words : None, "english" or iterable of str
+        Words removed after matching (step 4).
+    ngram_range : (int, int) or None
+        The word n-grams produced, ``(min_n, max_n)`` (step 7); None for none.
+    char_ngram_range : (int, int) or None
+        The character n-grams produced inside each token (step 5); None for none. At least
+        one of the two ranges is set.
+    binary : bool
+        Every present feature counts 1 (step 8).
+    max_tokens : int or None
+        Keep only the first matches (step 3); None for all.
+    max_chars : int or None
+        Read only the first characters of a text (step 1); None for all.
+    stemmer : None or "snowball"
+        Stem the words (step 6; needs the ``stem`` extra).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range (an invalid regular expression, both ranges None ...).
+    InvalidTypeError
+        For a value of the wrong type.
     """
 
     def __init__(
@@ -115,32 +124,16 @@ class Tokenizer:
         stemmer: str | None = None,
     ) -> None:
         self.lowercase = check_bool("lowercase", lowercase)
-        if not isinstance(token_pattern, str):
-            raise InvalidTypeError(f"token_pattern must be a str regex, got {describe(token_pattern)}")
-        try:
-            regex = re.compile(token_pattern)
-        except re.error as exc:
-            raise InvalidParameterError(
-                f"token_pattern {token_pattern!r} is not a valid regular expression: {exc}"
-            ) from None
-        if regex.groups > 1:
-            raise InvalidParameterError(
-                f"token_pattern must have at most one capture group, {token_pattern!r} has {regex.groups}"
-            )
+        regex = check_token_pattern(token_pattern)
         self.token_pattern = token_pattern
-        self.stop_words = _check_stop_words(stop_words)
+        self.stop_words = check_stop_words(stop_words)
         self.ngram_range = check_range("ngram_range", ngram_range)
         self.char_ngram_range = check_range("char_ngram_range", char_ngram_range)
-        if self.ngram_range is None and self.char_ngram_range is None:
-            raise InvalidParameterError(
-                "ngram_range and char_ngram_range cannot both be None: the tokenizer would emit nothing"
-            )
+        check_some_ngrams(self.ngram_range, self.char_ngram_range)
         self.binary = check_bool("binary", binary)
         self.max_tokens = check_optional_int("max_tokens", max_tokens)
         self.max_chars = check_optional_int("max_chars", max_chars)
-        if stemmer not in (None, "snowball"):
-            raise InvalidParameterError(f"stemmer must be None or 'snowball', got {describe(stemmer)}")
-        self.stemmer = stemmer
+        self.stemmer = check_one_of("stemmer", stemmer, (None, "snowball"), "None or 'snowball'")
 
         # Derived, private state (rebuilt from the settings on unpickling).
         self._default = token_pattern == DEFAULT_TOKEN_PATTERN
@@ -210,7 +203,18 @@ class Tokenizer:
     # -- tokenizing -----------------------------------------------------------------------
 
     def __call__(self, text: str) -> dict[str, int]:
-        """Return the bag of features of ``text`` (see the class docstring for the steps)."""
+        """Return the bag of features of ``text`` (see the class docstring for the steps).
+
+        Parameters
+        ----------
+        text : str
+            The text to tokenize.
+
+        Returns
+        -------
+        dict
+            Feature -> count (a ``collections.Counter`` unless ``binary``).
+        """
         if not isinstance(text, str):
             raise InvalidTypeError(f"Tokenizer expects a str, got {describe(text)}")
         if self._default and self._stem is None:
@@ -286,15 +290,27 @@ class OnlineTfidf:
     >>> t.learn_one({"spam": 2, "eggs": 1}); t.learn_one({"eggs": 3})
     >>> round(t.idf("spam"), 6), round(t.idf("eggs"), 6)
     (1.405465, 1.0)
+
+    Parameters
+    ----------
+    tf : {"log1p", "1+log", "raw"}
+        The transform of a feature's value.
+    norm : {"l2", "l1", None}
+        The normalisation of the transformed vector.
+    smooth_idf : bool
+        Smooth the document frequencies (and give unseen features an idf).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a ``tf`` or ``norm`` outside its choices.
+    InvalidTypeError
+        For a ``smooth_idf`` that is not a bool.
     """
 
     def __init__(self, *, tf: str = "log1p", norm: str | None = "l2", smooth_idf: bool = True) -> None:
-        if tf not in _TF_CHOICES:
-            raise InvalidParameterError(f"tf must be one of {_TF_CHOICES}, got {describe(tf)}")
-        if norm not in _NORM_CHOICES:
-            raise InvalidParameterError(f"norm must be one of {_NORM_CHOICES}, got {describe(norm)}")
-        self.tf = tf
-        self.norm = norm
+        self.tf = check_choice("tf", tf, _TF_CHOICES)
+        self.norm = check_choice("norm", norm, _NORM_CHOICES)
         self.smooth_idf = check_bool("smooth_idf", smooth_idf)
         self.df: dict[Any, int] = {}
         self.n_docs = 0
@@ -310,7 +326,13 @@ class OnlineTfidf:
         return {"n_docs": self.n_docs, "df": dict(self.df)}
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Replace the learned state by one from :meth:`get_state` (validated first)."""
+        """Replace the learned state by one from :meth:`get_state` (validated first).
+
+        Parameters
+        ----------
+        state : mapping
+            A state from :meth:`get_state`.
+        """
         if not isinstance(state, Mapping) or set(state) != {"n_docs", "df"}:
             raise InvalidInputError(f"state must be a mapping with keys 'n_docs' and 'df', got {describe(state)}")
         n_docs, df = state["n_docs"], state["df"]
@@ -340,7 +362,13 @@ class OnlineTfidf:
     # -- learning -------------------------------------------------------------------------
 
     def learn_one(self, features: Mapping[Any, float]) -> None:
-        """Count one document: N += 1 and df_f += 1 for each feature with a value > 0."""
+        """Count one document: N += 1 and df_f += 1 for each feature with a value > 0.
+
+        Parameters
+        ----------
+        features : mapping
+            A document, feature -> value; the features with a value > 0 count as present.
+        """
         _check_features(features)
         df = self.df
         for feature, value in features.items():
@@ -386,7 +414,18 @@ class OnlineTfidf:
     # -- transforming ---------------------------------------------------------------------
 
     def idf(self, feature: Any) -> float:
-        """Inverse document frequency of ``feature`` from the documents learned so far."""
+        """Inverse document frequency of ``feature`` from the documents learned so far.
+
+        Parameters
+        ----------
+        feature : hashable
+            A feature name.
+
+        Returns
+        -------
+        float
+            Its inverse document frequency over the documents learned so far.
+        """
         df = self.df.get(feature, 0)
         if self.smooth_idf:
             return math.log((1 + self.n_docs) / (1 + df)) + 1.0
@@ -395,7 +434,18 @@ class OnlineTfidf:
         return math.log(self.n_docs / df) + 1.0
 
     def transform_one(self, features: Mapping[Any, float]) -> dict[Any, float]:
-        """TF-IDF weights of one document, normalised (see the class docstring)."""
+        """TF-IDF weights of one document, normalised (see the class docstring).
+
+        Parameters
+        ----------
+        features : mapping
+            A document, feature -> value.
+
+        Returns
+        -------
+        dict
+            Feature -> TF-IDF weight, normalised by ``norm``.
+        """
         _check_features(features)
         n_plus = 1 + self.n_docs
         df = self.df

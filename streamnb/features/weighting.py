@@ -24,12 +24,12 @@ order it learned in, so it keeps exactness too.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from .. import _core
-from ..errors import InvalidParameterError, InvalidTypeError, describe
+from ..errors import InvalidTypeError, describe
+from ..validate import check_field_name, check_finite_positive
 from .email import EmailTokenizer, _to_bytes
 
 __all__ = ["EmailWeights", "DEFAULT_TOKENIZER", "DEFAULT_MASSES"]
@@ -56,12 +56,6 @@ QUANTUM_BITS: int = _core.QUANTUM_BITS
 _FIELDS: tuple[str, ...] = tuple(_core.EmailWeights.FIELDS)
 
 
-def _check_mass(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise InvalidParameterError(f"{name} must be a finite number > 0, got {describe(value)}")
-    return float(value)
-
-
 class EmailWeights:
     """Callable: a raw message -> ``{feature: weight}``, from the message alone.
 
@@ -79,6 +73,25 @@ class EmailWeights:
     >>> weights = w(b"Subject: hi\\n\\nhi hi there")
     >>> {f: round(v, 3) for f, v in weights.items() if ":" not in f or f.startswith("subject")}
     {'hi': 1.226, 'there': 0.774, 'subject:hi': 1.0}
+
+    Parameters
+    ----------
+    tokenizer : EmailTokenizer, mapping or None
+        The email tokenizer whose features are weighed, or its settings; None for
+        :data:`DEFAULT_TOKENIZER`.
+    body_mass : float
+        The mass of the body's features (> 0).
+    field_mass : float
+        The mass of each other field not named in ``masses`` (> 0).
+    masses : mapping or None
+        Field -> mass (> 0) for fields other than the body; None for :data:`DEFAULT_MASSES`.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a mass that is not a finite number > 0, or a field that is not one of the core's.
+    InvalidTypeError
+        For a tokenizer of the wrong type.
     """
 
     def __init__(
@@ -97,14 +110,12 @@ class EmailWeights:
             raise InvalidTypeError(
                 f"tokenizer must be an EmailTokenizer, a dict of its settings or None, got {describe(tokenizer)}")
         self.tokenizer = tokenizer
-        self.body_mass = _check_mass("body_mass", body_mass)
-        self.field_mass = _check_mass("field_mass", field_mass)
+        self.body_mass = check_finite_positive("body_mass", body_mass)
+        self.field_mass = check_finite_positive("field_mass", field_mass)
         masses = dict(DEFAULT_MASSES if masses is None else masses)
         for name, value in masses.items():
-            if name not in _FIELDS or name == "body":
-                raise InvalidParameterError(f"masses names a field of {[f for f in _FIELDS if f != 'body']}; "
-                                            f"got {describe(name)}")
-            masses[name] = _check_mass(f"masses[{name!r}]", value)
+            check_field_name(name, _FIELDS)
+            masses[name] = check_finite_positive(f"masses[{name!r}]", value)
         self.masses = masses
         # the weighting itself runs in the core (src/weighting.rs), with these masses; the
         # core reads the message too unless the tokenizer is a subclass (its own __call__)
@@ -142,12 +153,34 @@ class EmailWeights:
         return self.masses.get(name, self.field_mass)
 
     def field(self, feature: str) -> str:
-        """The field a feature is weighed in: the core's rule (:meth:`EmailTokenizer.field`)."""
+        """The field a feature is weighed in: the core's rule (:meth:`EmailTokenizer.field`).
+
+        Parameters
+        ----------
+        feature : str
+            A feature of the tokenizer.
+
+        Returns
+        -------
+        str
+            The field it belongs to.
+        """
         return self._core.field(feature)
 
     def __call__(self, message: bytes | str) -> dict[str, float]:
         """The weights of a raw message (see the class docstring), as a dict for inspection
-        (a model reads a message into weights in the core, with no dict)."""
+        (a model reads a message into weights in the core, with no dict).
+
+        Parameters
+        ----------
+        message : bytes or str
+            A raw message, read as :class:`EmailTokenizer` reads it.
+
+        Returns
+        -------
+        dict
+            Feature -> its weight (a multiple of 2**-16).
+        """
         if self._reads_in_core:
             return self._core.weigh_message(_to_bytes(message))
         return self._core.weigh(self.tokenizer(message))

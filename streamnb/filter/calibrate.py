@@ -34,7 +34,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from ..errors import InvalidInputError, InvalidParameterError, describe
+from ..errors import InvalidInputError, describe
+from ..validate import check_edges, check_finite_positive, check_int, check_interval
 
 __all__ = ["Calibrator", "PlattCalibrator", "IsotonicCalibrator", "calibrate_prequential", "default_edges"]
 
@@ -59,12 +60,6 @@ def _check_outcome(outcome: object) -> bool:
     if isinstance(outcome, numbers.Integral) and outcome in (0, 1):
         return bool(outcome)
     raise InvalidInputError(f"outcome must be a bool (or 0/1): True when the message is spam, got {describe(outcome)}")
-
-
-def _check_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidParameterError(f"{name} must be an int >= 1, got {describe(value)}")
-    return int(value)
 
 
 class PlattCalibrator:
@@ -99,18 +94,33 @@ class PlattCalibrator:
     ...     _ = calibrator.update(z, spam)
     >>> 0.5 < calibrator.transform(40.0) < 0.9  # one confident mistake in five: not "100%" any more
     True
+
+    Parameters
+    ----------
+    window : int
+        How many of the latest messages the fit covers (>= 1).
+    l2 : float
+        The ridge on (a, b) (finite, > 0).
+    refit_every : int
+        Refit after this many updates (>= 1).
+    max_iter : int
+        Newton steps at most per refit (>= 1).
+    tol : float
+        Stop when a Newton step changes the loss by less than this (finite, > 0).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range.
     """
 
     def __init__(self, window: int = 500, *, l2: float = 1e-3, refit_every: int = 1,
                  max_iter: int = 50, tol: float = 1e-10) -> None:
-        self.window = _check_positive_int("window", window)
-        self.refit_every = _check_positive_int("refit_every", refit_every)
-        self.max_iter = _check_positive_int("max_iter", max_iter)
-        for name, value in (("l2", l2), ("tol", tol)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (0 < value < math.inf):
-                raise InvalidParameterError(f"{name} must be a finite number > 0, got {describe(value)}")
-        self.l2 = float(l2)
-        self.tol = float(tol)
+        self.window = check_int("window", window, 1)
+        self.refit_every = check_int("refit_every", refit_every, 1)
+        self.max_iter = check_int("max_iter", max_iter, 1)
+        self.l2 = check_finite_positive("l2", l2)
+        self.tol = check_finite_positive("tol", tol)
         self.a = 1.0
         self.b = 0.0
         self.n = 0  # updates seen in all (the window holds min(n, window) of them)
@@ -118,11 +128,35 @@ class PlattCalibrator:
         self._outcomes = np.zeros(self.window, dtype=bool)
 
     def transform(self, score: float) -> float:
-        """Calibrated P(spam) = sigmoid(a * score + b)."""
+        """Calibrated P(spam) = sigmoid(a * score + b).
+
+        Parameters
+        ----------
+        score : float
+            A model's log-odds.
+
+        Returns
+        -------
+        float
+            The calibrated P(spam).
+        """
         return float(expit(self.a * _check_score(score) + self.b))
 
     def update(self, score: float, outcome: bool) -> "PlattCalibrator":
-        """Add one message (its log-odds and whether it is spam) and refit (a, b)."""
+        """Add one message (its log-odds and whether it is spam) and refit (a, b).
+
+        Parameters
+        ----------
+        score : float
+            A model's log-odds of a message, before it learned the message.
+        outcome : bool
+            True when the message is spam.
+
+        Returns
+        -------
+        PlattCalibrator
+            The calibrator itself.
+        """
         z = _check_score(score)
         y = _check_outcome(outcome)
         slot = self.n % self.window
@@ -194,6 +228,16 @@ def default_edges(max_power: int = 12) -> np.ndarray:
 
     Doubling widths give fine bins where the posterior is uncertain (|z| of a few nats)
     and a handful of coarse ones across the hundreds of nats naive Bayes reaches on email.
+
+    Parameters
+    ----------
+    max_power : int
+        The largest k of the edges +-2^k.
+
+    Returns
+    -------
+    numpy.ndarray
+        The edges, increasing.
     """
     powers = 2.0 ** np.arange(-1, max_power + 1)
     return np.concatenate((-powers[::-1], [0.0], powers))
@@ -214,31 +258,61 @@ class IsotonicCalibrator:
 
     transform(z) is the value of z's bin; an update costs O(1) and the first transform
     after it O(bins) (the PAV refit is lazy).
+
+    Parameters
+    ----------
+    edges : iterable of float or None
+        The bin edges, finite and strictly increasing; None for :func:`default_edges`.
+    smoothing : float
+        m, the weight of the prior of each bin (finite, > 0).
+    decay : float
+        The factor applied to every count before each update (in (0, 1]).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range.
     """
 
     def __init__(self, edges: Iterable[float] | None = None, *, smoothing: float = 1.0, decay: float = 1.0) -> None:
         edges_array = default_edges() if edges is None else np.asarray(list(edges), dtype=float)
-        if edges_array.ndim != 1 or not len(edges_array) or not np.isfinite(edges_array).all() \
-                or (np.diff(edges_array) <= 0).any():
-            raise InvalidParameterError(f"edges must be finite and strictly increasing, got {describe(edges)}")
-        if isinstance(smoothing, bool) or not isinstance(smoothing, numbers.Real) or not (0 < smoothing < math.inf):
-            raise InvalidParameterError(f"smoothing must be a finite number > 0, got {describe(smoothing)}")
-        if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not (0 < decay <= 1):
-            raise InvalidParameterError(f"decay must be in (0, 1], got {describe(decay)}")
+        check_edges(edges_array, edges)
         self.edges: npt.NDArray[np.float64] = edges_array
-        self.smoothing: float = float(smoothing)
-        self.decay: float = float(decay)
+        self.smoothing: float = check_finite_positive("smoothing", smoothing)
+        self.decay: float = check_interval("decay", decay, 0.0, 1.0, "(]")
         self.counts: npt.NDArray[np.float64] = np.zeros(len(edges_array) + 1)
         self.spams: npt.NDArray[np.float64] = np.zeros(len(edges_array) + 1)
         self.n: int = 0
         self._values: npt.NDArray[np.float64] | None = None
 
     def bin_of(self, score: float) -> int:
-        """Index of the bin holding a log-odds value (e_{b-1} <= z < e_b)."""
+        """Index of the bin holding a log-odds value (e_{b-1} <= z < e_b).
+
+        Parameters
+        ----------
+        score : float
+            A log-odds value.
+
+        Returns
+        -------
+        int
+            The index of its bin.
+        """
         return int(np.searchsorted(self.edges, score, side="right"))
 
     def update(self, score: float, outcome: bool) -> "IsotonicCalibrator":
-        """Count one message (its log-odds and whether it is spam) in its bin."""
+        """Count one message (its log-odds and whether it is spam) in its bin.
+
+        Parameters
+        ----------
+        score, outcome
+            As for :meth:`PlattCalibrator.update`.
+
+        Returns
+        -------
+        IsotonicCalibrator
+            The calibrator itself.
+        """
         b = self.bin_of(_check_score(score))
         y = _check_outcome(outcome)
         if self.decay != 1.0:
@@ -261,7 +335,13 @@ class IsotonicCalibrator:
         return self._values
 
     def transform(self, score: float) -> float:
-        """Calibrated P(spam): the PAV value of the bin of ``score``."""
+        """Calibrated P(spam): the PAV value of the bin of ``score``.
+
+        Parameters
+        ----------
+        score
+            As for :meth:`PlattCalibrator.transform`.
+        """
         return float(self.values()[self.bin_of(_check_score(score))])
 
     def __repr__(self) -> str:
@@ -273,6 +353,20 @@ def calibrate_prequential(calibrator: Calibrator, scores: Iterable[float], outco
 
     The i-th probability depends only on messages before i, as in a deployed filter. The
     calibrator is updated in place.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        Anything with ``transform(score)`` and ``update(score, outcome)``.
+    scores : iterable of float
+        The log-odds of the messages, in stream order.
+    outcomes : iterable of bool
+        True for each spam.
+
+    Returns
+    -------
+    numpy.ndarray
+        The calibrated P(spam) of each message.
     """
     score_list, outcome_list = list(scores), list(outcomes)
     if len(score_list) != len(outcome_list):

@@ -14,12 +14,12 @@ distance 0.1 from 0.5, 150 discriminators, cutoffs 0.20/0.90).
 from __future__ import annotations
 
 import math
-import numbers
 from array import array
 from collections.abc import Hashable, Iterable
 from typing import NamedTuple
 
-from ..errors import InvalidInputError, InvalidParameterError, describe
+from ..errors import InvalidInputError, describe
+from ..validate import check_even_dof
 
 __all__ = ["chi2_sf_even", "fisher_combine", "robinson_probabilities", "ChiSquareResult", "chi_square_indicator"]
 
@@ -34,9 +34,27 @@ def chi2_sf_even(statistic: float, dof: int) -> float:
 
     >>> round(chi2_sf_even(4.0, 4), 9)  # exp(-2) * (1 + 2)
     0.40600585
+
+    Parameters
+    ----------
+    statistic : float
+        The chi-square value (>= 0).
+    dof : int
+        The degrees of freedom (even, >= 2).
+
+    Returns
+    -------
+    float
+        The survival probability.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a ``dof`` that is not an even int >= 2.
+    InvalidInputError
+        For a negative statistic.
     """
-    if isinstance(dof, bool) or not isinstance(dof, numbers.Integral) or dof < 2 or dof % 2:
-        raise InvalidParameterError(f"dof must be an even int >= 2, got {describe(dof)}")
+    check_even_dof(dof)
     if not statistic >= 0:
         raise InvalidInputError(f"a chi-square statistic must be >= 0, got {describe(statistic)}")
     m = statistic / 2.0
@@ -57,6 +75,21 @@ def fisher_combine(p_values: Iterable[float]) -> float:
 
     >>> round(fisher_combine([0.9, 0.2, 0.21, 0.89, 0.2, 0.78]), 9)  # Robinson's first example
     0.572203879
+
+    Parameters
+    ----------
+    p_values : iterable of float
+        The p-values, each in (0, 1].
+
+    Returns
+    -------
+    float
+        The combined p-value.
+
+    Raises
+    ------
+    InvalidInputError
+        For a p-value outside (0, 1].
     """
     p = [float(v) for v in p_values]
     if not p:
@@ -81,6 +114,22 @@ def robinson_probabilities(spam_docs: Iterable[float], ham_docs: Iterable[float]
     outweighs as n grows. A word never seen (n = 0) gets x; so does every word while a
     class has no messages (no comparison possible). Returns an ``array.array`` of floats
     (``np.asarray`` reads it without a copy).
+
+    Parameters
+    ----------
+    spam_docs, ham_docs : iterable of float
+        D_spam,w and D_ham,w of each word.
+    n_spam, n_ham : float
+        The messages of each class.
+    strength : float
+        s, the weight of the background belief, in messages.
+    background : float
+        x, the belief in a word never seen.
+
+    Returns
+    -------
+    array.array
+        f(w) of each word.
     """
     pairs = list(zip(map(float, spam_docs), map(float, ham_docs), strict=True))
     if n_spam <= 0 or n_ham <= 0:
@@ -111,6 +160,16 @@ def chi_square_indicator(probabilities: Iterable[float]) -> tuple[float, float, 
     I = (1 + H - S) / 2 is near 1 for spam, near 0 for ham, near 1/2 when the evidence is
     weak or points both ways. No words: I = 1/2. (SpamBayes writes the same with
     H' = 1 - S and S' = 1 - H: I = (S' - H' + 1) / 2.)
+
+    Parameters
+    ----------
+    probabilities : iterable of float
+        f(w) of each word used.
+
+    Returns
+    -------
+    tuple of float
+        (I, H, S).
     """
     f = [float(p) for p in probabilities]
     h = fisher_combine(f)

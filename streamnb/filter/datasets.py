@@ -52,37 +52,30 @@ never depends on the file system. ``order="file"`` is that group-then-name order
 Loading all 6,046 messages of the packaged .tgz takes about 0.6 s (one streaming pass
 over the archive; parsing the Date headers is a small part of it).
 
-Worked examples
----------------
-:func:`china_japan` (Manning, Raghavan & Schuetze 2008, chapter 13) for the multinomial and
-Bernoulli models, and :func:`play_tennis` (Mitchell 1997) for categorical naive Bayes. Each
-carries the reference numbers the source prints, as exact fractions.
+Downloading lives in :mod:`streamnb.filter.download`, the worked examples of the literature
+(:func:`china_japan`, :func:`play_tennis`) in :mod:`streamnb.filter.worked_examples`; this
+module re-exports their names.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 import re
 import tarfile
-import urllib.error
-import urllib.request
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timezone
 from email.utils import parsedate_to_datetime
-from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from streamnb.errors import (
-    CorpusIntegrityError,
-    CorpusNotFoundError,
-    InvalidParameterError,
-    describe,
-)
+from streamnb.errors import CorpusIntegrityError, CorpusNotFoundError
+from streamnb.validate import check_group, check_one_of
+
+from .download import (CACHE_ENV, SPAMASSASSIN_ARCHIVES, SPAMASSASSIN_ENV, SPAMASSASSIN_URL, default_cache_dir,
+                       download_spamassassin)
+from .worked_examples import WorkedExample, china_japan, play_tennis
 
 __all__ = [
     "Message",
@@ -99,23 +92,6 @@ __all__ = [
     "china_japan",
     "play_tennis",
 ]
-
-SPAMASSASSIN_ENV = "STREAMNB_SPAMASSASSIN"
-CACHE_ENV = "STREAMNB_CACHE"
-SPAMASSASSIN_URL = "https://spamassassin.apache.org/old/publiccorpus/"
-
-# The 2003-02-28 release: 6,047 messages (the packaged copy has 6,046, one spam_2 fewer).
-# No digest is pinned: none could be checked against the official files from this
-# (offline) build machine, and a wrong pinned digest would make every download fail.
-# Pass checksums to download_spamassassin() to verify; without one, the first download's
-# sha256 is recorded in the cache and later uses are checked against it.
-SPAMASSASSIN_ARCHIVES: dict[str, str | None] = {
-    "20030228_easy_ham.tar.bz2": None,
-    "20030228_easy_ham_2.tar.bz2": None,
-    "20030228_hard_ham.tar.bz2": None,
-    "20030228_spam.tar.bz2": None,
-    "20030228_spam_2.tar.bz2": None,
-}
 
 # Canonical groups in tie-break order, with their labels.
 SPAMASSASSIN_GROUPS: dict[str, str] = {
@@ -178,6 +154,16 @@ def parse_date(raw: bytes) -> float | None:
     1012642791.0
     >>> parse_date(b"Date: yesterday\\n\\n") is None
     True
+
+    Parameters
+    ----------
+    raw : bytes
+        A raw message.
+
+    Returns
+    -------
+    float or None
+        The POSIX time of its Date header.
     """
     end = _HEADER_END.search(raw)
     head = raw[: end.start()] if end else raw
@@ -197,12 +183,6 @@ def parse_date(raw: bytes) -> float | None:
         return None
 
 
-def default_cache_dir() -> Path:
-    """Folder where downloads are kept: $STREAMNB_CACHE, else $XDG_CACHE_HOME/streamnb, else ~/.cache/streamnb."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "streamnb"
 
 
 def load_spamassassin(
@@ -220,9 +200,37 @@ def load_spamassassin(
     ordering rules. ``groups`` keeps only the named groups (either spelling, e.g.
     ``["easy_ham", "spam"]``). ``download=True`` fetches the official archives into the
     cache when no path, environment variable or cached copy is found.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None
+        A corpus folder or archive; None to look for it (module docstring).
+    order : {"date", "file", "shuffle"}
+        The order of the messages.
+    seed : int
+        The seed of the shuffle.
+    groups : iterable of str or None
+        Keep only these groups; None for all.
+    download : bool
+        Fetch the official archives when no corpus is found.
+    cache_dir : str, os.PathLike or None
+        The download cache; None for :func:`default_cache_dir`.
+
+    Returns
+    -------
+    list of Message
+        The messages, in the order asked for.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown order or group.
+    CorpusNotFoundError
+        When no corpus is found, or it holds no message of the groups.
+    CorpusIntegrityError
+        For an archive that cannot be read.
     """
-    if order not in ("date", "file", "shuffle"):
-        raise InvalidParameterError(f"order must be 'date', 'file' or 'shuffle', got {describe(order)}")
+    check_one_of("order", order, ("date", "file", "shuffle"), "'date', 'file' or 'shuffle'")
     wanted = _canonical_groups(groups)
     source = _locate(path, cache_dir, download)
     messages = [m for m in _read_source(source) if wanted is None or m.group in wanted]
@@ -246,14 +254,7 @@ def _canonical_groups(groups: Iterable[str] | None) -> set[str] | None:
         return None
     if isinstance(groups, str):
         groups = [groups]
-    wanted = set()
-    for group in groups:
-        if group not in _GROUP_ALIASES:
-            raise InvalidParameterError(
-                f"unknown SpamAssassin group {describe(group)}; expected one of {list(SPAMASSASSIN_GROUPS)}"
-            )
-        wanted.add(_GROUP_ALIASES[group])
-    return wanted
+    return {check_group(group, _GROUP_ALIASES, SPAMASSASSIN_GROUPS) for group in groups}
 
 
 def _date_order(file_ordered: list[Message]) -> list[Message]:
@@ -406,244 +407,3 @@ def _read_archive(archive: Path) -> Iterator[Message]:
                 yield Message(raw, SPAMASSASSIN_GROUPS[group], group, matched.group(1), parse_date(raw))
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise CorpusIntegrityError(f"cannot read corpus archive {str(archive)!r}: {exc}") from exc
-
-
-# --- download -------------------------------------------------------------------------
-
-
-def _expected_digest(name: str, checksum: str) -> tuple[str, str]:
-    """(algorithm, lowercase hex) of 'sha256:<hex>', 'md5:<hex>', or bare hex (64 -> sha256, 32 -> md5)."""
-    algorithm, _, value = checksum.rpartition(":")
-    value = value.strip().lower()
-    if not algorithm:
-        algorithm = {64: "sha256", 32: "md5"}.get(len(value), "")
-    algorithm = algorithm.lower()
-    lengths = {"sha256": 64, "md5": 32}
-    if algorithm not in lengths or len(value) != lengths[algorithm] or not re.fullmatch(r"[0-9a-f]+", value):
-        raise InvalidParameterError(
-            f"checksum for {name} must be 'sha256:<64 hex>', 'md5:<32 hex>' or bare hex, got {describe(checksum)}"
-        )
-    return algorithm, value
-
-
-def _file_digests(path: Path) -> dict[str, str]:
-    sha256, md5 = hashlib.sha256(), hashlib.md5()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha256.update(block)
-            md5.update(block)
-    return {"sha256": sha256.hexdigest(), "md5": md5.hexdigest()}
-
-
-_SUMS_FILE = "SHA256SUMS"
-
-
-def _read_sums(folder: Path) -> dict[str, str]:
-    sums = {}
-    sums_path = folder / _SUMS_FILE
-    if sums_path.is_file():
-        for line in sums_path.read_text(encoding="utf-8").splitlines():
-            digest, _, name = line.partition("  ")
-            if name:
-                sums[name] = digest
-    return sums
-
-
-def _write_sums(folder: Path, sums: Mapping[str, str]) -> None:
-    temporary = folder / (_SUMS_FILE + ".part")
-    temporary.write_text("".join(f"{d}  {n}\n" for n, d in sorted(sums.items())), encoding="utf-8")
-    os.replace(temporary, folder / _SUMS_FILE)
-
-
-def download_spamassassin(
-    cache_dir: str | os.PathLike[str] | None = None,
-    *,
-    base_url: str = SPAMASSASSIN_URL,
-    checksums: Mapping[str, str | None] | None = None,
-    timeout: float = 60.0,
-) -> Path:
-    """Fetch the official corpus archives into ``<cache_dir>/spamassassin`` and return that folder.
-
-    ``checksums`` maps archive names to their expected digest ('sha256:<hex>', 'md5:<hex>'
-    or bare hex) and defaults to :data:`SPAMASSASSIN_ARCHIVES`; a None digest is not
-    checked. Each archive is streamed to a ``.part`` file, verified (digest when given, and
-    readable as tar always), then renamed into place, so an interrupted or corrupt download
-    never looks complete. The sha256 of every stored archive is written to ``SHA256SUMS``
-    in the folder; an archive already there is reused when it matches the expected digest
-    (or its recorded one), and fetched again otherwise. ``base_url`` may be a ``file://``
-    URL (a local mirror).
-    """
-    archives = dict(SPAMASSASSIN_ARCHIVES if checksums is None else checksums)
-    if not archives:
-        raise InvalidParameterError("checksums must name at least one archive, got an empty mapping")
-    expected = {name: _expected_digest(name, c) if c else None for name, c in archives.items()}
-    folder = (Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()) / "spamassassin"
-    folder.mkdir(parents=True, exist_ok=True)
-    sums = _read_sums(folder)
-    if not base_url.endswith("/"):
-        base_url += "/"
-    for name, want in expected.items():
-        target = folder / name
-        if target.is_file():
-            have = _file_digests(target)
-            reference = want or (("sha256", sums[name]) if name in sums else None)
-            if reference is None or have[reference[0]] == reference[1]:
-                sums[name] = have["sha256"]
-                continue
-            target.unlink()  # corrupt or stale copy: fetch it again
-        sums[name] = _fetch(base_url + name, target, want, timeout)
-        _write_sums(folder, sums)
-    _write_sums(folder, sums)
-    return folder
-
-
-def _fetch(url: str, target: Path, want: tuple[str, str] | None, timeout: float) -> str:
-    """Download url to target through a .part file; return the sha256 of what was stored."""
-    partial = target.with_name(target.name + ".part")
-    sha256, md5 = hashlib.sha256(), hashlib.md5()
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response, open(partial, "wb") as out:
-            for block in iter(lambda: response.read(1 << 20), b""):
-                sha256.update(block)
-                md5.update(block)
-                out.write(block)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        partial.unlink(missing_ok=True)
-        raise CorpusNotFoundError(
-            f"could not download {url}: {exc}. Without network access, fetch the archives "
-            f"elsewhere and pass their folder as path= or in {SPAMASSASSIN_ENV}"
-        ) from exc
-    got = {"sha256": sha256.hexdigest(), "md5": md5.hexdigest()}
-    if want is not None and got[want[0]] != want[1]:
-        partial.unlink()
-        raise CorpusIntegrityError(
-            f"checksum mismatch for {url}: expected {want[0]} {want[1]}, got {got[want[0]]}; "
-            "the download was discarded"
-        )
-    if not tarfile.is_tarfile(partial):
-        partial.unlink()
-        raise CorpusIntegrityError(f"{url} is not a tar archive (an error page?); the download was discarded")
-    os.replace(partial, target)
-    return got["sha256"]
-
-
-# --- worked examples ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkedExample:
-    """A tiny data set from a textbook, with the numbers the book computes on it.
-
-    ``train`` holds (x, y) pairs, ``test`` the x to classify; ``expected`` maps a model
-    name to {class: unnormalised score P(c) * prod P(x_i|c)} as an exact Fraction, plus
-    the predicted class under ``"<model>_prediction"``.
-    """
-
-    name: str
-    citation: str
-    train: tuple[tuple[Any, str], ...]
-    test: tuple[Any, ...]
-    expected: Mapping[str, Any]
-
-
-def _word_counts(text: str) -> dict[str, int]:
-    return dict(Counter(text.split()))
-
-
-def china_japan(as_text: bool = False) -> WorkedExample:
-    """The China example of Manning, Raghavan & Schuetze, Introduction to IR (2008), ch. 13.
-
-    Table 13.1: four training documents with class "China" or "not China" (the book's
-    binary class c = China and its complement; document 4 is the Japanese one), test
-    document 5 "Chinese Chinese Chinese Tokyo Japan". Vocabulary: 6 words.
-
-    Example 13.1 (multinomial, add-one smoothing): P(Chinese|c) = 6/14 = 3/7,
-    P(Tokyo|c) = P(Japan|c) = 1/14; P(Chinese|not c) = P(Tokyo|not c) = P(Japan|not c) = 2/9;
-    scores 3/4 * (3/7)^3 * (1/14)^2 ~ 0.0003 and 1/4 * (2/9)^5 ~ 0.0001: "China".
-
-    Example 13.2 (Bernoulli, add-one smoothing): P(Chinese|c) = 4/5, P(Japan|c) = P(Tokyo|c)
-    = 1/5, P(Beijing|c) = P(Macao|c) = P(Shanghai|c) = 2/5; P(Chinese|not c) = P(Japan|not c)
-    = P(Tokyo|not c) = 2/3, the others 1/3; scores ~0.005 and ~0.022: "not China".
-
-    ``x`` is a word-count dict, or the raw text with ``as_text=True``.
-    """
-    docs = [
-        ("Chinese Beijing Chinese", "China"),
-        ("Chinese Chinese Shanghai", "China"),
-        ("Chinese Macao", "China"),
-        ("Tokyo Japan Chinese", "not China"),
-    ]
-    test_doc = "Chinese Chinese Chinese Tokyo Japan"
-    f = Fraction
-    expected = {
-        "multinomial": {
-            "China": f(3, 4) * f(3, 7) ** 3 * f(1, 14) ** 2,
-            "not China": f(1, 4) * f(2, 9) ** 5,
-        },
-        "multinomial_prediction": "China",
-        "bernoulli": {
-            # present: Chinese, Tokyo, Japan; absent: Beijing, Shanghai, Macao
-            "China": f(3, 4) * f(4, 5) * f(1, 5) * f(1, 5) * (1 - f(2, 5)) ** 3,
-            "not China": f(1, 4) * f(2, 3) ** 3 * (1 - f(1, 3)) ** 3,
-        },
-        "bernoulli_prediction": "not China",
-        "alpha": 1,
-    }
-    make = (lambda t: t) if as_text else _word_counts
-    return WorkedExample(
-        name="china_japan",
-        citation=(
-            "C. D. Manning, P. Raghavan, H. Schuetze, Introduction to Information Retrieval, "
-            "Cambridge University Press, 2008, chapter 13, Table 13.1, Examples 13.1 and 13.2"
-        ),
-        train=tuple((make(text), label) for text, label in docs),
-        test=(make(test_doc),),
-        expected=expected,
-    )
-
-
-def play_tennis() -> WorkedExample:
-    """The PlayTennis data of Mitchell, Machine Learning (1997), Table 3.2, for categorical NB.
-
-    14 days described by outlook, temperature, humidity and wind, class "yes"/"no" (9 yes,
-    5 no; the data go back to Quinlan 1986). Section 6.9.1 classifies the new day
-    (sunny, cool, high, strong) with unsmoothed (maximum-likelihood) estimates:
-    P(yes) P(sunny|yes) P(cool|yes) P(high|yes) P(strong|yes) = 9/14 * 2/9 * 3/9 * 3/9 * 3/9
-    ~ 0.0053 and the same for "no" = 5/14 * 3/5 * 1/5 * 4/5 * 3/5 ~ 0.0206: "no".
-    Values are lower-case strings; features are named outlook, temperature, humidity, wind.
-    """
-    rows = [
-        ("sunny", "hot", "high", "weak", "no"),
-        ("sunny", "hot", "high", "strong", "no"),
-        ("overcast", "hot", "high", "weak", "yes"),
-        ("rain", "mild", "high", "weak", "yes"),
-        ("rain", "cool", "normal", "weak", "yes"),
-        ("rain", "cool", "normal", "strong", "no"),
-        ("overcast", "cool", "normal", "strong", "yes"),
-        ("sunny", "mild", "high", "weak", "no"),
-        ("sunny", "cool", "normal", "weak", "yes"),
-        ("rain", "mild", "normal", "weak", "yes"),
-        ("sunny", "mild", "normal", "strong", "yes"),
-        ("overcast", "mild", "high", "strong", "yes"),
-        ("overcast", "hot", "normal", "weak", "yes"),
-        ("rain", "mild", "high", "strong", "no"),
-    ]
-    features = ("outlook", "temperature", "humidity", "wind")
-    f = Fraction
-    return WorkedExample(
-        name="play_tennis",
-        citation=(
-            "T. M. Mitchell, Machine Learning, McGraw-Hill, 1997, Table 3.2 (data) and "
-            "section 6.9.1 (naive Bayes on the new instance)"
-        ),
-        train=tuple((dict(zip(features, row[:4])), row[4]) for row in rows),
-        test=({"outlook": "sunny", "temperature": "cool", "humidity": "high", "wind": "strong"},),
-        expected={
-            "categorical": {
-                "yes": f(9, 14) * f(2, 9) * f(3, 9) * f(3, 9) * f(3, 9),
-                "no": f(5, 14) * f(3, 5) * f(1, 5) * f(4, 5) * f(3, 5),
-            },
-            "categorical_prediction": "no",
-            "alpha": 0,
-        },
-    )

@@ -6,7 +6,6 @@ contributions; :func:`log_odds_terms` gives them all, plus the bias they add up 
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -21,7 +20,8 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
-from ..errors import InvalidParameterError, UnknownClassError, describe
+from ..errors import UnknownClassError
+from ..validate import check_int
 from .base import HAM, SPAM, FilterModel
 
 __all__ = ["Evidence", "LogOddsTerms", "log_odds_terms", "evidence"]
@@ -66,6 +66,20 @@ def log_odds_terms(model: FilterModel, x: Any, positive: Label = SPAM, negative:
     A model without ``contributions_one`` falls back to its ``log_linear()`` view: weight_i =
     x_i (W_i,pos - W_i,neg) over the document's known features, and the bias is whatever
     remains of the model's log-odds (so the sum is exact by construction).
+
+    Parameters
+    ----------
+    model : FilterModel
+        The model.
+    x : mapping, bytes or str
+        A document as the model reads it.
+    positive, negative : label
+        The two classes.
+
+    Returns
+    -------
+    LogOddsTerms
+        The features, their weights and the bias.
     """
     contributions = getattr(model, "contributions_one", None)
     if callable(contributions):
@@ -101,9 +115,25 @@ def evidence(model: FilterModel, x: Any, k: int = 10, positive: Label = SPAM,
 
     Weights are those of :func:`log_odds_terms` (in nats; > 0 toward ``positive``);
     features contributing exactly 0 are left out; ties keep the document's order.
+
+    Parameters
+    ----------
+    model, x, positive, negative
+        As for :func:`log_odds_terms`.
+    k : int
+        How many features (>= 0).
+
+    Returns
+    -------
+    list of Evidence
+        The features and their weights in nats, strongest first.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a ``k`` that is not an int >= 0.
     """
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-        raise InvalidParameterError(f"k must be an int >= 0, got {describe(k)}")
+    check_int("k", k, 0)
     contributions = getattr(model, "contributions_one", None)
     if callable(contributions):  # the weights of log_odds_terms, kept as lists: `streamnb classify` needs no numpy
         features, weights, _ = _split_log_odds(contributions(x), positive, negative)

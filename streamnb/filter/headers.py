@@ -17,6 +17,18 @@ def tag_message(raw: bytes, verdict: Verdict) -> bytes:
     """The message with X-StreamNB-Status and X-StreamNB-Score headers; the body byte for byte.
 
     Earlier X-StreamNB-* headers are replaced, so a message can be classified again.
+
+    Parameters
+    ----------
+    raw : bytes
+        The message.
+    verdict : Verdict
+        The filter's verdict for it.
+
+    Returns
+    -------
+    bytes
+        The message with the verdict's headers.
     """
     return rewrite_headers(raw, [("X-StreamNB-Status", verdict.label), ("X-StreamNB-Score", f"{verdict.score:.6f}")],
                            remove=("X-StreamNB-Status", "X-StreamNB-Score"))
@@ -24,7 +36,22 @@ def tag_message(raw: bytes, verdict: Verdict) -> bytes:
 
 def rewrite_headers(raw: bytes, headers: Sequence[tuple[str, str]], remove: Sequence[str] = ()) -> bytes:
     """The message with the headers named in ``remove`` dropped and ``headers`` added after
-    the others, in the message's own line ending; the body byte for byte."""
+    the others, in the message's own line ending; the body byte for byte.
+
+    Parameters
+    ----------
+    raw : bytes
+        The message.
+    headers : sequence of (str, str)
+        The headers to add, name and value.
+    remove : sequence of str
+        The names of the headers to drop (any case).
+
+    Returns
+    -------
+    bytes
+        The message rewritten.
+    """
     newline = b"\r\n" if b"\r\n" in raw[:4096] else b"\n"
     end = raw.find(newline + newline)
     head, rest = (raw, b"") if end < 0 else (raw[: end + len(newline)], raw[end + len(newline):])

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInputError, InvalidParameterError
+from ..errors import InvalidInputError
+from ..validate import check_one_array, check_png_path
 from .evaluate import CurvePoint, expected_calibration_error, reliability_table, roc_auc
 
 __all__ = ["roc_points", "plot_learning_curve", "plot_roc", "plot_reliability"]
@@ -37,8 +38,7 @@ def _figure(width: float, height: float) -> Any:
 
 def _save(figure: Any, path: str | os.PathLike[str], dpi: int) -> Path:
     target = Path(path)
-    if target.suffix.lower() != ".png":
-        raise InvalidParameterError(f"plots are written as PNG; the path must end in .png, got {str(path)!r}")
+    check_png_path(path)
     figure.savefig(target, dpi=dpi, format="png")
     return target
 
@@ -58,6 +58,16 @@ def roc_points(y_true: Iterable[Hashable], scores: Iterable[float],
 
     Point i is the classifier "positive iff score >= thresholds[i]" over the distinct
     scores in decreasing order; the first point (threshold +inf) flags nothing.
+
+    Parameters
+    ----------
+    y_true, scores, positive
+        As for :func:`~streamnb.filter.scores.roc_auc`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        (false positive rates, true positive rates, thresholds).
     """
     truth = np.array([y == positive for y in y_true], dtype=bool)
     values = np.asarray(list(scores), dtype=float)
@@ -97,6 +107,18 @@ def plot_learning_curve(curves: Any, path: str | os.PathLike[str], *, title: str
     default of ``progressive_evaluate``) are evenly spread on it. The rates are
     cumulative: point n counts the predictions on messages 1..n; a rate is not drawn
     before the stream has held a message of its class (FPR needs a ham).
+
+    Parameters
+    ----------
+    curves : report, list of CurvePoint or mapping
+        The curve(s) to draw.
+    path, title, dpi
+        As for :func:`plot_roc`.
+
+    Returns
+    -------
+    Path
+        The file written; InvalidParameterError for a path that does not end in .png.
     """
     named = {name: _curve_of(item) for name, item in _named(curves, "model").items()}
     figure = _figure(7.5, 6.0)
@@ -134,6 +156,31 @@ def plot_roc(y_true: Sequence[Hashable], scores: Any, path: str | os.PathLike[st
     A spam filter lives at false positive rates of 1% and below, which the linear plot
     squeezes into its left edge; the right panel spreads FPR from 1/(number of ham) to 1
     on a log axis. Legends give (1 - AUC) in percent.
+
+    Parameters
+    ----------
+    y_true : sequence of labels
+        The true labels.
+    scores : array or mapping
+        One array of scores, or name -> array.
+    path : str or os.PathLike
+        The PNG file written (its name ends in .png).
+    positive : label
+        The positive class (higher scores: more positive).
+    title : str or None
+        The figure's title; None for none.
+    dpi : int
+        The resolution, in dots per inch.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a path that does not end in .png.
     """
     named = _named(scores, "scores")
     figure = _figure(11.0, 5.0)
@@ -180,11 +227,33 @@ def plot_reliability(y_true: Sequence[Hashable], probabilities: Any, path: str |
     under-states it. Bins are those of :func:`streamnb.evaluate.reliability_table`; the
     lower panel counts the messages per bin (log scale: most sit at the ends). Legends
     give each series' expected calibration error (ECE).
+
+    Parameters
+    ----------
+    y_true : sequence of labels
+        The true labels.
+    probabilities : array or mapping
+        P(spam) per message, or name -> array.
+    calibrated : array or None
+        The calibrated P(spam) of the same messages.
+    n_bins : int
+        The number of bins.
+    path, positive, title, dpi
+        As for :func:`plot_roc`.
+
+    Returns
+    -------
+    Path
+        The PNG written.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a mapping as ``calibrated``, or a path as :func:`plot_roc` refuses.
     """
     named = _named(probabilities, "model")
     if calibrated is not None:
-        if isinstance(calibrated, Mapping):
-            raise InvalidParameterError("calibrated takes one array; pass a mapping as probabilities to compare more")
+        check_one_array(calibrated)
         if len(named) == 1:
             named = {f"{next(iter(named))} (before calibration)": next(iter(named.values()))}
         named["after calibration"] = calibrated

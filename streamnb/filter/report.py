@@ -144,7 +144,18 @@ class FilterReport:
         return _share(self.verdicts == HAM, self._is_positive())
 
     def unsure_rate_of(self, label: Hashable) -> float:
-        """Share of the messages of one true class with verdict unsure."""
+        """Share of the messages of one true class with verdict unsure.
+
+        Parameters
+        ----------
+        label : label
+            A true class.
+
+        Returns
+        -------
+        float
+            The share (nan without messages of the class).
+        """
         return _share(self.verdicts == UNSURE, np.array([y == label for y in self.y_true], dtype=bool))
 
     def summary(self) -> str:
@@ -169,6 +180,30 @@ def progressive_filter(spam_filter: SpamFilter, stream: Iterable[tuple[Any, Labe
     Every message is learned (train-on-everything). Each message is tokenized once and
     scored once: classify and learn share the features and the log-odds. The filter is
     changed in place.
+
+    Parameters
+    ----------
+    spam_filter : SpamFilter
+        The filter (changed in place).
+    stream : iterable of (message, label)
+        The messages in order, each with its class.
+    progress : bool
+        Draw a progress bar on stderr (on a terminal only).
+    total : int or None
+        The stream's length for the bar; None for ``len(stream)`` when it has one.
+    curve : "log", int or None
+        When a learning-curve point is recorded (see
+        :class:`~streamnb.filter.running.RunningMetrics`).
+
+    Returns
+    -------
+    FilterReport
+        The verdicts, scores, metrics and learning curve of the stream.
+
+    Raises
+    ------
+    InvalidInputError
+        For an item that is not a (message, label) pair, or an empty stream.
     """
     running = RunningMetrics(spam_filter.positive, curve)
     y_true: list[Label] = []

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
-from ..errors import InvalidParameterError, describe
+from ..validate import (check_cutoffs, check_finite, check_finite_nonnegative, check_finite_positive, check_int,
+                        check_interval, check_not_above, check_open_cutoffs)
 from .base import HAM, SPAM, UNSURE, Verdicts
 from .combining import ChiSquareResult, chi_square_indicator, robinson_probabilities
 from .evidence import Evidence, evidence
@@ -59,15 +60,6 @@ def expit(z: float | Floats) -> float | Floats:
     if z < -700.0:  # math.exp would raise OverflowError; exp(z) is the answer to double precision
         return math.exp(z)
     return 1.0 / (1.0 + math.exp(-z))
-
-
-def _check_cutoffs(ham_cutoff: float, spam_cutoff: float) -> tuple[float, float]:
-    for name, value in (("ham_cutoff", ham_cutoff), ("spam_cutoff", spam_cutoff)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
-            raise InvalidParameterError(f"{name} must be a number in [0, 1], got {describe(value)}")
-    if ham_cutoff > spam_cutoff:
-        raise InvalidParameterError(f"ham_cutoff ({ham_cutoff!r}) must not exceed spam_cutoff ({spam_cutoff!r})")
-    return float(ham_cutoff), float(spam_cutoff)
 
 
 class _DocumentCountsView(Protocol):
@@ -129,6 +121,20 @@ def model_posterior(model: Any, log_odds: float, positive: Label, negative: Labe
     With one class learned, a filter's log-odds rank messages against a class that learned
     nothing (``SpamFilter.log_odds``) and may have either sign, but the model's posterior of
     its only class is 1.
+
+    Parameters
+    ----------
+    model : object
+        A model with ``class_counts``.
+    log_odds : float
+        A filter's log-odds of a message.
+    positive, negative : label
+        The two classes.
+
+    Returns
+    -------
+    float
+        P(positive|x).
     """
     counts = model.class_counts
     has_pos, has_neg = counts.get(positive, 0.0) > 0, counts.get(negative, 0.0) > 0
@@ -164,10 +170,20 @@ class PosteriorRule(_Band):
     Uncalibrated naive Bayes posteriors are nearly always 0 or 1, so the unsure band
     catches few messages; calibrated ones spread out and the band becomes meaningful.
     ``PosteriorRule(t, t)`` is the plain threshold "spam iff P(spam|x) >= t".
+
+    Parameters
+    ----------
+    ham_cutoff, spam_cutoff : float
+        Ham below ``ham_cutoff``, spam from ``spam_cutoff`` (in [0, 1], ham's not above spam's).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a cutoff out of [0, 1], or a ham cutoff above the spam cutoff.
     """
 
     def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
-        self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
+        self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
 
     def score(self, model: Any, features: Document, log_odds: float, probability: float,
               positive: Label, negative: Label) -> float:
@@ -188,6 +204,24 @@ class ChiSquareRule(_Band):
     the naive Bayes product, I does not saturate: a message with strong ham and strong spam
     words lands near 1/2, in the unsure band. Explanations are the words used, weight
     ln(f / (1 - f)).
+
+    Parameters
+    ----------
+    ham_cutoff, spam_cutoff : float
+        The unsure band on I: ham below ``ham_cutoff``, spam from ``spam_cutoff`` (in [0, 1]).
+    strength : float
+        s, the weight of the background belief in messages (finite, > 0).
+    background : float
+        x, the belief in a word never seen (in (0, 1)).
+    min_strength : float
+        Words with |f(w) - 1/2| below this are left out (in [0, 0.5)).
+    max_discriminators : int
+        How many of the most extreme words are combined (>= 1).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range.
     """
 
     strength: float
@@ -197,20 +231,11 @@ class ChiSquareRule(_Band):
 
     def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90, *, strength: float = 0.45,
                  background: float = 0.5, min_strength: float = 0.1, max_discriminators: int = 150) -> None:
-        self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
-        if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not 0 < strength < math.inf:
-            raise InvalidParameterError(f"strength must be a finite number > 0, got {describe(strength)}")
-        if isinstance(background, bool) or not isinstance(background, numbers.Real) or not 0 < background < 1:
-            raise InvalidParameterError(f"background must be in (0, 1), got {describe(background)}")
-        if isinstance(min_strength, bool) or not isinstance(min_strength, numbers.Real) or not 0 <= min_strength < 0.5:
-            raise InvalidParameterError(f"min_strength must be in [0, 0.5), got {describe(min_strength)}")
-        if isinstance(max_discriminators, bool) or not isinstance(max_discriminators, numbers.Integral) \
-                or max_discriminators < 1:
-            raise InvalidParameterError(f"max_discriminators must be an int >= 1, got {describe(max_discriminators)}")
-        self.strength = float(strength)
-        self.background = float(background)
-        self.min_strength = float(min_strength)
-        self.max_discriminators = int(max_discriminators)
+        self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
+        self.strength = check_finite_positive("strength", strength)
+        self.background = check_interval("background", background, 0.0, 1.0)
+        self.min_strength = check_interval("min_strength", min_strength, 0.0, 0.5, "[)")
+        self.max_discriminators = check_int("max_discriminators", max_discriminators, 1)
 
     def combine(self, model: _CountsDocuments, features: Document, positive: Hashable = SPAM,
                 negative: Hashable = HAM) -> ChiSquareResult:
@@ -246,12 +271,6 @@ class ChiSquareRule(_Band):
                 f"min_strength={self.min_strength!r}, max_discriminators={self.max_discriminators!r})")
 
 
-def _check_finite(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise InvalidParameterError(f"{name} must be a finite number, got {describe(value)}")
-    return float(value)
-
-
 class LogOddsRule(_Band):
     """Cutoffs on the model's log-odds z = log P(spam|x) - log P(ham|x), cautious while a class is little known.
 
@@ -280,31 +299,54 @@ class LogOddsRule(_Band):
     [0, 1] so that the verdict is a fixed cut of it, as for the other rules: below
     ``ham_cutoff`` (0.2) for ham, from ``spam_cutoff`` (0.9) for spam, linear in z between
     h and t, and approaching 0 or 1 exponentially beyond (one e-fold every 10 nats).
+
+    Parameters
+    ----------
+    ham_log_odds : float
+        The ham cutoff h before caution (finite, not above ``spam_log_odds``).
+    spam_log_odds : float
+        The spam cutoff t before caution (finite).
+    caution : float
+        c, how far the cutoffs move out while a class is little known (finite, >= 0).
+    ham_cutoff, spam_cutoff : float
+        Where h and t land on the score's scale (0 < ham_cutoff < spam_cutoff < 1).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value out of its range.
     """
 
     SCALE = 10.0  # nats per e-fold of the score beyond the cutoffs
 
     def __init__(self, ham_log_odds: float = -5.0, spam_log_odds: float = 16.0, caution: float = 8.0, *,
                  ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
-        self.ham_log_odds = _check_finite("ham_log_odds", ham_log_odds)
-        self.spam_log_odds = _check_finite("spam_log_odds", spam_log_odds)
-        if self.ham_log_odds > self.spam_log_odds:
-            raise InvalidParameterError(f"ham_log_odds ({ham_log_odds!r}) must not exceed spam_log_odds "
-                                        f"({spam_log_odds!r})")
-        self.caution = _check_finite("caution", caution)
-        if self.caution < 0:
-            raise InvalidParameterError(f"caution must be >= 0, got {describe(caution)}")
-        self.ham_cutoff, self.spam_cutoff = _check_cutoffs(ham_cutoff, spam_cutoff)
-        if not 0 < self.ham_cutoff < self.spam_cutoff < 1:
-            raise InvalidParameterError(f"the score cutoffs must satisfy 0 < ham_cutoff < spam_cutoff < 1, got "
-                                        f"{ham_cutoff!r}, {spam_cutoff!r}")
+        self.ham_log_odds = check_finite("ham_log_odds", ham_log_odds)
+        self.spam_log_odds = check_finite("spam_log_odds", spam_log_odds)
+        check_not_above("ham_log_odds", ham_log_odds, "spam_log_odds", spam_log_odds)
+        self.caution = check_finite_nonnegative("caution", caution)
+        self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
+        check_open_cutoffs(self.ham_cutoff, self.spam_cutoff, (ham_cutoff, spam_cutoff))
 
     @classmethod
     def for_model(cls, model: object, **overrides: float | None) -> "LogOddsRule":
         """The rule with a model's own default cutoffs (its class's ``log_odds_cutoffs``:
         :class:`~streamnb.models.Fusion` declares those of its fused log-odds; any other model
         gets this class's defaults, chosen for EmailNB), and any override that is not None.
-        ``model`` may be the model or its class."""
+        ``model`` may be the model or its class.
+
+        Parameters
+        ----------
+        model : object
+            A model, or its class.
+        **overrides : float or None
+            ``ham_log_odds``, ``spam_log_odds`` or ``caution`` to use instead of the model's.
+
+        Returns
+        -------
+        LogOddsRule
+            The rule.
+        """
         names = ("ham_log_odds", "spam_log_odds", "caution")
         model_type = model if isinstance(model, type) else type(model)
         defaults = dict(zip(names, getattr(model_type, "log_odds_cutoffs", (-5.0, 16.0, 8.0))))
@@ -312,7 +354,20 @@ class LogOddsRule(_Band):
         return cls(**{**defaults, **given})
 
     def cutoffs(self, model: Any, positive: Label = SPAM, negative: Label = HAM) -> tuple[float, float]:
-        """(h, t): ham below h, spam from t, in log-odds, for the model as it stands."""
+        """(h, t): ham below h, spam from t, in log-odds, for the model as it stands.
+
+        Parameters
+        ----------
+        model : object
+            A model with ``class_counts``.
+        positive, negative : label
+            The two classes.
+
+        Returns
+        -------
+        tuple of float
+            (h, t).
+        """
         counts = model.class_counts
         n_pos, n_neg = counts.get(positive, 0.0), counts.get(negative, 0.0)
         t = self.spam_log_odds + (self.caution * 100.0 / n_neg if n_neg > 0 else math.inf)

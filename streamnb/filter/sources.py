@@ -44,7 +44,18 @@ class RawMessage(NamedTuple):
 
 
 def looks_like_mail(raw: bytes) -> bool:
-    """Does the text start like an RFC 822 message (an mbox line, then a header field)?"""
+    """Does the text start like an RFC 822 message (an mbox line, then a header field)?
+
+    Parameters
+    ----------
+    raw : bytes
+        The start of a file.
+
+    Returns
+    -------
+    bool
+        Whether it reads as a message.
+    """
     lines = raw.lstrip(b"\r\n").split(b"\n", 2)
     first = lines[0]
     if first.startswith(b"From ") and len(lines) > 1:
@@ -53,7 +64,23 @@ def looks_like_mail(raw: bytes) -> bool:
 
 
 def read_mail(path: str | Path) -> Iterator[RawMessage]:
-    """Every raw message under path (see the module docstring for the layouts)."""
+    """Every raw message under path (see the module docstring for the layouts).
+
+    Parameters
+    ----------
+    path : str or Path
+        A message file, an mbox file, a Maildir or a folder of messages.
+
+    Returns
+    -------
+    iterator of RawMessage
+        The messages with their origins.
+
+    Raises
+    ------
+    SourceError
+        For a path that does not exist, or holds no message.
+    """
     source = Path(path).expanduser()
     if not source.exists():
         raise SourceError(f"{str(source)!r}: no such file or folder")
@@ -98,7 +125,25 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
 
 def read_labelled(path: str | Path, text_column: str = "text",
                   label_column: str = "label") -> Iterator[tuple[str, str]]:
-    """(text, label) pairs from a JSONL or CSV file with the given columns."""
+    """(text, label) pairs from a JSONL or CSV file with the given columns.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.jsonl`` or ``.csv`` file.
+    text_column, label_column : str
+        The columns of the text and of its label.
+
+    Returns
+    -------
+    iterator of (str, str)
+        (text, label) of each row.
+
+    Raises
+    ------
+    SourceError
+        For a file that cannot be read as such, or a row without the columns.
+    """
     source = Path(path).expanduser()
     if source.is_dir():
         raise SourceError(f"{str(source)!r} is a folder, not a .jsonl or .csv file")

@@ -9,7 +9,6 @@ tokenization per message.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -18,7 +17,9 @@ if TYPE_CHECKING:
     from ..validate import Label
     from .calibrate import Calibrator
 
-from ..errors import InvalidInputError, InvalidParameterError, InvalidTypeError, describe
+from ..errors import InvalidInputError, InvalidTypeError, describe
+from ..validate import (check_calibrator, check_distinct_labels, check_filter_model, check_int, check_nonnegative,
+                        check_filter_tokenizer)
 from .base import HAM, SPAM, UNSURE, FilterModel, Verdicts
 from .evidence import Evidence
 from .rules import DecisionRule, LogOddsRule, model_posterior
@@ -68,6 +69,29 @@ class SpamFilter:
     The calibrator neither answers nor learns until the model has learned both classes
     (before that the log-odds compare nothing (0) or a learned class with one that learned
     nothing: no comparison of the two classes to calibrate).
+
+    Parameters
+    ----------
+    model : FilterModel or None
+        The model: anything with ``learn_one``, ``predict_log_proba_one`` and ``class_counts``
+        (``unlearn_one`` too, for :meth:`unlearn`); None for a new :class:`~streamnb.models.Fusion`.
+    rule : DecisionRule or None
+        How a score becomes a verdict; None for ``LogOddsRule.for_model(model)``.
+    calibrator : Calibrator or None
+        Maps log-odds to P(spam) (``update(score, outcome)`` and ``transform(score)``).
+    min_per_class : float
+        Messages of each class the model learns before a verdict is other than "unsure" (>= 0).
+    tokenizer : callable or None
+        Message -> mapping feature -> value, for a model that does not read raw messages.
+    positive, negative : label
+        The two classes (different).
+    evidence_k : int
+        How many features a verdict's evidence names (>= 0; 0 for none).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a model or calibrator without what the filter calls, or a value out of its range.
     """
 
     model: FilterModel
@@ -90,24 +114,12 @@ class SpamFilter:
             from ..models import Fusion  # here: decision rules need no mail reader
 
             model = Fusion()
-        for name in ("learn_one", "predict_log_proba_one"):
-            if not callable(getattr(model, name, None)):
-                raise InvalidParameterError(f"model {describe(model)} has no {name} method")
-        if not hasattr(model, "class_counts"):
-            raise InvalidParameterError(f"model {describe(model)} has no class_counts (documents per class)")
-        if calibrator is not None and not (callable(getattr(calibrator, "update", None))
-                                           and callable(getattr(calibrator, "transform", None))):
-            raise InvalidParameterError(
-                f"calibrator {describe(calibrator)} needs update(score, outcome) and transform(score)")
-        if isinstance(min_per_class, bool) or not isinstance(min_per_class, numbers.Real) \
-                or not 0 <= min_per_class < math.inf:
-            raise InvalidParameterError(f"min_per_class must be a finite number >= 0, got {describe(min_per_class)}")
-        if tokenizer is not None and not callable(tokenizer):
-            raise InvalidParameterError(f"tokenizer must be callable (message -> mapping), got {describe(tokenizer)}")
-        if isinstance(evidence_k, bool) or not isinstance(evidence_k, numbers.Integral) or evidence_k < 0:
-            raise InvalidParameterError(f"evidence_k must be an int >= 0, got {describe(evidence_k)}")
-        if positive == negative:
-            raise InvalidParameterError(f"positive and negative must differ, both are {positive!r}")
+        check_filter_model(model)
+        check_calibrator(calibrator)
+        min_per_class = check_nonnegative("min_per_class", min_per_class)
+        check_filter_tokenizer(tokenizer)
+        evidence_k = check_int("evidence_k", evidence_k, 0)
+        check_distinct_labels(positive, negative)
         self.model = model
         self.rule = LogOddsRule.for_model(model) if rule is None else rule
         self.calibrator = calibrator
@@ -124,7 +136,23 @@ class SpamFilter:
         """x as the model reads it: a mapping as is; a raw message as is when the model
         tokenizes it itself (a streamnb naive Bayes model with a tokenizer, and no filter
         tokenizer: the core reads it once, and keeps it for the learning that follows);
-        otherwise the tokenizer's mapping feature -> count."""
+        otherwise the tokenizer's mapping feature -> count.
+
+        Parameters
+        ----------
+        x : mapping, bytes or str
+            A message: a mapping feature -> value, or a raw message.
+
+        Returns
+        -------
+        mapping, bytes or str
+            What the model reads.
+
+        Raises
+        ------
+        InvalidTypeError
+            For a raw message when neither the filter nor the model has a tokenizer.
+        """
         if isinstance(x, Mapping):
             return x
         if self.tokenizer is None and isinstance(x, (str, bytes)) and self._model_reads_text():
@@ -160,6 +188,16 @@ class SpamFilter:
         A model with ``log_odds_against_uniform_one`` (the multinomial ones) then compares
         the learned class with a class that has learned nothing: the first ham after a run of
         spam scores low when it is unlike that spam. Other models give +-inf.
+
+        Parameters
+        ----------
+        features : mapping, bytes or str
+            A message as the model reads it (:meth:`features`).
+
+        Returns
+        -------
+        float
+            log P(positive|x) - log P(negative|x).
         """
         log_proba = self.model.predict_log_proba_one(features)
         has_pos, has_neg = self.positive in log_proba, self.negative in log_proba
@@ -184,6 +222,16 @@ class SpamFilter:
 
         The calibrator is used only for log-odds that compare both classes (the model has
         learned both, the value is finite); otherwise the model's own posterior is returned.
+
+        Parameters
+        ----------
+        log_odds : float
+            The model's log-odds of a message.
+
+        Returns
+        -------
+        float
+            P(positive|x), calibrated when the calibrator answers.
         """
         calibrator = self._calibrating(log_odds)
         if calibrator is not None:
@@ -192,7 +240,13 @@ class SpamFilter:
 
     def model_probability(self, log_odds: float) -> float:
         """The model's P(spam|x) for the filter's log-odds (see
-        :func:`~streamnb.filter.rules.model_posterior`)."""
+        :func:`~streamnb.filter.rules.model_posterior`).
+
+        Parameters
+        ----------
+        log_odds
+            As for :meth:`probability`.
+        """
         return model_posterior(self.model, log_odds, self.positive, self.negative)
 
     @property
@@ -224,6 +278,19 @@ class SpamFilter:
         """The verdict for one message, from the model as it stands (nothing is learned).
 
         ``explain=False`` leaves the evidence out (a stream evaluation has no use for it).
+
+        Parameters
+        ----------
+        x : mapping, bytes or str
+            A message: a mapping feature -> value, or a raw message.
+        explain : bool
+            Give the verdict's evidence (the ``evidence_k`` strongest features).
+
+        Returns
+        -------
+        Verdict
+            The label ("spam", "ham" or "unsure"), the rule's score, the probability, the
+            evidence and the log-odds.
         """
         features = self.features(x)
         z = self.log_odds(features)
@@ -237,7 +304,25 @@ class SpamFilter:
         return Verdict(label, float(score), probability, explained, z)
 
     def learn(self, x: Any, label: Label) -> "SpamFilter":
-        """Learn one message of class label (positive or negative); see the class docstring."""
+        """Learn one message of class label (positive or negative); see the class docstring.
+
+        Parameters
+        ----------
+        x : mapping, bytes or str
+            A message.
+        label : label
+            Its class: ``positive`` or ``negative``.
+
+        Returns
+        -------
+        SpamFilter
+            The filter itself.
+
+        Raises
+        ------
+        InvalidInputError
+            For a label that is neither class.
+        """
         if label != self.positive and label != self.negative:
             raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")
         features, z = self._scored(x)
@@ -252,6 +337,25 @@ class SpamFilter:
         """Remove a message learned earlier from the model (e.g. a mislabelled one).
 
         The calibrator keeps what it saw: it holds no per-message record to take back.
+
+        Parameters
+        ----------
+        x : mapping, bytes or str
+            A message learned earlier.
+        label : label
+            The class it was learned as: ``positive`` or ``negative``.
+
+        Returns
+        -------
+        SpamFilter
+            The filter itself, its model without the message.
+
+        Raises
+        ------
+        AttributeError
+            For a model without ``unlearn_one``.
+        InvalidInputError
+            For a label that is neither class.
         """
         if label != self.positive and label != self.negative:
             raise InvalidInputError(f"label must be {self.positive!r} or {self.negative!r}, got {describe(label)}")

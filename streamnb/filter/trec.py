@@ -22,14 +22,31 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from .datasets import Message, parse_date
-from ..errors import CorpusNotFoundError, InvalidParameterError, describe
+from ..errors import CorpusNotFoundError
+from ..validate import check_one_of, check_positive
 
 TREC_ENV = "STREAMNB_TREC07P"
 _ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz")
 
 
 def locate_trec(path: str | os.PathLike[str] | None = None) -> Path:
-    """The corpus folder or archive: ``path``, else $STREAMNB_TREC07P; CorpusNotFoundError otherwise."""
+    """The corpus folder or archive: ``path``, else $STREAMNB_TREC07P; CorpusNotFoundError otherwise.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None
+        A corpus folder or archive; None for ``$STREAMNB_TREC07P``.
+
+    Returns
+    -------
+    Path
+        The folder or archive.
+
+    Raises
+    ------
+    CorpusNotFoundError
+        When neither names a corpus.
+    """
     given = path if path is not None else os.environ.get(TREC_ENV)
     if not given:
         raise CorpusNotFoundError(f"the TREC 2007 corpus was not given: pass its folder or archive, or set {TREC_ENV} "
@@ -41,7 +58,18 @@ def locate_trec(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def is_trec(path: str | os.PathLike[str]) -> bool:
-    """Does path look like a TREC corpus: a folder with ``full/index``, or an archive named like one?"""
+    """Does path look like a TREC corpus: a folder with ``full/index``, or an archive named like one?
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A folder or a file.
+
+    Returns
+    -------
+    bool
+        Whether it looks like a TREC corpus.
+    """
     source = Path(path).expanduser()
     if source.is_dir():
         return (source / "full" / "index").is_file()
@@ -55,11 +83,32 @@ def load_trec(path: str | os.PathLike[str] | None = None, *, order: str = "deliv
     ``order``: ``"delivery"`` (the protocol's) or ``"shuffle"`` (``random.Random(seed)``);
     ``limit``: only the first messages of the index. Each :class:`~streamnb.datasets.Message`
     has group ``"trec"``, the file's name (``inmail.1`` ...) and its Date header.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None
+        A corpus folder or archive; None for ``$STREAMNB_TREC07P``.
+    order : {"delivery", "shuffle"}
+        The order of the messages.
+    seed : int
+        The seed of the shuffle.
+    limit : int or None
+        Read only the first messages of the index (>= 1); None for all.
+
+    Returns
+    -------
+    list of Message
+        The messages with their labels.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown order or a limit below 1.
+    CorpusNotFoundError
+        When no corpus is found, or it lacks what its index names.
     """
-    if order not in ("delivery", "shuffle"):
-        raise InvalidParameterError(f"order must be 'delivery' or 'shuffle', got {describe(order)}")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise InvalidParameterError(f"limit must be an int >= 1 or None, got {describe(limit)}")
+    check_one_of("order", order, ("delivery", "shuffle"), "'delivery' or 'shuffle'")
+    check_positive("limit", limit, integer=True)
     source = locate_trec(path)
     index, files = _read_folder(source, limit) if source.is_dir() else _read_archive(source, limit)
     messages = []

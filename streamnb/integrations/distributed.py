@@ -48,7 +48,8 @@ except ImportError as exc:  # pragma: no cover - exercised by simulating a missi
         "streamnb.distributed needs Dask (dask.bag, dask.dataframe, distributed, pandas): "
         "pip install streamnb[dask]") from exc
 
-from ..errors import InvalidParameterError, InvalidTypeError, StreamNBError, describe
+from ..errors import InvalidTypeError, StreamNBError, describe
+from ..validate import check_columns, check_distinct_columns, check_int, check_output_columns
 
 
 class Model(Protocol):
@@ -88,9 +89,35 @@ def train(template: M, data: Data, *, text: str = "text", label: str = "label", 
     The template's tokenizer runs on the workers, so it must pickle (cloudpickle: a
     lambda will do). It must also be a pure function of the text: a tokenizer that learns
     from the documents it sees (e.g. document frequencies) would differ per partition.
+
+    Parameters
+    ----------
+    template : model
+        A streamnb model whose class and parameters the result takes (not changed).
+    data : dask.bag.Bag or dask.dataframe.DataFrame
+        Records ``(document, label[, weight])``, or a dataframe with the columns below.
+    text, label : str
+        The dataframe's columns of the documents and of their labels.
+    weight : str or None
+        The dataframe's column of sample weights; None for weight 1.
+    split_every : int
+        How many partition models are merged at a time (>= 2).
+    scheduler : object
+        What ``dask.compute`` takes as its scheduler; None for Dask's default.
+
+    Returns
+    -------
+    model
+        The trained model.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a ``split_every`` below 2, or columns missing or named twice.
+    InvalidTypeError
+        For data that is neither a bag nor a dataframe.
     """
-    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
-        raise InvalidParameterError(f"split_every must be an int >= 2, got {describe(split_every)}")
+    check_int("split_every", split_every, 2)
     parts, columns = _partitions(data, text, label, weight)
     tokenizer = template.get_params().get("tokenizer")
     empty = _empty_without_tokenizer(template)
@@ -112,6 +139,18 @@ def learn(model: M, data: Data, *, text: str = "text", label: str = "label", wei
     The batch is trained on the cluster as in :func:`train`, then merged into ``model``:
     the same as ``model.learn_many`` on the batch. If anything fails, ``model`` is
     unchanged (the merge starts only once the whole batch has been learned).
+
+    Parameters
+    ----------
+    model : model
+        A streamnb model, trained or not (changed in place).
+    data, text, label, weight, split_every, scheduler
+        As for :func:`train`.
+
+    Returns
+    -------
+    model
+        ``model`` itself.
     """
     batch = train(model, data, text=text, label=label, weight=weight, split_every=split_every,
                   scheduler=scheduler)
@@ -194,6 +233,37 @@ def predict(model: Model, data: Data, *, text: str = "text", proba: bool = True,
     The model is one object in the graph, sent to each worker once, not per partition.
     With ``client`` (a distributed Client) it is scattered to the workers right away
     instead of travelling inside the task graph (large models make large graphs).
+
+    Parameters
+    ----------
+    model : model
+        A trained streamnb model.
+    data : dask.bag.Bag or dask.dataframe.DataFrame
+        Documents, or a dataframe with a ``text`` column.
+    text : str
+        The dataframe's column of the documents.
+    proba : bool
+        Give the probabilities of the classes as well as the label.
+    log : bool
+        Give log-probabilities instead.
+    prediction : str
+        The name of the output column of the label.
+    prefix : str
+        The names of the output columns of the classes start with this.
+    client : distributed.Client or None
+        Scatter the model to the workers through this client.
+
+    Returns
+    -------
+    dask.bag.Bag or dask.dataframe.DataFrame
+        The predictions, lazily.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a missing column, or output columns that collide.
+    InvalidTypeError
+        For data that is neither a bag nor a dataframe.
     """
     tokenizer = model.get_params().get("tokenizer")
     if client is not None:
@@ -203,12 +273,10 @@ def predict(model: Model, data: Data, *, text: str = "text", proba: bool = True,
     if isinstance(data, db.Bag):
         return data.map_partitions(_predict_bag_partition, shared, tokenizer, proba, log)
     if isinstance(data, dd.DataFrame):
-        _check_columns(data, [text])
+        check_columns(data.columns, [text])
         classes = list(model.classes)
         names = [prefix + str(c) for c in classes] if proba else []
-        if len(set(names)) != len(names) or prediction in names:
-            raise InvalidParameterError(
-                f"output columns collide: {prediction!r} and {names!r}; choose another prediction= or prefix=")
+        check_output_columns(prediction, names)
         meta = pd.DataFrame({prediction: pd.Series([], dtype=object),
                              **{name: pd.Series([], dtype=float) for name in names}})
         return data.map_partitions(_predict_frame_partition, shared, tokenizer, text, prediction,
@@ -250,20 +318,12 @@ def _partitions(data: Data, text: str, label: str, weight: str | None) -> tuple[
         return data.to_delayed(), None
     if isinstance(data, dd.DataFrame):
         wanted = [text, label] + ([] if weight is None else [weight])
-        _check_columns(data, wanted)
-        if len(set(wanted)) != len(wanted):
-            raise InvalidParameterError(f"text, label and weight must name different columns, got {wanted!r}")
+        check_columns(data.columns, wanted)
+        check_distinct_columns(wanted)
         return data[wanted].to_delayed(), (text, label, weight)
     raise InvalidTypeError(
         f"data must be a dask.bag.Bag of (document, label[, weight]) records or a dask.dataframe.DataFrame, "
         f"got {describe(data)} (see dask.bag.from_sequence and dask.dataframe.from_pandas)")
-
-
-def _check_columns(frame: Any, wanted: list[str]) -> None:
-    missing = [name for name in wanted if name not in frame.columns]
-    if missing:
-        raise InvalidParameterError(
-            f"column(s) {missing!r} not in the dataframe; its columns are {list(frame.columns)!r}")
 
 
 __all__ = ["train", "learn", "predict", "Model"]

@@ -202,11 +202,27 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
 
     # -- one document -------------------------------------------------------------------
     def learn_one(self, x: Any, y: Label, w: float = 1.0) -> None:
-        """Learn one document x (a mapping feature -> value, or text) of class y with weight w."""
+        """Learn one document x (a mapping feature -> value, or text) of class y with weight w.
+
+        Parameters
+        ----------
+        x : mapping or str
+            The document.
+        y : label
+            Its class.
+        w : float
+            Its sample weight (> 0).
+        """
         self.model.learn_one(x, y, w)
 
     def unlearn_one(self, x: Any, y: Label, w: float = 1.0) -> None:
-        """Remove a document learned earlier: the exact inverse of learn_one."""
+        """Remove a document learned earlier: the exact inverse of learn_one.
+
+        Parameters
+        ----------
+        x, y, w
+            As for :meth:`learn_one`.
+        """
         self.model.unlearn_one(x, y, w)
 
     def predict_proba_one(self, x: Any, **kwargs: Any) -> dict[Label, float]:
@@ -228,6 +244,15 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
 
         Labels keep their type (an int stays an int). All or nothing: a bad row raises before
         any count changes.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            One document a row, one feature a column.
+        y : pandas.Series or sequence
+            The classes of the rows, aligned with X.
+        w : pandas.Series, sequence or None
+            The sample weights of the rows; None for 1.
         """
         rows = _frame_rows(X)
         labels = _aligned(y, X, "y")

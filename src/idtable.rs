@@ -1,0 +1,248 @@
+//! The vocabulary's hash table: open addressing with linear probing, one `u64` a slot
+//! holding the upper 32 bits of a token's hash and its id. The table never reads a token:
+//! the caller's `eq` compares the token of a candidate id, and growing, removing and
+//! rebuilding place entries by the hash bits the slots keep. Its home slot is known from
+//! the hash alone, so a loop over many tokens can ask for the slots it will probe a few
+//! tokens ahead (`prefetch`), which a general-purpose table does not offer.
+//!
+//! Slot: 0 is empty; otherwise `(hash >> 32) << 32 | (id + 1)` (ids are below u32::MAX).
+//! The home of an entry is its 32 hash bits modulo the (power of two) size. Removal shifts
+//! the following entries back (no tombstones), so a probe ends at the first empty slot.
+
+use crate::prefetch::prefetch;
+
+#[derive(Debug, Default)]
+pub struct IdTable {
+    slots: Vec<u64>,
+    len: usize,
+}
+
+#[inline]
+fn tag(hash: u64) -> u64 {
+    hash >> 32
+}
+
+#[inline]
+fn pack(hash: u64, id: u32) -> u64 {
+    debug_assert!(id < u32::MAX);
+    (tag(hash) << 32) | (id as u64 + 1)
+}
+
+#[inline]
+fn id_of(slot: u64) -> u32 {
+    (slot as u32).wrapping_sub(1)
+}
+
+impl IdTable {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    #[inline]
+    fn home(&self, tag: u64) -> usize {
+        tag as usize & self.mask()
+    }
+
+    /// The id whose token `eq` accepts, among those stored with `hash`.
+    #[inline]
+    pub fn find(&self, hash: u64, mut eq: impl FnMut(u32) -> bool) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let (t, mask) = (tag(hash), self.mask());
+        let mut at = self.home(t);
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                return None;
+            }
+            if slot >> 32 == t && eq(id_of(slot)) {
+                return Some(id_of(slot));
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Start loading the home slot of `hash`.
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        if !self.slots.is_empty() {
+            prefetch(&self.slots[self.home(tag(hash))]);
+        }
+    }
+
+    /// The id in the home slot of `hash` when its hash bits match (the likely answer of a
+    /// `find`, for prefetching what comes after: no token is compared).
+    #[inline]
+    pub fn likely(&self, hash: u64) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let slot = self.slots[self.home(tag(hash))];
+        (slot != 0 && slot >> 32 == tag(hash)).then(|| id_of(slot))
+    }
+
+    /// Store `id` under `hash`; the caller knows no stored id has the same token.
+    pub fn insert_unique(&mut self, hash: u64, id: u32) {
+        self.reserve(1);
+        self.place(pack(hash, id));
+        self.len += 1;
+    }
+
+    fn place(&mut self, slot: u64) {
+        let mask = self.mask();
+        let mut at = self.home(slot >> 32);
+        while self.slots[at] != 0 {
+            at = (at + 1) & mask;
+        }
+        self.slots[at] = slot;
+    }
+
+    /// Room for `more` entries at a load of at most 5/8 (linear probing stays short).
+    pub fn reserve(&mut self, more: usize) {
+        let needed = self.len + more;
+        if 8 * needed <= 5 * self.slots.len() {
+            return;
+        }
+        let mut size = self.slots.len().max(16);
+        while 8 * needed > 5 * size {
+            size *= 2;
+        }
+        self.rebuild(size, |_| true);
+    }
+
+    /// Move every kept entry into a fresh table of `size` slots.
+    fn rebuild(&mut self, size: usize, keep: impl Fn(u32) -> bool) {
+        let old = std::mem::replace(&mut self.slots, vec![0; size]);
+        self.len = 0;
+        for slot in old.into_iter().filter(|&s| s != 0 && keep(id_of(s))) {
+            self.place(slot);
+            self.len += 1;
+        }
+    }
+
+    /// Take `id`, stored under `hash`, out (nothing when it is not there).
+    pub fn remove(&mut self, hash: u64, id: u32) {
+        if self.slots.is_empty() {
+            return;
+        }
+        let (wanted, mask) = (pack(hash, id), self.mask());
+        let mut hole = self.home(tag(hash));
+        loop {
+            match self.slots[hole] {
+                0 => return,
+                slot if slot == wanted => break,
+                _ => hole = (hole + 1) & mask,
+            }
+        }
+        // Shift back the entries after the hole that may live there: those whose home does
+        // not lie between the hole and themselves.
+        let mut at = hole;
+        loop {
+            at = (at + 1) & mask;
+            let slot = self.slots[at];
+            if slot == 0 {
+                break;
+            }
+            let home = self.home(slot >> 32);
+            if at.wrapping_sub(home) & mask >= at.wrapping_sub(hole) & mask {
+                self.slots[hole] = slot;
+                hole = at;
+            }
+        }
+        self.slots[hole] = 0;
+        self.len -= 1;
+    }
+
+    /// Keep the entries whose id `keep` accepts (one pass over the table).
+    pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
+        let size = self.slots.len();
+        self.rebuild(size, keep);
+    }
+
+    /// Bytes allocated (the table is written across all of it).
+    pub fn allocation_size(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A hash with few distinct upper bits, so that entries collide and wrap around.
+    fn crowded(key: u32) -> u64 {
+        let mixed = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((mixed >> 60) << 32) | (key as u64)
+    }
+
+    #[test]
+    fn behaves_as_a_map_under_inserts_and_removals() {
+        let mut table = IdTable::default();
+        let mut model: HashMap<u32, u32> = HashMap::new(); // key -> id
+        let mut x: u64 = 0x1234_5678;
+        let mut next_id = 0;
+        for step in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let key = (x % 600) as u32;
+            let hash = crowded(key);
+            match model.get(&key) {
+                Some(&id) if x.is_multiple_of(3) => {
+                    table.remove(hash, id);
+                    model.remove(&key);
+                }
+                Some(_) => {}
+                None => {
+                    table.insert_unique(hash, next_id);
+                    model.insert(key, next_id);
+                    next_id += 1;
+                }
+            }
+            if step.is_multiple_of(997) {
+                for k in 0..600u32 {
+                    let want = model.get(&k).copied();
+                    assert_eq!(
+                        table.find(crowded(k), |id| Some(id) == want),
+                        want,
+                        "key {k} at step {step}"
+                    );
+                }
+            }
+        }
+        assert_eq!(table.len(), model.len());
+        let before = model.len();
+        table.retain(|id| id.is_multiple_of(2));
+        model.retain(|_, id| id.is_multiple_of(2));
+        assert!(model.len() < before);
+        assert_eq!(table.len(), model.len());
+        for (&k, &id) in &model {
+            assert_eq!(table.find(crowded(k), |found| found == id), Some(id));
+        }
+    }
+
+    #[test]
+    fn an_empty_table_finds_nothing() {
+        let mut table = IdTable::default();
+        assert_eq!(table.find(7, |_| true), None);
+        assert_eq!(table.likely(7), None);
+        table.prefetch(7);
+        table.remove(7, 1);
+        assert!(table.is_empty());
+        table.insert_unique(7 << 32, 3);
+        assert_eq!(table.find(7 << 32, |id| id == 3), Some(3));
+        assert_eq!(table.likely(7 << 32), Some(3));
+        assert_eq!(table.find(8 << 32, |_| true), None);
+    }
+}

@@ -1,0 +1,100 @@
+"""Parameter and input checks, written once for every module.
+
+Each check returns the value in its normal form (a float, an int, a tuple ...) or raises the
+``streamnb.errors`` class that fits, with a message naming the parameter, the bad value and
+what was expected. Documents themselves (feature mappings, raw text) are checked by the
+compiled core as it reads them. The checks shared by every layer are in ``common``; those of
+the models (and the service's model lessons) in ``models``; those of the filter, the
+featurizers, the integrations and storage in ``filter``. Every name is importable from here.
+"""
+
+from .common import (
+    Label, T, PRIOR_CHOICES, is_finite, check_label, check_bool, check_choice, check_positive,
+    check_optional_int, check_finite, check_finite_positive, check_nonnegative, check_class_weight,
+    check_range, check_alpha, check_grid, check_weight, check_class_prior, check_class_allowed, check_strings,
+)
+from .filter import (
+    check_edges, check_int, check_positive_int, check_interval, check_one_of, check_not_above,
+    check_finite_nonnegative, check_cutoffs, check_open_cutoffs, check_even_dof, check_methods,
+    check_filter_model, check_calibrator, check_filter_tokenizer, check_distinct_labels, check_curve,
+    check_progress, check_alphas, check_png_path, check_one_array, check_group, check_checksum,
+    check_not_empty, check_columns, check_distinct_columns, check_output_columns, check_stop_words,
+    check_token_pattern, check_some_ngrams, check_reads_in_core, check_field_name, check_bucket_count,
+    check_name_free,
+)
+from .models import (
+    check_auto_grid, check_one_auto, check_evidence_half_life, check_tokenizer, check_n_buckets, check_passes,
+    check_count, check_seed, check_flag, check_complement_alpha, check_instance, check_finite_pair,
+    check_schema, check_part, check_ledger_to_forget,
+)
+
+__all__ = [
+    "Label",
+    "T",
+    "PRIOR_CHOICES",
+    "is_finite",
+    "check_label",
+    "check_bool",
+    "check_choice",
+    "check_positive",
+    "check_optional_int",
+    "check_finite",
+    "check_finite_positive",
+    "check_nonnegative",
+    "check_class_weight",
+    "check_range",
+    "check_alpha",
+    "check_grid",
+    "check_weight",
+    "check_class_prior",
+    "check_class_allowed",
+    "check_strings",
+    "check_edges",
+    "check_int",
+    "check_positive_int",
+    "check_interval",
+    "check_one_of",
+    "check_not_above",
+    "check_finite_nonnegative",
+    "check_cutoffs",
+    "check_open_cutoffs",
+    "check_even_dof",
+    "check_methods",
+    "check_filter_model",
+    "check_calibrator",
+    "check_filter_tokenizer",
+    "check_distinct_labels",
+    "check_curve",
+    "check_progress",
+    "check_alphas",
+    "check_png_path",
+    "check_one_array",
+    "check_group",
+    "check_checksum",
+    "check_not_empty",
+    "check_columns",
+    "check_distinct_columns",
+    "check_output_columns",
+    "check_stop_words",
+    "check_token_pattern",
+    "check_some_ngrams",
+    "check_reads_in_core",
+    "check_field_name",
+    "check_bucket_count",
+    "check_name_free",
+    "check_auto_grid",
+    "check_one_auto",
+    "check_evidence_half_life",
+    "check_tokenizer",
+    "check_n_buckets",
+    "check_passes",
+    "check_count",
+    "check_seed",
+    "check_flag",
+    "check_complement_alpha",
+    "check_instance",
+    "check_finite_pair",
+    "check_schema",
+    "check_part",
+    "check_ledger_to_forget",
+]

@@ -9,6 +9,9 @@ use crate::bag::Bag;
 use crate::doc::{Doc, IdCounts, Keys, UNKNOWN};
 use crate::vocab::{bucket, Vocabulary, VocabularyError};
 
+/// Keys between the steps of the cache hints of a document's lookups (`Encoder::finish`).
+const LOOKUP_STEP: usize = 4;
+
 pub enum Features {
     Exact(Vocabulary),
     Hashed(u32),
@@ -310,7 +313,19 @@ impl Encoder<'_> {
         let mut known = self.buckets;
         let mut new = Keys::default();
         let mut new_values = Vec::new();
-        for i in 0..self.bag.len() {
+        // a lookup misses the cache three times on a large vocabulary (slot, span, bytes):
+        // ask for each of them a few keys ahead, one step after the other
+        let n = self.bag.len();
+        for i in 0..n {
+            if i + 3 * LOOKUP_STEP < n {
+                vocabulary.prefetch_slot(self.bag.hash(i + 3 * LOOKUP_STEP));
+            }
+            if i + 2 * LOOKUP_STEP < n {
+                vocabulary.prefetch_span(self.bag.hash(i + 2 * LOOKUP_STEP));
+            }
+            if i + LOOKUP_STEP < n {
+                vocabulary.prefetch_token(self.bag.hash(i + LOOKUP_STEP));
+            }
             let (key, hash) = (self.bag.feature(i), self.bag.hash(i));
             match vocabulary.find_hashed(key, hash) {
                 Some(id) => known.add(id, self.bag.count(i)),

@@ -1,7 +1,8 @@
 //! The exact vocabulary: token bytes -> feature id (u32), growing on the fly.
 //!
-//! Tokens live back to back in one byte arena and the hash table holds only ids, so a token
-//! costs its bytes plus about 16 bytes of bookkeeping (no allocation per token). Ids of
+//! Tokens live back to back in one byte arena and the hash table (`IdTable`) holds ids and
+//! hash bits, so a token costs its bytes plus about 24 bytes of bookkeeping (no allocation
+//! per token). Ids of
 //! removed tokens are reused (last freed, first reused), so |V| and the id range stay as if
 //! the removed token had never been seen. The hash is foldhash (its fast variant) with a
 //! random per-process seed: tokens come from strangers, and a fixed hash would let them
@@ -12,8 +13,8 @@
 //! occurs in UTF-8, so the two kinds cannot collide.
 
 use crate::bag::same_bytes;
-use hashbrown::hash_table::Entry;
-use hashbrown::HashTable;
+use crate::idtable::IdTable;
+use crate::prefetch::prefetch;
 use std::hash::BuildHasher;
 
 /// `Span::len` of an id that is free for reuse.
@@ -34,7 +35,7 @@ pub enum VocabularyError {
 pub struct Vocabulary {
     arena: Vec<u8>,
     spans: Vec<Span>,
-    table: HashTable<u32>,
+    table: IdTable,
     hasher: foldhash::fast::RandomState,
     free: Vec<u32>,
     /// Bytes of the arena no live token points to (removed tokens); compacted when large.
@@ -57,7 +58,7 @@ impl Vocabulary {
         Vocabulary {
             arena: Vec::new(),
             spans: Vec::new(),
-            table: HashTable::new(),
+            table: IdTable::default(),
             hasher: foldhash::fast::RandomState::default(),
             free: Vec::new(),
             garbage: 0,
@@ -133,8 +134,7 @@ impl Vocabulary {
     pub fn find_hashed(&self, token: &[u8], hash: u64) -> Option<u32> {
         let (arena, spans) = (&self.arena, &self.spans);
         self.table
-            .find(hash, |&id| same_bytes(Self::bytes_of(arena, spans[id as usize]), token))
-            .copied()
+            .find(hash, |id| same_bytes(Self::bytes_of(arena, spans[id as usize]), token))
     }
 
     /// The id of a token, adding it (with a recycled or fresh id) when it is new.
@@ -143,6 +143,29 @@ impl Vocabulary {
         match self.find_hashed(token, hash) {
             Some(id) => Ok(id),
             None => self.add_hashed(token, hash),
+        }
+    }
+
+    /// Cache hints for a lookup of `hash` coming soon, in three steps a few tokens apart
+    /// (`Encoder::finish`): the table slot, then the likely id's span, then its bytes. Each
+    /// step reads only what the step before asked for.
+    #[inline]
+    pub fn prefetch_slot(&self, hash: u64) {
+        self.table.prefetch(hash);
+    }
+
+    #[inline]
+    pub fn prefetch_span(&self, hash: u64) {
+        if let Some(span) = self.table.likely(hash).and_then(|id| self.spans.get(id as usize)) {
+            prefetch(span);
+        }
+    }
+
+    #[inline]
+    pub fn prefetch_token(&self, hash: u64) {
+        let span = self.table.likely(hash).and_then(|id| self.spans.get(id as usize));
+        if let Some(byte) = span.and_then(|span| self.arena.get(span.start as usize)) {
+            prefetch(byte);
         }
     }
 
@@ -177,16 +200,7 @@ impl Vocabulary {
         };
         self.arena.extend_from_slice(token);
         self.spans[id as usize] = span;
-        let Self {
-            arena,
-            spans,
-            table,
-            hasher,
-            ..
-        } = self;
-        table.insert_unique(hash, id, |&other| {
-            hasher.hash_one(Self::bytes_of(arena, spans[other as usize]))
-        });
+        self.table.insert_unique(hash, id);
         self.epoch += 1;
         Ok(id)
     }
@@ -207,9 +221,7 @@ impl Vocabulary {
         }
         let token = Self::bytes_of(&self.arena, span);
         let hash = self.hasher.hash_one(token);
-        if let Ok(entry) = self.table.find_entry(hash, |&other| other == id) {
-            entry.remove();
-        }
+        self.table.remove(hash, id);
         self.spans[id as usize] = Span { start: 0, len: FREE };
         self.free.push(id);
         self.garbage += span.len as usize;
@@ -245,7 +257,7 @@ impl Vocabulary {
         if removed == 0 {
             return; // every id was free or unknown
         }
-        self.table.retain(|&mut id| !going[id as usize]);
+        self.table.retain(|id| !going[id as usize]);
         self.epoch += 1;
         self.last_removal_epoch = self.epoch;
         if self.garbage > 4096 && 2 * self.garbage > self.arena.len() {
@@ -317,32 +329,17 @@ impl Vocabulary {
         fresh.spans = vec![Span { start: 0, len: FREE }; n];
         // Sized once: growing the table rehashes every token so far, several times over.
         fresh.arena.reserve_exact(token_bytes);
-        fresh
-            .table
-            .reserve(count, |_| unreachable!("an empty table has nothing to rehash"));
+        fresh.table.reserve(count);
         for (id, token) in entries {
             if fresh.arena.len() + token.len() > u32::MAX as usize {
                 return Err("the vocabulary is too large (over 4 GiB of tokens)".into());
             }
-            let Vocabulary {
-                arena,
-                spans,
-                table,
-                hasher,
-                ..
-            } = &mut fresh;
-            // One probe finds a duplicate or the slot (a lookup then an insert probed twice).
-            let entry = table.entry(
-                hasher.hash_one(token),
-                |&other| Self::bytes_of(arena, spans[other as usize]) == token,
-                |&other| hasher.hash_one(Self::bytes_of(arena, spans[other as usize])),
-            );
-            match entry {
-                Entry::Occupied(_) => return Err("vocabulary tokens must be distinct".into()),
-                Entry::Vacant(slot) => {
-                    slot.insert(id);
-                }
+            let hash = fresh.hasher.hash_one(token);
+            if fresh.find_hashed(token, hash).is_some() {
+                return Err("vocabulary tokens must be distinct".into());
             }
+            fresh.table.insert_unique(hash, id);
+            let Vocabulary { arena, spans, .. } = &mut fresh;
             spans[id as usize] = Span {
                 start: arena.len() as u32,
                 len: token.len() as u32,

@@ -120,14 +120,9 @@ impl<T: Copy> Chunked<T> {
     /// Start loading a row into the cache (a hint: no effect on what is read or written).
     #[inline]
     fn prefetch(&self, row: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(slice) = self.get(row) {
-            // SAFETY: a prefetch never faults and reads nothing Rust can see; the address is
-            // that of a live row.
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slice.as_ptr().cast()) };
+        if let Some(first) = self.get(row).and_then(<[T]>::first) {
+            crate::prefetch::prefetch(first);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = row;
     }
 
     fn heap_bytes(&self) -> usize {

@@ -31,7 +31,19 @@
 //! (this one's aged by the other's documents first), as if the streams had been scored one
 //! after the other each by its own model.
 
-use crate::nb::Smoothing;
+/// The smoothing of one prediction: additive `alpha`, and with `mu` (multinomial models
+/// only) Dirichlet-prior smoothing toward the pooled distribution smoothed by alpha.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Smoothing {
+    pub alpha: f64,
+    pub mu: Option<f64>,
+}
+
+impl Smoothing {
+    pub fn additive(alpha: f64) -> Self {
+        Smoothing { alpha, mu: None }
+    }
+}
 
 /// The temperatures tau = 2^(16 - t), t = 0 .. 32: from 65536 down to 1/65536. Naive Bayes
 /// scores of long documents are overconfident by factors of tens to thousands (measured best

@@ -16,6 +16,7 @@
 //! and `merge` the count changes.
 
 use crate::doc::{Doc, UNKNOWN};
+pub use crate::smoothing::Smoothing;
 use crate::smoothing::{AutoSmoothing, EvidenceError};
 pub use crate::space::{Encoder, Features};
 use crate::store::{MergedPruning, Store, StoreError};
@@ -49,20 +50,6 @@ pub enum Kind {
     Bernoulli { binarize: f64 },
     /// Complement (Rennie et al. 2003); `norm` for weight normalisation.
     Complement { norm: bool },
-}
-
-/// The smoothing of one prediction: additive `alpha`, and with `mu` (multinomial models
-/// only) Dirichlet-prior smoothing toward the pooled distribution smoothed by alpha.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Smoothing {
-    pub alpha: f64,
-    pub mu: Option<f64>,
-}
-
-impl Smoothing {
-    pub fn additive(alpha: f64) -> Self {
-        Smoothing { alpha, mu: None }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

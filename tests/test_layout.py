@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -307,3 +308,39 @@ def test_serve_and_cli_re_export_their_parts(facade, parts):
         assert [name for name in public if name not in module.__all__] == [], part.__name__
         assert [name for name in public if getattr(module, name) is not getattr(part, name)] == [], part.__name__
     assert all(hasattr(module, name) for name in module.__all__)
+
+
+def rust_module_imports() -> dict[str, set[str]]:
+    """The crate's top modules (src/<name>.rs or src/<name>/) and the others each names
+    (``crate::x`` in a ``use`` or a path; test modules and the Python bindings left out:
+    the bindings sit on top of everything)."""
+    src = ROOT / "src"
+    modules: dict[str, set[str]] = {}
+    for path in src.rglob("*.rs"):
+        parts = path.relative_to(src).with_suffix("").parts
+        name = parts[0]
+        if name in ("lib", "python") or parts[-1] == "tests":
+            continue
+        text = path.read_text(encoding="utf-8").split("#[cfg(test)]")[0]
+        used = set(re.findall(r"\bcrate::(\w+)", text))
+        modules.setdefault(name, set()).update(used - {name})
+    return modules
+
+
+def test_the_crate_s_modules_import_without_loops():
+    graph = rust_module_imports()
+    assert {"nb", "store", "vocab", "space", "smoothing"} <= graph.keys()
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path + [node, nxt]
+            if nxt not in state and (loop := visit(nxt, path + [node])):
+                return loop
+        state[node] = 2
+        return None
+
+    loops = [loop for node in sorted(graph) if node not in state and (loop := visit(node, []))]
+    assert loops == []

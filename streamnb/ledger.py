@@ -20,7 +20,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
 from .validate import Label
@@ -29,12 +29,35 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from .models.base import DiscreteNB, Document
+    from . import _core
     from .store import Arrays
 else:
     from ._lazy import numpy as np
 
 FINGERPRINT_BYTES = 16
+
+#: A message as the model reads it (a mapping feature -> value, or raw text).
+Document = Any
+
+
+class CountingModel(Protocol):
+    """What the ledger asks of the model in front of whose counting it stands (a
+    ``DiscreteNB``): the ledger sits below the models and knows them only by this."""
+
+    _core: _core.Core[Any]
+
+    @property
+    def n_learned(self) -> int: ...
+
+    def _check_learn(self, x: Document, label: Label, weight: float, when: float | None) -> None: ...
+
+    def _learn_counts(self, x: Document, label: Label, weight: float, when: float | None) -> None: ...
+
+    def _unlearn_counts(self, x: Document, label: Label, weight: float, learned_at: int | None,
+                        when: float | None) -> None: ...
+
+    def _unlearn_many_counts(self, documents: list[Document], labels: list[Label], weights: list[float],
+                             stamps: list[int | None], times: list[float | None]) -> None: ...
 
 
 class Entry(NamedTuple):
@@ -159,14 +182,14 @@ class Ledger:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def fingerprint(self, model: "DiscreteNB", x: Document) -> bytes:
+    def fingerprint(self, model: CountingModel, x: Document) -> bytes:
         """The text's fingerprint, or that of the features the model learns from x."""
         if isinstance(x, (str, bytes)):
             return text_fingerprint(x)
         tokens, values = model._core.present_features(x)
         return features_fingerprint(tokens, np.asarray(values, dtype=float))
 
-    def learn(self, model: "DiscreteNB", x: Document, label: Label, weight: float, when: float | None) -> None:
+    def learn(self, model: CountingModel, x: Document, label: Label, weight: float, when: float | None) -> None:
         """Learn a message once: a no-op when held under ``label``, a move when held under another.
 
         Parameters
@@ -197,7 +220,7 @@ class Ledger:
         model._learn_counts(x, label, weight, when)
         self.entries.record(fingerprint, Entry(label, weight, model.n_learned, when))
 
-    def unlearn(self, model: "DiscreteNB", x: Document, label: Label, weight: float, learned_at: int | None,
+    def unlearn(self, model: CountingModel, x: Document, label: Label, weight: float, learned_at: int | None,
                 when: float | None) -> None:
         """Unlearn a message; a held one with its entry's weight, stamp and timestamp.
 
@@ -223,7 +246,7 @@ class Ledger:
         if entry is not None:
             self.entries.forget(fingerprint)
 
-    def unlearn_many(self, model: "DiscreteNB", documents: list[Document], labels: list[Label], weights: list[float],
+    def unlearn_many(self, model: CountingModel, documents: list[Document], labels: list[Label], weights: list[float],
                      stamps: list[int | None], times: list[float | None]) -> None:
         """All or nothing: held messages take their ledger entries; a message given twice is refused."""
         forgotten: list[bytes] = []

@@ -117,29 +117,22 @@ impl IdTable {
         while 8 * needed > 5 * size {
             size *= 2;
         }
-        self.rebuild(size, |_| true);
-    }
-
-    /// Move every kept entry into a fresh table of `size` slots.
-    fn rebuild(&mut self, size: usize, keep: impl Fn(u32) -> bool) {
         let old = std::mem::replace(&mut self.slots, vec![0; size]);
-        self.len = 0;
-        for slot in old.into_iter().filter(|&s| s != 0 && keep(id_of(s))) {
+        for slot in old.into_iter().filter(|&s| s != 0) {
             self.place(slot);
-            self.len += 1;
         }
     }
 
-    /// Take `id`, stored under `hash`, out (nothing when it is not there).
-    pub fn remove(&mut self, hash: u64, id: u32) {
+    /// Take `id`, stored under `hash`, out; false when it is not there.
+    pub fn remove(&mut self, hash: u64, id: u32) -> bool {
         if self.slots.is_empty() {
-            return;
+            return false;
         }
         let (wanted, mask) = (pack(hash, id), self.mask());
         let mut hole = self.home(tag(hash));
         loop {
             match self.slots[hole] {
-                0 => return,
+                0 => return false,
                 slot if slot == wanted => break,
                 _ => hole = (hole + 1) & mask,
             }
@@ -161,12 +154,30 @@ impl IdTable {
         }
         self.slots[hole] = 0;
         self.len -= 1;
+        true
     }
 
-    /// Keep the entries whose id `keep` accepts (one pass over the table).
+    /// Keep the entries whose id `keep` accepts: one pass over the table, in place (no
+    /// second table: a pruning pass must not need twice the table's memory). Starting
+    /// after an empty slot, each entry is taken out and, if kept, placed again from its
+    /// home: it lands at or before where it was, since the slot it left is free.
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
-        let size = self.slots.len();
-        self.rebuild(size, keep);
+        let Some(empty) = self.slots.iter().position(|&s| s == 0) else {
+            return; // only an unallocated table has no empty slot
+        };
+        let mask = self.mask();
+        for step in 1..=self.slots.len() {
+            let at = (empty + step) & mask;
+            let slot = std::mem::take(&mut self.slots[at]);
+            if slot == 0 {
+                continue;
+            }
+            if keep(id_of(slot)) {
+                self.place(slot);
+            } else {
+                self.len -= 1;
+            }
+        }
     }
 
     /// Bytes allocated (the table is written across all of it).
@@ -232,17 +243,108 @@ mod tests {
         }
     }
 
+    /// Every entry reachable from its home without an empty slot between, the count right,
+    /// the load at most 5/8.
+    fn check(table: &IdTable) {
+        let mask = table.slots.len().wrapping_sub(1);
+        let mut count = 0;
+        for (at, &slot) in table.slots.iter().enumerate() {
+            if slot == 0 {
+                continue;
+            }
+            count += 1;
+            let mut p = table.home(slot >> 32);
+            while p != at {
+                assert_ne!(table.slots[p], 0, "an empty slot between an entry's home and the entry");
+                p = (p + 1) & mask;
+            }
+        }
+        assert_eq!(count, table.len);
+        assert!(8 * table.len <= 5 * table.slots.len() || table.slots.is_empty());
+    }
+
+    /// Homes in the last four slots of a table of 2^bits slots: the runs wrap around its end.
+    fn near_end(key: u32, bits: u32) -> u64 {
+        let mixed = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let home = ((1u64 << bits) - 1 - (mixed >> 62)) & 0xFFFF_FFFF;
+        let high = (mixed >> 40) & 0xFFF;
+        ((((high << bits) | home) & 0xFFFF_FFFF) << 32) | key as u64
+    }
+
+    #[test]
+    fn runs_that_wrap_around_keep_every_entry_reachable() {
+        for bits in [4u32, 5, 6, 7] {
+            let mut table = IdTable::default();
+            let mut model: HashMap<u32, u32> = HashMap::new();
+            let mut x: u64 = 0x9876_5432 + bits as u64;
+            let mut next_id = 0;
+            for _ in 0..30_000u32 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let key = (x % 40) as u32;
+                let hash = near_end(key, bits);
+                match model.get(&key) {
+                    Some(&id) if x.is_multiple_of(2) => {
+                        assert!(table.remove(hash, id));
+                        model.remove(&key);
+                    }
+                    Some(&id) => {
+                        assert!(!table.remove(hash, id + 100_000)); // another id, or another hash: no change
+                        assert!(!table.remove(hash ^ (1 << 63), id));
+                    }
+                    None => {
+                        table.insert_unique(hash, next_id);
+                        model.insert(key, next_id);
+                        next_id += 1;
+                    }
+                }
+                check(&table);
+                for k in 0..40u32 {
+                    let want = model.get(&k).copied();
+                    assert_eq!(table.find(near_end(k, bits), |id| Some(id) == want), want);
+                }
+            }
+            table.retain(|id| id.is_multiple_of(3));
+            model.retain(|_, id| id.is_multiple_of(3));
+            check(&table);
+            assert_eq!(table.len(), model.len());
+            for (&k, &id) in &model {
+                assert_eq!(table.find(near_end(k, bits), |found| found == id), Some(id));
+            }
+        }
+    }
+
+    #[test]
+    fn one_hash_for_thousands_of_ids_still_terminates() {
+        let (mut table, hash) = (IdTable::default(), 0xABCD_0000_0000_0000);
+        for id in 0..2000 {
+            table.insert_unique(hash, id);
+        }
+        check(&table);
+        assert_eq!(table.find(hash, |id| id == 1999), Some(1999));
+        assert_eq!(table.find(hash, |_| false), None);
+        for id in (0..2000).rev() {
+            assert!(table.remove(hash, id));
+        }
+        check(&table);
+        assert!(table.is_empty());
+    }
+
     #[test]
     fn an_empty_table_finds_nothing() {
         let mut table = IdTable::default();
         assert_eq!(table.find(7, |_| true), None);
         assert_eq!(table.likely(7), None);
         table.prefetch(7);
-        table.remove(7, 1);
+        assert!(!table.remove(7, 1));
+        table.retain(|_| true);
         assert!(table.is_empty());
         table.insert_unique(7 << 32, 3);
         assert_eq!(table.find(7 << 32, |id| id == 3), Some(3));
         assert_eq!(table.likely(7 << 32), Some(3));
         assert_eq!(table.find(8 << 32, |_| true), None);
+        table.retain(|_| false);
+        assert!(table.is_empty() && table.likely(7 << 32).is_none());
     }
 }

@@ -9,6 +9,9 @@
 
 use crate::vocab::crc32_update;
 
+/// The most buckets `ByteNgrams::for_each_distinct_bucket` tracks with a bitmap.
+pub const DISTINCT_BITMAP_BUCKETS: u32 = 1 << 20;
+
 /// The settings of a byte n-gram reader.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ByteNgrams {
@@ -44,6 +47,22 @@ impl ByteNgrams {
                 Some(mask) => crc & mask,
                 None => crc % n_buckets,
             });
+        });
+    }
+
+    /// `for_each_bucket`, each bucket once, at its first appearance (binary features): a bit
+    /// per bucket says which were seen, a bit test where counting would probe a table. For
+    /// at most `DISTINCT_BITMAP_BUCKETS` buckets (a bitmap of 128 KiB at most, zeroed once
+    /// a message).
+    pub fn for_each_distinct_bucket(&self, raw: &[u8], n_buckets: u32, mut emit: impl FnMut(u32)) {
+        assert!(n_buckets <= DISTINCT_BITMAP_BUCKETS, "a bitmap of at most 2^20 buckets");
+        let mut seen = vec![0u64; (n_buckets as usize).div_ceil(64)];
+        self.for_each_bucket(raw, n_buckets, |id| {
+            let (word, bit) = (id as usize / 64, 1u64 << (id % 64));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                emit(id);
+            }
         });
     }
 
@@ -84,6 +103,49 @@ mod tests {
         let mut out = Vec::new();
         settings.for_each(raw, &mut Vec::new(), |g| out.push(g.to_vec()));
         out
+    }
+
+    #[test]
+    fn distinct_buckets_are_the_buckets_counted_once_in_first_appearance_order() {
+        let mut x: u64 = 0xdead_beef;
+        for n_buckets in [
+            1u32,
+            2,
+            63,
+            64,
+            65,
+            1000,
+            4096,
+            DISTINCT_BITMAP_BUCKETS - 1,
+            DISTINCT_BITMAP_BUCKETS,
+        ] {
+            for n in [1usize, 2, 3, 5] {
+                for len in [0usize, 1, 2, 10, 300, 5000] {
+                    let raw: Vec<u8> = (0..len)
+                        .map(|_| {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            if x.is_multiple_of(5) {
+                                (x >> 8) as u8 // some bytes above 0x7F: the transcoded path
+                            } else {
+                                b'a' + (x % 4) as u8
+                            }
+                        })
+                        .collect();
+                    let settings = ByteNgrams {
+                        n,
+                        max_bytes: 4000,
+                        prefix: b"g:".to_vec(),
+                    };
+                    let mut counted = crate::doc::IdCounts::with_capacity(len);
+                    settings.for_each_bucket(&raw, n_buckets, |id| counted.add(id, 1.0));
+                    let mut distinct = Vec::new();
+                    settings.for_each_distinct_bucket(&raw, n_buckets, |id| distinct.push(id));
+                    assert_eq!(distinct, counted.ids, "{n_buckets} buckets, n = {n}, {len} bytes");
+                }
+            }
+        }
     }
 
     #[test]

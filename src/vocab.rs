@@ -1,8 +1,8 @@
 //! The exact vocabulary: token bytes -> feature id (u32), growing on the fly.
 //!
 //! Tokens live back to back in one byte arena and the hash table (`IdTable`) holds ids and
-//! hash bits, so a token costs its bytes plus about 24 bytes of bookkeeping (no allocation
-//! per token). Ids of
+//! hash bits, so a token costs its bytes plus 21 to 34 bytes of bookkeeping (8 of its span,
+//! 13 to 26 of table slots as the table fills; no allocation per token). Ids of
 //! removed tokens are reused (last freed, first reused), so |V| and the id range stay as if
 //! the removed token had never been seen. The hash is foldhash (its fast variant) with a
 //! random per-process seed: tokens come from strangers, and a fixed hash would let them
@@ -42,8 +42,8 @@ pub struct Vocabulary {
     garbage: usize,
     /// Bumped whenever a token gains or loses its id, so cached lookups can be trusted.
     epoch: u64,
-    /// (epoch, number of removals so far) at each removal: ids found at an epoch stay
-    /// valid as long as no token was removed since.
+    /// The epoch of the last removal: ids found at an epoch stay valid as long as no token
+    /// was removed since.
     last_removal_epoch: u64,
 }
 
@@ -221,7 +221,8 @@ impl Vocabulary {
         }
         let token = Self::bytes_of(&self.arena, span);
         let hash = self.hasher.hash_one(token);
-        self.table.remove(hash, id);
+        let found = self.table.remove(hash, id);
+        debug_assert!(found, "a live token is in the table under its own hash");
         self.spans[id as usize] = Span { start: 0, len: FREE };
         self.free.push(id);
         self.garbage += span.len as usize;
@@ -357,8 +358,8 @@ impl Vocabulary {
     /// length: they grow by doubling, and the spare capacity past the length is never
     /// written, so the allocator's large blocks (mapped lazily, grown by mremap) leave it
     /// without pages; counting it put nbytes up to 1.5x the resident memory right after a
-    /// doubling (tests/test_core_memory.py). The hash table is written across its whole
-    /// allocation (control bytes), so it counts whole.
+    /// doubling (tests/test_core_memory.py). The hash table's entries spread over all of
+    /// it (a grown table is at least 5/16 full: every page holds some), so it counts whole.
     pub fn heap_bytes(&self) -> usize {
         self.arena.len()
             + self.spans.len() * std::mem::size_of::<Span>()

@@ -21,10 +21,6 @@ pub struct ByteNgrams {
     pub email: Option<Py<EmailTokenizer>>,
 }
 
-/// Up to this many buckets (a 128 KiB bitmap, zeroed once a message) the buckets seen are
-/// tracked by a bitmap; more by the encoder's table.
-const SEEN_BITMAP_BUCKETS: u32 = 1 << 20;
-
 impl ByteNgrams {
     /// Every feature of a raw message into the encoder, each once (binary features).
     pub fn encode_into(
@@ -42,18 +38,10 @@ impl ByteNgrams {
             }
         }
         match n_buckets {
-            Some(n) if self.email.is_none() && n <= SEEN_BITMAP_BUCKETS => {
-                // one bit per bucket says whether it was seen (first appearances in order, as
-                // counting would give, but a bit test instead of a table probe per window)
-                let mut seen = vec![0u64; (n as usize).div_ceil(64)];
-                self.grams.for_each_bucket(raw, n, |id| {
-                    let (word, bit) = (id as usize / 64, 1u64 << (id % 64));
-                    if seen[word] & bit == 0 {
-                        seen[word] |= bit;
-                        encoder.add_new_bucket(id);
-                    }
-                });
-            }
+            // binary features alone: each bucket once, straight in
+            Some(n) if self.email.is_none() && n <= ngrams::DISTINCT_BITMAP_BUCKETS => self
+                .grams
+                .for_each_distinct_bucket(raw, n, |id| encoder.add_new_bucket(id)),
             Some(n) => self.grams.for_each_bucket(raw, n, |id| encoder.add_bucket(id, 1.0)),
             None => {
                 let mut scratch = Vec::with_capacity(2 * self.grams.n + self.grams.prefix.len());

@@ -117,11 +117,16 @@ impl<T: Copy> Chunked<T> {
         &mut chunk[at..at + width]
     }
 
-    /// Start loading a row into the cache (a hint: no effect on what is read or written).
+    /// Start loading a row into the cache (a hint: no effect on what is read or written):
+    /// its first and last items, so that a row across two cache lines comes whole.
     #[inline]
     fn prefetch(&self, row: usize) {
-        if let Some(first) = self.get(row).and_then(<[T]>::first) {
-            crate::prefetch::prefetch(first);
+        if let Some(items) = self.get(row) {
+            items
+                .first()
+                .into_iter()
+                .chain(items.last())
+                .for_each(crate::prefetch::prefetch);
         }
     }
 

@@ -201,7 +201,7 @@ class DiscreteNB(LearningParts, StateParts, InspectionParts, abc.ABC):
         check_tokenizer(tokenizer)
         self.n_buckets = check_n_buckets(n_buckets)
         self.dense_max_classes = check_positive_int("dense_max_classes", dense_max_classes)
-        self.forgetting, self.pruning = forgetting, pruning
+        self._forgetting, self.pruning = forgetting, pruning
         self.ledger = check_positive("ledger", ledger, integer=True)
         fixed = self.class_prior if isinstance(self.class_prior, dict) else None
         self._core: _core.Core[Label] = _core.Core(
@@ -263,6 +263,11 @@ class DiscreteNB(LearningParts, StateParts, InspectionParts, abc.ABC):
     def unseen(self, value: str) -> None:
         self._unseen = check_choice("unseen", value, UNSEEN_CHOICES)
         self._core.unseen_score = value == "score"
+
+    @property
+    def forgetting(self) -> Forgetting:
+        """The forgetting settings, fixed at construction (the clocks run from them)."""
+        return self._forgetting
 
     @property
     def half_life(self) -> float | None:

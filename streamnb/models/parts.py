@@ -26,7 +26,6 @@ class ModelParts:
     if TYPE_CHECKING:
         alpha: float | str
         class_prior: str | Mapping[Label, float]
-        forgetting: Forgetting
         pruning: Pruning
         store: CountStore
         _core: _core.Core[Label]
@@ -34,6 +33,9 @@ class ModelParts:
         _ledger: Ledger | None
         _call_alpha: float | None  # None: the smoothing chosen online
         _pass_at: int  # n_learned at the last pruning pass
+
+        @property
+        def forgetting(self) -> Forgetting: ...
 
         @property
         def classes(self) -> list[Label]: ...

@@ -41,7 +41,7 @@ MAX_STORED: float = _core.MAX_STORED
 class _TokenIds:
     """What ``Vocabulary`` and ``StoreVocabulary`` read the same way from their core."""
 
-    _core: Any
+    _core: _core.Vocabulary | _core.Core[Label]
 
     @property
     def epoch(self) -> int:
@@ -91,7 +91,7 @@ class Vocabulary(_TokenIds):
 
     def __init__(self, n_buckets: int | None = None) -> None:
         self.n_buckets = check_bucket_count(n_buckets)
-        self._core = _core.Vocabulary(n_buckets)
+        self._core: _core.Vocabulary = _core.Vocabulary(n_buckets)
 
     def find(self, tokens: Sequence[Hashable]) -> npt.NDArray[np.int64]:
         """Ids of the tokens, -1 for tokens not in the vocabulary (nothing is added)."""
@@ -162,7 +162,7 @@ class StoreVocabulary(_TokenIds):
     """The vocabulary of a discrete model (in its core): token <-> feature id."""
 
     def __init__(self, core: _core.Core[Label], n_buckets: int | None) -> None:
-        self._core = core
+        self._core: _core.Core[Label] = core
         self.n_buckets = n_buckets
 
     def find(self, tokens: Sequence[Hashable]) -> npt.NDArray[np.int64]:

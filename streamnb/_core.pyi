@@ -65,9 +65,7 @@ class WordTokenizer:
     def _unicode_tables(limit: int) -> tuple[bytes, str]: ...
 
 class EmailTokenizer:
-    def __init__(self, *, lowercase: bool, stop_words: str | Iterable[str] | None, ngram_range: tuple[int, int] | None,
-                 char_ngram_range: tuple[int, int] | None, max_tokens: int | None, max_chars: int | None,
-                 binary: bool, subject: bool, address_headers: Iterable[str], word_headers: Iterable[str],
+    def __init__(self, *, words: WordTokenizer, binary: bool, subject: bool, address_headers: Iterable[str], word_headers: Iterable[str],
                  header_names: bool, ignored_headers: Iterable[str], urls: bool, mime: bool,
                  max_bytes: int | None, sender_address: bool = False) -> None: ...
     def count(self, raw: bytes) -> dict[str, int]: ...

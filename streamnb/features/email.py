@@ -336,10 +336,7 @@ class EmailTokenizer:
         # pattern or stemming): then it reads the message and Python tokenizes the text.
         self._in_core = body.token_pattern == DEFAULT_TOKEN_PATTERN and body.stemmer is None
         self._core = _core.EmailTokenizer(
-            lowercase=body.lowercase,
-            stop_words=list(body.stop_words) if isinstance(body.stop_words, tuple) else body.stop_words,
-            ngram_range=body.ngram_range, char_ngram_range=body.char_ngram_range,
-            max_tokens=body.max_tokens, max_chars=body.max_chars, binary=body.binary,
+            words=self._words._core, binary=body.binary,
             subject=self.subject, address_headers=list(self.address_headers),
             word_headers=list(self.word_headers), header_names=self.header_names,
             ignored_headers=list(self.ignored_headers), urls=self.urls, mime=self.mime,

@@ -63,6 +63,14 @@ def ham(i: int) -> bytes:
 
 # -- running servers and clients -------------------------------------------------------------------
 
+def expected_check(expected, kind: str, i: int) -> tuple:
+    """Message i of the kind, the verdict the server should give it, and its score and threshold."""
+    raw = spam(i) if kind == "spam" else ham(i)
+    verdict = expected.verdict(raw)
+    _, score, threshold = score_fields(verdict, 0.90)
+    return raw, verdict, score, threshold
+
+
 def spamc(port: int, *args: str, stdin: bytes, user: str = "alice") -> subprocess.CompletedProcess:
     return subprocess.run([SPAMC, "-d", "127.0.0.1", "-p", str(port), "-u", user, *args], input=stdin,
                           capture_output=True, timeout=60)
@@ -160,9 +168,7 @@ def test_ping(trained):
 @pytest.mark.parametrize("kind", ["spam", "ham"])
 def test_check_prints_score_and_exits_one_for_spam(trained, kind):
     server, expected = trained
-    raw = spam(100) if kind == "spam" else ham(100)
-    verdict = expected.verdict(raw)
-    flag, score, threshold = score_fields(verdict, 0.90)
+    raw, verdict, score, threshold = expected_check(expected, kind, 100)
     result = spamc(server.port, "-c", stdin=raw)
     assert result.stdout == f"{score}/{threshold}\n".encode()
     assert threshold == "9.0"
@@ -212,9 +218,7 @@ def test_report_ifspam_reports_spam_only(trained):
 @pytest.mark.parametrize("kind", ["spam", "ham"])
 def test_process_and_headers_tag_the_message(trained, kind):
     server, expected = trained
-    raw = spam(104) if kind == "spam" else ham(104)
-    verdict = expected.verdict(raw)
-    flag, score, threshold = score_fields(verdict, 0.90)
+    raw, verdict, score, threshold = expected_check(expected, kind, 104)
     tagged = rewrite_message(raw, verdict, score, threshold, symbols(verdict, True))
     processed = spamc(server.port, stdin=raw)
     assert processed.returncode == 0

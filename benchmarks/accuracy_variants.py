@@ -442,6 +442,15 @@ def classic_rows(messages: Sequence[Any], only: str | None) -> list[str]:
     return lines
 
 
+def email_tfidf(tokenizer: EmailTokenizer) -> EmailTfidf:
+    return EmailTfidf(tokenizer)
+
+
+def mnb_uniform() -> MultinomialNB:
+    """The model most variants share: MNB(0.003, uniform prior)."""
+    return MultinomialNB(alpha=0.003, class_prior="uniform")
+
+
 RIVER_NAME = "river BagOfWords + MultinomialNB(alpha=1) [reference]"
 CUTOFFS_NAME = "EmailPipeline() cutoffs"
 Factory = Callable[[], Any]
@@ -465,33 +474,23 @@ VARIANTS: list[tuple[str, Any, Callable[[EmailTokenizer], Any] | None, Factory]]
      lambda tok: OnlineTfidf(tf="log1p", norm="l1"), lambda: MultinomialNB(alpha=1e-4, class_prior="uniform")),
     ("EmailTokenizer(bigrams) + OnlineTfidf(l1) + MNB(1e-4, uniform)", {"body": BIGRAMS},
      lambda tok: OnlineTfidf(tf="log1p", norm="l1"), lambda: MultinomialNB(alpha=1e-4, class_prior="uniform")),
-    ("EmailTokenizer() + EmailTfidf + MNB(0.003, uniform)", {},
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
+    ("EmailTokenizer() + EmailTfidf + MNB(0.003, uniform)", {}, email_tfidf, mnb_uniform),
     ("EmailTokenizer(bigrams) + EmailTfidf + MNB(0.003, mle prior)", {"body": BIGRAMS},
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003)),
+     email_tfidf, lambda: MultinomialNB(alpha=0.003)),
     ("EmailTokenizer(bigrams) + EmailTfidf(field_mass=2) + MNB(0.003, u)", {"body": BIGRAMS},
      lambda tok: EmailTfidf(tok, field_mass=2.0), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
     ("EmailTokenizer(bigrams, stop words) + EmailTfidf + MNB(0.003, u)",
-     {"body": {**BIGRAMS, "stop_words": "english"}},
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
-    ("+ uppercase words, caps share [old EmailPipeline()]", ("upper",),
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
-    ("+ HTML tag and colour markers [old EmailPipeline()]", ("html",),
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
-    ("+ ALL-CAPS subject words [old EmailPipeline()]", ("subject_case",),
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
-    ("+ long words as skip tokens [old EmailPipeline()]", ("skip",),
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
-    ("+ numbers as their length [old EmailPipeline()]", ("numbers",),
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
-    ("+ sender and date shape [old EmailPipeline()]", ("sender",),
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
-    ("bigrams + EmailTfidf + MNB(0.003, uniform) [old EmailPipeline()]", {"body": BIGRAMS},
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
-    ("EmailPipeline() = bigrams + EmailTfidf + MNB(0.03, mu=300, unif)", {"body": BIGRAMS},
-     lambda tok: EmailTfidf(tok), default_model),
+     {"body": {**BIGRAMS, "stop_words": "english"}}, email_tfidf, mnb_uniform),
+    ("+ uppercase words, caps share [old EmailPipeline()]", ("upper",), email_tfidf, mnb_uniform),
+    ("+ HTML tag and colour markers [old EmailPipeline()]", ("html",), email_tfidf, mnb_uniform),
+    ("+ ALL-CAPS subject words [old EmailPipeline()]", ("subject_case",), email_tfidf, mnb_uniform),
+    ("+ long words as skip tokens [old EmailPipeline()]", ("skip",), email_tfidf, mnb_uniform),
+    ("+ numbers as their length [old EmailPipeline()]", ("numbers",), email_tfidf, mnb_uniform),
+    ("+ sender and date shape [old EmailPipeline()]", ("sender",), email_tfidf, mnb_uniform),
+    ("bigrams + EmailTfidf + MNB(0.003, uniform) [old EmailPipeline()]", {"body": BIGRAMS}, email_tfidf, mnb_uniform),
+    ("EmailPipeline() = bigrams + EmailTfidf + MNB(0.03, mu=300, unif)", {"body": BIGRAMS}, email_tfidf, default_model),
     ("EmailTokenizer(bigrams) + EmailTfidf + MNB(0.003, mu=3000, unif)", {"body": BIGRAMS},
-     lambda tok: EmailTfidf(tok), lambda: MultinomialNB(alpha=0.003, mu=3000.0, class_prior="uniform")),
+     email_tfidf, lambda: MultinomialNB(alpha=0.003, mu=3000.0, class_prior="uniform")),
     ("bigrams + FieldMass(binary) + MNB(0.003, uniform) [exact]", {"body": BIGRAMS},
      lambda tok: FieldMass(tok), lambda: MultinomialNB(alpha=0.003, class_prior="uniform")),
     ("bigrams + FieldMass(log1p) + MNB(0.03, mu=300, unif) [exact]", {"body": BIGRAMS},

@@ -12,9 +12,7 @@ import html
 import html.entities
 import sys
 
-
-def rust_str(text):
-    return '"' + "".join(f"\\u{{{ord(c):x}}}" for c in text) + '"'
+from gen_unicode_tables import rust_str  # this folder is on sys.path when a script runs
 
 
 def main():

@@ -16,18 +16,6 @@ import unicodedata
 WORD = re.compile(r"\w")
 
 
-def word_ranges():
-    ranges, start = [], None
-    for code in range(sys.maxunicode + 2):
-        inside = code <= sys.maxunicode and WORD.match(chr(code)) is not None
-        if inside and start is None:
-            start = code
-        elif not inside and start is not None:
-            ranges.append((start, code - 1))
-            start = None
-    return ranges
-
-
 def ranges_of(predicate):
     ranges, start = [], None
     for code in range(sys.maxunicode + 2):
@@ -38,6 +26,10 @@ def ranges_of(predicate):
             ranges.append((start, code - 1))
             start = None
     return ranges
+
+
+def word_ranges():
+    return ranges_of(lambda char: WORD.match(char) is not None)  # no surrogate is a word character
 
 
 def final_sigma(text):

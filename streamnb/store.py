@@ -38,7 +38,39 @@ MIN_SCALE: float = _core.MIN_SCALE
 MAX_STORED: float = _core.MAX_STORED
 
 
-class Vocabulary:
+class _TokenIds:
+    """What ``Vocabulary`` and ``StoreVocabulary`` read the same way from their core."""
+
+    _core: _core.Vocabulary | _core.Core[Label]
+
+    @property
+    def epoch(self) -> int:
+        """Bumped whenever a token gains or loses its id, so cached lookups can be trusted."""
+        return self._core.epoch
+
+    @property
+    def capacity(self) -> int:
+        """One more than the largest id handed out so far: the row count the cells need
+        (hashed: the number of buckets)."""
+        return self._core.capacity
+
+    def free_ids(self) -> list[int]:
+        """Ids free for reuse (the last one is reused first)."""
+        return self._core.free_ids()
+
+    def tokens(self, ids: Iterable[int]) -> list[Hashable | None]:
+        raise NotImplementedError
+
+    def _id_list(self) -> list[int]:
+        raise NotImplementedError
+
+    def mapping(self) -> dict[Hashable, int]:
+        """Every token with its id (a copy)."""
+        ids = self._id_list()
+        return dict(zip(self.tokens(ids), ids))
+
+
+class Vocabulary(_TokenIds):
     """Token -> integer id, growing on the fly; ids of removed tokens are reused.
 
     The table lives in the compiled core (``streamnb._core.Vocabulary``: one byte arena,
@@ -59,17 +91,7 @@ class Vocabulary:
 
     def __init__(self, n_buckets: int | None = None) -> None:
         self.n_buckets = check_bucket_count(n_buckets)
-        self._core = _core.Vocabulary(n_buckets)
-
-    @property
-    def epoch(self) -> int:
-        """Bumped whenever a token gains or loses its id, so cached lookups can be trusted."""
-        return self._core.epoch
-
-    @property
-    def capacity(self) -> int:
-        """One more than the largest id handed out so far (the row count the cells need)."""
-        return self._core.capacity
+        self._core: _core.Vocabulary = _core.Vocabulary(n_buckets)
 
     def find(self, tokens: Sequence[Hashable]) -> npt.NDArray[np.int64]:
         """Ids of the tokens, -1 for tokens not in the vocabulary (nothing is added)."""
@@ -109,14 +131,8 @@ class Vocabulary:
         """Ids of the tokens in the vocabulary, ascending (int64)."""
         return np.array(self._core.ids(), dtype=np.int64)
 
-    def free_ids(self) -> list[int]:
-        """Ids free for reuse (the last one is reused first)."""
-        return self._core.free_ids()
-
-    def mapping(self) -> dict[Hashable, int]:
-        """Every token with its id (a copy)."""
-        ids = self._core.ids()
-        return dict(zip(self._core.tokens(ids), ids))
+    def _id_list(self) -> list[int]:
+        return self._core.ids()
 
     def token(self, feature_id: int) -> Hashable | None:
         """The token of an id (for hashing: the bucket's name, e.g. ``'#417'``); None for a free id."""
@@ -142,22 +158,12 @@ class Vocabulary:
             self._core.restore(state["ids"], state["tokens"], state["free"])
 
 
-class StoreVocabulary:
+class StoreVocabulary(_TokenIds):
     """The vocabulary of a discrete model (in its core): token <-> feature id."""
 
     def __init__(self, core: _core.Core[Label], n_buckets: int | None) -> None:
-        self._core = core
+        self._core: _core.Core[Label] = core
         self.n_buckets = n_buckets
-
-    @property
-    def epoch(self) -> int:
-        """Bumped whenever a token gains or loses its id."""
-        return self._core.epoch
-
-    @property
-    def capacity(self) -> int:
-        """One more than the largest id in use (hashed models: the number of buckets)."""
-        return self._core.capacity
 
     def find(self, tokens: Sequence[Hashable]) -> npt.NDArray[np.int64]:
         """Ids of the tokens, -1 for tokens not in the vocabulary (hashed: the buckets)."""
@@ -170,14 +176,8 @@ class StoreVocabulary:
     def tokens(self, ids: Iterable[int]) -> list[Hashable | None]:
         return self._core.tokens_of([int(i) for i in ids])
 
-    def free_ids(self) -> list[int]:
-        """Ids free for reuse (the last one is reused first)."""
-        return self._core.free_ids()
-
-    def mapping(self) -> dict[Hashable, int]:
-        """Every token with its id (a copy)."""
-        ids = self._core.feature_ids()
-        return dict(zip(self._core.tokens_of(ids), ids))
+    def _id_list(self) -> list[int]:
+        return self._core.feature_ids()
 
     def __len__(self) -> int:
         return self._core.vocabulary_size()

@@ -64,3 +64,14 @@ class Served:
         """Its log so far (stderr)."""
         time.sleep(0.2)  # the collecting thread may be a line behind
         return "".join(self.log)
+
+
+def expected_check(expected, message, i: int) -> tuple:
+    """Message ``message(i)``, the verdict ``expected`` (the server's model, in process) gives it,
+    and the score and threshold spamc should print for it (spam cutoff 0.90)."""
+    from streamnb.service.serve import score_fields
+
+    raw = message(i)
+    verdict = expected.verdict(raw)
+    _, score, threshold = score_fields(verdict, 0.90)
+    return raw, verdict, score, threshold

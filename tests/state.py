@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+from hypothesis import strategies as st
 
 
 def snapshot(model) -> dict:
@@ -48,3 +49,22 @@ def spam_ham_stream(n: int, seed: int, spam_words: list[str], ham_words: list[st
         words = list(rng.choice(own, 3)) + list(rng.choice(shared, n_shared)) + list(rng.choice(other, rng.integers(0, 3)))
         stream.append((dict(Counter(words)), label))
     return stream
+
+
+def learn_records(model, stream) -> None:
+    """Learn each (record, label, weight) of a stream."""
+    for record, label, weight in stream:
+        model.learn_one(record, label, weight)
+
+
+def learn_then_unlearn(model, stream) -> None:
+    """Learn a stream of (record, label, weight), then unlearn it in reverse order."""
+    learn_records(model, stream)
+    for record, label, weight in reversed(stream):
+        model.unlearn_one(record, label, weight)
+
+
+def record_streams(records, weights):
+    """A hypothesis strategy: lists of 1 to 12 (record, label, weight), labels among a, b, c."""
+    return st.lists(st.tuples(records, st.sampled_from(["a", "b", "c"]), st.sampled_from(weights)),
+                    min_size=1, max_size=12)

@@ -41,16 +41,23 @@ OPT_IN_TARGET_IDS = {  # sections not run by default
 }
 
 
+def run_quick(out, *args, unset=("STREAMNB_SPAMASSASSIN",)):
+    """(results, the finished process) of ``python -m benchmarks --quick *args --out out``, with the
+    variables ``unset`` left out of the environment (the synthetic corpus instead of the real ones)."""
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", *args, "--out", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((out / "results.json").read_text()), done
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     """(output folder, results, stdout) of ``python -m benchmarks --quick`` on the synthetic corpus."""
     out = tmp_path_factory.mktemp("bench")
-    env = {k: v for k, v in os.environ.items() if k != "STREAMNB_SPAMASSASSIN"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--quiet", "--out", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return out, json.loads((out / "results.json").read_text()), done.stdout
+    results, done = run_quick(out, "--quiet")
+    return out, results, done.stdout
 
 
 def summaries(node, path="results"):
@@ -183,12 +190,7 @@ def test_classic_section_quick_run_runs_or_skips_each_filter(tmp_path):
     recorded as skipped with the reason, and the log says so."""
     from benchmarks import bench_classic
 
-    env = {k: v for k, v in os.environ.items() if k != "STREAMNB_SPAMASSASSIN"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "classic", "--out", str(tmp_path)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads((tmp_path / "results.json").read_text())
+    results, done = run_quick(tmp_path, "--only", "classic")
     data = results["sections"]["classic"]["data"]
     assert data["messages"] == bench_classic.QUICK_PREFIX == data["spam"] + data["ham"]
     for name, f in bench_classic.FILTERS.items():
@@ -330,13 +332,8 @@ def test_smoothing_section_quick_run_measures_or_says_what_it_skipped(tmp_path):
     corpora are recorded as skipped with the reason, and their targets are n/a."""
     from benchmarks import bench_smoothing
 
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("STREAMNB_SPAMASSASSIN", bench_smoothing.NEWSGROUPS_ENV, bench_smoothing.TREC_ENV)}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "smoothing", "--out", str(tmp_path)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads((tmp_path / "results.json").read_text())
+    results, _ = run_quick(tmp_path, "--only", "smoothing",
+                           unset=("STREAMNB_SPAMASSASSIN", bench_smoothing.NEWSGROUPS_ENV, bench_smoothing.TREC_ENV))
     data = results["sections"]["smoothing"]["data"]
     assert set(data["skipped"]) == {"20 Newsgroups", "trec07p-dev"}
     rows = data["spamassassin"]["streams"]["Date order"]

@@ -12,6 +12,7 @@ from sklearn.naive_bayes import CategoricalNB as SkCategoricalNB
 
 from streamnb import CategoricalNB
 from streamnb.errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, InvalidTypeError
+from tests.state import learn_records, learn_then_unlearn, record_streams
 
 FIELDS = ["colour", "domain", "hour"]
 POOLS = {"colour": ["red", "green", "blue", "black", "white"], "domain": ["x.com", "y.org", "z.net"],
@@ -124,22 +125,17 @@ def snapshot(model):
     return model.class_counts, tables, model.predict_log_proba_one({"colour": "red", "hour": 3})
 
 
-operations = st.lists(st.tuples(st.dictionaries(st.sampled_from(FIELDS), st.sampled_from(["p", "q", "r", 1, 2])),
-                                st.sampled_from(["a", "b", "c"]), st.sampled_from([1.0, 0.3, 2.0])),
-                      min_size=1, max_size=12)
+operations = record_streams(st.dictionaries(st.sampled_from(FIELDS), st.sampled_from(["p", "q", "r", 1, 2])),
+                            [1.0, 0.3, 2.0])
 
 
 @settings(max_examples=60, deadline=None)
 @given(base=operations, extra=operations)
 def test_learn_then_unlearn_restores_the_state(base, extra):
     model = CategoricalNB()
-    for record, label, weight in base:
-        model.learn_one(record, label, weight)
+    learn_records(model, base)
     before = flat(model)
-    for record, label, weight in extra:
-        model.learn_one(record, label, weight)
-    for record, label, weight in reversed(extra):
-        model.unlearn_one(record, label, weight)
+    learn_then_unlearn(model, extra)
     after = flat(model)
     # the same classes, fields, categories and n_categories; counts equal up to the rounding
     # of fractional weights (1 + 0.3 - 0.3 is not exactly 1)

@@ -14,6 +14,7 @@ from sklearn.naive_bayes import GaussianNB as SkGaussianNB
 
 from streamnb import GaussianNB
 from streamnb.errors import InvalidInputError, InvalidParameterError, InvalidTypeError, UnknownClassError
+from tests.state import learn_records, learn_then_unlearn, record_streams
 
 FEATURES = ["size", "links", "ratio"]
 
@@ -125,24 +126,18 @@ def assert_same_state(a, b, rtol=1e-12):
         np.testing.assert_allclose(a[key], b[key], rtol=rtol, atol=1e-12 * (1 + np.abs(b[key]).max(initial=0)))
 
 
-operations = st.lists(st.tuples(st.dictionaries(st.sampled_from(FEATURES + ["extra"]), values, max_size=4),
-                                st.sampled_from(["a", "b", "c"]), st.sampled_from([1.0, 2.5])),
-                      min_size=1, max_size=12)
+operations = record_streams(st.dictionaries(st.sampled_from(FEATURES + ["extra"]), values, max_size=4), [1.0, 2.5])
 
 
 @settings(max_examples=60, deadline=None)
 @given(base=operations, extra=operations)
 def test_learn_then_unlearn_restores_the_state(base, extra):
     model = GaussianNB()
-    for record, label, weight in base:
-        model.learn_one(record, label, weight)
+    learn_records(model, base)
     before = state(model)
     probe = {"size": 1.0, "links": -3.0, "ratio": 0.5, "extra": 2.0}
     predicted = model.predict_log_proba_one(probe)
-    for record, label, weight in extra:
-        model.learn_one(record, label, weight)
-    for record, label, weight in reversed(extra):
-        model.unlearn_one(record, label, weight)
+    learn_then_unlearn(model, extra)
     after = state(model)
     assert_same_state(after, before)
     got = model.predict_log_proba_one(probe)
@@ -161,10 +156,7 @@ def test_unlearning_after_a_far_value_restores_a_lone_value_exactly():
     probe = {"size": 1.0, "links": -3.0, "ratio": 0.5, "extra": 2.0}
     before = model.predict_log_proba_one(probe)
     extra = [({"ratio": 124.9375}, "a", 1.0), ({"size": 0.0, "links": 0.0, "ratio": 0.0}, "a", 2.5)]
-    for record, label, weight in extra:
-        model.learn_one(record, label, weight)
-    for record, label, weight in reversed(extra):
-        model.unlearn_one(record, label, weight)
+    learn_then_unlearn(model, extra)
     assert model.predict_log_proba_one(probe) == pytest.approx(before, rel=1e-9)
 
 
@@ -183,8 +175,7 @@ def test_a_small_real_spread_survives_unlearning_a_close_value():
 def test_unlearning_everything_empties_the_model():
     model = GaussianNB()
     data = [({"size": 3.0, "links": 1.0}, "a", 1.0), ({"size": 5.0}, "b", 2.0), ({"links": 4.0}, "a", 0.5)]
-    for record, label, weight in data:
-        model.learn_one(record, label, weight)
+    learn_records(model, data)
     for record, label, weight in data:
         model.unlearn_one(record, label, weight)
     assert model.classes == [] and model.n_features == 0 and model.epsilon == 0.0

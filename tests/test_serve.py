@@ -30,7 +30,7 @@ from streamnb.service.journal import FORGET, LEARN, Lesson
 from streamnb.service.serve import Settings, UserModel, recover, rewrite_message, score_fields, symbols
 from streamnb.errors import InvalidParameterError
 from tests.retrain_support import snapshot
-from tests.served import ROOT, Served
+from tests.served import ROOT, Served, expected_check
 
 SPAMC = shutil.which("spamc")
 needs_spamc = pytest.mark.skipif(SPAMC is None, reason="Debian's spamc is not installed (.ci/run installs it)")
@@ -160,9 +160,7 @@ def test_ping(trained):
 @pytest.mark.parametrize("kind", ["spam", "ham"])
 def test_check_prints_score_and_exits_one_for_spam(trained, kind):
     server, expected = trained
-    raw = spam(100) if kind == "spam" else ham(100)
-    verdict = expected.verdict(raw)
-    flag, score, threshold = score_fields(verdict, 0.90)
+    raw, verdict, score, threshold = expected_check(expected, spam if kind == "spam" else ham, 100)
     result = spamc(server.port, "-c", stdin=raw)
     assert result.stdout == f"{score}/{threshold}\n".encode()
     assert threshold == "9.0"
@@ -212,9 +210,7 @@ def test_report_ifspam_reports_spam_only(trained):
 @pytest.mark.parametrize("kind", ["spam", "ham"])
 def test_process_and_headers_tag_the_message(trained, kind):
     server, expected = trained
-    raw = spam(104) if kind == "spam" else ham(104)
-    verdict = expected.verdict(raw)
-    flag, score, threshold = score_fields(verdict, 0.90)
+    raw, verdict, score, threshold = expected_check(expected, spam if kind == "spam" else ham, 104)
     tagged = rewrite_message(raw, verdict, score, threshold, symbols(verdict, True))
     processed = spamc(server.port, stdin=raw)
     assert processed.returncode == 0

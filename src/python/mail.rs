@@ -1,13 +1,12 @@
 //! `_core.EmailTokenizer` and the email reading functions behind `streamnb.mail`.
 
 use super::errors::guard;
-use super::tokenizer::{bag_hasher, bag_to_dict, words_from_list};
+use super::tokenizer::{bag_hasher, bag_to_dict, WordTokenizer};
 use crate::bag::Bag;
 use crate::mail::features::EmailFeatures;
 use crate::mail::message::{self, Header, HeaderValue, MimePart, Parsed};
 use crate::mail::mime::Limits;
 use crate::mail::{charset, header, html, url};
-use crate::tokenize::{english_stop_words, Options, Words};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -107,16 +106,10 @@ fn parsed_tuple<'py>(py: Python<'py>, parsed: &Parsed<'_>) -> PyResult<Bound<'py
 impl EmailTokenizer {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (*, lowercase, stop_words, ngram_range, char_ngram_range, max_tokens, max_chars, binary,
-                        subject, address_headers, word_headers, header_names, ignored_headers, urls, mime, max_bytes,
-                        sender_address=false))]
+    #[pyo3(signature = (*, words, binary, subject, address_headers, word_headers, header_names, ignored_headers,
+                        urls, mime, max_bytes, sender_address=false))]
     fn new(
-        lowercase: bool,
-        stop_words: Option<&Bound<'_, PyAny>>,
-        ngram_range: Option<(usize, usize)>,
-        char_ngram_range: Option<(usize, usize)>,
-        max_tokens: Option<usize>,
-        max_chars: Option<usize>,
+        words: PyRef<'_, WordTokenizer>,
         binary: bool,
         subject: bool,
         address_headers: &Bound<'_, PyAny>,
@@ -129,26 +122,9 @@ impl EmailTokenizer {
         sender_address: bool,
     ) -> PyResult<Self> {
         guard(|| {
-            let stop_words = match stop_words {
-                None => None,
-                Some(value) if value.extract::<String>().is_ok() => Some(english_stop_words()),
-                Some(value) => {
-                    let mut words = Words::default();
-                    words_from_list(value, &mut words)?;
-                    Some(words.iter().map(|w| w.to_vec().into_boxed_slice()).collect())
-                }
-            };
-            let words = Options {
-                lowercase,
-                stop_words,
-                ngram_range,
-                char_ngram_range,
-                max_tokens,
-                max_chars,
-            };
             Ok(EmailTokenizer {
                 features: EmailFeatures {
-                    words,
+                    words: words.options.clone(),
                     binary,
                     subject,
                     address_headers: names(address_headers)?,

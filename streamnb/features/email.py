@@ -31,7 +31,7 @@ from typing import Any
 
 from streamnb import _core
 from streamnb.errors import InvalidTypeError, describe
-from streamnb.features.text import DEFAULT_TOKEN_PATTERN, Tokenizer
+from streamnb.features.text import DEFAULT_TOKEN_PATTERN, PicklesSettings, Tokenizer
 from streamnb.validate import check_bool, check_optional_int, check_positive
 
 __all__ = [
@@ -236,7 +236,7 @@ def _check_names(name: str, value: object) -> tuple[str, ...]:
     return tuple(item.lower() for item in names)
 
 
-class EmailTokenizer:
+class EmailTokenizer(PicklesSettings):
     """Callable turning a raw message (bytes or str) into ``{feature: count}``; never raises on
     any bytes or str.
 
@@ -336,10 +336,7 @@ class EmailTokenizer:
         # pattern or stemming): then it reads the message and Python tokenizes the text.
         self._in_core = body.token_pattern == DEFAULT_TOKEN_PATTERN and body.stemmer is None
         self._core = _core.EmailTokenizer(
-            lowercase=body.lowercase,
-            stop_words=list(body.stop_words) if isinstance(body.stop_words, tuple) else body.stop_words,
-            ngram_range=body.ngram_range, char_ngram_range=body.char_ngram_range,
-            max_tokens=body.max_tokens, max_chars=body.max_chars, binary=body.binary,
+            words=self._words._core, binary=body.binary,
             subject=self.subject, address_headers=list(self.address_headers),
             word_headers=list(self.word_headers), header_names=self.header_names,
             ignored_headers=list(self.ignored_headers), urls=self.urls, mime=self.mime,
@@ -372,12 +369,6 @@ class EmailTokenizer:
         defaults = EmailTokenizer().get_params()
         changed = {k: v for k, v in self.get_params().items() if defaults.get(k) != v}
         return "EmailTokenizer(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
-
-    def __getstate__(self) -> dict[str, Any]:
-        return self.get_params()
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
 
     def __call__(self, message: bytes | str) -> dict[str, int]:
         """Features of a raw message (see the class docstring).

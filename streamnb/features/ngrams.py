@@ -23,9 +23,10 @@ from .. import _core
 from ..errors import InvalidTypeError, describe
 from ..validate import check_int, check_reads_in_core
 from .email import EmailTokenizer, _to_bytes
+from .text import PicklesSettings
 
 
-class ByteNgrams:
+class ByteNgrams(PicklesSettings):
     """Callable raw message -> {gram: 1} (see the module docstring).
 
     Parameters
@@ -79,12 +80,6 @@ class ByteNgrams:
         extra = "" if self.prefix == "" else f", prefix={self.prefix!r}"
         extra += "" if self.email is None else f", email={self.email!r}"
         return f"ByteNgrams(n={self.n}, max_bytes={self.max_bytes}{extra})"
-
-    def __getstate__(self) -> dict[str, Any]:
-        return self.get_params()
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
 
     def __call__(self, message: bytes | str) -> dict[str, int]:
         """{feature: 1} of a raw message (str is encoded as UTF-8 first).

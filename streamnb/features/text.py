@@ -46,7 +46,21 @@ DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_core.ENGLISH_STOP_WORDS.split())
 
 
-class Tokenizer:
+class PicklesSettings:
+    """Pickled as its settings (``get_params()``) and rebuilt from them on load: compiled
+    regexes, stemmers and cores are not pickled (the tokenizers of streamnb.features)."""
+
+    def get_params(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.get_params()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+
+class Tokenizer(PicklesSettings):
     """Callable turning a text into a bag of features, ``tokenizer(text) -> {feature: count}``.
 
     Steps, in order:
@@ -192,13 +206,6 @@ class Tokenizer:
     @staticmethod
     def _defaults() -> dict[str, Any]:
         return Tokenizer().get_params()
-
-    def __getstate__(self) -> dict[str, Any]:
-        # Pickle the settings only: compiled regexes and the stemmer are rebuilt on load.
-        return self.get_params()
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
 
     # -- tokenizing -----------------------------------------------------------------------
 

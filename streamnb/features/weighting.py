@@ -31,6 +31,7 @@ from .. import _core
 from ..errors import InvalidTypeError, describe
 from ..validate import check_field_name, check_finite_positive
 from .email import EmailTokenizer, _to_bytes
+from .text import PicklesSettings
 
 __all__ = ["EmailWeights", "DEFAULT_TOKENIZER", "DEFAULT_MASSES"]
 
@@ -56,7 +57,7 @@ QUANTUM_BITS: int = _core.QUANTUM_BITS
 _FIELDS: tuple[str, ...] = tuple(_core.EmailWeights.FIELDS)
 
 
-class EmailWeights:
+class EmailWeights(PicklesSettings):
     """Callable: a raw message -> ``{feature: weight}``, from the message alone.
 
     For the features x_f of :class:`EmailTokenizer` (default settings
@@ -139,12 +140,6 @@ class EmailWeights:
     def __repr__(self) -> str:
         return (f"EmailWeights({self.tokenizer!r}, body_mass={self.body_mass:g}, field_mass={self.field_mass:g}, "
                 f"masses={self.masses!r})")
-
-    def __getstate__(self) -> dict[str, Any]:
-        return self.get_params()
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
 
     def mass_of(self, name: str) -> float:
         """The mass a field carries."""

@@ -103,6 +103,23 @@ class ManyPredictions:
         return [self.predict_log_proba_one(x) for x in X]
 
 
+#: The keywords a public discrete model hands to ``DiscreteNB`` as it took them.
+_PASSED_ON = ("class_prior", "unseen", "tokenizer", "allow_zero_alpha", "n_buckets", "dense_max_classes",
+              "empty_documents", "ledger", "alpha_grid", "evidence_half_life")
+
+
+def discrete_args(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``DiscreteNB``'s arguments from a public model's constructor arguments (its ``locals()``).
+
+    ``alpha`` and the keywords of ``_PASSED_ON`` as they are; ``Forgetting`` built from
+    ``half_life``, ``half_life_seconds`` and ``Pruning`` from ``max_features``,
+    ``min_count``, ``expire_after``.
+    """
+    return {"alpha": params["alpha"], **{name: params[name] for name in _PASSED_ON},
+            "forgetting": Forgetting(params["half_life"], params["half_life_seconds"]),
+            "pruning": Pruning(params["max_features"], params["min_count"], params["expire_after"])}
+
+
 class DiscreteNB(LearningParts, StateParts, InspectionParts, abc.ABC):
     """Shared machinery of the count-based naive Bayes models.
 

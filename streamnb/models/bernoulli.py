@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..persist import register_model
 from ..validate import Label, check_finite
-from .base import DiscreteNB, LogLinear, TextTokenizer
-from .settings import Forgetting, Pruning
+from .base import DiscreteNB, discrete_args, LogLinear, TextTokenizer
 
 if TYPE_CHECKING:
     from .base import Floats
@@ -58,12 +57,7 @@ class BernoulliNB(DiscreteNB):
                  expire_after: int | None = None, ledger: int | None = None,
                  alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None) -> None:
         self.binarize = check_finite("binarize", binarize)
-        super().__init__(alpha, class_prior=class_prior, unseen=unseen, tokenizer=tokenizer,
-                         allow_zero_alpha=allow_zero_alpha, n_buckets=n_buckets,
-                         dense_max_classes=dense_max_classes, empty_documents=empty_documents,
-                         forgetting=Forgetting(half_life, half_life_seconds),
-                         pruning=Pruning(max_features, min_count, expire_after), ledger=ledger,
-                         alpha_grid=alpha_grid, evidence_half_life=evidence_half_life)
+        super().__init__(**discrete_args(locals()))
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, self.binarize, False

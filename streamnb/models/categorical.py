@@ -7,11 +7,10 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 
-from ..errors import (InvalidInputError, InvalidTypeError, ModelFormatError, UnknownClassError,
-                      describe)
+from ..errors import (InvalidInputError, InvalidTypeError, ModelFormatError, describe)
 from ..persist import register_model
 from ..store import Vocabulary, settle
-from ..validate import Label, check_alpha, check_choice, check_count, check_label
+from ..validate import Label, check_alpha, check_choice, check_count
 from .record import Record, RecordNB, grow_columns, grow_rows, table
 
 if TYPE_CHECKING:
@@ -287,10 +286,7 @@ class CategoricalNB(RecordNB):
         UnknownClassError
             For a class never learned.
         """
-        label = check_label(label)
-        c = self._class_id(label)
-        if c is None or self.class_weights[c] <= 0:
-            raise UnknownClassError(f"class {label!r} was never learned (classes: {self.classes})")
+        c = self._learned_class(label)
         i = int(self.features.find([feature])[0])
         if i < 0:
             return {}

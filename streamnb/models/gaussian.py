@@ -9,11 +9,10 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 
-from ..errors import (InvalidInputError, InvalidTypeError, ModelFormatError, UnknownClassError,
-                      describe)
+from ..errors import (InvalidInputError, InvalidTypeError, ModelFormatError, describe)
 from ..persist import register_model
 from ..store import Vocabulary, settle
-from ..validate import Label, check_label, check_nonnegative
+from ..validate import Label, check_nonnegative
 from .record import Record, RecordNB, grow_columns, grow_rows, table
 
 if TYPE_CHECKING:
@@ -290,10 +289,7 @@ class GaussianNB(RecordNB):
         UnknownClassError
             For a class never learned.
         """
-        label = check_label(label)
-        c = self._class_id(label)
-        if c is None or self.class_weights[c] <= 0:
-            raise UnknownClassError(f"class {label!r} was never learned (classes: {self.classes})")
+        c = self._learned_class(label)
         ids = np.flatnonzero(self._n[c, : self.features.capacity] > 0)
         return {self.features.token(int(i)): (float(self._n[c, i]), float(self._mean[c, i]),
                                               float(self._m2[c, i] / self._n[c, i])) for i in ids}

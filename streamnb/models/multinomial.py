@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import UnknownClassError
 from ..persist import register_model
 from ..validate import Label, check_auto_grid, check_count, check_label, check_one_auto, check_positive, check_seed
-from .base import DiscreteNB, Document, LogLinear, TextTokenizer
-from .settings import Forgetting, Pruning
+from .base import DiscreteNB, discrete_args, Document, LogLinear, TextTokenizer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -93,12 +92,7 @@ class MultinomialNB(DiscreteNB):
         check_one_auto(alpha, mu)
         self.mu: float | str | None = "auto" if mu == "auto" else check_positive("mu", mu, integer=False)
         self.mu_grid = check_auto_grid("mu", mu, mu_grid, DEFAULT_MU_GRID)
-        super().__init__(alpha, class_prior=class_prior, unseen=unseen, tokenizer=tokenizer,
-                         allow_zero_alpha=allow_zero_alpha, n_buckets=n_buckets,
-                         dense_max_classes=dense_max_classes, empty_documents=empty_documents,
-                         forgetting=Forgetting(half_life, half_life_seconds),
-                         pruning=Pruning(max_features, min_count, expire_after), ledger=ledger,
-                         alpha_grid=alpha_grid, evidence_half_life=evidence_half_life)
+        super().__init__(**discrete_args(locals()))
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         # with mu chosen online, each candidate carries its own (src/smoothing.rs)

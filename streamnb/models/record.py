@@ -114,6 +114,14 @@ class RecordNB(ManyPredictions, abc.ABC):
     def _class_id(self, label: Label) -> int | None:
         return self._class_index.get(label)
 
+    def _learned_class(self, label: Label) -> int:
+        """The id of a class with records learned; UnknownClassError for any other label."""
+        label = check_label(label)
+        c = self._class_id(label)
+        if c is None or self.class_weights[c] <= 0:
+            raise UnknownClassError(f"class {label!r} was never learned (classes: {self.classes})")
+        return c
+
     def _add_class(self, label: Label) -> int:
         c = self._class_index.get(label)
         if c is None:

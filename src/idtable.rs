@@ -197,52 +197,6 @@ mod tests {
         ((mixed >> 60) << 32) | (key as u64)
     }
 
-    #[test]
-    fn behaves_as_a_map_under_inserts_and_removals() {
-        let mut table = IdTable::default();
-        let mut model: HashMap<u32, u32> = HashMap::new(); // key -> id
-        let mut x: u64 = 0x1234_5678;
-        let mut next_id = 0;
-        for step in 0..20_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let key = (x % 600) as u32;
-            let hash = crowded(key);
-            match model.get(&key) {
-                Some(&id) if x.is_multiple_of(3) => {
-                    table.remove(hash, id);
-                    model.remove(&key);
-                }
-                Some(_) => {}
-                None => {
-                    table.insert_unique(hash, next_id);
-                    model.insert(key, next_id);
-                    next_id += 1;
-                }
-            }
-            if step.is_multiple_of(997) {
-                for k in 0..600u32 {
-                    let want = model.get(&k).copied();
-                    assert_eq!(
-                        table.find(crowded(k), |id| Some(id) == want),
-                        want,
-                        "key {k} at step {step}"
-                    );
-                }
-            }
-        }
-        assert_eq!(table.len(), model.len());
-        let before = model.len();
-        table.retain(|id| id.is_multiple_of(2));
-        model.retain(|_, id| id.is_multiple_of(2));
-        assert!(model.len() < before);
-        assert_eq!(table.len(), model.len());
-        for (&k, &id) in &model {
-            assert_eq!(table.find(crowded(k), |found| found == id), Some(id));
-        }
-    }
-
     /// Every entry reachable from its home without an empty slot between, the count right,
     /// the load at most 5/8.
     fn check(table: &IdTable) {
@@ -271,47 +225,62 @@ mod tests {
         ((((high << bits) | home) & 0xFFFF_FFFF) << 32) | key as u64
     }
 
+    /// Random inserts and removals of `keys` keys against a map, the table checked every
+    /// `check_every` steps (invariants and every key's lookup), then a `retain`.
+    fn churn(hash: impl Fn(u32) -> u64, keys: u32, seed: u64, check_every: u32) {
+        let mut table = IdTable::default();
+        let mut model: HashMap<u32, u32> = HashMap::new(); // key -> id
+        let (mut x, mut next_id) = (seed, 0);
+        for step in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let key = (x % keys as u64) as u32;
+            match model.get(&key) {
+                Some(&id) if x.is_multiple_of(2) => {
+                    assert!(table.remove(hash(key), id));
+                    model.remove(&key);
+                }
+                Some(&id) => {
+                    assert!(!table.remove(hash(key), id + 100_000)); // another id, or another hash: no change
+                    assert!(!table.remove(hash(key) ^ (1 << 63), id));
+                }
+                None => {
+                    table.insert_unique(hash(key), next_id);
+                    model.insert(key, next_id);
+                    next_id += 1;
+                }
+            }
+            if step.is_multiple_of(check_every) {
+                check(&table);
+                for k in 0..keys {
+                    let want = model.get(&k).copied();
+                    assert_eq!(
+                        table.find(hash(k), |id| Some(id) == want),
+                        want,
+                        "key {k} at step {step}"
+                    );
+                }
+            }
+        }
+        table.retain(|id| id.is_multiple_of(3));
+        model.retain(|_, id| id.is_multiple_of(3));
+        check(&table);
+        assert_eq!(table.len(), model.len());
+        for (&k, &id) in &model {
+            assert_eq!(table.find(hash(k), |found| found == id), Some(id));
+        }
+    }
+
+    #[test]
+    fn behaves_as_a_map_under_inserts_and_removals() {
+        churn(crowded, 600, 0x1234_5678, 997);
+    }
+
     #[test]
     fn runs_that_wrap_around_keep_every_entry_reachable() {
         for bits in [4u32, 5, 6, 7] {
-            let mut table = IdTable::default();
-            let mut model: HashMap<u32, u32> = HashMap::new();
-            let mut x: u64 = 0x9876_5432 + bits as u64;
-            let mut next_id = 0;
-            for _ in 0..30_000u32 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let key = (x % 40) as u32;
-                let hash = near_end(key, bits);
-                match model.get(&key) {
-                    Some(&id) if x.is_multiple_of(2) => {
-                        assert!(table.remove(hash, id));
-                        model.remove(&key);
-                    }
-                    Some(&id) => {
-                        assert!(!table.remove(hash, id + 100_000)); // another id, or another hash: no change
-                        assert!(!table.remove(hash ^ (1 << 63), id));
-                    }
-                    None => {
-                        table.insert_unique(hash, next_id);
-                        model.insert(key, next_id);
-                        next_id += 1;
-                    }
-                }
-                check(&table);
-                for k in 0..40u32 {
-                    let want = model.get(&k).copied();
-                    assert_eq!(table.find(near_end(k, bits), |id| Some(id) == want), want);
-                }
-            }
-            table.retain(|id| id.is_multiple_of(3));
-            model.retain(|_, id| id.is_multiple_of(3));
-            check(&table);
-            assert_eq!(table.len(), model.len());
-            for (&k, &id) in &model {
-                assert_eq!(table.find(near_end(k, bits), |found| found == id), Some(id));
-            }
+            churn(|key| near_end(key, bits), 40, 0x9876_5432 + bits as u64, 1);
         }
     }
 

@@ -15,6 +15,7 @@ c, D_cf the documents of class c containing f; all divided by one global ``scale
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -38,7 +39,7 @@ MIN_SCALE: float = _core.MIN_SCALE
 MAX_STORED: float = _core.MAX_STORED
 
 
-class _TokenIds:
+class _TokenIds(abc.ABC):
     """What ``Vocabulary`` and ``StoreVocabulary`` read the same way from their core."""
 
     _core: _core.Vocabulary | _core.Core[Label]
@@ -58,11 +59,13 @@ class _TokenIds:
         """Ids free for reuse (the last one is reused first)."""
         return self._core.free_ids()
 
+    @abc.abstractmethod
     def tokens(self, ids: Iterable[int]) -> list[Hashable | None]:
-        raise NotImplementedError
+        """The token of each id (None for a free one)."""
 
+    @abc.abstractmethod
     def _id_list(self) -> list[int]:
-        raise NotImplementedError
+        """The ids of the tokens, ascending."""
 
     def mapping(self) -> dict[Hashable, int]:
         """Every token with its id (a copy)."""

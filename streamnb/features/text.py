@@ -12,6 +12,7 @@ compare by settings, and can be saved as JSON by ``get_params()``.
 
 from __future__ import annotations
 
+import abc
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -46,12 +47,13 @@ DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(_core.ENGLISH_STOP_WORDS.split())
 
 
-class PicklesSettings:
+class PicklesSettings(abc.ABC):
     """Pickled as its settings (``get_params()``) and rebuilt from them on load: compiled
     regexes, stemmers and cores are not pickled (the tokenizers of streamnb.features)."""
 
+    @abc.abstractmethod
     def get_params(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The settings the object is rebuilt from."""
 
     def __getstate__(self) -> dict[str, Any]:
         return self.get_params()

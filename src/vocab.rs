@@ -156,17 +156,25 @@ impl Vocabulary {
 
     #[inline]
     pub fn prefetch_span(&self, hash: u64) {
-        if let Some(span) = self.table.likely(hash).and_then(|id| self.spans.get(id as usize)) {
+        if let Some(span) = self.likely_span(hash) {
             prefetch(span);
         }
     }
 
     #[inline]
     pub fn prefetch_token(&self, hash: u64) {
-        let span = self.table.likely(hash).and_then(|id| self.spans.get(id as usize));
-        if let Some(byte) = span.and_then(|span| self.arena.get(span.start as usize)) {
+        if let Some(byte) = self
+            .likely_span(hash)
+            .and_then(|span| self.arena.get(span.start as usize))
+        {
             prefetch(byte);
         }
+    }
+
+    /// The span of the id in the home slot of `hash`, when its hash bits match.
+    #[inline]
+    fn likely_span(&self, hash: u64) -> Option<&Span> {
+        self.table.likely(hash).and_then(|id| self.spans.get(id as usize))
     }
 
     /// Add a token known to be absent, with its hash; returns its id.

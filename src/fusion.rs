@@ -34,6 +34,7 @@ impl Fusion {
             l2: 0.0,
             margin: None,
             sublinear: false,
+            idf_power: 0.0,
             normalize: false,
         });
         stacker.add_class();
@@ -63,7 +64,7 @@ impl Fusion {
     pub fn learn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) {
         let inputs = self.inputs(z_nb, z_lr);
         self.stacker
-            .learn(&[NB, LR], &inputs, usize::from(positive), weight, None);
+            .learn(&[NB, LR], &inputs, usize::from(positive), weight, None, false);
     }
 
     /// The reverse step (see `Logistic::unlearn`).

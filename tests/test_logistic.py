@@ -24,10 +24,12 @@ class Reference:
     are dict entries (the core: ids and rows)."""
 
     def __init__(self, learning_rate, schedule="adagrad", l2=0.0, margin=None, class_weight=None, sublinear_tf=True,
-                 normalize=True):
+                 idf_power=2.0, normalize=True):
         self.rate, self.schedule, self.l2, self.margin, self.class_weight = (learning_rate, schedule, l2, margin,
                                                                              class_weight)
-        self.sublinear_tf, self.normalize = sublinear_tf, normalize
+        self.sublinear_tf, self.idf_power, self.normalize = sublinear_tf, idf_power, normalize
+        self.n_docs = 0.0
+        self.doc_freq: dict = {}
         self.classes: list = []
         self.counts: list[float] = []
         self.weights: dict = {}  # feature -> (K-1,) weights of classes 1..K-1
@@ -42,9 +44,19 @@ class Reference:
             self.bias = np.append(self.bias, 0.0)
             self.bias_squares = np.append(self.bias_squares, 0.0)
 
+    def count(self, x):
+        self.n_docs += 1
+        for f in x:
+            self.doc_freq[f] = self.doc_freq.get(f, 0) + 1
+
+    def idf(self, f):
+        return (math.log1p(self.n_docs) + 1) - math.log1p(self.doc_freq[f])  # ln((1 + N) / (1 + D)) + 1
+
     def transformed(self, x):
         if self.sublinear_tf:
             x = {f: math.copysign(math.log1p(abs(v)), v) for f, v in x.items()}
+        if self.idf_power:  # a feature no learned document held is left out
+            x = {f: v * self.idf(f) ** self.idf_power if self.doc_freq.get(f) else 0.0 for f, v in x.items()}
         if self.normalize:
             norm = math.sqrt(sum(v * v for v in x.values()))
             x = {f: v / norm for f, v in x.items()} if norm > 0 else x
@@ -65,7 +77,9 @@ class Reference:
         norm = top + math.log(np.exp(s - top).sum())
         return dict(zip(self.classes, (s - norm).tolist()))
 
-    def learn(self, x, y, w=1.0):
+    def learn(self, x, y, w=1.0, counted=False):
+        if self.idf_power and not counted:
+            self.count(x)
         if y not in self.classes:
             self.classes.append(y)
             self.counts.append(0.0)
@@ -128,7 +142,10 @@ def stream(n=300, seed=0, classes=("a", "b", "c"), vocabulary=40):
 
 SETTINGS = [
     dict(learning_rate=0.1),
-    dict(learning_rate=0.3, sublinear_tf=False, normalize=False),
+    dict(learning_rate=0.1, idf_power=0.0),
+    dict(learning_rate=0.2, idf_power=1.0, sublinear_tf=False),
+    dict(learning_rate=0.3, sublinear_tf=False, idf_power=0.0, normalize=False),
+    dict(learning_rate=0.3, sublinear_tf=False, idf_power=1.0, normalize=False),
     dict(learning_rate=0.3, sublinear_tf=False),
     dict(learning_rate=0.05, schedule="constant"),
     dict(learning_rate=0.1, l2=0.05),
@@ -160,7 +177,7 @@ def test_the_core_follows_the_reference_update_rule(settings, n_buckets):
 
 def test_binary_is_the_textbook_logistic_regression():
     """Two classes, a constant rate: w += rate * (y - sigmoid(w.x + b)) x, one weight per feature."""
-    model = LogisticRegression(0.5, schedule="constant", sublinear_tf=False, normalize=False)
+    model = LogisticRegression(0.5, schedule="constant", sublinear_tf=False, idf_power=0.0, normalize=False)
     w, b = {"x": 0.0, "y": 0.0}, 0.0
     for x, label in [({"x": 1.0}, "spam"), ({"y": 2.0}, "ham"), ({"x": 1.0, "y": 1.0}, "spam")] * 5:
         model.learn_one(x, label)
@@ -185,10 +202,12 @@ def test_before_anything_is_learned_and_with_one_class():
     assert model.predict_one({"zzz": 1}) == "x"
 
 
-def test_learn_many_equals_learn_one_in_order_and_passes_repeat_the_batch():
+@pytest.mark.parametrize("idf_power", [0.0, 2.0])
+def test_learn_many_equals_learn_one_in_order_and_passes_repeat_the_batch(idf_power):
+    """With an IDF, a document is counted once, at its first step."""
     docs = stream(120, seed=3)
     X, y, w = [d[0] for d in docs], [d[1] for d in docs], [d[2] for d in docs]
-    one, many = LogisticRegression(0.1), LogisticRegression(0.1)
+    one, many = LogisticRegression(0.1, idf_power=idf_power), LogisticRegression(0.1, idf_power=idf_power)
     for x, label, weight in docs:
         one.learn_one(x, label, weight)
     many.learn_many(X, y, w)
@@ -196,11 +215,31 @@ def test_learn_many_equals_learn_one_in_order_and_passes_repeat_the_batch():
     # equal up to rounding: a batch lists a document's features in another order (all new to the
     # vocabulary read at the start), so its sums run in another order
     assert many.predict_log_proba_one(probe) == pytest.approx(one.predict_log_proba_one(probe), abs=1e-12)
-    twice = LogisticRegression(0.1, passes=2).learn_many(X, y, w)
+    twice = LogisticRegression(0.1, idf_power=idf_power, passes=2).learn_many(X, y, w)
+    reference = Reference(0.1, idf_power=idf_power)
+    for x, label, weight in docs:
+        reference.learn(x, label, weight)
+    for x, label, weight in docs:
+        reference.learn(x, label, weight, counted=True)
+    assert twice.predict_log_proba_one(probe) == pytest.approx(reference.log_proba(probe), abs=1e-12)
+    assert twice.n_learned == 240 and twice.class_counts == pytest.approx(many.class_counts)
     for x, label, weight in docs:
         one.learn_one(x, label, weight)
-    assert twice.predict_log_proba_one(probe) == pytest.approx(one.predict_log_proba_one(probe), abs=1e-12)
-    assert twice.n_learned == 240 and twice.class_counts == pytest.approx(many.class_counts)
+    again = twice.predict_log_proba_one(probe) == pytest.approx(one.predict_log_proba_one(probe), abs=1e-12)
+    assert again == (not idf_power)  # learn_one counts a document again; a second pass does not
+
+
+def test_features_never_learned_are_left_out_of_a_prediction_with_an_idf():
+    model = LogisticRegression(0.5)
+    for x, label in [({"cheap": 1, "pills": 1}, "spam"), ({"meeting": 1, "noon": 1}, "ham")] * 3:
+        model.learn_one(x, label)
+    with_unseen = model.predict_log_proba_one({"cheap": 1, "zzz": 5, "qqq": 2})
+    assert with_unseen == model.predict_log_proba_one({"cheap": 1})
+    no_idf = LogisticRegression(0.5, idf_power=0.0)
+    for x, label in [({"cheap": 1, "pills": 1}, "spam"), ({"meeting": 1, "noon": 1}, "ham")] * 3:
+        no_idf.learn_one(x, label)
+    # without one, they count in the document's norm (as they always did)
+    assert no_idf.predict_log_proba_one({"cheap": 1, "zzz": 5}) != no_idf.predict_log_proba_one({"cheap": 1})
 
 
 def test_raw_text_and_byte_ngrams_read_as_their_mappings():
@@ -255,6 +294,63 @@ def test_save_load_round_trips_and_keeps_learning(tmp_path):
         assert loaded.class_counts == model.class_counts and loaded.n_learned == model.n_learned
         again = pickle.loads(pickle.dumps(model))
         assert again.predict_log_proba_one(texts[2]) == model.predict_log_proba_one(texts[2])
+
+
+def test_a_file_from_before_the_idf_loads_without_one_and_scores_as_it_did(tmp_path):
+    from tests.retrain_support import read_members, write_members
+
+    model = LogisticRegression(0.3, idf_power=0.0, tokenizer=Tokenizer())
+    for text, label in [("cheap pills now", "spam"), ("meeting at noon", "ham"), ("cheap noon", "spam")] * 3:
+        model.learn_one(text, label)
+    path = tmp_path / "old.snb"
+    model.save(path)
+    metadata, members = read_members(path)
+    params = dict(metadata["state"]["$map"])["params"]["$map"]
+    params[:] = [pair for pair in params if pair[0] != "idf_power"]  # as files were written before it
+    write_members(path, metadata, members)
+    loaded = streamnb.load(path)
+    assert loaded.get_params()["idf_power"] == 0.0
+    for text in ("cheap meeting", "noon pills zzz"):
+        assert loaded.predict_log_proba_one(text) == model.predict_log_proba_one(text)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda state, arrays: arrays.pop("lr_doc_freq"), "lr_doc_freq"),
+    (lambda state, arrays: arrays.update(lr_doc_freq=arrays["lr_doc_freq"] + 1e6), "at most the documents counted"),
+    (lambda state, arrays: arrays.update(lr_doc_freq=arrays["lr_doc_freq"][:-1]), "one document frequency"),
+    (lambda state, arrays: state.update(idf_docs=-1.0), "documents counted"),
+    (lambda state, arrays: state.update(idf_docs="many"), "idf_docs"),
+])
+def test_a_saved_idf_is_checked(change, words):
+    model = LogisticRegression(0.3)
+    for x, label in [({"a": 1, "b": 2}, "x"), ({"b": 1, "c": 1}, "y")] * 2:
+        model.learn_one(x, label)
+    state, arrays = model._state()
+    assert state["idf_docs"] == 4.0 and list(arrays["lr_doc_freq"]) == [2.0, 4.0, 2.0]
+    arrays = dict(arrays)
+    change(state, arrays)
+    with pytest.raises(streamnb.errors.ModelFormatError, match=words):
+        LogisticRegression._from_state(state, arrays)
+
+
+def test_the_idf_counts_stay_exact_under_unlearn_and_merge():
+    """The weights' unlearn and merge are approximate; the document frequencies are counts."""
+    def idf_counts(model):
+        state, arrays = model._state()
+        tokens = model._core.tokens_of(list(np.frombuffer(arrays["lr_feature"].tobytes(), dtype="<u4")))
+        return state["idf_docs"], {t: d for t, d in zip(tokens, arrays["lr_doc_freq"]) if d}
+
+    a, b = LogisticRegression(0.3), LogisticRegression(0.3)
+    for x, label in [({"a": 1, "b": 2}, "x"), ({"b": 1, "c": 1}, "y")] * 2:
+        a.learn_one(x, label)
+    before = idf_counts(a)
+    a.learn_one({"c": 3, "d": 1}, "y")
+    a.unlearn_one({"c": 3, "d": 1}, "y")
+    assert idf_counts(a) == before
+    b.learn_one({"d": 1, "e": 1}, "x")
+    b.learn_one({"a": 1}, "y")
+    a.merge(b)
+    assert idf_counts(a) == (6.0, {"a": 3.0, "b": 4.0, "c": 2.0, "d": 1.0, "e": 1.0})
 
 
 def test_bad_input_changes_nothing():

@@ -9,7 +9,7 @@ use super::output::Output;
 use super::reader::Reader;
 use super::values::{describe, f64_bytes};
 use crate::doc::{Doc, UNKNOWN};
-use crate::logistic::{check_parameters, check_state, Logistic, Schedule, Settings, Step};
+use crate::logistic::{check_doc_freqs, check_parameters, check_state, Logistic, Schedule, Settings, Step};
 use crate::space::{Features, RowsError};
 use crate::vocab::Vocabulary;
 use pyo3::prelude::*;
@@ -156,11 +156,12 @@ impl LogisticCore {
         self.class_docs[c] += weight;
         let omega = self.omega(c, weight, fixed);
         self.version += 1;
-        Ok(self.model.learn(&doc.ids, &doc.values, c, omega, dots) == Step::Updated)
+        Ok(self.model.learn(&doc.ids, &doc.values, c, omega, dots, false) == Step::Updated)
     }
 
     /// The steps of a batch whose room was checked: every document's new features added,
-    /// then `passes` passes in order (the documents count once in N_c).
+    /// then `passes` passes in order (a document counts once, in N_c and the IDF, at its
+    /// first step: one pass learns exactly as `learn_one` in order).
     fn learn_batch(
         &mut self,
         docs: &mut [Doc],
@@ -183,7 +184,7 @@ impl LogisticCore {
                     self.class_docs[c] += weights[i];
                 }
                 let omega = self.omega(c, weights[i], fixed[i]);
-                self.model.learn(&doc.ids, &doc.values, c, omega, None);
+                self.model.learn(&doc.ids, &doc.values, c, omega, None, pass > 0);
             }
         }
     }
@@ -224,8 +225,8 @@ impl LogisticCore {
     // `impl LogisticCore` above (`learn_batch`, `learn_doc`, `omega` ...). One `#[pymethods]`
     // block per class: PyO3 allows no more without its `multiple-pymethods` feature.
     #[new]
-    #[pyo3(signature = (*, rate, schedule, l2, margin, sublinear, normalize, n_buckets, class_weight, tokenizer,
-                        in_core, binary))]
+    #[pyo3(signature = (*, rate, schedule, l2, margin, sublinear, idf_power, normalize, n_buckets, class_weight,
+                        tokenizer, in_core, binary))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -234,6 +235,7 @@ impl LogisticCore {
         l2: f64,
         margin: Option<f64>,
         sublinear: bool,
+        idf_power: f64,
         normalize: bool,
         n_buckets: Option<u32>,
         class_weight: Option<Bound<'_, PyAny>>,
@@ -242,7 +244,7 @@ impl LogisticCore {
         binary: bool,
     ) -> PyResult<Self> {
         guard(|| {
-            check_parameters(rate, l2, margin).map_err(|m| error(ErrorKind::InvalidParameter, m))?;
+            check_parameters(rate, l2, margin, idf_power).map_err(|m| error(ErrorKind::InvalidParameter, m))?;
             let class_weight = match class_weight {
                 None => ClassWeight::Equal,
                 Some(value) => match value.cast_into::<PyDict>() {
@@ -264,6 +266,7 @@ impl LogisticCore {
                 l2,
                 margin,
                 sublinear,
+                idf_power,
                 normalize,
             };
             let mut core = LogisticCore {
@@ -487,8 +490,9 @@ impl LogisticCore {
     }
 
     /// The model as a file stores it: (ids, stored weights, AdaGrad sums) of the nonzero rows
-    /// as bytes (u32, f64, f64), the biases and their sums, the global scale, the steps, and
-    /// for an exact vocabulary the keys of its tokens in id order (bytes, u32 ends).
+    /// as bytes (u32, f64, f64), the biases and their sums, the global scale, the steps, for
+    /// an exact vocabulary the keys of its tokens in id order (bytes, u32 ends), and with an
+    /// IDF the documents counted and the rows' document frequencies (f64 bytes).
     #[allow(clippy::type_complexity)]
     fn state<'py>(
         &self,
@@ -501,9 +505,15 @@ impl LogisticCore {
         f64,
         u64,
         Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+        Option<(f64, Bound<'py, PyByteArray>)>,
     )> {
         guard(|| {
             let ids = self.model.nonzero_rows();
+            let doc_freqs = if self.model.settings.idf_power > 0.0 {
+                Some((self.model.docs, f64_bytes(py, &self.model.doc_freqs(&ids))?))
+            } else {
+                None
+            };
             let (weights, squares) = self.model.export_rows(&ids);
             let id_bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
             let keys = match self.space.vocabulary() {
@@ -524,12 +534,14 @@ impl LogisticCore {
                 self.model.scale,
                 self.model.steps,
                 keys,
+                doc_freqs,
             ))
         })
     }
 
     /// Restore a model saved by `state` (this one is new: its labels given in order,
-    /// class_docs per label). Raises ModelFormatError for anything inconsistent.
+    /// class_docs per label; `doc_freqs` exactly when it has an IDF). Raises
+    /// ModelFormatError for anything inconsistent.
     #[allow(clippy::too_many_arguments)]
     fn load(
         &mut self,
@@ -542,6 +554,7 @@ impl LogisticCore {
         scale: f64,
         steps: u64,
         keys: Option<(Vec<u8>, &[u8])>,
+        doc_freqs: Option<(f64, &[u8])>,
     ) -> PyResult<()> {
         guard(|| {
             let bad = |what: &str| error(ErrorKind::ModelFormat, what.to_string());
@@ -588,6 +601,15 @@ impl LogisticCore {
             self.model.import_bias(&bias.0, &bias.1);
             self.model.scale = scale;
             self.model.steps = steps;
+            match doc_freqs {
+                Some((docs, freqs)) if self.model.settings.idf_power > 0.0 => {
+                    let freqs = little_endian_f64(freqs)?;
+                    check_doc_freqs(docs, &freqs, ids.len()).map_err(bad)?;
+                    self.model.import_doc_freqs(docs, &ids, &freqs);
+                }
+                None if self.model.settings.idf_power == 0.0 => {}
+                _ => return Err(bad("document frequencies are saved exactly when idf_power > 0")),
+            }
             self.reader.forget();
             self.version += 1;
             Ok(())

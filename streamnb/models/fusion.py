@@ -75,8 +75,8 @@ def default_lr() -> LogisticRegression:
     """The spam filter's logistic regression part: byte 4-grams of the first 3,000 bytes."""
     from ..features.ngrams import ByteNgrams
 
-    return LogisticRegression(DEFAULT_LR_RATE, sublinear_tf=False, normalize=False, tokenizer=ByteNgrams(4, 3000),
-                              n_buckets=DEFAULT_LR_BUCKETS)
+    return LogisticRegression(DEFAULT_LR_RATE, sublinear_tf=False, idf_power=0.0, normalize=False,
+                              tokenizer=ByteNgrams(4, 3000), n_buckets=DEFAULT_LR_BUCKETS)
 
 
 @register_model

@@ -357,7 +357,7 @@ class LogisticRegression(NaiveBayesClassifier):
     """streamnb's online logistic regression (binary or softmax) as a river classifier.
 
     Parameters are those of ``streamnb.LogisticRegression`` (learning_rate, schedule, l2,
-    margin, class_weight, tokenizer, n_buckets ...). ``learn_one`` is one online step;
+    margin, idf_power, class_weight, tokenizer, n_buckets ...). ``learn_one`` is one online step;
     ``unlearn_one`` the reverse step (approximate); ``merge`` parameter mixing.
     """
 
@@ -366,7 +366,7 @@ class LogisticRegression(NaiveBayesClassifier):
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
-        yield {"schedule": "constant", "learning_rate": 0.1, "l2": 0.01}
+        yield {"schedule": "constant", "learning_rate": 0.1, "l2": 0.01, "idf_power": 0.0}
         yield {"margin": 1.0, "class_weight": "balanced", "n_buckets": 1024}
 
 

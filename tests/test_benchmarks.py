@@ -347,3 +347,18 @@ def test_smoothing_section_quick_run_measures_or_says_what_it_skipped(tmp_path):
     assert status["smoothing_20news_mnb_test"] == status["smoothing_trec_bnb"] == "n/a"
     assert status["smoothing_sa_mnb"] in ("PASS", "MISS")
     assert f"## {bench_smoothing.TITLE}" in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_the_spam_cutoff_sweep_turns_spam_verdicts_below_the_raised_cutoff_into_unsure():
+    from benchmarks.bench_trec import CUTOFF_RAISES, spam_cutoff_sweep
+
+    labels = ["ham", "ham", "spam", "spam", "ham"]
+    scores = [4.0, 9.0, 10.0, -3.0, 0.0]
+    verdicts = ["spam", "spam", "spam", "ham", "unsure"]
+    cutoffs = [3.0, 3.0, 3.0, 3.0, 3.0]
+    sweep = {row["raise"]: row for row in spam_cutoff_sweep(labels, scores, verdicts, cutoffs)}
+    assert list(sweep) == list(CUTOFF_RAISES) and CUTOFF_RAISES[0] == 0.0
+    assert (sweep[0.0]["ham_as_spam_count"], sweep[0.0]["unsure"]) == (2, 1 / 5)  # as the filter said
+    assert (sweep[3.0]["ham_as_spam_count"], sweep[3.0]["unsure"]) == (1, 2 / 5)  # z 4 < 6: unsure now
+    assert (sweep[7.0]["ham_as_spam_count"], sweep[7.0]["unsure"]) == (0, 3 / 5)  # 9 < 10: unsure; 10 stays spam
+    assert sweep[7.0]["ham_as_spam"] == 0.0

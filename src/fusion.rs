@@ -64,13 +64,14 @@ impl Fusion {
     pub fn learn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) {
         let inputs = self.inputs(z_nb, z_lr);
         self.stacker
-            .learn(&[NB, LR], &inputs, usize::from(positive), weight, None, false);
+            .learn(&[NB, LR], &inputs, usize::from(positive), weight, None, weight);
     }
 
     /// The reverse step (see `Logistic::unlearn`).
     pub fn unlearn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) {
         let inputs = self.inputs(z_nb, z_lr);
-        self.stacker.unlearn(&[NB, LR], &inputs, usize::from(positive), weight);
+        self.stacker
+            .unlearn(&[NB, LR], &inputs, usize::from(positive), weight, weight);
     }
 
     /// Parameter mixing with another fusion (see `Logistic::mix`), each weighing by the

@@ -14,13 +14,16 @@
 //!
 //!   idf_i = ln((1 + N) / (1 + D_i)) + 1
 //!
-//! (`weighting::idf`; N documents counted, D_i of them holding feature i: a word in every
-//! document says little), then divided by the document's L2 norm (long and short documents
-//! step alike). With p = 1 this is scikit-learn's TfidfTransformer (smooth_idf, sublinear_tf,
-//! norm="l2"); p = 2 weighs rare words more still, which a linear model on word counts
-//! profits from (measured on 20 Newsgroups: benchmarks/bench_logistic.py). N and D_i are
-//! counted as documents are learned, each right before its first step, so every feature a
-//! step reads has D_i >= 1. A feature no learned
+//! (`weighting::idf`; N the documents counted, D_i those holding feature i, both by sample
+//! weight as the class counts are: a word in every document says little), then divided by
+//! the document's L2 norm (long and short documents step alike). With p = 1 this is
+//! scikit-learn's TfidfTransformer (smooth_idf, norm="l2") but for its sublinear tf (1 + ln x
+//! there) and its IDF (fitted on a whole corpus there, counted online here); p = 2 weighs
+//! rare words more still, which a linear model on word counts profits from (measured on 20
+//! Newsgroups: benchmarks/bench_logistic.py). N and D_i are counted as documents are
+//! learned, each right before its first step, so every feature a step reads has D_i > 0.
+//! An unlearn takes out what it is given: a document never learned may leave some D_i above
+//! N, so the IDF reads N as at least D_i (it stays >= 1). A feature no learned
 //! document held (D_i = 0) is left out of a prediction: it has no weight, and its IDF would
 //! be the largest of all, so it would only shrink the others by the norm (measured on 20
 //! Newsgroups, leaving such words out gains about 0.4 points of accuracy). Below, x is the
@@ -120,8 +123,8 @@ pub struct Logistic {
     bias_squares: Vec<f64>,
     /// Learning steps taken (documents learned, skipped ones included).
     pub steps: u64,
-    /// With an IDF (`idf_power` > 0): N, the documents counted, and per row D_i, how many
-    /// of them hold the feature (empty without an IDF).
+    /// With an IDF (`idf_power` > 0): N, the documents counted, and per row D_i, those
+    /// holding the feature, both by sample weight (empty without an IDF).
     pub docs: f64,
     doc_freq: Vec<f64>,
 }
@@ -175,7 +178,7 @@ impl Logistic {
                 // a feature at or beyond the rows was never counted either
                 let d = self.doc_freq.get(id as usize).copied().unwrap_or(0.0);
                 *v = if d > 0.0 {
-                    *v * idf(self.docs, d, 1.0).powf(idf_power)
+                    *v * idf(self.docs.max(d), d, 1.0).powf(idf_power)
                 } else {
                     0.0
                 };
@@ -190,16 +193,17 @@ impl Logistic {
         Cow::Owned(out)
     }
 
-    /// Count a document (`direction` +1) or take it out (-1) of the document frequencies
-    /// (nothing without an IDF). The ids must have rows; a document lists each id once.
-    pub fn count(&mut self, ids: &[u32], direction: f64) {
+    /// Count a document learned with sample weight `weight` (> 0) in the document
+    /// frequencies, or take it out (< 0); nothing without an IDF. The ids must have rows; a
+    /// document lists each id once. Counts stop at 0.
+    pub fn count(&mut self, ids: &[u32], weight: f64) {
         if !self.has_idf() {
             return;
         }
-        self.docs = (self.docs + direction).max(0.0);
+        self.docs = (self.docs + weight).max(0.0);
         for &id in ids {
             let d = &mut self.doc_freq[id as usize];
-            *d = (*d + direction).max(0.0);
+            *d = (*d + weight).max(0.0);
         }
     }
 
@@ -356,9 +360,10 @@ impl Logistic {
         scores[y] - best_other >= margin
     }
 
-    /// The document counted in the IDF (`counted`: an earlier pass counted it), then one
-    /// learning step on it (ids, values) as class y with weight omega > 0. The ids must have
-    /// rows (`reserve_rows`). `dots`: the document's `dots`, when the caller has them from a
+    /// The document counted in the IDF with its sample weight `count` (0: an earlier pass
+    /// counted it), then one learning step on it (ids, values) as class y with weight
+    /// omega, the sample weight times the class weight (> 0). The ids must have rows
+    /// (`reserve_rows`). `dots`: the document's `dots`, when the caller has them from a
     /// prediction on the model as it stands (unused with an IDF: the counts moved since).
     pub fn learn(
         &mut self,
@@ -367,10 +372,10 @@ impl Logistic {
         y: usize,
         omega: f64,
         dots: Option<Vec<f64>>,
-        counted: bool,
+        count: f64,
     ) -> Step {
-        if !counted {
-            self.count(ids, 1.0);
+        if count > 0.0 {
+            self.count(ids, count);
         }
         let dots = if self.has_idf() { None } else { dots };
         self.step(ids, values, y, omega, dots)
@@ -398,15 +403,15 @@ impl Logistic {
     }
 
     /// The reverse of `learn` on the document (see the module docstring): the step
-    /// backwards, then the document taken out of the IDF's counts.
-    pub fn unlearn(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64) {
+    /// backwards, then the document taken out of the IDF's counts with its sample `weight`.
+    pub fn unlearn(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, weight: f64) {
         let scores = self.scores(ids, values);
         if self.cols() > 0 {
             let g = self.gradient(&scores, y, omega);
             let values = self.prepared(ids, values);
             self.apply(ids, &values, &g, -1.0);
         }
-        self.count(ids, -1.0);
+        self.count(ids, -weight);
     }
 
     /// Move every weight of the document along the gradient g (`direction` +1: learn, -1: unlearn).
@@ -469,13 +474,23 @@ impl Logistic {
         &self.bias
     }
 
-    /// Rows holding a nonzero weight, AdaGrad sum or document frequency.
+    /// Rows holding a nonzero weight or AdaGrad sum.
     pub fn nonzero_rows(&self) -> Vec<u32> {
+        self.rows_where(false)
+    }
+
+    /// The rows a model file keeps: those holding a nonzero weight, AdaGrad sum or
+    /// document frequency.
+    pub fn saved_rows(&self) -> Vec<u32> {
+        self.rows_where(true)
+    }
+
+    fn rows_where(&self, or_counted: bool) -> Vec<u32> {
         let width = self.cols() * self.stride();
         (0..self.rows)
             .filter(|&r| {
                 (width > 0 && self.cells[r * width..(r + 1) * width].iter().any(|&v| v != 0.0))
-                    || self.doc_freq.get(r).is_some_and(|&d| d != 0.0)
+                    || (or_counted && self.doc_freq.get(r).is_some_and(|&d| d != 0.0))
             })
             .map(|r| r as u32)
             .collect()
@@ -657,7 +672,8 @@ pub fn check_state(
 }
 
 /// Check a saved IDF (`LogisticCore.load`): N finite and >= 0, one document frequency per
-/// saved row, each finite, >= 0 and at most N. Err names what is wrong.
+/// saved row, each finite and >= 0 (above N after an unlearn of a document never learned:
+/// see the module docstring). Err names what is wrong.
 pub fn check_doc_freqs(docs: f64, freqs: &[f64], n_rows: usize) -> Result<(), &'static str> {
     if !(docs.is_finite() && docs >= 0.0) {
         return Err("the documents counted must be a finite number >= 0");
@@ -665,8 +681,8 @@ pub fn check_doc_freqs(docs: f64, freqs: &[f64], n_rows: usize) -> Result<(), &'
     if freqs.len() != n_rows {
         return Err("one document frequency per saved row");
     }
-    if !freqs.iter().all(|&d| d.is_finite() && d >= 0.0 && d <= docs) {
-        return Err("document frequencies must be finite, >= 0 and at most the documents counted");
+    if !freqs.iter().all(|&d| d.is_finite() && d >= 0.0) {
+        return Err("document frequencies must be finite and >= 0");
     }
     Ok(())
 }
@@ -721,7 +737,7 @@ mod tests {
         let (a, b) = (4f64.ln(), -(5f64.ln()));
         let norm = (a * a + b * b).sqrt();
         assert!((prepared[0] - a / norm).abs() < 1e-15 && (prepared[1] - b / norm).abs() < 1e-15);
-        m.learn(&[0, 1], &[3.0, -4.0], 1, 1.0, None, false);
+        m.learn(&[0, 1], &[3.0, -4.0], 1, 1.0, None, 1.0);
         assert!((m.row(0)[0] - 0.25 * a / norm).abs() < 1e-15);
         assert_eq!(m.prepared(&[0, 1], &[0.0, 0.0]).as_ref(), &[0.0, 0.0]); // no norm to divide by
     }
@@ -735,8 +751,8 @@ mod tests {
         m.add_class();
         m.add_class();
         m.reserve_rows(4);
-        m.learn(&[0, 1], &[1.0, 1.0], 1, 1.0, None, false);
-        m.learn(&[0], &[1.0], 0, 1.0, None, false);
+        m.learn(&[0, 1], &[1.0, 1.0], 1, 1.0, None, 1.0);
+        m.learn(&[0], &[1.0], 0, 1.0, None, 1.0);
         assert_eq!((m.docs, m.doc_freqs(&[0, 1, 2, 9])), (2.0, vec![2.0, 1.0, 0.0, 0.0]));
         // idf = ln((1 + N) / (1 + D)) + 1: N = 2, D = 2 for feature 0 and 1 for feature 1
         let idf1 = (3f64 / 2.0).ln() + 1.0;
@@ -746,9 +762,9 @@ mod tests {
             assert!((got - want).abs() < 1e-14, "{got} vs {want}");
         }
         // the second pass of a batch does not count again; unlearning takes the document out
-        m.learn(&[0], &[1.0], 0, 1.0, None, true);
+        m.learn(&[0], &[1.0], 0, 1.0, None, 0.0);
         assert_eq!(m.docs, 2.0);
-        m.unlearn(&[0, 1], &[1.0, 1.0], 1, 1.0);
+        m.unlearn(&[0, 1], &[1.0, 1.0], 1, 1.0, 1.0);
         assert_eq!((m.docs, m.doc_freqs(&[0, 1])), (1.0, vec![1.0, 0.0]));
         assert!(m.nonzero_rows().contains(&0));
     }
@@ -757,7 +773,7 @@ mod tests {
     fn a_constant_step_is_the_textbook_update() {
         let mut m = binary(Schedule::Constant);
         // w = 0: P(1|x) = 1/2, so g = 1 - 1/2 for a document of class 1
-        m.learn(&[0, 2], &[1.0, 2.0], 1, 1.0, None, false);
+        m.learn(&[0, 2], &[1.0, 2.0], 1, 1.0, None, 1.0);
         assert_eq!(m.row(0), vec![0.5 * 0.5 * 1.0]);
         assert_eq!(m.row(2), vec![0.5 * 0.5 * 2.0]);
         assert_eq!(m.row(1), vec![0.0]);
@@ -771,13 +787,13 @@ mod tests {
     #[test]
     fn adagrad_scales_each_weight_by_its_own_history() {
         let mut m = binary(Schedule::AdaGrad);
-        m.learn(&[0], &[1.0], 1, 1.0, None, false);
+        m.learn(&[0], &[1.0], 1, 1.0, None, 1.0);
         let g: f64 = 0.5;
         let first = 0.5 * g / (ADAGRAD_G0 + g * g).sqrt();
         assert!((m.row(0)[0] - first).abs() < 1e-15);
         // a second step on feature 0 and a first on feature 1 move by different rates
         let p = 1.0 / (1.0 + (-(first + first)).exp()); // weight + bias
-        m.learn(&[0, 1], &[1.0, 1.0], 1, 1.0, None, false);
+        m.learn(&[0, 1], &[1.0, 1.0], 1, 1.0, None, 1.0);
         let g2 = 1.0 - p;
         let expect0 = first + 0.5 * g2 / (ADAGRAD_G0 + g * g + g2 * g2).sqrt();
         let expect1 = 0.5 * g2 / (ADAGRAD_G0 + g2 * g2).sqrt();
@@ -795,7 +811,7 @@ mod tests {
         for _ in 0..50 {
             for &(ids, y) in &docs {
                 let values = vec![1.0; ids.len()];
-                lazy.learn(ids, &values, y, 1.0, None, false);
+                lazy.learn(ids, &values, y, 1.0, None, 1.0);
                 eager.iter_mut().for_each(|w| *w *= 1.0 - 0.5 * 0.1);
                 let s: f64 = ids.iter().map(|&i| eager[i as usize]).sum::<f64>() + bias;
                 let g = f64::from(u8::from(y == 1)) - 1.0 / (1.0 + (-s).exp());
@@ -816,14 +832,14 @@ mod tests {
         let mut m = binary(Schedule::Constant);
         m.settings.margin = Some(1.0);
         for _ in 0..20 {
-            m.learn(&[0], &[1.0], 1, 1.0, None, false);
+            m.learn(&[0], &[1.0], 1, 1.0, None, 1.0);
         }
         let before = m.row(0);
         assert!(m.scores(&[0], &[1.0])[1] >= 1.0);
-        assert_eq!(m.learn(&[0], &[1.0], 1, 1.0, None, false), Step::Skipped);
+        assert_eq!(m.learn(&[0], &[1.0], 1, 1.0, None, 1.0), Step::Skipped);
         assert_eq!(m.row(0), before);
         assert_eq!(m.steps, 21);
-        assert_eq!(m.learn(&[0], &[1.0], 0, 1.0, None, false), Step::Updated);
+        assert_eq!(m.learn(&[0], &[1.0], 0, 1.0, None, 1.0), Step::Updated);
     }
 
     #[test]
@@ -832,12 +848,12 @@ mod tests {
         m.add_class();
         m.reserve_rows(3);
         m.add_class();
-        m.learn(&[0], &[1.0], 1, 1.0, None, false);
+        m.learn(&[0], &[1.0], 1, 1.0, None, 1.0);
         m.add_class(); // a third class arrives later: its weights start at zero
         for _ in 0..30 {
-            m.learn(&[0], &[1.0], 1, 1.0, None, false);
-            m.learn(&[1], &[1.0], 2, 1.0, None, false);
-            m.learn(&[2], &[1.0], 0, 1.0, None, false);
+            m.learn(&[0], &[1.0], 1, 1.0, None, 1.0);
+            m.learn(&[1], &[1.0], 2, 1.0, None, 1.0);
+            m.learn(&[2], &[1.0], 0, 1.0, None, 1.0);
         }
         for (id, want) in [(0u32, 1usize), (1, 2), (2, 0)] {
             let lp = m.log_posterior(&[id], &[1.0]);
@@ -852,13 +868,13 @@ mod tests {
         let mut m = binary(Schedule::Constant);
         m.settings.rate = 0.01;
         for i in 0..40u32 {
-            m.learn(&[i % 4], &[1.0], (i % 2) as usize, 1.0, None, false);
+            m.learn(&[i % 4], &[1.0], (i % 2) as usize, 1.0, None, 1.0);
         }
         let x = ([0u32, 1, 2], [1.0, 1.0, 1.0]);
         let before = m.scores(&x.0, &x.1)[1];
-        m.learn(&x.0, &x.1, 1, 1.0, None, false);
+        m.learn(&x.0, &x.1, 1, 1.0, None, 1.0);
         let moved = m.scores(&x.0, &x.1)[1] - before;
-        m.unlearn(&x.0, &x.1, 1, 1.0);
+        m.unlearn(&x.0, &x.1, 1, 1.0, 1.0);
         let left = m.scores(&x.0, &x.1)[1] - before;
         assert!(moved > 0.01);
         // the gradient changed by at most p(1-p) * moved <= moved / 4 between the two steps
@@ -869,10 +885,10 @@ mod tests {
     fn mixing_two_halves_weighs_by_documents() {
         let mut a = binary(Schedule::Constant);
         let mut b = binary(Schedule::Constant);
-        a.learn(&[0], &[1.0], 1, 1.0, None, false);
-        b.learn(&[0], &[1.0], 0, 1.0, None, false);
-        b.learn(&[1], &[1.0], 0, 1.0, None, false);
-        b.learn(&[1], &[1.0], 0, 1.0, None, false);
+        a.learn(&[0], &[1.0], 1, 1.0, None, 1.0);
+        b.learn(&[0], &[1.0], 0, 1.0, None, 1.0);
+        b.learn(&[1], &[1.0], 0, 1.0, None, 1.0);
+        b.learn(&[1], &[1.0], 0, 1.0, None, 1.0);
         let (wa, wb) = (a.row(0)[0], b.row(0)[0]);
         a.mix(&b, &[0, 1, 2, 3], &[0, 1], 1.0, 3.0);
         assert!((a.row(0)[0] - (wa + 3.0 * wb) / 4.0).abs() < 1e-15);
@@ -884,8 +900,8 @@ mod tests {
         // b learned the classes in the other order: its weights are the negatives
         let mut a = binary(Schedule::Constant);
         let mut b = binary(Schedule::Constant);
-        a.learn(&[0], &[1.0], 1, 1.0, None, false);
-        b.learn(&[0], &[1.0], 0, 1.0, None, false);
+        a.learn(&[0], &[1.0], 1, 1.0, None, 1.0);
+        b.learn(&[0], &[1.0], 0, 1.0, None, 1.0);
         let (wa, wb) = (a.row(0)[0], b.row(0)[0]);
         assert!((wa + wb).abs() < 1e-15);
         a.mix(&b, &[0, 1, 2, 3], &[1, 0], 1.0, 1.0);

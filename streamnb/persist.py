@@ -5,13 +5,13 @@ only numbers (``.npy`` arrays of float64, int64, uint32 or uint8, read here from
 raw little-endian payload, without numpy) and JSON, and every value is checked before a
 model is built from it.
 
-Format, version 4
+Format, version 5
 -----------------
 A zip archive, every member stored uncompressed:
 
 - ``metadata.json`` (UTF-8, ASCII-escaped JSON object)::
 
-      {"format": "streamnb-model", "version": 4, "streamnb": "<library version>",
+      {"format": "streamnb-model", "version": 5, "streamnb": "<library version>",
        "model": "<model type, e.g. MultinomialNB>",
        "tokenizer": null | {"type": "<module.Class>", "params": <its get_params()>},
        "arrays": {"<name>": {"dtype": "<f8" | "<i8" | "<u4" | "|u1", "shape": [n, ...]}, ...},
@@ -23,7 +23,7 @@ A zip archive, every member stored uncompressed:
   str holding a surrogate pair are ``{"$bytes": ...}``, ``{"$float": ...}``, ``{"$str": ...}``
   (see ``encode_value``).
 - ``arrays/<name>.npy`` for each array named in the metadata (counts, stamps, ledger).
-- the archive comment: ``streamnb-model v4 sha256:<64 hex digits>``, the SHA-256 of every
+- the archive comment: ``streamnb-model v5 sha256:<64 hex digits>``, the SHA-256 of every
   byte of the file before the digits. Any flipped bit, truncation or edit is detected
   and reported as such (whatever else reading the file found), and a file claiming another
   version is refused by name.
@@ -74,7 +74,9 @@ model with merged prunings and unlearned its merged documents wrongly; version 3
 files they must refuse (and a reader now refuses any array it does not know). Version 4
 (since 2026-11-27) adds the ``smoothing_*`` arrays of a smoothing chosen online; a version-3
 reader would refuse their ``alpha="auto"`` parameter without saying why, so the version says
-it.
+it. Version 5 (since 2026-11-27) adds a LogisticRegression's IDF (the ``idf_power``
+parameter, ``idf_docs`` in the state, the ``lr_doc_freq`` array), which a version-4 reader
+would refuse the same way; a version-4 LogisticRegression reads with ``idf_power=0``.
 
 Reading takes the members out of the file's bytes in place (zipfile reads the central
 directory; the local headers are followed here): the SHA-256 covers every byte, so
@@ -444,5 +446,5 @@ def _read_model(data: bytes, version: int, tokenizer: Any) -> Any:
         return cls._from_state(state, arrays)
     except ModelFormatError:
         raise
-    except (StreamNBError, KeyError, TypeError, ValueError, IndexError) as exc:
+    except (StreamNBError, KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
         raise ModelFormatError(f"invalid {metadata['model']} state: {type(exc).__name__}: {exc}") from None

@@ -44,13 +44,14 @@ class Reference:
             self.bias = np.append(self.bias, 0.0)
             self.bias_squares = np.append(self.bias_squares, 0.0)
 
-    def count(self, x):
-        self.n_docs += 1
+    def count(self, x, w):
+        self.n_docs += w
         for f in x:
-            self.doc_freq[f] = self.doc_freq.get(f, 0) + 1
+            self.doc_freq[f] = self.doc_freq.get(f, 0) + w
 
     def idf(self, f):
-        return (math.log1p(self.n_docs) + 1) - math.log1p(self.doc_freq[f])  # ln((1 + N) / (1 + D)) + 1
+        d = self.doc_freq[f]
+        return (math.log1p(max(self.n_docs, d)) + 1) - math.log1p(d)  # ln((1 + N) / (1 + D)) + 1
 
     def transformed(self, x):
         if self.sublinear_tf:
@@ -79,7 +80,7 @@ class Reference:
 
     def learn(self, x, y, w=1.0, counted=False):
         if self.idf_power and not counted:
-            self.count(x)
+            self.count(x, w)
         if y not in self.classes:
             self.classes.append(y)
             self.counts.append(0.0)
@@ -316,7 +317,7 @@ def test_a_file_from_before_the_idf_loads_without_one_and_scores_as_it_did(tmp_p
 
 @pytest.mark.parametrize("change, words", [
     (lambda state, arrays: arrays.pop("lr_doc_freq"), "lr_doc_freq"),
-    (lambda state, arrays: arrays.update(lr_doc_freq=arrays["lr_doc_freq"] + 1e6), "at most the documents counted"),
+    (lambda state, arrays: arrays.update(lr_doc_freq=arrays["lr_doc_freq"] * np.nan), "finite"),
     (lambda state, arrays: arrays.update(lr_doc_freq=arrays["lr_doc_freq"][:-1]), "one document frequency"),
     (lambda state, arrays: state.update(idf_docs=-1.0), "documents counted"),
     (lambda state, arrays: state.update(idf_docs="many"), "idf_docs"),
@@ -351,6 +352,39 @@ def test_the_idf_counts_stay_exact_under_unlearn_and_merge():
     b.learn_one({"a": 1}, "y")
     a.merge(b)
     assert idf_counts(a) == (6.0, {"a": 3.0, "b": 4.0, "c": 2.0, "d": 1.0, "e": 1.0})
+
+
+def test_unlearning_a_document_never_learned_leaves_a_model_that_predicts_saves_and_loads(tmp_path):
+    model = LogisticRegression(0.3, idf_power=1.5)
+    model.learn_one({"a": 1, "b": 1}, "s")
+    for _ in range(9):
+        model.learn_one({"a": 1}, "h")
+    for _ in range(8):  # accepted (class h holds the weight), though never learned: D_a stays above N
+        model.unlearn_one({"b": 1}, "h")
+    assert all(math.isfinite(p) for p in model.predict_proba_one({"a": 1, "b": 1}).values())
+    model.learn_one({"a": 1, "b": 1}, "h")
+    model.save(tmp_path / "m.snb")
+    loaded = streamnb.load(tmp_path / "m.snb")
+    assert loaded.predict_log_proba_one({"a": 1}) == model.predict_log_proba_one({"a": 1})
+
+
+def test_the_idf_counts_by_sample_weight_and_unlearning_part_of_a_weight_takes_out_that_part():
+    model = LogisticRegression(0.3)
+    model.learn_one({"a": 1, "b": 1}, "s", 2.0)
+    model.learn_one({"a": 1}, "h")
+    state, arrays = model._state()
+    assert state["idf_docs"] == 3.0 and list(arrays["lr_doc_freq"]) == [3.0, 2.0]
+    model.unlearn_one({"a": 1, "b": 1}, "s", 0.5)
+    model.unlearn_one({"a": 1, "b": 1}, "s", 0.5)
+    state, arrays = model._state()
+    assert state["idf_docs"] == 2.0 and list(arrays["lr_doc_freq"]) == [2.0, 1.0]
+
+
+def test_features_only_counted_are_not_listed_as_weighted():
+    for n_buckets, known in ((None, 2), (64, 0)):  # |V|, or buckets with a weight
+        model = LogisticRegression(0.3, n_buckets=n_buckets)
+        model.learn_one({"a": 1, "b": 1}, "only class")  # one class: counted, no weight yet
+        assert model.top_features() == {"only class": []} and model.n_features == known
 
 
 def test_bad_input_changes_nothing():

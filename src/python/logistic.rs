@@ -156,12 +156,12 @@ impl LogisticCore {
         self.class_docs[c] += weight;
         let omega = self.omega(c, weight, fixed);
         self.version += 1;
-        Ok(self.model.learn(&doc.ids, &doc.values, c, omega, dots, false) == Step::Updated)
+        Ok(self.model.learn(&doc.ids, &doc.values, c, omega, dots, weight) == Step::Updated)
     }
 
     /// The steps of a batch whose room was checked: every document's new features added,
     /// then `passes` passes in order (a document counts once, in N_c and the IDF, at its
-    /// first step: one pass learns exactly as `learn_one` in order).
+    /// first step: one pass learns as `learn_one` in order, to rounding).
     fn learn_batch(
         &mut self,
         docs: &mut [Doc],
@@ -184,7 +184,8 @@ impl LogisticCore {
                     self.class_docs[c] += weights[i];
                 }
                 let omega = self.omega(c, weights[i], fixed[i]);
-                self.model.learn(&doc.ids, &doc.values, c, omega, None, pass > 0);
+                let count = if pass == 0 { weights[i] } else { 0.0 };
+                self.model.learn(&doc.ids, &doc.values, c, omega, None, count);
             }
         }
     }
@@ -402,7 +403,7 @@ impl LogisticCore {
                 .collect();
             let ids: Vec<u32> = known.iter().map(|&i| reading.doc.ids[i]).collect();
             let values: Vec<f64> = known.iter().map(|&i| reading.doc.values[i]).collect();
-            self.model.unlearn(&ids, &values, c, omega);
+            self.model.unlearn(&ids, &values, c, omega, weight);
             self.version += 1;
             self.class_docs[c] = (self.class_docs[c] - weight).max(0.0);
             self.reader.keep(x, reading)?;
@@ -508,7 +509,7 @@ impl LogisticCore {
         Option<(f64, Bound<'py, PyByteArray>)>,
     )> {
         guard(|| {
-            let ids = self.model.nonzero_rows();
+            let ids = self.model.saved_rows();
             let doc_freqs = if self.model.settings.idf_power > 0.0 {
                 Some((self.model.docs, f64_bytes(py, &self.model.doc_freqs(&ids))?))
             } else {

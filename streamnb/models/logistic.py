@@ -92,13 +92,14 @@ class LogisticRegression:
         How a document's values are read: each x becomes sign(x) ln(1 + |x|) (a word said
         ten times is not ten times the evidence), is multiplied by idf^idf_power with
         idf = ln((1 + N) / (1 + D_f)) + 1 (N documents learned, D_f of them holding the
-        feature: a word in every document says little), and the document is divided by its
-        L2 norm (long and short documents step alike). With ``idf_power=1`` this is
-        scikit-learn's TfidfTransformer(sublinear_tf=True); the default 2 weighs rare
-        features more still (chosen on held-out 20 Newsgroups documents). N and D_f are
-        counted as documents are learned, each right before its first step (so
-        ``learn_many`` learns exactly as ``learn_one`` in order); a feature no learned
-        document held is left out of a prediction. 0 turns the IDF off (and keeps no
+        feature, both counted by sample weight: a word in every document says little), and
+        the document is divided by its L2 norm (long and short documents step alike). With
+        ``idf_power=1`` this is scikit-learn's TfidfTransformer(norm="l2") but for the
+        sublinear tf (1 + ln x there) and the IDF (fitted on a whole corpus there, counted
+        online here); the default 2 weighs rare features more still (chosen on held-out 20
+        Newsgroups documents). N and D_f are counted as documents are learned, each right
+        before its first step (so ``learn_many`` learns as ``learn_one`` in order, to
+        rounding); a feature no learned document held is left out of a prediction. 0 turns the IDF off (and keeps no
         counts). All on by default (word counts); binary features of one length (byte
         n-grams) may do without.
     class_weight

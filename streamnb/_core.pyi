@@ -23,6 +23,9 @@ MAX_STORED: float
 ROUNDING_TOLERANCE: float
 REDERIVE_EVERY: int
 TEMPERATURES: int
+SCHEDULE_RAMP: int
+SCHEDULE_PERIOD: int
+SCHEDULE_BLOCK: int
 
 def class_log_prior(counts: list[float], prior: str, fixed_weights: list[float] | None = None) -> list[float]: ...
 def log_posterior(jll: list[float], log_prior: list[float], normalise: bool = True) -> list[float]: ...

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import streamnb
+from streamnb import _core
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB
 from streamnb.errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, ModelFormatError
 from tests.state import snapshot, spam_ham_stream
@@ -133,7 +134,8 @@ def test_predictions_are_those_of_the_chosen_smoothing_bit_for_bit(make):
 @pytest.mark.parametrize("make", AUTO_MODELS, ids=IDS)
 def test_the_evidence_does_not_depend_on_which_documents_were_predicted(make):
     """A prediction leaves its candidates' scores for the learning that follows; a learning
-    without one scores the document itself: the record is the same, bit for bit."""
+    without one scores the document itself (while the record is young: see the schedule
+    below): the record is the same, bit for bit."""
     predicted = learned(make(), SPAM[:120], predict_first=True)
     unpredicted = learned(make(), SPAM[:120])
     assert predicted.smoothing_.chosen == unpredicted.smoothing_.chosen
@@ -147,11 +149,94 @@ def test_the_evidence_does_not_depend_on_which_documents_were_predicted(make):
     assert same(mixed._core.evidence_state(), unpredicted._core.evidence_state(), make)
 
 
+RAMP, PERIOD, BLOCK = _core.SCHEDULE_RAMP, _core.SCHEDULE_PERIOD, _core.SCHEDULE_BLOCK
+# past the ramp and through two runs of scored documents
+LONG = dirichlet_stream(5, 0.3, "uniform", n=RAMP + PERIOD + 2 * BLOCK + 10, n_classes=2)
+
+
+def scheduled(counted: int) -> bool:
+    """Does the schedule score a document learned without a prediction, `counted` documents
+    into the record (src/smoothing.rs)?"""
+    return counted < RAMP or (counted - RAMP) % PERIOD < BLOCK
+
+
+@pytest.mark.parametrize("predict_first", [False, True], ids=["learned", "predicted-then-learned"])
+def test_the_schedule_scores_exactly_the_documents_it_says(predict_first):
+    """Without a prediction: every document while the record is young, then runs of BLOCK
+    every PERIOD, each weighing PERIOD / BLOCK; the others counted, not scored. After a
+    prediction of it: every document, with its own weight."""
+    model = MultinomialNB(alpha="auto")
+    scored = counting = 0
+    for x, y in LONG:
+        counted, before = model.smoothing_.documents, model._core.evidence_state()
+        if predict_first:
+            model.predict_proba_one(x)
+        model.learn_one(x, y)
+        after = model._core.evidence_state()
+        if after[1] == counted:
+            assert after == before  # a document that does not count (a class's first)
+            continue
+        assert after[1] == counted + 1
+        expected = predict_first or scheduled(counted)
+        assert (after[0] != before[0]) == expected, counted
+        scored += expected
+        counting += 1
+    assert counting > RAMP + PERIOD + BLOCK
+    assert scored == (counting if predict_first else RAMP + 2 * BLOCK)
+
+
+def test_a_scheduled_document_weighs_period_over_block():
+    """Past the ramp a scored document stands for the ones passed over: its log-likelihoods
+    count PERIOD / BLOCK times (those of a prediction, once)."""
+    young = MultinomialNB(alpha="auto")
+    stream = iter(LONG)
+    while young.smoothing_.documents < RAMP:
+        young.learn_one(*next(stream))
+    x, y = next(stream)
+    by_schedule, by_prediction = copy.deepcopy(young), copy.deepcopy(young)
+    by_schedule.learn_one(x, y)
+    by_prediction.predict_proba_one(x)
+    by_prediction.learn_one(x, y)
+    start = young._core.evidence_state()[0]
+    for s, p, v in zip(by_schedule._core.evidence_state()[0], by_prediction._core.evidence_state()[0], start):
+        assert s - v == pytest.approx((PERIOD // BLOCK) * (p - v), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("make", AUTO_MODELS, ids=IDS)
+def test_learn_many_follows_the_schedule_of_its_rows_in_turn(make):
+    streamed = learned(make(), LONG)
+    batched = make().learn_many([x for x, _ in LONG], [y for _, y in LONG])
+    assert same(batched._core.evidence_state(), streamed._core.evidence_state(), make)
+    assert snapshot(batched) == snapshot(streamed)
+    # and so does a batch that continues a model, from any point of the schedule
+    cut = RAMP + BLOCK // 2
+    continued = learned(make(), LONG[:cut]).learn_many([x for x, _ in LONG[cut:]], [y for _, y in LONG[cut:]])
+    assert same(continued._core.evidence_state(), streamed._core.evidence_state(), make)
+
+
+def test_an_email_model_scores_a_learned_message_as_its_predictions_do():
+    """EmailNB scores with IDF weights: a learn without a prediction, one by one or in a
+    batch, records the scores a prediction would have left (a batch's rows, read before
+    any is learned, hold their features in another order: their sums agree to the last bits)."""
+    from streamnb import EmailNB
+
+    messages = [(f"Subject: {' '.join(list(x)[:2])}\nFrom: someone@{y}.example\n\n{' '.join(x)}".encode(), y)
+                for x, y in SPAM[:80]]
+    predicted = learned(EmailNB(alpha="auto"), messages, predict_first=True)
+    streamed = learned(EmailNB(alpha="auto"), messages)
+    batched = EmailNB(alpha="auto").learn_many([m for m, _ in messages], [y for _, y in messages])
+    assert streamed._core.evidence_state() == predicted._core.evidence_state()
+    assert same(batched._core.evidence_state(), predicted._core.evidence_state(), NORM)
+    assert predicted.smoothing_.documents == 78
+
+
 @pytest.mark.parametrize("make", AUTO_MODELS, ids=IDS)
 def test_learn_many_records_each_row_against_the_rows_before_it(make):
+    # (a batch's rows are read before any is learned, so their features come in another
+    # order: ComplementNB(norm=True)'s sums then agree to their last bits, see NORM)
     streamed = learned(make(), SPAM[:100])
     batched = make().learn_many([x for x, _ in SPAM[:100]], [y for _, y in SPAM[:100]])
-    assert batched._core.evidence_state() == streamed._core.evidence_state()
+    assert same(batched._core.evidence_state(), streamed._core.evidence_state(), make)
     assert snapshot(batched) == snapshot(streamed)
 
 
@@ -248,6 +333,21 @@ def test_save_and_load_round_trip_the_choice_bit_for_bit(make, tmp_path):
         learned(m, SPAM[150:], predict_first=True)
     assert same(loaded._core.evidence_state(), model._core.evidence_state(), make)
     assert pickle.loads(pickle.dumps(model))._core.evidence_state() == model._core.evidence_state()
+
+
+def test_save_and_load_keep_the_place_in_the_schedule(tmp_path):
+    """The schedule depends on the documents counted alone, which the file keeps: a model
+    loaded between two runs of scored documents goes on as the original does."""
+    cut = RAMP + BLOCK + 5  # passed over, waiting for the next run
+    model = learned(MultinomialNB(alpha="auto"), LONG[:cut])
+    path = tmp_path / "auto.snb"
+    model.save(path)
+    loaded = streamnb.load(path)
+    assert loaded._core.evidence_state() == model._core.evidence_state()
+    for m in (model, loaded):
+        learned(m, LONG[cut:])
+    assert loaded._core.evidence_state() == model._core.evidence_state()
+    assert loaded._core.evidence_state() == learned(MultinomialNB(alpha="auto"), LONG)._core.evidence_state()
 
 
 def test_a_damaged_or_missing_evidence_is_refused_by_name(tmp_path):

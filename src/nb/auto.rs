@@ -48,7 +48,8 @@ impl NaiveBayes {
     }
 
     /// Make sure the document holds every candidate's scores for the counts as they are
-    /// (computed now unless a prediction left them). False on a model choosing no smoothing.
+    /// (computed now unless a prediction, or the schedule, left them). False on a model
+    /// choosing no smoothing.
     pub fn score_candidates(&mut self, doc: &mut Doc) -> bool {
         let Some(auto) = &self.auto else {
             return false;
@@ -74,16 +75,64 @@ impl NaiveBayes {
         }
         let k = self.n_classes();
         let chosen = self.auto.as_ref()?.chosen_index();
-        let scores = doc.scores.as_ref()?;
+        let scores = doc.scores.as_mut()?;
+        scores.predicted = true; // so learning the document next records it, whatever the schedule
         Some(scores.jll[chosen * k..(chosen + 1) * k].to_vec())
     }
 
+    /// Does the document hold every candidate's scores for the counts as they are, left by
+    /// a prediction of it?
+    fn has_predicted_scores(&self, doc: &Doc) -> bool {
+        doc.scores
+            .as_ref()
+            .is_some_and(|s| s.predicted && s.version == self.store.version)
+    }
+
+    /// Does a document learned into class `c` with `weight` now count in the evidence
+    /// (`AutoSmoothing::counts`, from the classes that have documents)?
+    fn counts_in_evidence(&self, c: usize, weight: f64) -> bool {
+        let docs = self.store.class_docs();
+        let with_documents = docs.iter().filter(|&&d| d > 0.0).count();
+        AutoSmoothing::counts(with_documents, docs.get(c).is_some_and(|&d| d > 0.0), weight)
+    }
+
+    /// Must the document about to be learned into class `c` with `weight` be scored first
+    /// (it counts, holds no prediction's scores, and the schedule scores it: see
+    /// src/smoothing.rs)? False on a model choosing no smoothing.
+    pub fn wants_scores(&self, doc: &Doc, c: usize, weight: f64) -> bool {
+        self.auto.as_ref().is_some_and(|auto| {
+            !self.has_predicted_scores(doc) && self.counts_in_evidence(c, weight) && auto.schedule().is_some()
+        })
+    }
+
     /// Add the document about to be learned into class `c` to the evidence (models choosing
-    /// their smoothing online): its candidates' scores for the counts before the learning.
+    /// their smoothing online): its candidates' scores for the counts before the learning,
+    /// those a prediction left or, when the schedule scores it, computed now (the caller may
+    /// have computed them: `wants_scores`), or else it is passed over (src/smoothing.rs).
     pub(super) fn record_evidence(&mut self, doc: &mut Doc, c: usize, weight: f64) {
-        if self.score_candidates(doc) {
-            if let (Some(auto), Some(scores)) = (self.auto.as_mut(), doc.scores.as_ref()) {
-                auto.record(scores, c, weight);
+        let Some(auto) = &self.auto else {
+            return;
+        };
+        if !self.counts_in_evidence(c, weight) {
+            return;
+        }
+        // a prediction's scores weigh the document's weight; the schedule's, more after the ramp
+        let factor = if self.has_predicted_scores(doc) {
+            Some(1.0)
+        } else {
+            auto.schedule()
+        };
+        match factor {
+            Some(factor) => {
+                self.score_candidates(doc);
+                if let (Some(auto), Some(scores)) = (self.auto.as_mut(), doc.scores.as_ref()) {
+                    auto.record(scores, c, factor * weight);
+                }
+            }
+            None => {
+                if let Some(auto) = self.auto.as_mut() {
+                    auto.pass_over();
+                }
             }
         }
     }

@@ -3,6 +3,7 @@
 
 use super::{HashMap, NaiveBayes, NbError, Present};
 use crate::doc::{Doc, UNKNOWN};
+use crate::smoothing::AutoSmoothing;
 use crate::store::{StoreError, MAX_DOCUMENTS};
 
 impl NaiveBayes {
@@ -147,10 +148,99 @@ impl NaiveBayes {
         weights: &[f64],
         factor: f64,
     ) -> Result<(), (usize, NbError)> {
+        let present = self.check_learn_many(docs, classes, new_prior_weights.len(), weights, factor)?;
+        self.learn_checked(docs, classes, new_prior_weights, weights, factor, &present)
+    }
+
+    /// `learn_many` for a model choosing its smoothing online: the evidence records every row
+    /// as `learn` of each in turn would (src/smoothing.rs: a row the schedule scores is scored,
+    /// by `score`, against the counts of the rows before it; the others are passed over), and
+    /// the rows from one scored row to the next are learned as one batch. The counts before
+    /// the batch age by `factor` first; the rows scored see the rows before them with the
+    /// weights they are learned with (those of a model that forgets differ from `learn`'s in
+    /// turn: its callers learn it a row at a time).
+    pub fn learn_many_choosing(
+        &mut self,
+        docs: &mut [Doc],
+        classes: &[usize],
+        new_prior_weights: &[f64],
+        weights: &[f64],
+        factor: f64,
+        mut score: impl FnMut(&mut NaiveBayes, &mut Doc),
+    ) -> Result<(), (usize, NbError)> {
+        let present = self.check_learn_many(docs, classes, new_prior_weights.len(), weights, factor)?;
+        let k0 = self.n_classes();
+        let new = (k0, new_prior_weights);
+        // which classes have documents before each row (the rows before it learned)
+        let mut has_documents: Vec<bool> = self.store.class_docs().iter().map(|&d| d > 0.0).collect();
+        has_documents.resize(k0 + new_prior_weights.len(), false);
+        let mut with_documents = has_documents.iter().filter(|&&h| h).count();
+        let (mut start, mut factor) = (0, factor);
+        for row in 0..docs.len() {
+            let (c, weight) = (classes[row], weights[row]);
+            if AutoSmoothing::counts(with_documents, has_documents[c], weight) {
+                if self.auto.as_ref().is_some_and(|auto| auto.schedule().is_some()) {
+                    // the rows before it first, then its scores for the counts they leave
+                    self.learn_rows(docs, classes, new, weights, factor, &present, start..row)?;
+                    (start, factor) = (row, 1.0);
+                    score(self, &mut docs[row]);
+                    self.record_evidence(&mut docs[row], c, weight);
+                } else if let Some(auto) = self.auto.as_mut() {
+                    auto.pass_over();
+                }
+            }
+            if weight > 0.0 && !has_documents[c] {
+                has_documents[c] = true;
+                with_documents += 1;
+            }
+        }
+        self.learn_rows(docs, classes, new, weights, factor, &present, start..docs.len())
+    }
+
+    /// `learn_checked` of the rows `rows` of a checked batch (`classes`, `new_prior_weights`
+    /// and `present` those of the whole batch, begun with `k0` classes: its new classes are
+    /// numbered in order of first appearance, so those first seen in `rows` are the next ones).
+    #[allow(clippy::too_many_arguments)]
+    fn learn_rows(
+        &mut self,
+        docs: &mut [Doc],
+        classes: &[usize],
+        (k0, new_prior_weights): (usize, &[f64]),
+        weights: &[f64],
+        factor: f64,
+        present: &[Present],
+        rows: std::ops::Range<usize>,
+    ) -> Result<(), (usize, NbError)> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let k = self.n_classes();
+        let end = classes[rows.clone()].iter().map(|&c| c + 1).fold(k, usize::max);
+        let offset = rows.start;
+        self.learn_checked(
+            &mut docs[rows.clone()],
+            &classes[rows.clone()],
+            &new_prior_weights[k - k0..end - k0],
+            &weights[rows.clone()],
+            factor,
+            &present[rows],
+        )
+        .map_err(|(row, e)| (if row == usize::MAX { row } else { offset + row }, e))
+    }
+
+    /// Learn a batch `check_learn_many` accepted (`present`: its output).
+    fn learn_checked(
+        &mut self,
+        docs: &mut [Doc],
+        classes: &[usize],
+        new_prior_weights: &[f64],
+        weights: &[f64],
+        factor: f64,
+        present: &[Present],
+    ) -> Result<(), (usize, NbError)> {
         let n = docs.len();
         let k = self.n_classes();
         let n_new = new_prior_weights.len();
-        let present = self.check_learn_many(docs, classes, n_new, weights, factor)?;
         let counted = |row: usize| weights[row] > 0.0;
         let n0 = self.store.n_learned;
         {
@@ -159,7 +249,7 @@ impl NaiveBayes {
         }
         // Ids for every new token of the batch's counted rows (rows so old that nothing of
         // them is left add nothing; their features already in V still get seen).
-        for (row, (doc, (positions, _))) in docs.iter_mut().zip(&present).enumerate() {
+        for (row, (doc, (positions, _))) in docs.iter_mut().zip(present).enumerate() {
             if counted(row) {
                 self.features
                     .add_tokens(doc, positions)

@@ -1,4 +1,5 @@
 use super::*;
+use crate::smoothing::CandidateScores;
 
 /// A document of these (feature, value) pairs, encoded in the model's feature space.
 pub(crate) fn doc(model: &NaiveBayes, features: &[(&str, f64)]) -> Doc {
@@ -161,4 +162,124 @@ fn logsumexp_and_argmax_handle_infinities_and_nan() {
     assert!(logsumexp(&[1.0, f64::NAN]).is_nan());
     assert_eq!(argmax(&[1.0, 3.0, 3.0]), 1);
     assert_eq!(argmax(&[1.0, f64::NAN, 5.0]), 1);
+}
+
+/// A model choosing between two alphas, with two classes that have documents (so every
+/// document learned next counts in the evidence).
+fn choosing_model() -> NaiveBayes {
+    let mut m = NaiveBayes::new(Kind::Multinomial { mu: None }, Prior::Mle, false, false, None, 4);
+    m.choose_online(AutoSmoothing::new(
+        vec![Smoothing::additive(0.1), Smoothing::additive(1.0)],
+        1.0,
+    ));
+    let mut a = doc(&m, &[("a", 1.0)]);
+    let c = m.learn(&mut a, None, 1.0, 1.0, 1.0).unwrap();
+    assert_eq!(c, 0);
+    let mut b = doc(&m, &[("b", 1.0)]);
+    m.learn(&mut b, None, 1.0, 1.0, 1.0).unwrap();
+    assert_eq!(
+        m.auto.as_ref().unwrap().scored,
+        0,
+        "the first document of each class does not count"
+    );
+    m
+}
+
+/// Document i of the schedule tests: a few words, more of its class's.
+fn scheduled_doc(m: &NaiveBayes, i: usize) -> (Doc, usize) {
+    let c = i % 2;
+    let own = if c == 0 { "a" } else { "b" };
+    let other = format!("w{}", i % 7);
+    (doc(m, &[(own, 1.0 + (i % 3) as f64), (&other, 1.0), ("the", 1.0)]), c)
+}
+
+/// The evidence `auto` holds after recording the document with its scores under the counts
+/// as they are, with `weight`.
+fn recorded(m: &mut NaiveBayes, d: &Doc, c: usize, weight: f64) -> AutoSmoothing {
+    let mut reference = m.auto.clone().unwrap();
+    let mut copy = d.clone();
+    copy.scores = None;
+    let jll = m.joint_log_likelihoods(&mut copy, &reference.candidates.clone());
+    let scores = CandidateScores::new(m.store.version, jll, m.active(), m.n_classes());
+    reference.record(&scores, c, weight);
+    reference
+}
+
+/// Documents learned without a prediction: every one while the record counts fewer than
+/// RAMP documents, then runs of BLOCK every PERIOD, each weighing PERIOD / BLOCK; the others
+/// only counted (src/smoothing.rs).
+#[test]
+fn the_schedule_scores_exactly_the_documents_it_says() {
+    use crate::smoothing::{BLOCK, PERIOD, RAMP};
+    let mut m = choosing_model();
+    let n = (RAMP + PERIOD + 2 * BLOCK) as usize;
+    let mut scored = 0;
+    for i in 0..n {
+        let (mut d, c) = scheduled_doc(&m, i);
+        let counted = m.auto.as_ref().unwrap().scored;
+        assert_eq!(counted, i as u64);
+        let expected = if counted < RAMP {
+            Some(1.0)
+        } else if (counted - RAMP) % PERIOD < BLOCK {
+            Some((PERIOD / BLOCK) as f64)
+        } else {
+            None
+        };
+        assert_eq!(m.auto.as_ref().unwrap().schedule(), expected, "document {i}");
+        assert_eq!(m.wants_scores(&d, c, 1.0), expected.is_some(), "document {i}");
+        let reference = match expected {
+            Some(factor) => recorded(&mut m, &d, c, factor),
+            None => {
+                let mut passed = m.auto.clone().unwrap();
+                passed.pass_over();
+                passed
+            }
+        };
+        m.learn(&mut d, Some(c), 1.0, 1.0, 1.0).unwrap();
+        assert_eq!(m.auto.as_ref(), Some(&reference), "document {i}");
+        scored += expected.is_some() as u64;
+    }
+    assert_eq!(scored, RAMP + 2 * BLOCK);
+}
+
+/// A document learned right after a prediction of it is recorded, with its own weight, at
+/// every point of the schedule.
+#[test]
+fn predicted_documents_are_always_recorded() {
+    use crate::smoothing::{BLOCK, PERIOD, RAMP};
+    let mut m = choosing_model();
+    for i in 0..(RAMP + PERIOD + 2 * BLOCK) as usize {
+        let (mut d, c) = scheduled_doc(&m, i);
+        let reference = recorded(&mut m, &d, c, 1.0);
+        m.remembered_scores(&mut d).unwrap();
+        assert!(!m.wants_scores(&d, c, 1.0), "its scores are there already");
+        m.learn(&mut d, Some(c), 1.0, 1.0, 1.0).unwrap();
+        assert_eq!(m.auto.as_ref(), Some(&reference), "document {i}");
+    }
+}
+
+/// A batch records what its rows learned in turn record, past the ramp too.
+#[test]
+fn a_batch_follows_the_schedule_of_its_rows_in_turn() {
+    use crate::smoothing::{BLOCK, PERIOD, RAMP};
+    let n = (RAMP + PERIOD + 2 * BLOCK) as usize;
+    let mut streamed = choosing_model();
+    let mut batched = choosing_model();
+    let mut docs = Vec::new();
+    let mut classes = Vec::new();
+    for i in 0..n {
+        let (mut d, c) = scheduled_doc(&streamed, i);
+        let (b, _) = scheduled_doc(&batched, i);
+        streamed.learn(&mut d, Some(c), 1.0, 1.0, 1.0).unwrap();
+        docs.push(b);
+        classes.push(c);
+    }
+    batched
+        .learn_many_choosing(&mut docs, &classes, &[], &vec![1.0; n], 1.0, |nb, d| {
+            nb.score_candidates(d);
+        })
+        .unwrap();
+    assert_eq!(batched.auto, streamed.auto);
+    assert_eq!(batched.store.class_docs(), streamed.store.class_docs());
+    assert_eq!(batched.store.class_tokens(), streamed.store.class_tokens());
 }

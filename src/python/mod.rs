@@ -61,6 +61,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ROUNDING_TOLERANCE", crate::store::ROUNDING_TOLERANCE)?;
     m.add("REDERIVE_EVERY", crate::nb::REDERIVE_EVERY)?;
     m.add("TEMPERATURES", crate::smoothing::TEMPERATURES)?;
+    // the schedule of documents learned without a prediction's scores (src/smoothing.rs)
+    m.add("SCHEDULE_RAMP", crate::smoothing::RAMP)?;
+    m.add("SCHEDULE_PERIOD", crate::smoothing::PERIOD)?;
+    m.add("SCHEDULE_BLOCK", crate::smoothing::BLOCK)?;
     m.add_function(wrap_pyfunction!(errors::_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(formulas::class_log_prior, m)?)?;
     m.add_function(wrap_pyfunction!(formulas::log_posterior, m)?)?;

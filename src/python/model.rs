@@ -129,12 +129,8 @@ impl Core {
     /// Run `body` on the document as predictions score it: with EmailNB's IDF (`set_idf`)
     /// its values are the scoring weights for the call, then the learned ones again.
     fn scoring<R>(&mut self, doc: &mut Doc, body: impl FnOnce(&mut Self, &mut Doc) -> R) -> R {
-        let values = match &self.idf {
-            Some((weights, offset)) => {
-                let weights = weights.get();
-                idf_values(&self.nb, weights.features(), &weights.masses, *offset, doc)
-            }
-            None => return body(self, doc),
+        let Some(values) = scoring_values(&self.nb, &self.idf, doc) else {
+            return body(self, doc);
         };
         let learned = std::mem::replace(&mut doc.values, values);
         let result = body(self, doc);
@@ -177,6 +173,29 @@ impl Core {
             core.nb.log_posterior_of(&full, output != Output::Label)
         });
         output.of(py, &self.labels, &active, &values)
+    }
+}
+
+/// The values a prediction scores a document with when they are not the learned ones: with
+/// EmailNB's IDF (`set_idf`), its scoring weights.
+fn scoring_values(nb: &NaiveBayes, idf: &Option<(Py<EmailWeights>, f64)>, doc: &mut Doc) -> Option<Vec<f64>> {
+    let (weights, offset) = idf.as_ref()?;
+    let weights = weights.get();
+    Some(idf_values(nb, weights.features(), &weights.masses, *offset, doc))
+}
+
+/// Every candidate's scores of a document about to be learned, as a prediction computes
+/// them (`Core::scoring`), so the evidence does not depend on whether it was predicted.
+fn score_as_predicted(nb: &mut NaiveBayes, idf: &Option<(Py<EmailWeights>, f64)>, doc: &mut Doc) {
+    match scoring_values(nb, idf, doc) {
+        None => {
+            nb.score_candidates(doc);
+        }
+        Some(values) => {
+            let learned = std::mem::replace(&mut doc.values, values);
+            nb.score_candidates(doc);
+            doc.values = learned;
+        }
     }
 }
 
@@ -552,9 +571,10 @@ impl Core {
                     core.nb.check_learn(doc, c, weight, factor).map(|()| None)
                 } else {
                     // the evidence scores the document as a prediction does (EmailNB: its
-                    // IDF weights), unless a prediction left its candidates' scores
-                    if core.nb.auto.is_some() && c.is_some() {
-                        core.scoring(doc, |core, doc| core.nb.score_candidates(doc));
+                    // IDF weights), unless a prediction left its candidates' scores or the
+                    // schedule passes it over (src/smoothing.rs)
+                    if c.is_some_and(|c| core.nb.wants_scores(doc, c, weight)) {
+                        score_as_predicted(&mut core.nb, &core.idf, doc);
                     }
                     core.nb.learn(doc, c, prior_weight, weight, factor).map(Some)
                 };
@@ -626,6 +646,12 @@ impl Core {
                 self.nb
                     .check_learn_many(&mut docs, &classes, n_new, &weights, factor)
                     .map(|_| ())
+            } else if self.nb.auto.is_some() {
+                let idf = &self.idf;
+                self.nb
+                    .learn_many_choosing(&mut docs, &classes, &prior_weights, &weights, factor, |nb, doc| {
+                        score_as_predicted(nb, idf, doc)
+                    })
             } else {
                 self.nb
                     .learn_many(&mut docs, &classes, &prior_weights, &weights, factor)

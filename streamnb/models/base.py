@@ -137,15 +137,18 @@ class DiscreteNB(LearningParts, StateParts, InspectionParts, abc.ABC):
         then a word with a zero count in a class rules that class out (log P = -inf); if
         every class is ruled out, the prediction falls back to the class prior alone.
         ``alpha="auto"`` chooses it online among ``alpha_grid`` (see ``smoothing_``): before
-        each document is learned, every candidate scores it, and predictions use the
+        a document is learned, every candidate scores it (each document, or a schedule's
+        sample of those learned without a prediction: below), and predictions use the
         candidate whose scores gave the true classes the highest (tempered) likelihood so
         far. A prediction then costs more (every candidate scores the document, reading its
-        counts once; learning the same document next reuses those scores), and so does a
-        learn that follows no prediction of its document (it scores it itself, so the
-        choice never depends on which documents were predicted); ``learn_many`` learns one
-        document at a time. Unlearning leaves the evidence as it is (a record of the stream:
-        what a document taught the choice depended on the counts of its time); merging adds
-        the two records.
+        counts once; learning the same document next reuses those scores). A learn that
+        follows no prediction of its document scores it itself while the record counts
+        fewer than 1,024 documents, then 32 documents in every 1,024, each weighing 32
+        times (the others only count: src/smoothing.rs), so past the first thousand such a
+        learn costs about what a fixed alpha's does, and the choice reads a sample of those
+        documents; ``learn_many`` records what its rows learned in turn would. Unlearning
+        leaves the evidence as it is (a record of the stream: what a document taught the
+        choice depended on the counts of its time); merging adds the two records.
     class_prior
         ``"mle"`` (N_c / N, the default), ``"laplace"`` ((N_c + 1) / (N + K)),
         ``"uniform"``, or a mapping label -> prior probability (fixed; every class learned

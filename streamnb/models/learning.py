@@ -178,9 +178,11 @@ class LearningParts(ModelParts):
         Everything is validated before anything is learned. With forgetting, row i is
         n-1-i documents older than the last row; ``t`` is one timestamp for the batch or
         one per row. With a ledger, rows go through learn_one one at a time (after the
-        whole batch has been validated), so repeats and relabels behave as in learn_one; so
-        they do with a smoothing chosen online, whose evidence scores each row against the
-        counts of the rows before it.
+        whole batch has been validated), so repeats and relabels behave as in learn_one. A
+        smoothing chosen online records what the rows learned in turn would (each row the
+        schedule scores, against the counts of the rows before it: src/smoothing.rs); the
+        rows between two scored ones enter in one update per class, but for a model that
+        forgets, which learns them a row at a time.
 
         Parameters
         ----------
@@ -222,9 +224,11 @@ class LearningParts(ModelParts):
         # (last_t is set whenever times are: it is the latest of them)
         aged = np.asarray(weights * self._clock.forgetting(ages, 0.0 if times is None or last_t is None
                                                            else last_t - times), dtype=float).tolist()
-        if self._ledger is not None or self._call_alpha is None:
-            # A ledger decides row by row; a smoothing chosen online scores each row against
-            # the counts of the rows before it (the evidence of a batch is that of its rows in turn).
+        if self._ledger is not None or (self._call_alpha is None and self._clock.forgets):
+            # A ledger decides row by row; a smoothing chosen online scores a row against the
+            # counts of the rows before it (the evidence of a batch is that of its rows in turn):
+            # the core does so in a batch (Core.learn_many) but for a model that forgets, whose
+            # rows in turn see the counts aged row by row.
             if self._ledger is None:  # all or nothing: what the whole batch passes, each row in turn passes
                 self._core.learn_many(documents, labels, aged, factor, check_only=True)
             for document in documents:  # every row is read and checked before any is learned

@@ -49,6 +49,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from streamnb import BernoulliNB, ComplementNB, EmailTokenizer, MultinomialNB, Tokenizer
 from streamnb.filter.evaluate import one_minus_auc_percent
 from streamnb.models.base import DEFAULT_ALPHA_GRID
@@ -182,6 +184,30 @@ def replay(fixed: list[list[tuple[float | None, bool, float]]], candidates: Sequ
     return picks
 
 
+RESAMPLES = 200  # bootstrap resamples of a spam stream's messages
+RESOLVED_UP_TO = 10_000  # messages: longer streams are not resampled (the cost grows with them)
+
+
+def resolution(truth: Sequence[str], fixed: list[list[tuple[float | None, bool, float]]], best: int) -> dict[str, Any]:
+    """How finely a spam stream tells the fixed values apart: over bootstrap resamples of its
+    messages, how often the best value in hindsight stays the best, and the 5th to 95th
+    percentiles of the runner-up's relative excess over it (the runner-up on the whole stream)."""
+    rng = np.random.default_rng(0)
+    labels = np.array(truth)
+    scores = [np.array([s[2] for s in per_value]) for per_value in fixed]
+    whole = [one_minus_auc_percent(truth, s, "spam") for s in scores]
+    runner_up = min((i for i in range(len(fixed)) if i != best), key=lambda i: whole[i])
+    stays, gaps = 0, []
+    for _ in range(RESAMPLES):
+        pick = rng.integers(0, len(labels), len(labels))
+        figures = [one_minus_auc_percent(list(labels[pick]), s[pick], "spam") for s in scores]
+        stays += int(np.argmin(figures)) == best
+        if figures[best] > 0:  # a resample the best value ranks perfectly has no relative excess
+            gaps.append(figures[runner_up] / figures[best] - 1)
+    interval = [float(v) for v in np.percentile(gaps, [5, 95])] if gaps else None
+    return {"resamples": RESAMPLES, "best_stays": stays / RESAMPLES, "runner_up_excess_90": interval}
+
+
 def summarise(run: dict[str, Any], binary: bool) -> dict[str, Any]:
     """The figures of one stream: each fixed value's, the best of them, the model choosing online's."""
     values, fixed, auto = run["values"], run["fixed"], run["auto"]
@@ -205,6 +231,8 @@ def summarise(run: dict[str, Any], binary: bool) -> dict[str, Any]:
         "auto": figure(auto), "chosen": run["choice"]["chosen"], "documents": run["choice"]["documents"],
         "criteria": {},
     }
+    if binary and len(truth) <= RESOLVED_UP_TO:
+        out["resolution"] = resolution(truth, fixed, best)
     for criterion in ("log loss", "errors"):
         picks = replay(fixed, candidates, criterion)
         out["criteria"][criterion] = figure([fixed[p][i] for i, p in enumerate(picks)])
@@ -259,29 +287,35 @@ def spam_part(ctx: common.Context, name: str, messages: list[tuple[bytes, str]],
 
 
 def cost_part(ctx: common.Context, docs: Sequence[dict[str, int]], labels: Sequence[str]) -> dict[str, Any]:
-    """CPU seconds a document, fixed alpha 0.1 against auto: learn_many of the first half, then on
-    the next documents predict, learn right after predicting the same document, learn alone."""
+    """CPU seconds a document, fixed alpha 0.1 against auto (and auto with sample_evidence):
+    learn_many of the first half, then on the next documents predict, learn right after
+    predicting the same document, learn alone."""
     half = len(docs) // 2
     n = min(COST_DOCS if not ctx.quick else 100, len(docs) - half)
     timed = list(zip(docs[half:half + n], labels[half:half + n]))
     out: dict[str, Any] = {"documents": n, "learned_first": half, "kinds": {}}
-    makers: dict[str, Callable[[bool], Any]] = {
-        "MNB": lambda auto: MultinomialNB(alpha="auto" if auto else 0.1),
-        "CNB": lambda auto: ComplementNB(alpha="auto" if auto else 0.1),
-        "BNB": lambda auto: BernoulliNB(alpha="auto" if auto else 0.1),
-        "MNB mu": lambda auto: MultinomialNB(alpha=MU_ALPHA, mu="auto" if auto else 1000.0),
+    sampled = {"sample_evidence": True}
+    makers: dict[str, Callable[[str], Any]] = {
+        "MNB": lambda mode: (MultinomialNB(alpha=0.1) if mode == "fixed" else
+                             MultinomialNB(alpha="auto", sample_evidence=mode == "sampled")),
+        "CNB": lambda mode: (ComplementNB(alpha=0.1) if mode == "fixed" else
+                             ComplementNB(alpha="auto", sample_evidence=mode == "sampled")),
+        "BNB": lambda mode: (BernoulliNB(alpha=0.1) if mode == "fixed" else
+                             BernoulliNB(alpha="auto", sample_evidence=mode == "sampled")),
+        "MNB mu": lambda mode: (MultinomialNB(alpha=MU_ALPHA, mu=1000.0) if mode == "fixed" else
+                                MultinomialNB(alpha=MU_ALPHA, mu="auto", **(sampled if mode == "sampled" else {}))),
     }
     for kind, make in makers.items():
-        trained: dict[bool, Any] = {}
+        trained: dict[str, Any] = {}
 
-        def measure(auto: bool) -> dict[str, float]:
+        def measure(mode: str) -> dict[str, float]:
             import copy
 
-            model = make(auto)
+            model = make(mode)
             started = time.process_time()
             model.learn_many(docs[:half], labels[:half])
             batch = (time.process_time() - started) / half
-            trained[auto] = model
+            trained[mode] = model
             started = time.process_time()
             for x, _ in timed:
                 model.predict_proba_one(x)
@@ -299,18 +333,22 @@ def cost_part(ctx: common.Context, docs: Sequence[dict[str, int]], labels: Seque
             return {"predict": predict, "learn after predict": learn / n,
                     "learn alone": (time.process_time() - started) / n, "learn_many": batch}
 
-        runs = common.rounds({"fixed": lambda: measure(False), "auto": lambda: measure(True)}, ctx.repeats)
+        runs = common.rounds({mode: (lambda mode=mode: measure(mode)) for mode in ("fixed", "auto", "sampled")},
+                             ctx.repeats)
         row: dict[str, Any] = {}
         for what in ("predict", "learn after predict", "learn alone", "learn_many"):
             fixed = [r[what] for r in runs["fixed"]]
-            auto = [r[what] for r in runs["auto"]]
-            row[what] = {"fixed_us": common.summary([1e6 * v for v in fixed], "cpu"),
-                         "auto_us": common.summary([1e6 * v for v in auto], "cpu"),
-                         "ratio": common.ratio(auto, fixed)}
-        row["nbytes"] = {"fixed": trained[False].nbytes, "auto": trained[True].nbytes}
+            for mode, name in (("auto", what), ("sampled", f"{what}, sample_evidence")):
+                auto = [r[what] for r in runs[mode]]
+                row[name] = {"fixed_us": common.summary([1e6 * v for v in fixed], "cpu"),
+                             "auto_us": common.summary([1e6 * v for v in auto], "cpu"),
+                             "ratio": common.ratio(auto, fixed)}
+        row["nbytes"] = {"fixed": trained["fixed"].nbytes, "auto": trained["auto"].nbytes}
         out["kinds"][kind] = row
         ctx.log(f"  cost {kind}: predict {row['predict']['ratio']['median']:.2f}x, learn after predict "
-                f"{row['learn after predict']['ratio']['median']:.2f}x, alone {row['learn alone']['ratio']['median']:.2f}x")
+                f"{row['learn after predict']['ratio']['median']:.2f}x, alone {row['learn alone']['ratio']['median']:.2f}x"
+                f" ({row['learn alone, sample_evidence']['ratio']['median']:.2f}x with sample_evidence), learn_many "
+                f"{row['learn_many']['ratio']['median']:.2f}x ({row['learn_many, sample_evidence']['ratio']['median']:.2f}x)")
     return out
 
 
@@ -379,26 +417,38 @@ def markdown(data: dict[str, Any]) -> list[str]:
             continue
         part = data[key]
         lines += [f"**{title}** ({part['messages']:,} messages, {part['spam']:,} spam), (1-AUC)% from the log-odds "
-                  "(lower is better); relative = auto / best fixed - 1.", "",
+                  "(lower is better); relative = auto / best fixed - 1. Resolution (streams of up to "
+                  f"{RESOLVED_UP_TO:,} messages): over {RESAMPLES} bootstrap resamples of the messages, how often the "
+                  "best fixed value stays the best, and the 5th-95th percentiles of the runner-up's relative excess "
+                  "over it.", "",
                   "| stream | model | best fixed (value) | auto (chosen at the end) | relative | "
-                  "log loss / errors as the criterion |", "|---|---|---:|---:|---:|---:|"]
+                  "log loss / errors as the criterion | resolution |", "|---|---|---:|---:|---:|---:|---:|"]
         for order, rows in part["streams"].items():
             star = "*" if (key, order) in IN_SAMPLE else ""
             for kind, r in rows.items():
                 b = r["best_fixed"]
+                res = r.get("resolution")
+                resolved = "-"
+                if res:
+                    gap = res["runner_up_excess_90"]
+                    resolved = f"best in {100 * res['best_stays']:.0f}%" + (
+                        f"; runner-up {100 * gap[0]:+.1f}% to {100 * gap[1]:+.1f}%" if gap else "")
                 lines.append(f"| {order}{star} | {kind} | {b['figure']:.4f} ({_value(b['value'])}) | {r['auto']:.4f} "
                              f"({_value(r['chosen'])}) | {100 * (r['auto'] / b['figure'] - 1):+.1f}% | "
-                             f"{r['criteria']['log loss']:.4f} / {r['criteria']['errors']:.4f} |")
+                             f"{r['criteria']['log loss']:.4f} / {r['criteria']['errors']:.4f} | {resolved} |")
         lines.append("")
     for name, cost in data["cost"].items():
         lines += [f"**Cost** on {name} ({cost['learned_first']:,} learned first, {cost['documents']} timed), "
                   "µs of CPU a document, fixed alpha 0.1 (mu 1000) -> auto (8 candidates), median of the rounds "
-                  "(ratio min-max); model.nbytes after the first half.", "",
-                  "| model | predict | learn right after predicting | learn alone | learn_many | nbytes |",
-                  "|---|---:|---:|---:|---:|---:|"]
+                  "(ratio min-max); the last two columns: auto with sample_evidence=True; model.nbytes after the "
+                  "first half.", "",
+                  "| model | predict | learn right after predicting | learn alone | learn_many | "
+                  "learn alone, sampled | learn_many, sampled | nbytes |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for kind, row in cost["kinds"].items():
             cells = []
-            for what in ("predict", "learn after predict", "learn alone", "learn_many"):
+            for what in ("predict", "learn after predict", "learn alone", "learn_many",
+                         "learn alone, sample_evidence", "learn_many, sample_evidence"):
                 r = row[what]
                 cells.append(f"{r['fixed_us']['median']:.1f} -> {r['auto_us']['median']:.1f} "
                              f"({r['ratio']['median']:.2f}x, {r['ratio']['min']:.2f}-{r['ratio']['max']:.2f})")
@@ -443,6 +493,11 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
                 "auto vs fixed alpha (SpamAssassin token dicts)",
                 "value": cost["learn after predict"]["ratio"]["median"] if cost else None,
                 "op": "<=", "threshold": 1.1, "unit": "x"})
+    for what, words in (("learn alone", "learn_one without a prediction"), ("learn_many", "learn_many of a batch")):
+        out.append({"id": f"smoothing_{what.replace(' ', '_')}_cost",
+                    "what": f"MNB {words}, auto vs fixed alpha (SpamAssassin token dicts; sample_evidence off, "
+                    "the default)", "value": cost[what]["ratio"]["median"] if cost else None,
+                    "op": "<=", "threshold": 1.1, "unit": "x"})
     return out
 
 

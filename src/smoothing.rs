@@ -39,13 +39,14 @@
 //! - a document learned right after a prediction of it (which left every candidate's scores
 //!   with it) is always recorded, with its weight: prequential use costs nothing more, and
 //!   its record is the whole stream;
-//! - of the others, every one is scored while the record counts fewer than `RAMP` documents
+//! - of the others, every one is scored (`sample` off, the default: the choice reads every
+//!   document), or with `sample` every one is scored while the record counts fewer than `RAMP` documents
 //!   (a small training set gets the whole record, and the choice settles there); after that
 //!   a run of `BLOCK` consecutive ones every `PERIOD` documents counted, each recorded with
 //!   `PERIOD / BLOCK` times its weight; the rest are passed over: they count (the record
 //!   ages by them, `scored` includes them) but are not scored.
 //!
-//! The count of documents alone decides, however they are learned (a batch's record is that
+//! With `sample`, the count of documents alone decides, however they are learned (a batch's record is that
 //! of its rows in turn), so the schedule needs no state of its own: a model file's `scored`
 //! keeps its place. The weight makes the record an estimate of the sum over every document,
 //! so evidence values (and a decay's half-life, in documents) keep their meaning and the
@@ -54,7 +55,8 @@
 //! update per class, so runs keep it long stretches (measured on 20 Newsgroups: one in 32
 //! spread out cost a batch 1.4 to 1.5 times a fixed smoothing's, runs of 32 1.2 times). The
 //! price: past the ramp the choice reads one in 32 of the documents learned without a
-//! prediction, a noisier estimate (measured: docs/design.md).
+//! prediction, a noisier estimate (measured: docs/design.md), which is why it is asked for
+//! (`sample_evidence=True`), not the default.
 
 /// The smoothing of one prediction: additive `alpha`, and with `mu` (multinomial models
 /// only) Dirichlet-prior smoothing toward the pooled distribution smoothed by alpha.
@@ -197,6 +199,8 @@ pub struct AutoSmoothing {
     pub scored: u64,
     /// What the record is multiplied by before each document counted (1: no decay).
     pub decay: f64,
+    /// Score documents learned without a prediction on the schedule (`schedule`), or every one.
+    pub sample: bool,
     chosen: usize,
 }
 
@@ -212,7 +216,7 @@ pub enum EvidenceError {
 impl AutoSmoothing {
     /// `new` for (alpha, mu) `candidates` checked: at least one, every alpha and mu finite
     /// and > 0, and the decay in (0, 1]. Err (a message) names them otherwise.
-    pub fn checked(candidates: Vec<(f64, Option<f64>)>, decay: f64) -> Result<Self, String> {
+    pub fn checked(candidates: Vec<(f64, Option<f64>)>, decay: f64, sample: bool) -> Result<Self, String> {
         let valid = |v: f64| v.is_finite() && v > 0.0;
         if candidates.is_empty()
             || !candidates.iter().all(|&(a, mu)| valid(a) && mu.is_none_or(valid))
@@ -226,7 +230,10 @@ impl AutoSmoothing {
             .into_iter()
             .map(|(alpha, mu)| Smoothing { alpha, mu })
             .collect();
-        Ok(AutoSmoothing::new(candidates, decay))
+        Ok(AutoSmoothing {
+            sample,
+            ..AutoSmoothing::new(candidates, decay)
+        })
     }
 
     /// `candidates` in increasing order of smoothing; `decay` in (0, 1].
@@ -238,6 +245,7 @@ impl AutoSmoothing {
             log_likelihood: vec![0.0; n * TEMPERATURES],
             scored: 0,
             decay,
+            sample: false,
         }
     }
 
@@ -287,9 +295,10 @@ impl AutoSmoothing {
 
     /// The schedule, for the next document that counts and holds no prediction's scores:
     /// Some(what its weight is multiplied by) when it is scored, None when it is passed over
-    /// (`pass_over`). It depends on the number of documents counted alone.
+    /// (`pass_over`). Without `sample` every document is scored; with it, the number of
+    /// documents counted alone decides.
     pub fn schedule(&self) -> Option<f64> {
-        if self.scored < RAMP {
+        if !self.sample || self.scored < RAMP {
             return Some(1.0);
         }
         ((self.scored - RAMP) % PERIOD < BLOCK).then_some((PERIOD / BLOCK) as f64)

@@ -57,12 +57,12 @@ def learned(model, stream, predict_first=False):
 SPAM = spam_ham_stream(300, 3, ["cheap", "pills", "offer", "win"], ["meeting", "agenda", "lunch", "notes"],
                        ["the", "now", "you", "and", "for"], 4)
 AUTO_MODELS = [
-    lambda: MultinomialNB(alpha="auto"),
-    lambda: ComplementNB(alpha="auto"),
-    lambda: ComplementNB(alpha="auto", norm=True),
-    lambda: BernoulliNB(alpha="auto"),
-    lambda: MultinomialNB(alpha=0.01, mu="auto"),
-    lambda: MultinomialNB(alpha="auto", mu=50.0),
+    lambda **kw: MultinomialNB(alpha="auto", **kw),
+    lambda **kw: ComplementNB(alpha="auto", **kw),
+    lambda **kw: ComplementNB(alpha="auto", norm=True, **kw),
+    lambda **kw: BernoulliNB(alpha="auto", **kw),
+    lambda **kw: MultinomialNB(alpha=0.01, mu="auto", **kw),
+    lambda **kw: MultinomialNB(alpha="auto", mu=50.0, **kw),
 ]
 IDS = ["mnb", "cnb", "cnb-norm", "bnb", "mnb-mu", "mnb-alpha-with-mu"]
 # ComplementNB(norm=True) keeps its normaliser (a sum over the vocabulary) incrementally from
@@ -160,12 +160,14 @@ def scheduled(counted: int) -> bool:
     return counted < RAMP or (counted - RAMP) % PERIOD < BLOCK
 
 
+@pytest.mark.parametrize("sample", [True, False], ids=["sampled", "every document"])
 @pytest.mark.parametrize("predict_first", [False, True], ids=["learned", "predicted-then-learned"])
-def test_the_schedule_scores_exactly_the_documents_it_says(predict_first):
-    """Without a prediction: every document while the record is young, then runs of BLOCK
-    every PERIOD, each weighing PERIOD / BLOCK; the others counted, not scored. After a
-    prediction of it: every document, with its own weight."""
-    model = MultinomialNB(alpha="auto")
+def test_the_schedule_scores_exactly_the_documents_it_says(predict_first, sample):
+    """With sample_evidence, without a prediction: every document while the record is young,
+    then runs of BLOCK every PERIOD, each weighing PERIOD / BLOCK; the others counted, not
+    scored. After a prediction of it, or without sample_evidence: every document, with its
+    own weight."""
+    model = MultinomialNB(alpha="auto", sample_evidence=sample)
     scored = counting = 0
     for x, y in LONG:
         counted, before = model.smoothing_.documents, model._core.evidence_state()
@@ -177,18 +179,18 @@ def test_the_schedule_scores_exactly_the_documents_it_says(predict_first):
             assert after == before  # a document that does not count (a class's first)
             continue
         assert after[1] == counted + 1
-        expected = predict_first or scheduled(counted)
+        expected = predict_first or not sample or scheduled(counted)
         assert (after[0] != before[0]) == expected, counted
         scored += expected
         counting += 1
     assert counting > RAMP + PERIOD + BLOCK
-    assert scored == (counting if predict_first else RAMP + 2 * BLOCK)
+    assert scored == (RAMP + 2 * BLOCK if sample and not predict_first else counting)
 
 
 def test_a_scheduled_document_weighs_period_over_block():
     """Past the ramp a scored document stands for the ones passed over: its log-likelihoods
     count PERIOD / BLOCK times (those of a prediction, once)."""
-    young = MultinomialNB(alpha="auto")
+    young = MultinomialNB(alpha="auto", sample_evidence=True)
     stream = iter(LONG)
     while young.smoothing_.documents < RAMP:
         young.learn_one(*next(stream))
@@ -202,15 +204,17 @@ def test_a_scheduled_document_weighs_period_over_block():
         assert s - v == pytest.approx((PERIOD // BLOCK) * (p - v), rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("sample", [True, False], ids=["sampled", "every document"])
 @pytest.mark.parametrize("make", AUTO_MODELS, ids=IDS)
-def test_learn_many_follows_the_schedule_of_its_rows_in_turn(make):
-    streamed = learned(make(), LONG)
-    batched = make().learn_many([x for x, _ in LONG], [y for _, y in LONG])
+def test_learn_many_follows_the_schedule_of_its_rows_in_turn(make, sample):
+    streamed = learned(make(sample_evidence=sample), LONG)
+    batched = make(sample_evidence=sample).learn_many([x for x, _ in LONG], [y for _, y in LONG])
     assert same(batched._core.evidence_state(), streamed._core.evidence_state(), make)
     assert snapshot(batched) == snapshot(streamed)
     # and so does a batch that continues a model, from any point of the schedule
     cut = RAMP + BLOCK // 2
-    continued = learned(make(), LONG[:cut]).learn_many([x for x, _ in LONG[cut:]], [y for _, y in LONG[cut:]])
+    continued = learned(make(sample_evidence=sample), LONG[:cut]).learn_many([x for x, _ in LONG[cut:]],
+                                                                            [y for _, y in LONG[cut:]])
     assert same(continued._core.evidence_state(), streamed._core.evidence_state(), make)
 
 
@@ -339,7 +343,7 @@ def test_save_and_load_keep_the_place_in_the_schedule(tmp_path):
     """The schedule depends on the documents counted alone, which the file keeps: a model
     loaded between two runs of scored documents goes on as the original does."""
     cut = RAMP + BLOCK + 5  # passed over, waiting for the next run
-    model = learned(MultinomialNB(alpha="auto"), LONG[:cut])
+    model = learned(MultinomialNB(alpha="auto", sample_evidence=True), LONG[:cut])
     path = tmp_path / "auto.snb"
     model.save(path)
     loaded = streamnb.load(path)
@@ -347,7 +351,9 @@ def test_save_and_load_keep_the_place_in_the_schedule(tmp_path):
     for m in (model, loaded):
         learned(m, LONG[cut:])
     assert loaded._core.evidence_state() == model._core.evidence_state()
-    assert loaded._core.evidence_state() == learned(MultinomialNB(alpha="auto"), LONG)._core.evidence_state()
+    assert loaded.sample_evidence
+    assert loaded._core.evidence_state() == learned(MultinomialNB(alpha="auto", sample_evidence=True),
+                                                    LONG)._core.evidence_state()
 
 
 def test_a_damaged_or_missing_evidence_is_refused_by_name(tmp_path):

@@ -164,14 +164,13 @@ fn logsumexp_and_argmax_handle_infinities_and_nan() {
     assert_eq!(argmax(&[1.0, f64::NAN, 5.0]), 1);
 }
 
-/// A model choosing between two alphas, with two classes that have documents (so every
-/// document learned next counts in the evidence).
+/// A model choosing between two alphas, documents learned without a prediction scored on
+/// the schedule, with two classes that have documents (so every document learned next
+/// counts in the evidence).
 fn choosing_model() -> NaiveBayes {
     let mut m = NaiveBayes::new(Kind::Multinomial { mu: None }, Prior::Mle, false, false, None, 4);
-    m.choose_online(AutoSmoothing::new(
-        vec![Smoothing::additive(0.1), Smoothing::additive(1.0)],
-        1.0,
-    ));
+    let candidates = vec![(0.1, None), (1.0, None)];
+    m.choose_online(AutoSmoothing::checked(candidates, 1.0, true).unwrap());
     let mut a = doc(&m, &[("a", 1.0)]);
     let c = m.learn(&mut a, None, 1.0, 1.0, 1.0).unwrap();
     assert_eq!(c, 0);
@@ -208,6 +207,19 @@ fn recorded(m: &mut NaiveBayes, d: &Doc, c: usize, weight: f64) -> AutoSmoothing
 /// Documents learned without a prediction: every one while the record counts fewer than
 /// RAMP documents, then runs of BLOCK every PERIOD, each weighing PERIOD / BLOCK; the others
 /// only counted (src/smoothing.rs).
+#[test]
+fn without_sampling_every_document_learned_is_scored() {
+    let mut m = choosing_model();
+    m.auto.as_mut().unwrap().sample = false;
+    for i in 0..(crate::smoothing::RAMP as usize + 40) {
+        let (d, c) = scheduled_doc(&m, i);
+        assert_eq!(m.auto.as_ref().unwrap().schedule(), Some(1.0), "document {i}");
+        assert!(m.wants_scores(&d, c, 1.0), "document {i}");
+        let mut d = d;
+        m.learn(&mut d, Some(c), 1.0, 1.0, 1.0).unwrap();
+    }
+}
+
 #[test]
 fn the_schedule_scores_exactly_the_documents_it_says() {
     use crate::smoothing::{BLOCK, PERIOD, RAMP};

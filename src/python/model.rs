@@ -307,9 +307,10 @@ impl Core {
     // -- smoothing chosen online ---------------------------------------------------------------
 
     /// Choose the smoothing online among `candidates` ((alpha, mu) pairs in increasing order
-    /// of smoothing), the evidence aged by `decay` per document scored (see src/smoothing.rs).
+    /// of smoothing), the evidence aged by `decay` per document counted, documents learned
+    /// without a prediction scored on the schedule when `sample` (see src/smoothing.rs).
     /// Only on a model that has learned nothing.
-    fn set_auto_smoothing(&mut self, candidates: Vec<(f64, Option<f64>)>, decay: f64) -> PyResult<()> {
+    fn set_auto_smoothing(&mut self, candidates: Vec<(f64, Option<f64>)>, decay: f64, sample: bool) -> PyResult<()> {
         guard(|| {
             if self.nb.n_classes() != 0 {
                 return Err(error(
@@ -317,7 +318,8 @@ impl Core {
                     "the smoothing candidates are set before the model learns",
                 ));
             }
-            let auto = AutoSmoothing::checked(candidates, decay).map_err(|m| error(ErrorKind::InvalidParameter, m))?;
+            let auto =
+                AutoSmoothing::checked(candidates, decay, sample).map_err(|m| error(ErrorKind::InvalidParameter, m))?;
             self.nb.choose_online(auto);
             Ok(())
         })

@@ -36,7 +36,8 @@ from ..store import CountStore
 from ..features.email import EmailTokenizer
 from ..features.text import Tokenizer as WordTokenizer
 from ..features.weighting import EmailWeights
-from ..validate import (Label, check_alpha, check_auto_grid, check_choice, check_class_prior,
+from ..errors import InvalidParameterError
+from ..validate import (Label, check_alpha, check_auto_grid, check_bool, check_choice, check_class_prior,
                         check_evidence_half_life, check_n_buckets, check_positive, check_positive_int, check_tokenizer)
 from .inspection import InspectionParts
 from .learning import STORAGE_PARAMS as STORAGE_PARAMS
@@ -105,7 +106,7 @@ class ManyPredictions:
 
 #: The keywords a public discrete model hands to ``DiscreteNB`` as it took them.
 _PASSED_ON = ("class_prior", "unseen", "tokenizer", "allow_zero_alpha", "n_buckets", "dense_max_classes",
-              "empty_documents", "ledger", "alpha_grid", "evidence_half_life")
+              "empty_documents", "ledger", "alpha_grid", "evidence_half_life", "sample_evidence")
 
 
 def discrete_args(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,6 +198,15 @@ class DiscreteNB(LearningParts, StateParts, InspectionParts, abc.ABC):
         With a smoothing chosen online, age the evidence: the record before each document
         scored is multiplied by 2 ** (-1 / evidence_half_life), so the choice follows drift.
         None (the default) keeps the whole stream's evidence.
+    sample_evidence
+        With a smoothing chosen online, score the documents learned without a prediction
+        of them on a schedule (every one while the evidence counts fewer than 1,024
+        documents, then runs of 32 in every 1,024, each weighing 32 times): learning
+        without predicting costs about what a fixed smoothing's does (1.0 to 1.2 times
+        instead of 1.5 to 4), and the choice reads a sample of those documents (on 20
+        Newsgroups learned in one batch, 0.3 to 1.7 points less accurate). A document
+        learned right after a prediction of it always counts. False (the default) scores
+        every document learned.
 
     Raises
     ------
@@ -211,10 +221,11 @@ class DiscreteNB(LearningParts, StateParts, InspectionParts, abc.ABC):
                  tokenizer: TextTokenizer | None, allow_zero_alpha: bool, n_buckets: int | None,
                  dense_max_classes: int, empty_documents: str, forgetting: Forgetting, pruning: Pruning,
                  ledger: int | None, alpha_grid: Sequence[float] | None = None,
-                 evidence_half_life: float | None = None) -> None:
+                 evidence_half_life: float | None = None, sample_evidence: bool = False) -> None:
         self.alpha: float | str = "auto" if alpha == "auto" else check_alpha(alpha, allow_zero_alpha)
         self.alpha_grid = check_auto_grid("alpha", alpha, alpha_grid, DEFAULT_ALPHA_GRID)
         self.evidence_half_life = check_positive("evidence_half_life", evidence_half_life, integer=False)
+        self.sample_evidence = check_bool("sample_evidence", sample_evidence, InvalidParameterError)
         self.allow_zero_alpha = bool(allow_zero_alpha)
         self.class_prior = check_class_prior(class_prior)
         self.empty_documents = check_choice("empty_documents", empty_documents, EMPTY_CHOICES)
@@ -235,7 +246,7 @@ class DiscreteNB(LearningParts, StateParts, InspectionParts, abc.ABC):
         check_evidence_half_life(self.evidence_half_life, online=candidates is not None)
         if candidates is not None:
             decay = 1.0 if self.evidence_half_life is None else 2.0 ** (-1.0 / self.evidence_half_life)
-            self._core.set_auto_smoothing(candidates, decay)
+            self._core.set_auto_smoothing(candidates, decay, self.sample_evidence)
         # the alpha the core is called with: None for the smoothing it chooses online
         self._call_alpha: float | None = None if candidates is not None else cast(float, self.alpha)
         self.tokenizer = tokenizer
@@ -328,7 +339,7 @@ class DiscreteNB(LearningParts, StateParts, InspectionParts, abc.ABC):
                 "half_life": self.half_life, "half_life_seconds": self.half_life_seconds,
                 "max_features": self.max_features, "min_count": self.min_count,
                 "expire_after": self.expire_after, "ledger": self.ledger, "alpha_grid": self.alpha_grid,
-                "evidence_half_life": self.evidence_half_life}
+                "evidence_half_life": self.evidence_half_life, "sample_evidence": self.sample_evidence}
 
     def with_alpha(self, alpha: float) -> "DiscreteNB":
         """A read-only view of this model with another alpha, sharing the counts.

@@ -31,7 +31,7 @@ class BernoulliNB(DiscreteNB):
 
     Parameters
     ----------
-    alpha, alpha_grid, evidence_half_life
+    alpha, alpha_grid, evidence_half_life, sample_evidence
         Additive smoothing of p_cw, fixed or chosen online, as ``DiscreteNB``.
     class_prior, unseen, tokenizer, allow_zero_alpha, n_buckets, dense_max_classes, empty_documents, ledger
         As ``DiscreteNB``.
@@ -55,7 +55,8 @@ class BernoulliNB(DiscreteNB):
                  half_life: float | None = None, half_life_seconds: float | None = None,
                  max_features: int | None = None, min_count: float | None = None,
                  expire_after: int | None = None, ledger: int | None = None,
-                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None) -> None:
+                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None,
+                 sample_evidence: bool = False) -> None:
         self.binarize = check_finite("binarize", binarize)
         super().__init__(**discrete_args(locals()))
 

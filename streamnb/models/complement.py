@@ -45,7 +45,7 @@ class ComplementNB(DiscreteNB):
 
     Parameters
     ----------
-    alpha, alpha_grid, evidence_half_life
+    alpha, alpha_grid, evidence_half_life, sample_evidence
         Additive smoothing of theta, fixed or chosen online, as ``DiscreteNB``. ``alpha``
         must be > 0: with alpha = 0 a word seen in one class only has an infinite weight
         (``allow_zero_alpha=True`` is refused).
@@ -71,7 +71,8 @@ class ComplementNB(DiscreteNB):
                  half_life: float | None = None, half_life_seconds: float | None = None,
                  max_features: int | None = None, min_count: float | None = None,
                  expire_after: int | None = None, ledger: int | None = None,
-                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None) -> None:
+                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None,
+                 sample_evidence: bool = False) -> None:
         self.norm = check_bool("norm", norm, InvalidParameterError)
         check_complement_alpha(allow_zero_alpha)
         super().__init__(**discrete_args(locals()))

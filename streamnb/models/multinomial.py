@@ -49,7 +49,7 @@ class MultinomialNB(DiscreteNB):
 
     Parameters
     ----------
-    alpha, alpha_grid, evidence_half_life
+    alpha, alpha_grid, evidence_half_life, sample_evidence
         Additive smoothing, fixed or chosen online, as ``DiscreteNB``. With ``mu``, alpha
         only smooths the pooled distribution P(w).
     class_prior, unseen, tokenizer, allow_zero_alpha, n_buckets, dense_max_classes, empty_documents, ledger
@@ -88,7 +88,8 @@ class MultinomialNB(DiscreteNB):
                  half_life: float | None = None, half_life_seconds: float | None = None,
                  max_features: int | None = None, min_count: float | None = None,
                  expire_after: int | None = None, ledger: int | None = None,
-                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None) -> None:
+                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None,
+                 sample_evidence: bool = False) -> None:
         check_one_auto(alpha, mu)
         self.mu: float | str | None = "auto" if mu == "auto" else check_positive("mu", mu, integer=False)
         self.mu_grid = check_auto_grid("mu", mu, mu_grid, DEFAULT_MU_GRID)

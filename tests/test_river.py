@@ -168,7 +168,8 @@ def test_adapter_signature_is_the_model_signature():
     assert list(multinomial) == ["alpha", "mu", "mu_grid", "class_prior", "unseen", "tokenizer", "allow_zero_alpha",
                                  "n_buckets", "dense_max_classes", "empty_documents",
                                  "half_life", "half_life_seconds", "max_features", "min_count",
-                                 "expire_after", "ledger", "alpha_grid", "evidence_half_life"]
+                                 "expire_after", "ledger", "alpha_grid", "evidence_half_life",
+                                 "sample_evidence"]
     assert multinomial["mu"].default is None
     bernoulli = inspect.signature(snr.BernoulliNB).parameters
     assert list(bernoulli)[:2] == ["alpha", "binarize"]
@@ -186,7 +187,8 @@ def test_parameters_are_stored_as_given_and_cloned():
         "alpha": 0.25, "binarize": 1.0, "class_prior": {"spam": 0.3, "ham": 0.7}, "unseen": "score",
         "tokenizer": None, "allow_zero_alpha": False, "n_buckets": None, "dense_max_classes": 4,
         "empty_documents": "learn", "half_life": None, "half_life_seconds": None, "max_features": None,
-        "min_count": None, "expire_after": None, "ledger": None, "alpha_grid": None, "evidence_half_life": None}
+        "min_count": None, "expire_after": None, "ledger": None, "alpha_grid": None, "evidence_half_life": None,
+        "sample_evidence": False}
     assert model.model.get_params()["binarize"] == 1.0 and model.model.alpha == 0.25
     model.learn_one({"cheap": 2}, "spam")
     clone = model.clone({"alpha": 2.0})

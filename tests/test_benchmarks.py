@@ -34,7 +34,7 @@ OPT_IN_TARGET_IDS = {  # sections not run by default
     "smoothing": {"smoothing_20news_mnb_prequential", "smoothing_20news_mnb_test", "smoothing_20news_cnb_prequential",
                   "smoothing_20news_cnb_test", "smoothing_sa_mnb", "smoothing_sa_cnb", "smoothing_sa_bnb",
                   "smoothing_trec_mnb", "smoothing_trec_cnb", "smoothing_trec_bnb", "smoothing_predict_cost",
-                  "smoothing_learn_cost"},
+                  "smoothing_learn_cost", "smoothing_learn_alone_cost", "smoothing_learn_many_cost"},
     "trec": {"trec_ranking", "trec_ham_as_spam", "trec_spam_as_ham", "trec_unsure", "trec_speed", "trec_lr_speed",
              "trec_improves", "trec_file_size", "trec_memory"},
     "logistic": {"lr_speed_raw_mail", "lr_20news"},

@@ -194,16 +194,17 @@ impl Logistic {
     }
 
     /// Count a document learned with sample weight `weight` (> 0) in the document
-    /// frequencies, or take it out (< 0); nothing without an IDF. The ids must have rows; a
-    /// document lists each id once. Counts stop at 0.
+    /// frequencies, or take it out (< 0); nothing without an IDF. The ids have rows (an id
+    /// beyond them counts nothing); a document lists each id once. Counts stop at 0.
     pub fn count(&mut self, ids: &[u32], weight: f64) {
         if !self.has_idf() {
             return;
         }
         self.docs = (self.docs + weight).max(0.0);
         for &id in ids {
-            let d = &mut self.doc_freq[id as usize];
-            *d = (*d + weight).max(0.0);
+            if let Some(d) = self.doc_freq.get_mut(id as usize) {
+                *d = (*d + weight).max(0.0);
+            }
         }
     }
 
@@ -221,7 +222,9 @@ impl Logistic {
         }
         self.docs = docs;
         for (&id, &d) in ids.iter().zip(freqs) {
-            self.doc_freq[id as usize] = d;
+            if let Some(slot) = self.doc_freq.get_mut(id as usize) {
+                *slot = d;
+            }
         }
     }
 
@@ -550,8 +553,8 @@ impl Logistic {
             // the documents of both, counted exactly
             self.docs += other.docs;
             for (&to, &d) in rows.iter().zip(&other.doc_freq) {
-                if to != u32::MAX {
-                    self.doc_freq[to as usize] += d;
+                if let Some(slot) = self.doc_freq.get_mut(to as usize) {
+                    *slot += d; // u32::MAX (no row here) finds none
                 }
             }
         }

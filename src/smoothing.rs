@@ -40,14 +40,14 @@
 //!   with it) is always recorded, with its weight: prequential use costs nothing more, and
 //!   its record is the whole stream;
 //! - of the others, every one is scored (`sample` off, the default: the choice reads every
-//!   document), or with `sample` every one is scored while the record counts fewer than `RAMP` documents
-//!   (a small training set gets the whole record, and the choice settles there); after that
+//!   document), or with `sample` every one while the record counts fewer than `RAMP`
+//!   documents (a small training set gets the whole record, and the choice settles there); after that
 //!   a run of `BLOCK` consecutive ones every `PERIOD` documents counted, each recorded with
 //!   `PERIOD / BLOCK` times its weight; the rest are passed over: they count (the record
 //!   ages by them, `scored` includes them) but are not scored.
 //!
-//! With `sample`, the count of documents alone decides, however they are learned (a batch's record is that
-//! of its rows in turn), so the schedule needs no state of its own: a model file's `scored`
+//! With `sample`, the count of documents alone decides, however they are learned (a batch's
+//! record is that of its rows in turn), so the schedule needs no state of its own: a model file's `scored`
 //! keeps its place. The weight makes the record an estimate of the sum over every document,
 //! so evidence values (and a decay's half-life, in documents) keep their meaning and the
 //! choice, a comparison of the candidates' sums, reads it as before. Runs rather than one

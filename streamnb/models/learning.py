@@ -179,8 +179,9 @@ class LearningParts(ModelParts):
         n-1-i documents older than the last row; ``t`` is one timestamp for the batch or
         one per row. With a ledger, rows go through learn_one one at a time (after the
         whole batch has been validated), so repeats and relabels behave as in learn_one. A
-        smoothing chosen online records what the rows learned in turn would (each row the
-        schedule scores, against the counts of the rows before it: src/smoothing.rs); the
+        smoothing chosen online records what the rows learned in turn would (every row, or with
+        ``sample_evidence`` each row the schedule scores, against the counts of the rows before
+        it: src/smoothing.rs); the
         rows between two scored ones enter in one update per class, but for a model that
         forgets, which learns them a row at a time.
 

@@ -11,8 +11,12 @@
 //! (a0, b0, 0) and follow the gradient of the log-loss of the fused prediction, one step per
 //! learned document with a constant rate (Cormack's online fusion of spam filters, TREC 2007,
 //! fused logits with a logistic regression the same way).
+//!
+//! A step returns what it used, its inputs and its `Step` (`Logistic::learn`), so that it
+//! can be undone exactly (`undo`): the inputs cannot be read again from the message, since
+//! the two models' log-odds move as they learn.
 
-use crate::logistic::{Logistic, Schedule, Settings};
+use crate::logistic::{Logistic, Schedule, Settings, Step};
 
 /// The stacker's feature ids: naive Bayes' clipped log-odds, logistic regression's log-odds.
 const NB: u32 = 0;
@@ -60,14 +64,28 @@ impl Fusion {
         self.stacker.scores(&[NB, LR], &self.inputs(z_nb, z_lr))[1]
     }
 
-    /// One step of the stacker on a document of class 1 (`positive`) or 0.
-    pub fn learn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) {
+    /// One step of the stacker on a document of class 1 (`positive`) or 0; returns its
+    /// inputs and what the step used, for `undo`.
+    pub fn learn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) -> ([f64; 2], Step) {
         let inputs = self.inputs(z_nb, z_lr);
-        self.stacker
+        let step = self
+            .stacker
             .learn(&[NB, LR], &inputs, usize::from(positive), weight, None, weight);
+        (inputs, step)
     }
 
-    /// The reverse step (see `Logistic::unlearn`).
+    /// Take back exactly a step `learn` took, from the inputs and step it returned (see
+    /// `Logistic::undo`). Err for a step the stacker could not have taken.
+    pub fn undo(&mut self, inputs: [f64; 2], step: &Step) -> Result<(), String> {
+        if !inputs.iter().all(|v| v.is_finite()) {
+            return Err(format!("the stacker's inputs must be finite, got {inputs:?}"));
+        }
+        self.stacker.check_step(step)?;
+        self.stacker.undo(&[NB, LR], &inputs, step, 0.0);
+        Ok(())
+    }
+
+    /// The reverse step, when the step was not kept (see `Logistic::unlearn`).
     pub fn unlearn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) {
         let inputs = self.inputs(z_nb, z_lr);
         self.stacker
@@ -119,6 +137,35 @@ mod tests {
         let [a, b, _] = f.weights();
         assert!(a < 0.5 && b > 1.0, "{a} {b}");
         assert!(f.log_odds(-30.0, 2.0) > 0.0);
+    }
+
+    #[test]
+    fn undo_right_after_learn_gives_the_weights_back() {
+        let mut f = Fusion::new(0.05, 30.0, 3.0, [1.0, 0.5]);
+        for i in 0..50 {
+            let sign = if i % 3 == 0 { 1.0 } else { -1.0 };
+            f.learn(25.0 * sign, 1.5 * sign, i % 2 == 0, 1.0);
+        }
+        let before = f.weights();
+        // the inputs are what the step read: the log-odds given are clipped (90 / 30 -> 3)
+        let (inputs, step) = f.learn(90.0, -0.4, true, 0.5);
+        assert_eq!(inputs, [3.0, -0.4]);
+        f.undo(inputs, &step).unwrap();
+        for (a, b) in f.weights().iter().zip(before) {
+            assert!((a - b).abs() < 1e-15, "{a} vs {b}");
+        }
+        let restored = f.weights();
+        assert!(f.undo([f64::NAN, 0.0], &step).is_err());
+        assert!(f
+            .undo(
+                inputs,
+                &Step {
+                    g: vec![0.1],
+                    decay: 0.9
+                }
+            )
+            .is_err());
+        assert_eq!(f.weights(), restored); // refused: nothing changed
     }
 
     #[test]

@@ -42,10 +42,27 @@
 //! margin (train on error, as the TREC spam filters did), a document whose true class
 //! already beats every other by at least the margin in score is not learned.
 //!
-//! `unlearn` is the reverse step: the step `learn` would take on the document now, taken
-//! backwards (its squared gradients are taken out of the AdaGrad sums). It is not an exact
-//! inverse (the gradient depends on the weights, which moved since), but learning then
-//! unlearning a document leaves the scores within O(rate^2 |x|^2) of where they were.
+//! `undo` takes a step back exactly, given what the step used (`Step`, which `learn`
+//! returns). A step on x (prepared as above) with gradient g changed, in this order: with
+//! L2, the scale by the factor d = 1 - rate * l2; then per feature i of x and class c >= 1,
+//! with AdaGrad, the sum G_{i,c} += (g_c x_i)^2, then w_{i,c} += eta_{i,c} g_c x_i with
+//! eta_{i,c} = rate / sqrt(G0 + G_{i,c}) (the new sum) or `rate`; the biases alike with
+//! x = 1. `undo` runs it backwards: eta_{i,c} from the sum as it stands (the step's square
+//! still in it), w_{i,c} -= eta_{i,c} g_c x_i, then G_{i,c} -= (g_c x_i)^2; the biases
+//! alike; the scale divided by d; then the document taken out of the IDF's counts. x is
+//! prepared from the counts as they stand, which right after the learn are the counts the
+//! step read (the document was counted before its step). So right after a learn, `undo`
+//! gives back every weight, sum, the scale and the counts to rounding, and every score with
+//! them. With other steps in between it takes back the same move at the rate each weight
+//! has now (no larger: AdaGrad's sums only grow), while the steps after it were taken on
+//! weights that held it; what is left is of the order of those later steps' change in
+//! gradient (measured on the spam filter: benchmarks/bench_corrections.py).
+//!
+//! `unlearn` is the fallback when no `Step` was kept (a caller's record evicted, or a model
+//! file saved before steps were kept): the step `learn` would take on the document now,
+//! undone as above. It is not an exact inverse (the gradient depends on the weights, which
+//! moved since), but learning then unlearning a document leaves the scores within
+//! O(rate^2 |x|^2) of where they were.
 //! `merge` is parameter mixing (Mann et al. 2009, McDonald et al. 2010): the weights
 //! averaged, each model weighing by the documents it learned; the AdaGrad sums add up.
 
@@ -129,12 +146,23 @@ pub struct Logistic {
     doc_freq: Vec<f64>,
 }
 
-/// What a learning step did.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Step {
-    Updated,
-    /// The margin was already met (train on error): nothing changed but the step count.
-    Skipped,
+/// What a learning step used (`Logistic::learn`): enough for `Logistic::undo` to take it
+/// back exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// g_c = omega ([y = c] - P(c | x)) of the classes 1..K-1 as the step had them; empty
+    /// when the weights did not move (the margin was met, or a single class is known). A
+    /// class added since has g = 0 here.
+    pub g: Vec<f64>,
+    /// The factor the weights decayed by before the step: 1 - rate * l2, or 1 without L2.
+    pub decay: f64,
+}
+
+impl Step {
+    /// Did the weights move (else the margin was met, or a single class was known)?
+    pub fn moved(&self) -> bool {
+        !self.g.is_empty()
+    }
 }
 
 impl Logistic {
@@ -389,8 +417,9 @@ impl Logistic {
         let values = self.prepared(ids, values);
         let mut dots = dots.unwrap_or_else(|| self.dots_of_prepared(ids, &values));
         self.steps += 1;
-        if self.settings.l2 > 0.0 {
-            self.scale *= 1.0 - self.settings.rate * self.settings.l2;
+        let decay = self.decay();
+        if decay != 1.0 {
+            self.scale *= decay;
             if self.scale < MIN_SCALE {
                 self.fold();
                 dots = self.dots_of_prepared(ids, &values); // the stored weights changed
@@ -398,23 +427,69 @@ impl Logistic {
         }
         let scores = self.scores_of(&dots);
         if self.cols() == 0 || self.margin_met(&scores, y) {
-            return Step::Skipped;
+            return Step { g: Vec::new(), decay };
         }
         let g = self.gradient(&scores, y, omega);
         self.apply(ids, &values, &g, 1.0);
-        Step::Updated
+        Step { g, decay }
     }
 
-    /// The reverse of `learn` on the document (see the module docstring): the step
-    /// backwards, then the document taken out of the IDF's counts with its sample `weight`.
-    pub fn unlearn(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, weight: f64) {
-        let scores = self.scores(ids, values);
-        if self.cols() > 0 {
-            let g = self.gradient(&scores, y, omega);
-            let values = self.prepared(ids, values);
-            self.apply(ids, &values, &g, -1.0);
+    /// The factor a step decays the weights by: 1 - rate * l2 (1 without L2).
+    pub fn decay(&self) -> f64 {
+        if self.settings.l2 > 0.0 {
+            1.0 - self.settings.rate * self.settings.l2
+        } else {
+            1.0
         }
-        self.count(ids, -weight);
+    }
+
+    /// Is `step` one this model's `learn` could have returned: g finite with at most K-1
+    /// values, the decay this model's (1 - rate * l2, or 1 without L2)? Err says what is not.
+    pub fn check_step(&self, step: &Step) -> Result<(), String> {
+        if step.g.len() > self.cols() || !step.g.iter().all(|g| g.is_finite()) {
+            return Err(format!(
+                "a step's gradient holds at most {} finite numbers (one per class but the first), got {:?}",
+                self.cols(),
+                step.g
+            ));
+        }
+        if step.decay != self.decay() {
+            return Err(format!(
+                "a step's decay must be this model's, {}, got {}",
+                self.decay(),
+                step.decay
+            ));
+        }
+        Ok(())
+    }
+
+    /// Take back exactly the step `learn` took on the document (ids, values) and returned
+    /// (see the module docstring), then take the document out of the IDF's counts with its
+    /// sample weight `count`. `step` passes `check_step`.
+    pub fn undo(&mut self, ids: &[u32], values: &[f64], step: &Step, count: f64) {
+        if step.moved() && self.cols() > 0 {
+            let values = self.prepared(ids, values);
+            self.apply(ids, &values, &step.g, -1.0);
+        }
+        if step.decay != 1.0 {
+            self.scale /= step.decay;
+            if self.scale > 1.0 {
+                self.fold(); // the scale stays in (0, 1], as a model file holds it
+            }
+        }
+        self.count(ids, -count);
+    }
+
+    /// The reverse step, when the step `learn` took was not kept (see the module
+    /// docstring): the step learning the document as class y with weight omega would take
+    /// now, undone, and the document taken out of the IDF's counts with its sample `weight`.
+    pub fn unlearn(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, weight: f64) {
+        let g = if self.cols() > 0 {
+            self.gradient(&self.scores(ids, values), y, omega)
+        } else {
+            Vec::new()
+        };
+        self.undo(ids, values, &Step { g, decay: 1.0 }, weight);
     }
 
     /// Move every weight of the document along the gradient g (`direction` +1: learn, -1: unlearn).
@@ -839,10 +914,10 @@ mod tests {
         }
         let before = m.row(0);
         assert!(m.scores(&[0], &[1.0])[1] >= 1.0);
-        assert_eq!(m.learn(&[0], &[1.0], 1, 1.0, None, 1.0), Step::Skipped);
+        assert!(!m.learn(&[0], &[1.0], 1, 1.0, None, 1.0).moved());
         assert_eq!(m.row(0), before);
         assert_eq!(m.steps, 21);
-        assert_eq!(m.learn(&[0], &[1.0], 0, 1.0, None, 1.0), Step::Updated);
+        assert!(m.learn(&[0], &[1.0], 0, 1.0, None, 1.0).moved());
     }
 
     #[test]
@@ -882,6 +957,115 @@ mod tests {
         assert!(moved > 0.01);
         // the gradient changed by at most p(1-p) * moved <= moved / 4 between the two steps
         assert!(left.abs() <= moved * moved, "{left} vs {moved}");
+    }
+
+    /// Everything a score reads: true weights and AdaGrad sums of every row, biases and
+    /// their sums, and the IDF's counts.
+    fn state(m: &Logistic) -> Vec<f64> {
+        let ids: Vec<u32> = (0..m.rows() as u32).collect();
+        let mut out: Vec<f64> = ids.iter().flat_map(|&id| m.row(id)).collect();
+        out.extend(m.export_rows(&ids).1);
+        let (bias, squares) = m.export_bias();
+        out.extend(bias);
+        out.extend(squares);
+        out.push(m.docs);
+        out.extend(m.doc_freqs(&ids));
+        out
+    }
+
+    #[test]
+    fn undo_right_after_learn_gives_every_weight_back() {
+        for schedule in [Schedule::Constant, Schedule::AdaGrad] {
+            for (l2, idf_power, margin) in [
+                (0.0, 0.0, None),
+                (0.2, 0.0, None),
+                (0.0, 2.0, None),
+                (0.1, 1.0, Some(0.3)),
+            ] {
+                let mut m = Logistic::new(Settings {
+                    rate: 0.5,
+                    schedule,
+                    l2,
+                    margin,
+                    sublinear: true,
+                    idf_power,
+                    normalize: true,
+                });
+                m.add_class();
+                m.add_class();
+                m.add_class();
+                m.reserve_rows(6);
+                for i in 0..40u32 {
+                    m.learn(&[i % 6, (i + 1) % 6], &[1.0, 2.0], (i % 3) as usize, 1.0, None, 1.0);
+                }
+                let x = ([0u32, 2, 5], [1.0, 3.0, 0.5]);
+                for y in 0..3 {
+                    let before = state(&m);
+                    let scores = m.scores(&x.0, &x.1);
+                    let step = m.learn(&x.0, &x.1, y, 0.7, None, 0.7);
+                    assert!(m.check_step(&step).is_ok());
+                    assert_eq!(step.decay, 1.0 - 0.5 * l2);
+                    m.undo(&x.0, &x.1, &step, 0.7);
+                    for (a, b) in state(&m).iter().zip(&before) {
+                        assert!(
+                            (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+                            "{schedule:?} {l2} {idf_power}: {a} vs {b}"
+                        );
+                    }
+                    for (a, b) in m.scores(&x.0, &x.1).iter().zip(&scores) {
+                        assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
+                    }
+                    assert!(m.scale > 0.0 && m.scale <= 1.0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn undo_survives_a_fold_of_the_scale() {
+        let mut m = binary(Schedule::AdaGrad);
+        m.settings.l2 = 1.0; // decay 1/2 per step: 2^-333 < MIN_SCALE, so the 333rd folds
+        for i in 0..332u32 {
+            m.learn(&[i % 4], &[1.0], (i % 2) as usize, 1.0, None, 1.0);
+        }
+        let before = state(&m);
+        let step = m.learn(&[0, 1], &[1.0, 1.0], 1, 1.0, None, 1.0);
+        assert_eq!(m.scale, 1.0); // folded within the step
+        m.undo(&[0, 1], &[1.0, 1.0], &step, 1.0);
+        for (a, b) in state(&m).iter().zip(&before) {
+            assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-300), "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn a_step_this_model_could_not_have_taken_is_refused() {
+        let mut m = binary(Schedule::Constant);
+        let step = m.learn(&[0], &[1.0], 1, 1.0, None, 1.0);
+        assert!(m.check_step(&step).is_ok());
+        assert!(m
+            .check_step(&Step {
+                g: vec![0.1, 0.2],
+                decay: 1.0
+            })
+            .is_err()); // two classes: one g
+        assert!(m
+            .check_step(&Step {
+                g: vec![f64::NAN],
+                decay: 1.0
+            })
+            .is_err());
+        assert!(m
+            .check_step(&Step {
+                g: vec![0.1],
+                decay: 0.5
+            })
+            .is_err()); // no L2: no decay
+        assert!(m
+            .check_step(&Step {
+                g: Vec::new(),
+                decay: 1.0
+            })
+            .is_ok()); // the margin was met
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::errors::{error, guard, Kind};
 use crate::fusion::Fusion;
+use crate::logistic::Step;
 use pyo3::prelude::*;
 
 #[pyclass(module = "streamnb._core")]
@@ -41,12 +42,32 @@ impl FusionCore {
         self.fusion.log_odds(z_nb, z_lr)
     }
 
-    fn learn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) {
-        self.fusion.learn(z_nb, z_lr, positive, weight);
+    /// One step of the stacker; returns what it used, (its two inputs, its gradient g), for `undo`.
+    fn learn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) -> PyResult<(f64, f64, f64)> {
+        guard(|| {
+            let ([nb, lr], step) = self.fusion.learn(z_nb, z_lr, positive, weight);
+            // two classes and no margin: every step moves, by one gradient; no L2: no decay
+            Ok((nb, lr, step.g.first().copied().unwrap_or(0.0)))
+        })
     }
 
-    fn unlearn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) {
-        self.fusion.unlearn(z_nb, z_lr, positive, weight);
+    /// Undo exactly a step `learn` took, from what it returned. Raises InvalidInputError,
+    /// changing nothing, for numbers that are not finite.
+    fn undo(&mut self, input_nb: f64, input_lr: f64, g: f64) -> PyResult<()> {
+        guard(|| {
+            let step = Step { g: vec![g], decay: 1.0 };
+            self.fusion
+                .undo([input_nb, input_lr], &step)
+                .map_err(|m| error(Kind::InvalidInput, m))
+        })
+    }
+
+    /// The reverse step, for a message whose step was not kept (approximate).
+    fn unlearn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) -> PyResult<()> {
+        guard(|| {
+            self.fusion.unlearn(z_nb, z_lr, positive, weight);
+            Ok(())
+        })
     }
 
     /// (a, b, c): the weights of naive Bayes' and logistic regression's log-odds, and the bias.

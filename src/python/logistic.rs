@@ -3,7 +3,7 @@
 //! read as the naive Bayes models read them (`Reader`): one call per document or batch.
 
 use super::errors::{error, guard, Kind as ErrorKind};
-use super::keys::{feature_names, find_ids, key_arrays};
+use super::keys::{doc_feature_name, feature_names, find_ids, key_arrays};
 use super::labels::Labels;
 use super::output::Output;
 use super::reader::Reader;
@@ -141,8 +141,8 @@ impl LogisticCore {
     }
 
     /// Learn one read document of class c (counted in N_c first); `reused`: the document is
-    /// the one predicted last, whose dot products may still hold.
-    fn learn_doc(&mut self, doc: &mut Doc, c: usize, weight: f64, fixed: f64, reused: bool) -> PyResult<bool> {
+    /// the one predicted last, whose dot products may still hold. Returns what the step used.
+    fn learn_doc(&mut self, doc: &mut Doc, c: usize, weight: f64, fixed: f64, reused: bool) -> PyResult<Step> {
         let dots = match self.last_dots.take() {
             Some((version, dots)) if reused && version == self.version => Some(dots),
             _ => None,
@@ -156,7 +156,7 @@ impl LogisticCore {
         self.class_docs[c] += weight;
         let omega = self.omega(c, weight, fixed);
         self.version += 1;
-        Ok(self.model.learn(&doc.ids, &doc.values, c, omega, dots, weight) == Step::Updated)
+        Ok(self.model.learn(&doc.ids, &doc.values, c, omega, dots, weight))
     }
 
     /// The steps of a batch whose room was checked: every document's new features added,
@@ -204,6 +204,59 @@ impl LogisticCore {
         self.last_dots = Some((self.version, dots));
         let classes: Vec<usize> = (0..log_proba.len()).collect();
         output.of(py, &self.labels, &classes, &log_proba)
+    }
+
+    /// Take x, learned as `label` with sample weight `weight`, back out: its kept `step`
+    /// undone exactly, or without one the reverse step (`Logistic::unlearn`). Checked first:
+    /// an error changes nothing.
+    fn take_back(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        weight: f64,
+        step: Option<Step>,
+    ) -> PyResult<()> {
+        Self::check_weight(weight)?;
+        let Some(c) = self.labels.class_of(label)? else {
+            return Err(error(
+                ErrorKind::UnknownClass,
+                format!("cannot unlearn from class {}: it was never learned", describe(label)),
+            ));
+        };
+        if self.class_docs[c] < weight * (1.0 - 1e-9) {
+            return Err(error(
+                ErrorKind::InvalidInput,
+                format!(
+                    "class {} holds {} documents' weight; cannot remove {weight}",
+                    describe(label),
+                    self.class_docs[c]
+                ),
+            ));
+        }
+        if let Some(step) = &step {
+            self.model
+                .check_step(step)
+                .map_err(|m| error(ErrorKind::InvalidInput, m))?;
+        }
+        let fixed = self.fixed_weight(label)?;
+        let mut reading = self.reader.read(&self.space, x)?;
+        self.known(&mut reading.doc);
+        let known: Vec<usize> = (0..reading.doc.len())
+            .filter(|&i| reading.doc.ids[i] != UNKNOWN)
+            .collect();
+        let ids: Vec<u32> = known.iter().map(|&i| reading.doc.ids[i]).collect();
+        let values: Vec<f64> = known.iter().map(|&i| reading.doc.values[i]).collect();
+        match step {
+            Some(step) => self.model.undo(&ids, &values, &step, weight),
+            None => {
+                let omega = self.omega(c, weight, fixed);
+                self.model.unlearn(&ids, &values, c, omega, weight);
+            }
+        }
+        self.version += 1;
+        self.class_docs[c] = (self.class_docs[c] - weight).max(0.0);
+        self.reader.keep(x, reading)?;
+        Ok(())
     }
 
     fn check_weight(weight: f64) -> PyResult<()> {
@@ -319,9 +372,10 @@ impl LogisticCore {
         })
     }
 
-    /// One online step on x of class `label` with sample weight `weight`; True when the
-    /// weights moved (False: the margin was met).
-    fn learn_one(&mut self, x: &Bound<'_, PyAny>, label: &Bound<'_, PyAny>, weight: f64) -> PyResult<bool> {
+    /// One online step on x of class `label` with sample weight `weight`; returns what the
+    /// step used, (g, decay) (`crate::logistic::Step`: g empty when the margin was met), for
+    /// `undo_one`.
+    fn learn_one(&mut self, x: &Bound<'_, PyAny>, label: &Bound<'_, PyAny>, weight: f64) -> PyResult<(Vec<f64>, f64)> {
         guard(|| {
             Self::check_weight(weight)?;
             let fixed = self.fixed_weight(label)?;
@@ -330,7 +384,27 @@ impl LogisticCore {
             let reused = reading.reused;
             let result = self.learn_doc(&mut reading.doc, c, weight, fixed, reused);
             self.reader.keep(x, reading)?;
-            result
+            result.map(|step| (step.g, step.decay))
+        })
+    }
+
+    /// The features of x as the model reads them (names, values), those of value 0 left
+    /// out: what a ledger's fingerprint of a mapping is made of.
+    fn present_features<'py>(&mut self, x: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyList>, Vec<f64>)> {
+        guard(|| {
+            let py = x.py();
+            let reading = self.reader.read(&self.space, x)?;
+            let names = PyList::empty(py);
+            let mut values = Vec::new();
+            let doc = &reading.doc;
+            for (i, &v) in doc.values.iter().enumerate() {
+                if v != 0.0 {
+                    names.append(doc_feature_name(py, &self.space, doc, i)?)?;
+                    values.push(v);
+                }
+            }
+            self.reader.keep(x, reading)?;
+            Ok((names, values))
         })
     }
 
@@ -374,43 +448,25 @@ impl LogisticCore {
         })
     }
 
-    /// The reverse step of learning x as `label` (see `crate::logistic`): approximate.
+    /// The reverse step of learning x as `label` (see `crate::logistic`): approximate, for
+    /// a document whose step was not kept.
     fn unlearn_one(&mut self, x: &Bound<'_, PyAny>, label: &Bound<'_, PyAny>, weight: f64) -> PyResult<()> {
-        guard(|| {
-            Self::check_weight(weight)?;
-            let Some(c) = self.labels.class_of(label)? else {
-                return Err(error(
-                    ErrorKind::UnknownClass,
-                    format!("cannot unlearn from class {}: it was never learned", describe(label)),
-                ));
-            };
-            if self.class_docs[c] < weight * (1.0 - 1e-9) {
-                return Err(error(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "class {} holds {} documents' weight; cannot remove {weight}",
-                        describe(label),
-                        self.class_docs[c]
-                    ),
-                ));
-            }
-            let fixed = self.fixed_weight(label)?;
-            let mut reading = self.reader.read(&self.space, x)?;
-            self.known(&mut reading.doc);
-            let omega = self.omega(c, weight, fixed);
-            let known: Vec<usize> = (0..reading.doc.len())
-                .filter(|&i| reading.doc.ids[i] != UNKNOWN)
-                .collect();
-            let ids: Vec<u32> = known.iter().map(|&i| reading.doc.ids[i]).collect();
-            let values: Vec<f64> = known.iter().map(|&i| reading.doc.values[i]).collect();
-            self.model.unlearn(&ids, &values, c, omega, weight);
-            self.version += 1;
-            self.class_docs[c] = (self.class_docs[c] - weight).max(0.0);
-            self.reader.keep(x, reading)?;
-            Ok(())
-        })
+        guard(|| self.take_back(x, label, weight, None))
     }
 
+    /// Undo exactly the step `learn_one` took on x as `label` with sample weight `weight`
+    /// and returned as (g, decay) (see `crate::logistic`). Raises InvalidInputError, changing
+    /// nothing, for a step this model could not have taken.
+    fn undo_one(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        weight: f64,
+        g: Vec<f64>,
+        decay: f64,
+    ) -> PyResult<()> {
+        guard(|| self.take_back(x, label, weight, Some(Step { g, decay })))
+    }
     /// Parameter mixing of other into target (see `Logistic::mix`): the weights averaged,
     /// each model weighing by the documents it learned. Same settings, same space kind.
     #[staticmethod]
@@ -465,6 +521,13 @@ impl LogisticCore {
     #[getter]
     fn n_steps(&self) -> u64 {
         self.model.steps
+    }
+
+    /// The factor every step decays the weights by (1 - rate * l2; 1 without L2): what a
+    /// kept step's decay must be.
+    #[getter]
+    fn decay(&self) -> f64 {
+        self.model.decay()
     }
 
     /// Features with a nonzero weight (or AdaGrad history).

@@ -12,6 +12,10 @@ A fingerprint is a 16-byte BLAKE2b digest of the raw text when the message is gi
 text (str or bytes), or of its sorted (feature, value) pairs when given as a mapping. The ledger holds at
 most ``max_entries`` messages; the oldest learned is forgotten first (FIFO), after which
 the message is treated as unknown (learning it again counts it again).
+
+``MessageLedger`` is that bounded memory, whatever a model keeps per message: the naive
+Bayes ``Ledger`` keeps an ``Entry``; a logistic regression and a fusion keep the steps a
+message's learning took (:mod:`streamnb.steps`), under the same fingerprints.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
 from .validate import Label
@@ -109,8 +113,41 @@ def features_fingerprint(tokens: Sequence[Hashable], values: npt.NDArray[np.floa
                            digest_size=FINGERPRINT_BYTES).digest()
 
 
-class MessageLedger:
-    """Fingerprint -> Entry for the last ``max_entries`` messages learned (FIFO).
+#: What a ledger keeps per message.
+E = TypeVar("E")
+
+
+class ReadsFeatures(Protocol):
+    """A model whose core tells the features it reads from a message (``present_features``)."""
+
+    @property
+    def _core(self) -> Any: ...
+
+
+def message_fingerprint(model: ReadsFeatures, x: Document) -> bytes:
+    """The fingerprint of a message: its text's, or that of the features ``model`` reads from it.
+
+    Parameters
+    ----------
+    model
+        The model that reads x (its core's ``present_features``, for a mapping).
+    x : mapping, str or bytes
+        The message.
+
+    Returns
+    -------
+    bytes
+        ``text_fingerprint(x)`` for text, else ``features_fingerprint`` of its features.
+    """
+    if isinstance(x, (str, bytes)):
+        return text_fingerprint(x)
+    tokens, values = model._core.present_features(x)
+    return features_fingerprint(tokens, np.asarray(values, dtype=float))
+
+
+class MessageLedger(Generic[E]):
+    """Fingerprint -> what a model keeps about a message, for the last ``max_entries``
+    messages learned (FIFO).
 
     Parameters
     ----------
@@ -120,13 +157,13 @@ class MessageLedger:
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
-        self._entries: OrderedDict[bytes, Entry] = OrderedDict()
+        self._entries: OrderedDict[bytes, E] = OrderedDict()
 
-    def get(self, fingerprint: bytes) -> Entry | None:
+    def get(self, fingerprint: bytes) -> E | None:
         """The entry of a message, or None."""
         return self._entries.get(fingerprint)
 
-    def record(self, fingerprint: bytes, entry: Entry) -> None:
+    def record(self, fingerprint: bytes, entry: E) -> None:
         """Remember a message (as the newest), forgetting the oldest beyond the bound."""
         self._entries.pop(fingerprint, None)
         self._entries[fingerprint] = entry
@@ -137,7 +174,8 @@ class MessageLedger:
         """Drop the entry of a message, if any."""
         self._entries.pop(fingerprint, None)
 
-    def items(self) -> Iterator[tuple[bytes, Entry]]:
+    def items(self) -> Iterator[tuple[bytes, E]]:
+        """(fingerprint, entry) pairs, the oldest learned first."""
         return iter(self._entries.items())
 
     def __contains__(self, fingerprint: object) -> bool:
@@ -170,7 +208,7 @@ class Ledger:
     """
 
     def __init__(self, max_entries: int) -> None:
-        self.entries = MessageLedger(max_entries)
+        self.entries: MessageLedger[Entry] = MessageLedger(max_entries)
 
     def get(self, fingerprint: bytes) -> Entry | None:
         """The entry of a message, or None."""
@@ -184,10 +222,7 @@ class Ledger:
 
     def fingerprint(self, model: CountingModel, x: Document) -> bytes:
         """The text's fingerprint, or that of the features the model learns from x."""
-        if isinstance(x, (str, bytes)):
-            return text_fingerprint(x)
-        tokens, values = model._core.present_features(x)
-        return features_fingerprint(tokens, np.asarray(values, dtype=float))
+        return message_fingerprint(model, x)
 
     def learn(self, model: CountingModel, x: Document, label: Label, weight: float, when: float | None) -> None:
         """Learn a message once: a no-op when held under ``label``, a move when held under another.

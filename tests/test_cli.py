@@ -142,7 +142,19 @@ def test_classify_many_messages_one_line_each(mail):
     assert all(line.split("\t")[1] == "spam" for line in lines[2:])
 
 
+def fused_scores(model, probes: list[bytes]) -> list[float]:
+    """Everything a default model's verdict reads: the fused log-odds, each part's, the stacker's weights."""
+    return ([model.log_odds_one(p) for p in probes] + [z for p in probes for z in model.part_log_odds(p)]
+            + list(model.weights))
+
+
+def largest_change(a: list[float], b: list[float]) -> float:
+    return max(abs(x - y) for x, y in zip(a, b))
+
+
 def test_learn_then_unlearn_restores_the_model(mail, tmp_path):
+    """Issue 34: the model file keeps the steps logistic regression and the stacker took, so
+    ``streamnb unlearn`` right after ``streamnb learn`` gives every score back."""
     model_file = tmp_path / "model.snb"
     model_file.write_bytes(mail["model"].read_bytes())
     original = streamnb.load(model_file)
@@ -155,12 +167,28 @@ def test_learn_then_unlearn_restores_the_model(mail, tmp_path):
     assert unlearned.returncode == 0, unlearned.stderr
     restored = streamnb.load(model_file)
     assert snapshot(restored.nb) == before  # naive Bayes: exactly
-    # the logistic regression and the stacker take their reverse steps: back to within a
-    # small part of what learning the message moved
-    probe = (mail["folder"] / "h1.eml").read_bytes()
-    moved = abs(misled.log_odds_one(probe) - original.log_odds_one(probe))
-    assert moved > 0.5
-    assert abs(restored.log_odds_one(probe) - original.log_odds_one(probe)) < 0.1 * moved
+    probes = [(mail["folder"] / "h1.eml").read_bytes(), spam(60), ham(61), b"Subject: hi\n\ncheap meeting\n"]
+    assert largest_change(fused_scores(misled, probes), fused_scores(original, probes)) > 0.5
+    assert largest_change(fused_scores(restored, probes), fused_scores(original, probes)) <= 1e-9
+
+
+def test_learning_a_message_as_the_other_class_moves_it_exactly(mail, tmp_path):
+    """With a ledger, ``streamnb learn`` of a message learned as the other class moves it in
+    one call: the model is the one that only ever learned it in its new class."""
+    moved, direct = tmp_path / "moved.snb", tmp_path / "direct.snb"
+    assert run("train", str(moved), "--ledger", "1000", "--spam", str(mail["mbox"]),
+               "--ham", str(mail["maildir"])).returncode == 0
+    direct.write_bytes(moved.read_bytes())
+    h1 = str(mail["folder"] / "h1.eml")
+    assert run("learn", str(moved), "--spam", h1).returncode == 0  # misfiled
+    result = run("learn", str(moved), "--ham", h1)  # the user files it again, as ham
+    assert result.returncode == 0, result.stderr
+    assert run("learn", str(direct), "--ham", h1).returncode == 0
+    a, b = streamnb.load(moved), streamnb.load(direct)
+    assert a.class_counts == b.class_counts == {"spam": 40.0, "ham": 41.0}
+    assert snapshot(a.nb) == snapshot(b.nb)
+    probes = [(mail["folder"] / "h1.eml").read_bytes(), spam(60), ham(61)]
+    assert largest_change(fused_scores(a, probes), fused_scores(b, probes)) <= 1e-9
 
 
 def test_email_nb_unlearns_exactly_through_the_command(mail, tmp_path):

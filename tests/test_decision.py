@@ -622,3 +622,48 @@ def test_progressive_filter_rejects_bad_streams():
         progressive_filter(SpamFilter(MultinomialNB()), [])
     with pytest.raises(InvalidInputError, match="pair"):
         progressive_filter(SpamFilter(MultinomialNB()), [{"a": 1}])
+
+
+def mail(i: int, spam: bool) -> bytes:
+    words = (["cheap", "pills", "offer", "winner", "casino", "loan", "free", "prize"] if spam else
+             ["meeting", "agenda", "project", "report", "lunch", "review", "draft", "notes"])
+    sender = "deals@offers.example.com" if spam else "alice@work.example.org"
+    body = " ".join(words[(i * 3 + k) % len(words)] for k in range(10))
+    return (f"From: {sender}\nSubject: {words[i % len(words)]} {i}\nMessage-ID: <{i}@x>\n\n{body}\n"
+            f"word{i} is its own\n").encode()
+
+
+def filter_models():
+    """Every kind of model the spam filter can hold, reading raw messages."""
+    from streamnb import ByteNgrams, ComplementNB, EmailNB, EmailTokenizer, LogisticRegression
+    from streamnb.models import Fusion
+
+    return {
+        "default (Fusion)": lambda: None,
+        "Fusion, naive Bayes with a ledger": lambda: Fusion(EmailNB(ledger=100)),
+        "EmailNB": EmailNB,
+        "MultinomialNB": lambda: MultinomialNB(tokenizer=EmailTokenizer()),
+        "BernoulliNB": lambda: BernoulliNB(tokenizer=EmailTokenizer()),
+        "ComplementNB": lambda: ComplementNB(tokenizer=EmailTokenizer()),
+        "LogisticRegression with a ledger": lambda: LogisticRegression(0.05, tokenizer=ByteNgrams(4, 3000), ledger=100),
+    }
+
+
+@pytest.mark.parametrize("name", list(filter_models()))
+def test_unlearn_right_after_learn_gives_every_verdict_score_back(name):
+    """Issue 34: for every model the filter can hold, a lesson learned and unlearned leaves
+    every message's log-odds and probability as they were, to 1e-9."""
+    spam_filter = SpamFilter(filter_models()[name]())
+    for i in range(30):
+        spam_filter.learn(mail(i, i % 3 == 0), "spam" if i % 3 == 0 else "ham")
+    probes = [mail(i, i % 2 == 0) for i in range(100, 110)] + [b"Subject: hello\n\nzzz cheap meeting\n"]
+
+    def scores():
+        return [v for p in probes for v in (spam_filter.classify(p).log_odds, spam_filter.classify(p).probability)]
+
+    before = scores()
+    for lesson, label in [(mail(200, True), "ham"), (mail(201, False), "ham"), (b"Subject: x\n\nnew words\n", "spam")]:
+        spam_filter.learn(lesson, label)
+        assert max(abs(a - b) for a, b in zip(scores(), before)) > 1e-6
+        spam_filter.unlearn(lesson, label)
+        assert max(abs(a - b) for a, b in zip(scores(), before)) <= 1e-9

@@ -69,20 +69,157 @@ def test_a_third_class_is_refused_and_changes_nothing():
     assert (model.predict_log_proba_one("cheap report"), model.weights, model.class_counts) == before
 
 
-def test_unlearn_is_exact_for_naive_bayes_and_a_reverse_step_for_the_rest():
+def scores(model, probes):
+    """Everything a prediction reads: the fused log-odds, each part's, and the stacker's weights."""
+    return [model.log_odds_one(p) for p in probes] + [z for p in probes for z in model.part_log_odds(p)] + \
+        list(model.weights)
+
+
+def assert_close(got, want, tolerance=1e-9):
+    assert max(abs(a - b) for a, b in zip(got, want)) <= tolerance, (got, want)
+
+
+PROBES = ["cheap noon", "the report offer", "pills pills now", "lunch at noon", "zzz unseen"]
+
+
+@pytest.mark.parametrize("lesson", [("cheap noon pills", "spam"), ("a report at lunch", "ham"),
+                                    ("never seen words here", "ham")])
+def test_unlearn_right_after_learn_gives_every_score_back(lesson):
+    """Naive Bayes' counts, logistic regression's and the stacker's kept steps: all undone exactly."""
     model, without = small(), small()
     for text, label in TEXTS:
         model.learn_one(text, label)
         without.learn_one(text, label)
-    extra = ("cheap noon pills", "spam")
-    model.learn_one(*extra)
-    model.unlearn_one(*extra)
-    # naive Bayes' counts are those of the model that never saw the message
-    assert model.nb.predict_log_proba_one("cheap noon") == pytest.approx(without.nb.predict_log_proba_one("cheap noon"),
-                                                                         abs=1e-12)
-    # the others come back close, within what one step moves them
-    assert model.log_odds_one("cheap noon pills") == pytest.approx(without.log_odds_one("cheap noon pills"), abs=0.05)
-    assert model.class_counts == without.class_counts
+    before = scores(model, PROBES)
+    model.learn_one(*lesson)
+    assert max(abs(a - b) for a, b in zip(scores(model, PROBES), before)) > 0.01
+    model.unlearn_one(*lesson)
+    assert_close(scores(model, PROBES), before)
+    assert model.nb.predict_log_proba_one("cheap noon") == without.nb.predict_log_proba_one("cheap noon")
+    assert model.class_counts == without.class_counts and model.lr.class_counts == without.lr.class_counts
+
+
+def test_without_records_unlearn_takes_the_reverse_steps():
+    model, without = small(records=None), small()
+    for text, label in TEXTS:
+        model.learn_one(text, label)
+        without.learn_one(text, label)
+    before = scores(without, PROBES)
+    model.learn_one("cheap noon pills", "spam")
+    model.unlearn_one("cheap noon pills", "spam")
+    left = max(abs(a - b) for a, b in zip(scores(model, PROBES), before))
+    assert 1e-6 < left < 0.05  # close, not exact: the step backwards is taken at today's gradient
+    assert model.nb.predict_log_proba_one("cheap noon") == without.nb.predict_log_proba_one("cheap noon")
+
+
+def test_a_lesson_before_both_classes_is_undone_too():
+    """The first ham after spam only: the stacker had nothing to fuse (no step kept for it)."""
+    model = small()
+    for text in ("cheap pills", "buy pills", "cheap buy"):
+        model.learn_one(text, "spam")
+    before = (model.predict_log_proba_one("cheap report"), model.weights, model.lr.n_features)
+    model.learn_one("the report at noon", "ham")
+    model.unlearn_one("the report at noon", "ham")
+    assert model.classes == ["spam"]
+    assert (model.predict_log_proba_one("cheap report"), model.weights) == before[:2]
+
+
+def test_with_a_ledger_a_move_is_as_if_the_message_had_only_been_learned_in_its_new_class():
+    def fusion():
+        return Fusion(MultinomialNB(0.5, tokenizer=Tokenizer(), ledger=100), LogisticRegression(0.2, tokenizer=Tokenizer()))
+
+    moved, direct = fusion(), fusion()
+    for text, label in TEXTS[:12]:
+        moved.learn_one(text, label)
+        direct.learn_one(text, label)
+    moved.learn_one("cheap lunch offer", "spam")
+    moved.learn_one("cheap lunch offer", "ham")  # one call: undone as spam exactly, learned as ham
+    direct.learn_one("cheap lunch offer", "ham")
+    assert_close(scores(moved, PROBES), scores(direct, PROBES))
+    assert moved.class_counts == direct.class_counts and moved.lr.class_counts == direct.lr.class_counts
+
+
+def test_unlearn_many_undoes_the_messages_learned_last_first():
+    model, reference = small(), small()
+    for text, label in TEXTS:
+        model.learn_one(text, label)
+        reference.learn_one(text, label)
+    before = scores(model, PROBES)
+    lessons = [("cheap noon pills", "spam"), ("a report at lunch", "ham"), ("buy a lunch offer", "spam")]
+    for text, label in lessons:
+        model.learn_one(text, label)
+        reference.learn_one(text, label)
+    model.unlearn_many([t for t, _ in lessons], [label for _, label in lessons])  # given oldest first
+    assert_close(scores(model, PROBES), before)
+    for text, label in lessons:  # one at a time in that order: each step undone with later ones in place
+        reference.unlearn_one(text, label)
+    assert max(abs(a - b) for a, b in zip(scores(reference, PROBES), before)) > 1e-9
+
+
+def test_the_kept_steps_are_saved_and_loaded(tmp_path):
+    model = Fusion()
+    for raw, label in MESSAGES[:8]:
+        model.learn_one(raw, label)
+    before = scores(model, [raw for raw, _ in MESSAGES[:4]])
+    lesson = (b"From: new@cheap.example\nSubject: new offer\n\nNever seen cheap gadgets", "spam")
+    model.learn_one(*lesson)
+    model.save(tmp_path / "f.snb")
+    loaded = streamnb.load(tmp_path / "f.snb")
+    assert loaded._records == model._records and len(loaded._records) == 5  # 4 messages, learned twice, and 1
+    loaded.unlearn_one(*lesson)
+    assert_close(scores(loaded, [raw for raw, _ in MESSAGES[:4]]), before)
+    assert pickle.loads(pickle.dumps(model))._records == model._records
+
+
+def test_a_file_from_before_kept_steps_loads_and_unlearns_by_the_reverse_steps():
+    """tests/data/format-v5 (format 5's code): the default fusion scores as it did and keeps
+    no steps, so a message it learned takes the reverse steps; one learned since is undone exactly."""
+    import json
+    import pathlib
+
+    folder = pathlib.Path(__file__).parent / "data" / "format-v5"
+    model = streamnb.load(folder / "fusion.snb")
+    cases = json.loads((folder / "expected.json").read_text())["log_proba"]["fusion"]
+    for case in cases:
+        probe = streamnb.persist.decode_value(case["probe"])
+        assert model.predict_log_proba_one(probe) == streamnb.persist.decode_value(case["log_proba"])
+    assert model.records == streamnb.models.fusion.DEFAULT_RECORDS and len(model._records) == 0
+    probe = b"Subject: noon\r\n\r\ncheap pills at noon\r\n"
+    without = streamnb.load(folder / "fusion.snb")
+    without._records = None  # a fusion that keeps no steps: the reverse steps
+    learned = streamnb.persist.decode_value(cases[0]["probe"])  # the file learned it as spam, twice
+    model.unlearn_one(learned, "spam")
+    without.unlearn_one(learned, "spam")
+    assert scores(model, [probe]) == scores(without, [probe])
+    assert model.class_counts == {"spam": 1.0, "ham": 1.0}
+    before = scores(model, [probe])
+    model.learn_one(b"Subject: new\r\n\r\nnew words\r\n", "ham")
+    model.unlearn_one(b"Subject: new\r\n\r\nnew words\r\n", "ham")
+    assert_close(scores(model, [probe]), before)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda arrays: arrays.pop("records_stacker"), "step record arrays missing: \\['records_stacker'\\]"),
+    (lambda arrays: arrays.update(records_stacker=arrays["records_stacker"][:, :2]), "has shape \\(3, 2\\), not \\(3, 3\\)"),
+    (lambda arrays: arrays.update(records_stacker=arrays["records_stacker"] + np.inf), "must be finite"),
+    (lambda arrays: arrays.update(records_decay=arrays["records_decay"] - 0.5), "decays must be this model's, 1.0"),
+    (lambda arrays: arrays.update(records_class=arrays["records_class"] - 1), "classes out of range"),
+    (lambda arrays: arrays.update(records_other=arrays["records_class"], surplus=arrays["records_class"]),
+     "arrays \\['records_other', 'surplus'\\] are not arrays of a Fusion"),
+])
+def test_bad_kept_steps_are_refused_with_one_line(change, words):
+    model = small()
+    for text, label in TEXTS[:3]:
+        model.learn_one(text, label)
+    state, arrays = model._state()
+    arrays = dict(arrays)
+    change(arrays)
+    with pytest.raises(streamnb.errors.ModelFormatError, match=words) as raised:
+        Fusion._from_state(state, arrays)
+    assert "\n" not in str(raised.value)
+    state["params"] = {**state["params"], "records": None}
+    with pytest.raises(streamnb.errors.ModelFormatError, match="step record arrays in a Fusion without records"):
+        Fusion._from_state(state, dict(model._state()[1]))
 
 
 def test_merge_adds_the_counts_and_mixes_the_rest():
@@ -141,6 +278,8 @@ def test_save_load_and_pickle_round_trip(tmp_path):
     (dict(nb_clip=float("nan")), "nb_clip"),
     (dict(learning_rate=-1), "learning_rate"),
     (dict(initial_weights=(1.0,)), "initial_weights must be a pair"),
+    (dict(records=0), "records must be an int >= 1 or None"),
+    (dict(lr=LogisticRegression(ledger=5)), "lr must have no ledger: a Fusion keeps its logistic regression's steps"),
 ])
 def test_bad_parameters_are_named(kwargs, words):
     with pytest.raises(InvalidParameterError, match=words):

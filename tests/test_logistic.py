@@ -1,6 +1,6 @@
 """streamnb.LogisticRegression: the core's update rule against a numpy reference, the API
-shared with the naive Bayes models, persistence, bad input, and the approximate operations
-(unlearn, merge) bounded."""
+shared with the naive Bayes models, persistence, bad input, the exact undo of a kept step
+(a ledger), and the approximate operations (the reverse step, merge) bounded."""
 
 from __future__ import annotations
 
@@ -441,6 +441,179 @@ def test_unlearning_right_after_learning_restores_the_scores_closely():
     left = max(abs(model.predict_log_proba_one(x)[c] - before[c]) for c in before)
     assert moved > 1e-3
     assert left <= moved**2, (left, moved)
+
+
+UNDO_SETTINGS = [
+    dict(learning_rate=0.5),  # AdaGrad on sublinear, IDF-weighted, normalised documents
+    dict(learning_rate=0.5, schedule="constant"),
+    dict(learning_rate=0.3, idf_power=0.0, sublinear_tf=False, normalize=False),
+    dict(learning_rate=0.3, schedule="constant", idf_power=0.0, l2=0.05),
+    dict(learning_rate=0.3, l2=0.05, margin=0.5, class_weight="balanced"),
+    dict(learning_rate=0.3, schedule="constant", idf_power=1.0, margin=1.0, class_weight={"b": 3.0}),
+]
+
+
+def max_change(model, probes, before):
+    return max(abs(model.predict_log_proba_one(x)[c] - b[c]) for x, b in zip(probes, before) for c in b)
+
+
+@pytest.mark.parametrize("settings", UNDO_SETTINGS)
+def test_with_a_ledger_unlearning_right_after_learning_gives_every_score_back(settings):
+    """The kept step is undone exactly: every probe's every log-probability back to 1e-9,
+    for lessons of every class and weight (new features, margin skips and decay among them)."""
+    model = LogisticRegression(**settings, ledger=1000)
+    docs = stream(300, seed=11)
+    for x, y, w in docs[:250]:
+        model.learn_one(x, y, w)
+    probes = [x for x, _, _ in docs[250:]] + [{"w1": 1.0, "never seen": 2.0}]
+    before = [model.predict_log_proba_one(x) for x in probes]
+    moved = []
+    for x, y, w in docs[250:280]:
+        model.learn_one(x, y, w)
+        moved.append(max_change(model, probes, before))
+        model.unlearn_one(x, y)  # the ledger holds the weight it was learned with
+        assert max_change(model, probes, before) <= 1e-9
+    assert max(moved) > 0.05  # the lessons did move the scores
+    assert model.class_counts == pytest.approx({"a": sum(w for _, y, w in docs[:250] if y == "a"),
+                                                "b": sum(w for _, y, w in docs[:250] if y == "b"),
+                                                "c": sum(w for _, y, w in docs[:250] if y == "c")}, abs=1e-9)
+
+
+def test_without_a_ledger_the_reverse_step_is_not_exact_and_the_ledger_is():
+    """What issue 34 found: the reverse step is taken where the lesson's loss is already small."""
+    docs = stream(260, seed=3)
+    plain, kept = LogisticRegression(0.5), LogisticRegression(0.5, ledger=10)
+    for x, y, w in docs[:250]:
+        plain.learn_one(x, y, w)
+        kept.learn_one(x, y, w)
+    probes = [x for x, _, _ in docs[250:]]
+    before = [plain.predict_log_proba_one(x) for x in probes]
+    lesson = docs[250]
+    for model in (plain, kept):
+        model.learn_one(lesson[0], "a")
+        model.unlearn_one(lesson[0], "a")
+    assert max_change(plain, probes, before) > 1e-3
+    assert max_change(kept, probes, before) <= 1e-9
+
+
+def test_a_ledger_learns_a_message_once_and_moves_it_exactly():
+    docs = stream(120, seed=4)
+    model, never = LogisticRegression(0.5, ledger=100), LogisticRegression(0.5, ledger=100)
+    for x, y, w in docs[:100]:
+        model.learn_one(x, y, w)
+        never.learn_one(x, y, w)
+    x = {"w2": 1.5, "w30": -0.5, "fresh": 1.0}
+    model.learn_one(x, "a")
+    state = model._state()
+    model.learn_one(x, "a", 2.0)  # held under the same label: a no-op
+    assert pickle.dumps(model._state()) == pickle.dumps(state)
+    model.learn_one(x, "c")  # moved: the step as "a" undone, the step as "c" taken
+    never.learn_one(x, "c")
+    probes = [x for x, _, _ in docs[100:]] + [x]
+    assert max_change(model, probes, [never.predict_log_proba_one(p) for p in probes]) <= 1e-9
+    before = model.predict_log_proba_one(x)
+    with pytest.raises(InvalidInputError, match="learned as 'c', not as 'a'"):
+        model.unlearn_one(x, "a")
+    assert model.predict_log_proba_one(x) == before
+
+
+def test_a_ledger_learns_a_batch_row_by_row_and_refuses_several_passes():
+    docs = stream(60, seed=6)
+    batch, one = LogisticRegression(0.5, ledger=100), LogisticRegression(0.5, ledger=100)
+    batch.learn_many([x for x, _, _ in docs] + [docs[0][0]], [y for _, y, _ in docs] + [docs[0][1]],
+                     [w for _, _, w in docs] + [5.0])  # the last row repeats the first: skipped
+    for x, y, w in docs:
+        one.learn_one(x, y, w)
+    assert batch.predict_log_proba_one(docs[1][0]) == one.predict_log_proba_one(docs[1][0])
+    assert batch.class_counts == one.class_counts
+    before = batch.class_counts
+    with pytest.raises(InvalidInputError, match="finite"):
+        batch.learn_many([{"new": 1.0}, {"a": float("nan")}], ["a", "a"])
+    assert batch.class_counts == before
+    with pytest.raises(InvalidParameterError, match="passes must be 1 with ledger=10"):
+        LogisticRegression(ledger=10, passes=2)
+
+
+def test_a_step_the_model_could_not_have_taken_is_refused_and_changes_nothing():
+    model = LogisticRegression(0.5, l2=0.1)
+    for x, y, w in stream(40, seed=8, classes=("a", "b")):
+        model.learn_one(x, y, w)
+    before = model.predict_log_proba_one({"w1": 1.0})
+    decay = model._core.decay
+    assert decay == 1.0 - 0.5 * 0.1
+    for g, step_decay, words in [([0.1, 0.2], decay, "at most 1 finite numbers"), ([float("nan")], decay, "finite"),
+                                 ([0.1], 1.0, "decay must be this model's")]:
+        with pytest.raises(InvalidInputError, match=words):
+            model._core.undo_one({"w1": 1.0}, "a", 1.0, g, step_decay)
+        assert model.predict_log_proba_one({"w1": 1.0}) == before
+
+
+def test_the_kept_steps_are_saved_and_loaded(tmp_path):
+    model = LogisticRegression(0.5, l2=0.01, ledger=50, tokenizer=Tokenizer())
+    texts = [("cheap pills now", "spam"), ("the meeting agenda", "ham"), ("cheap meeting", "ham"),
+             ("pills pills", "spam")] * 3 + [("a third class", "other")]
+    for i, (text, label) in enumerate(texts):
+        model.learn_one(f"{text} {i}", label)
+    model.save(tmp_path / "m.snb")
+    loaded = streamnb.load(tmp_path / "m.snb")
+    assert loaded._steps == model._steps and len(loaded._steps) == len(texts)
+    probes = ["cheap agenda", "pills class"]
+    before = [loaded.predict_log_proba_one(p) for p in probes]
+    model.unlearn_one("the meeting agenda 1", "ham")  # a step kept from before the save: a class came since
+    loaded.unlearn_one("the meeting agenda 1", "ham")
+    assert [loaded.predict_log_proba_one(p) for p in probes] == [model.predict_log_proba_one(p) for p in probes]
+    loaded.learn_one("new lesson words", "spam")
+    loaded.unlearn_one("new lesson words", "spam")
+    assert max_change(loaded, probes, [model.predict_log_proba_one(p) for p in probes]) <= 1e-9
+    assert before != [loaded.predict_log_proba_one(p) for p in probes]
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda arrays: arrays.pop("ledger_g"), "step record arrays missing: \\['ledger_g'\\]"),
+    (lambda arrays: arrays.update(ledger_class=arrays["ledger_class"] + 7), "classes out of range"),
+    (lambda arrays: arrays.update(ledger_weight=-arrays["ledger_weight"]), "weights must be finite and > 0"),
+    (lambda arrays: arrays.update(ledger_g=arrays["ledger_g"] + np.inf), "must be finite"),
+    (lambda arrays: arrays.update(ledger_g=arrays["ledger_g"][:, :0]), "has shape \\(3, 0\\), not \\(3, 1\\)"),
+    (lambda arrays: arrays.update(ledger_decay=arrays["ledger_decay"] * 0.5), "decays must be this model's"),
+    (lambda arrays: arrays.update(ledger_class=arrays["ledger_class"].astype(np.float64)), "is <f8, not <i8"),
+    (lambda arrays: arrays.update(ledger_fingerprint=arrays["ledger_fingerprint"][:-1]), "16 bytes per record"),
+    (lambda arrays: arrays.update(ledger_fingerprint=np.tile(arrays["ledger_fingerprint"][:16], 3)), "duplicate"),
+])
+def test_bad_kept_steps_are_refused_with_one_line(change, words):
+    model = LogisticRegression(0.5, ledger=5)
+    for x, label in [({"a": 1, "b": 2}, "x"), ({"b": 1, "c": 1}, "y"), ({"c": 2}, "y")]:
+        model.learn_one(x, label)
+    state, arrays = model._state()
+    arrays = dict(arrays)
+    change(arrays)
+    with pytest.raises(streamnb.errors.ModelFormatError, match=words) as raised:
+        LogisticRegression._from_state(state, arrays)
+    assert "\n" not in str(raised.value)
+    state["params"] = {**state["params"], "ledger": 2}
+    with pytest.raises(streamnb.errors.ModelFormatError, match="3 step records exceed the bound 2"):
+        LogisticRegression._from_state(state, dict(model._state()[1]))
+    state["params"] = {**state["params"], "ledger": None}
+    with pytest.raises(streamnb.errors.ModelFormatError, match="ledger arrays in a model without a ledger"):
+        LogisticRegression._from_state(state, dict(model._state()[1]))
+
+
+def test_a_file_from_before_kept_steps_loads_and_unlearns_by_the_reverse_step():
+    """tests/data/format-v5 (written by format 5's code): it scores as it did; a message it
+    learned takes the reverse step; one learned since is undone exactly."""
+    import json
+    import pathlib
+
+    folder = pathlib.Path(__file__).parent / "data" / "format-v5"
+    model = streamnb.load(folder / "logistic.snb")
+    assert model.ledger is None
+    for case in json.loads((folder / "expected.json").read_text())["log_proba"]["logistic"]:
+        probe = streamnb.persist.decode_value(case["probe"])
+        assert model.predict_log_proba_one(probe) == streamnb.persist.decode_value(case["log_proba"])
+    reverse = pickle.loads(pickle.dumps(model))
+    model.unlearn_one("cheap pills now", "spam")
+    reverse._core.unlearn_one("cheap pills now", "spam", 1.0)  # the reverse step itself
+    assert model.class_counts == {"ham": 2.0}
+    assert model.predict_log_proba_one("cheap noon") == reverse.predict_log_proba_one("cheap noon")
 
 
 def test_merge_mixes_the_weights_by_documents_learned():

@@ -291,6 +291,33 @@ def test_tell_learns_moves_and_forgets(serve, tmp_path):
     assert model.ledger == cli.SERVE_LEDGER
 
 
+def test_forget_and_a_move_through_the_server_undo_a_lesson_exactly(serve, tmp_path):
+    """Issue 34: a lesson the service is told, then told to forget (or to learn as the other
+    class) right after, leaves the user's model as if that lesson had never been told: naive
+    Bayes by its counts, logistic regression and the stacker by the steps they kept."""
+    server = serve(tmp_path / "models", "--allow-tell")
+    expected = Expected()
+    for i in range(12):
+        for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+            assert tell_raw(server.port, raw, label, user="carol").startswith(b"SPAMD/1.5 0 EX_OK")
+            expected.tell(LEARN, label, raw)
+    for lesson, then in ((ham(50), None), (ham(51), "ham"), (spam(52), None)):
+        assert tell_raw(server.port, lesson, "spam", user="carol").startswith(b"SPAMD/1.5 0 EX_OK")  # misfiled
+        assert tell_raw(server.port, lesson, then, user="carol").startswith(b"SPAMD/1.5 0 EX_OK")  # forget, or move
+        if then is not None:
+            expected.tell(LEARN, then, lesson)
+    server.stop()
+    model = streamnb.load(tmp_path / "models" / "carol.snb")
+    assert model.class_counts == expected.model.class_counts == {"spam": 12.0, "ham": 13.0}
+    probes = [ham(50), ham(51), spam(52), spam(60), ham(61)]
+    for probe in probes:  # naive Bayes' counts: the same (its clock has moved on: stamps differ)
+        assert model.nb.predict_log_proba_one(probe) == expected.model.nb.predict_log_proba_one(probe)
+    got = [z for p in probes for z in (model.log_odds_one(p), *model.part_log_odds(p))] + list(model.weights)
+    want = [z for p in probes for z in (expected.model.log_odds_one(p), *expected.model.part_log_odds(p))] + \
+        list(expected.model.weights)
+    assert max(abs(a - b) for a, b in zip(got, want)) <= 1e-9
+
+
 @needs_spamc
 def test_tell_is_refused_without_allow_tell(serve, tmp_path):
     server = serve(tmp_path / "models")

@@ -22,8 +22,12 @@ What each operation does to each part:
 - ``learn_one``: the stacker takes one step on the two log-odds the parts gave the message
   before learning it, then both parts learn it.
 - ``unlearn_one``: naive Bayes unlearns exactly (its counts are those of a model that never
-  saw the message); logistic regression and the stacker take their reverse steps
-  (approximate: see :class:`~streamnb.LogisticRegression`).
+  saw the message); logistic regression and the stacker undo the steps they took on it,
+  kept per message (``records``, :mod:`streamnb.steps`): right after the learn every score
+  is back to rounding (1e-9); with other lessons in between, the steps after it were taken
+  on weights that held it (measured on the SpamAssassin stream, 100 lessons in between:
+  benchmarks/bench_corrections.py). A message whose steps are no longer kept takes the
+  reverse steps (approximate: see :class:`~streamnb.LogisticRegression`).
 - ``merge``: naive Bayes' counts add up exactly; logistic regression and the stacker mix
   their parameters, each side weighing by the messages it learned.
 """
@@ -37,8 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _core, persist
 from ..errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
+from ..ledger import message_fingerprint
 from ..persist import register_model
-from ..validate import Label, check_finite_pair, check_finite_positive, check_instance, check_label, check_weight
+from ..steps import SUFFIXES as STEP_SUFFIXES
+from ..steps import MessageSteps, StackerStep, StepRecords
+from ..validate import (Label, check_finite_pair, check_finite_positive, check_instance, check_label, check_no_ledger,
+                        check_positive, check_weight)
 from .base import Contributions, DiscreteNB, Document, DocumentCounts, LogLinear
 from .logistic import LogisticRegression
 
@@ -62,6 +70,13 @@ DEFAULT_LR_BUCKETS = 2**18
 #: the core, 60 in the model file). The SpamAssassin stream reaches 630,000 uncapped,
 #: trec07p-dev 3 million; the cap costs no ranking on either (benchmarks/bench_trec.py).
 DEFAULT_NB_MAX_FEATURES = 500_000
+#: The default fusion keeps the steps of the last 10,000 messages learned (a few hundred
+#: bytes each in memory, 68 in the model file): a mistake corrected within that many lessons
+#: is undone exactly. The command and the service give a model with a ledger as many records
+#: as its ledger holds messages (service/cli_common.py).
+DEFAULT_RECORDS = 10_000
+#: The records' arrays in a model file (streamnb.steps)
+RECORDS_PREFIX = "records_"
 
 
 def default_nb() -> DiscreteNB:
@@ -98,6 +113,13 @@ class Fusion:
         The stacker's constant step size.
     initial_weights
         (a, b): the stacker's weights of the two log-odds before it has learned anything.
+    records
+        Keep the steps logistic regression and the stacker took on each of the last
+        ``records`` messages learned (:mod:`streamnb.steps`), so that unlearning one of them
+        undoes its steps exactly (see the module docstring); None keeps none (every message
+        takes the reverse steps). Give a naive Bayes part with a ledger at least as many, so
+        that every message it holds is undone exactly. ``lr`` has no ledger of its own:
+        this keeps its steps.
     """
 
     #: (ham_log_odds, spam_log_odds, caution) of the default LogOddsRule for this model's log-odds
@@ -106,15 +128,19 @@ class Fusion:
     def __init__(self, nb: DiscreteNB | None = None, lr: LogisticRegression | None = None, *,
                  nb_scale: float = DEFAULT_NB_SCALE, nb_clip: float = DEFAULT_NB_CLIP,
                  learning_rate: float = DEFAULT_LEARNING_RATE,
-                 initial_weights: tuple[float, float] = DEFAULT_INITIAL_WEIGHTS) -> None:
+                 initial_weights: tuple[float, float] = DEFAULT_INITIAL_WEIGHTS,
+                 records: int | None = DEFAULT_RECORDS) -> None:
         self.nb = default_nb() if nb is None else nb
         self.lr = default_lr() if lr is None else lr
         check_instance("nb", self.nb, DiscreteNB, "a naive Bayes model (MultinomialNB, EmailNB ...)")
         check_instance("lr", self.lr, LogisticRegression, "a LogisticRegression")
+        check_no_ledger("lr", self.lr, "a Fusion keeps its logistic regression's steps itself (records=...)")
         self.nb_scale = check_finite_positive("nb_scale", nb_scale)
         self.nb_clip = check_finite_positive("nb_clip", nb_clip)
         self.learning_rate = check_finite_positive("learning_rate", learning_rate)
         self.initial_weights = check_finite_pair("initial_weights", initial_weights)
+        self.records = check_positive("records", records, integer=True)
+        self._records = StepRecords(self.records) if self.records is not None else None
         self._core = _core.FusionCore(rate=self.learning_rate, scale=self.nb_scale, clip=self.nb_clip,
                                       initial=self.initial_weights)
         self._version = 0  # bumped by every change: a prediction's log-odds serve the learn that follows
@@ -123,7 +149,7 @@ class Fusion:
 
     def get_params(self) -> dict[str, Any]:
         return {"nb_scale": self.nb_scale, "nb_clip": self.nb_clip, "learning_rate": self.learning_rate,
-                "initial_weights": self.initial_weights}
+                "initial_weights": self.initial_weights, "records": self.records}
 
     def __repr__(self) -> str:
         a, b, c = self.weights
@@ -242,10 +268,12 @@ class Fusion:
         return label
 
     def learn_one(self, x: Document, y: Label, w: float = 1.0) -> "Fusion":
-        """The stacker steps on the parts' log-odds of x, then both parts learn x.
+        """The stacker steps on the parts' log-odds of x, then both parts learn x; the steps
+        of logistic regression and the stacker are kept (``records``).
 
         With a ledger in naive Bayes, a message it holds under the same label is skipped by
-        all three, and one it holds under another label is first unlearned by all three.
+        all three, and one it holds under another label is moved: first unlearned by all
+        three (``unlearn_one``: its kept steps undone exactly), then learned.
         """
         label = self._check_label(y)
         weight = check_weight(w)
@@ -258,23 +286,43 @@ class Fusion:
         if pair is not None:
             z_nb, z_lr = self.part_log_odds(x)
         self.nb.learn_one(x, label, weight)  # first: it checks x (and may refuse it, changing nothing)
-        self.lr.learn_one(x, label, weight)
+        lr_step = self.lr._learn_step(x, label, weight)
+        stacker = None
         if pair is not None:
-            self._core.learn(z_nb, z_lr, label == pair[1], weight)
+            stacker = StackerStep(*self._core.learn(z_nb, z_lr, label == pair[1], weight))
+        if self._records is not None:
+            self._records.keep(message_fingerprint(self.nb, x), MessageSteps(label, weight, lr_step, stacker))
         self._version += 1
         return self
 
     def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "Fusion":
-        """Naive Bayes unlearns x exactly; logistic regression and the stacker take their reverse steps."""
+        """Naive Bayes unlearns x exactly; logistic regression and the stacker undo the steps
+        they took on it, when kept, else take their reverse steps.
+
+        The kept steps of x are those of its learning as y with weight w, or with the weight
+        naive Bayes' ledger holds it with.
+        """
         label = check_label(y)
         weight = check_weight(w)
+        fingerprint = message_fingerprint(self.nb, x) if self._records is not None else None
+        kept = self._records.get(fingerprint) if self._records is not None and fingerprint is not None else None
+        if kept is not None and not (kept.label == label and (kept.weight == weight
+                                                              or self.nb.learned_as(x) == label)):
+            kept = None  # steps of another lesson: this one's were not kept
         self.nb.unlearn_one(x, label, weight)  # first: refuses a message never learned, changing nothing
         self._version += 1
-        self.lr.unlearn_one(x, label, weight)
-        pair = self._pair()
-        if pair is not None:
-            z_nb, z_lr = self.part_log_odds(x)
-            self._core.unlearn(z_nb, z_lr, label == pair[1], weight)
+        if kept is not None and self._records is not None and fingerprint is not None:
+            # in the reverse order of learn_one; the two are independent
+            if kept.stacker is not None:
+                self._core.undo(*kept.stacker)
+            self.lr._undo_step(x, label, kept.weight, kept.lr)
+            self._records.forget(fingerprint)
+        else:
+            self.lr.unlearn_one(x, label, weight)
+            pair = self._pair()
+            if pair is not None:
+                z_nb, z_lr = self.part_log_odds(x)
+                self._core.unlearn(z_nb, z_lr, label == pair[1], weight)
         self._version += 1
         return self
 
@@ -296,18 +344,26 @@ class Fusion:
         return self
 
     def unlearn_many(self, X: Iterable[Document], y: Iterable[Label], w: Iterable[float] | None = None) -> "Fusion":
-        """``unlearn_one`` on each message in order."""
+        """``unlearn_one`` on each message, those learned last first (so that each kept step
+        is undone with the steps taken after it undone already), then the others in order."""
         documents, labels = list(X), list(y)
         weights = [1.0] * len(labels) if w is None else list(w)
         if len(documents) != len(labels) or len(weights) != len(labels):
             raise InvalidInputError(f"X has {len(documents)} documents, y {len(labels)} labels and w {len(weights)} "
                                     "weights")
-        for document, label, weight in zip(documents, labels, weights):
-            self.unlearn_one(document, label, weight)
+        order = list(range(len(documents)))
+        if self._records is not None:
+            order = self._records.newest_first([message_fingerprint(self.nb, x) for x in documents])
+        for row in order:
+            self.unlearn_one(documents[row], labels[row], weights[row])
         return self
 
     def merge(self, other: "Fusion") -> "Fusion":
-        """Naive Bayes' counts add up; logistic regression and the stacker mix their parameters."""
+        """Naive Bayes' counts add up; logistic regression and the stacker mix their parameters.
+
+        This fusion takes other's kept steps; a step kept before the merge is undone as it
+        was taken, which the mixing has scaled since: approximate, as the reverse step.
+        """
         if type(other) is not type(self):
             raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
         if other.get_params() != self.get_params():
@@ -321,9 +377,13 @@ class Fusion:
         self.lr._check_mergeable(other.lr)
         mine, theirs = sum(self.nb.class_counts.values()), sum(other.nb.class_counts.values())
         swapped = len(self.classes) == 2 and len(other.classes) == 2 and self.classes != other.classes
+        theirs_kept = list(other._records.items()) if other._records is not None else []  # other may be self
         self.nb.merge(other.nb)
         self.lr.merge(other.lr)
         self._core.mix(other._core, mine, theirs, swapped)
+        if self._records is not None:
+            for fingerprint, steps in theirs_kept:
+                self._records.keep(fingerprint, steps)
         self._version += 1
         return self
 
@@ -358,6 +418,9 @@ class Fusion:
         state = {"params": {**self.get_params(), "initial_weights": list(self.initial_weights)},
                  "parts": {"nb": nb_info, "lr": lr_info}, "weights": list(self.weights),
                  "steps": self._core.steps}
+        if self._records is not None:
+            arrays.update(self._records.arrays(RECORDS_PREFIX, self.classes.index, max(len(self.lr.classes) - 1, 0),
+                                               stacker=True))
         return state, arrays
 
     @classmethod
@@ -365,6 +428,10 @@ class Fusion:
         if set(state) != {"params", "parts", "weights", "steps"} or not isinstance(state["parts"], dict):
             raise ModelFormatError(f"state keys {sorted(state)} are not a Fusion's")
         parts = state["parts"]
+        records = {RECORDS_PREFIX + suffix for suffix in (*STEP_SUFFIXES, "stacker")}
+        unknown = sorted(name for name in arrays if not name.startswith(("nb_", "lr_")) and name not in records)
+        if unknown:
+            raise ModelFormatError(f"arrays {unknown[:5]!r} are not arrays of a Fusion")
         nb = persist.restore_part(parts.get("nb"), arrays, "nb_", DiscreteNB, "Fusion nb part")
         lr = persist.restore_part(parts.get("lr"), arrays, "lr_", LogisticRegression, "Fusion lr part")
         params = state["params"]
@@ -378,6 +445,11 @@ class Fusion:
         if not (isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0):
             raise ModelFormatError(f"Fusion steps must be an int >= 0, got {describe(steps)}")
         model._core.load(tuple(float(v) for v in weights), steps)  # type: ignore[arg-type]
+        if model._records is not None:
+            model._records.restore(arrays, RECORDS_PREFIX, model.classes, max(len(lr.classes) - 1, 0),
+                                   lr._core.decay, stacker=True)
+        elif any(name.startswith(RECORDS_PREFIX) for name in arrays):
+            raise ModelFormatError("step record arrays in a Fusion without records")
         return model
 
 

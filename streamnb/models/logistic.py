@@ -11,8 +11,9 @@ Bayes filter; on the 6,000 messages of the SpamAssassin corpus it ranks worse. T
 filter uses both (:class:`streamnb.models.Fusion`).
 
 The formulas (softmax over K classes with the first class learned as the reference, the
-AdaGrad step, lazy weight decay, train on error) are in the core, src/logistic.rs, with
-their derivation; this module checks parameters, and converts.
+AdaGrad step, lazy weight decay, train on error, the exact undo of a step) are in the core,
+src/logistic.rs, with their derivation; this module checks parameters, keeps the steps of
+a model with a ledger (:mod:`streamnb.steps`), and converts.
 """
 
 from __future__ import annotations
@@ -33,13 +34,16 @@ else:
     from .._lazy import numpy as np
 
 from .. import _core, persist
-from ..errors import IncompatibleModelsError, InvalidParameterError, ModelFormatError, describe
+from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, ModelFormatError, describe
 from ..features.email import EmailTokenizer
 from ..features.ngrams import ByteNgrams
+from ..ledger import message_fingerprint
 from ..persist import register_model
 from ..features.text import Tokenizer as WordTokenizer
+from ..steps import LogisticStep, MessageSteps, StepRecords
 from ..validate import (Label, check_bool, check_choice, check_class_weight, check_finite_positive, check_label,
-                        check_n_buckets, check_nonnegative, check_passes, check_tokenizer, check_weight)
+                        check_ledger_passes, check_n_buckets, check_nonnegative, check_passes, check_positive,
+                        check_tokenizer, check_weight)
 from ..features.weighting import EmailWeights
 from ..store import _raw_array
 from .base import Document, LogLinear, TextTokenizer
@@ -55,8 +59,10 @@ DEFAULT_LEARNING_RATE = 1.0
 #: 0.930, 0.931, 0.930, 0.927); the test split was not used (benchmarks/bench_logistic.py
 #: reports it).
 DEFAULT_IDF_POWER = 2.0
+#: A ledger's arrays in a model file (streamnb.steps)
+LEDGER_PREFIX = "ledger_"
 _ARRAYS = ("lr_feature", "lr_weight", "lr_square", "lr_bias", "lr_bias_square", "lr_doc_freq", "feature_key",
-           "feature_key_end")
+           "feature_key_end", *(LEDGER_PREFIX + suffix for suffix in ("fingerprint", "class", "weight", "g", "decay")))
 
 
 @register_model
@@ -68,11 +74,17 @@ class LogisticRegression:
     number (a mapping's values are used as they are). Cost: O(|x| K) per call, whatever
     the vocabulary size.
 
-    ``unlearn_one`` takes the reverse step (the step learning the document would take now,
-    backwards): approximate, since the gradient depends on the weights; right after a learn
-    it restores the scores to within O(rate^2). ``merge`` is parameter mixing: the weights
-    averaged, each model weighing by the documents it learned (approximate: a model trained
-    on both streams in turn would differ; benchmarks/bench_distributed.py measures the gap).
+    With a ``ledger``, the model keeps what each message's step used (its gradient and
+    decay, :mod:`streamnb.steps`), and ``unlearn_one`` takes exactly that step back: right
+    after the learn, every score is back to rounding (1e-9); with other lessons in between,
+    the steps after it were taken on weights that held it, and what is left is measured on
+    the spam filter in benchmarks/bench_corrections.py. A message whose step was not kept
+    (no ledger, or past its size) is unlearned by the reverse step: the step learning it
+    would take now, backwards, which right after a learn restores the scores to within
+    O(rate^2) only (the lesson's loss is already small then, so its step is too).
+    ``merge`` is parameter mixing: the weights averaged, each model weighing by the
+    documents it learned (approximate: a model trained on both streams in turn would
+    differ; benchmarks/bench_distributed.py measures the gap).
 
     Parameters
     ----------
@@ -108,7 +120,13 @@ class LogisticRegression:
         Multiplies each document's gradient, with its sample weight.
     passes
         How many times ``learn_many`` goes over a batch (in order). ``learn_one`` is always
-        one online step.
+        one online step. 1 with a ledger.
+    ledger
+        Remember the steps of the last ``ledger`` messages learned, by fingerprint (as the
+        naive Bayes models' ledger, :mod:`streamnb.ledger`): learning a message again under
+        the same label is a no-op, under another label moves it (its step undone, then the
+        new one taken), and unlearning it undoes its step exactly. None (the default): no
+        ledger.
     tokenizer
         A callable text -> mapping feature -> value, so documents may be raw text: a
         :class:`~streamnb.Tokenizer`, :class:`~streamnb.EmailTokenizer` or
@@ -122,7 +140,8 @@ class LogisticRegression:
                  margin: float | None = None, sublinear_tf: bool = True, idf_power: float = DEFAULT_IDF_POWER,
                  normalize: bool = True,
                  class_weight: str | Mapping[Label, float] | None = None, passes: int = 1,
-                 tokenizer: TextTokenizer | None = None, n_buckets: int | None = None) -> None:
+                 tokenizer: TextTokenizer | None = None, n_buckets: int | None = None,
+                 ledger: int | None = None) -> None:
         self.learning_rate = check_finite_positive("learning_rate", learning_rate)
         self.schedule = check_choice("schedule", schedule, SCHEDULES)
         self.l2 = check_nonnegative("l2", l2)
@@ -132,6 +151,8 @@ class LogisticRegression:
         self.normalize = check_bool("normalize", normalize, InvalidParameterError)
         self.class_weight = check_class_weight(class_weight)
         self.passes = check_passes(passes)
+        self.ledger = check_positive("ledger", ledger, integer=True)
+        check_ledger_passes(self.ledger, self.passes)
         check_tokenizer(tokenizer)
         self.n_buckets = check_n_buckets(n_buckets)
         weights = dict(self.class_weight) if isinstance(self.class_weight, Mapping) else self.class_weight
@@ -141,6 +162,7 @@ class LogisticRegression:
             n_buckets=self.n_buckets, class_weight=weights,
             tokenizer=None, in_core=None, binary=False)
         self.tokenizer = tokenizer
+        self._steps = StepRecords(self.ledger) if self.ledger is not None else None
 
     # -- parameters -----------------------------------------------------------------------
     @property
@@ -158,7 +180,7 @@ class LogisticRegression:
         return {"learning_rate": self.learning_rate, "schedule": self.schedule, "l2": self.l2,
                 "margin": self.margin, "sublinear_tf": self.sublinear_tf, "idf_power": self.idf_power,
                 "normalize": self.normalize, "class_weight": self.class_weight, "passes": self.passes,
-                "tokenizer": self.tokenizer, "n_buckets": self.n_buckets}
+                "tokenizer": self.tokenizer, "n_buckets": self.n_buckets, "ledger": self.ledger}
 
     def __repr__(self) -> str:
         return (f"LogisticRegression(learning_rate={self.learning_rate!r}, schedule={self.schedule!r}, "
@@ -171,30 +193,95 @@ class LogisticRegression:
 
     # -- learning -------------------------------------------------------------------------
     def learn_one(self, x: Document, y: Label, w: float = 1.0) -> "LogisticRegression":
-        """One online step on document x of class y with sample weight w."""
-        self._core.learn_one(x, check_label(y), check_weight(w))
+        """One online step on document x of class y with sample weight w.
+
+        With a ledger, a message it holds under y is skipped, and one it holds under
+        another label is moved: its step undone exactly, then the step as y taken.
+        """
+        label, weight = check_label(y), check_weight(w)
+        if self._steps is None:
+            self._core.learn_one(x, label, weight)
+            return self
+        fingerprint = message_fingerprint(self, x)  # reads x: a document it refuses changes nothing
+        held = self._steps.get(fingerprint)
+        if held is not None:
+            if held.label == label:
+                return self
+            self._undo_step(x, held.label, held.weight, held.lr)
+            self._steps.forget(fingerprint)
+        self._steps.keep(fingerprint, MessageSteps(label, weight, self._learn_step(x, label, weight)))
         return self
+
+    def _learn_step(self, x: Document, label: Label, weight: float) -> LogisticStep:
+        """One step on x (label and weight checked); returns what it used, for ``_undo_step``."""
+        g, decay = self._core.learn_one(x, label, weight)
+        return LogisticStep(tuple(g), decay)
+
+    def _undo_step(self, x: Document, label: Label, weight: float, step: LogisticStep) -> None:
+        """Take back exactly the step ``_learn_step`` took on x and returned (src/logistic.rs, ``undo``)."""
+        self._core.undo_one(x, label, weight, step.g, step.decay)
 
     def learn_many(self, X: Sequence[Document] | sp.spmatrix, y: Sequence[Label], w: Sequence[float] | None = None,
                    *, feature_names: Sequence[Hashable] | None = None) -> "LogisticRegression":
         """Learn a batch in order, ``passes`` times over: a list of documents, or a
         scipy.sparse matrix + feature_names. Every document is read and checked before any
-        is learned; the steps run in the core with the GIL released."""
+        is learned; the steps run in the core with the GIL released (with a ledger, through
+        ``learn_one`` one at a time, so repeats and moves behave as there)."""
         documents = _batch_documents(X, feature_names)
         labels = [check_label(label) for label in y]
         weights = [1.0] * len(labels) if w is None else [check_weight(v) for v in w]
-        self._core.learn_many(documents, labels, weights, self.passes)
+        if self._steps is None:
+            self._core.learn_many(documents, labels, weights, self.passes)
+            return self
+        if not len(documents) == len(labels) == len(weights):
+            raise InvalidInputError(f"X has {len(documents)} documents, y {len(labels)} labels and w {len(weights)} "
+                                    "weights")
+        for document in documents:  # every row is read and checked before any is learned
+            self._core.present_features(document)
+        for document, label, weight in zip(documents, labels, weights):
+            self.learn_one(document, label, weight)
         return self
 
     def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "LogisticRegression":
-        """Take the reverse step of learning x as y (approximate: see the class docstring)."""
-        self._core.unlearn_one(x, check_label(y), check_weight(w))
+        """Take x, learned as y with sample weight w, back out (see the class docstring).
+
+        A message the ledger holds is unlearned exactly, with the weight it was learned
+        with; any other takes the reverse step.
+
+        Raises
+        ------
+        InvalidInputError
+            For a message the ledger holds under another label, or more weight than its
+            class learned; nothing changes.
+        UnknownClassError
+            For a class never learned.
+        """
+        label, weight = check_label(y), check_weight(w)
+        if self._steps is not None:
+            fingerprint = message_fingerprint(self, x)
+            held = self._steps.get(fingerprint)
+            if held is not None:
+                if held.label != label:
+                    raise InvalidInputError(f"this message was learned as {held.label!r}, not as {label!r}")
+                self._undo_step(x, label, held.weight, held.lr)
+                self._steps.forget(fingerprint)
+                return self
+        self._core.unlearn_one(x, label, weight)
         return self
 
     def merge(self, other: "LogisticRegression") -> "LogisticRegression":
-        """Parameter mixing: the weights averaged, each model weighing by the documents it learned."""
+        """Parameter mixing: the weights averaged, each model weighing by the documents it learned.
+
+        With ledgers, this one takes other's records (refused, changing nothing, when both
+        hold a message); a step kept before the merge is undone as it was taken, which
+        the mixing has scaled since: approximate, as the reverse step.
+        """
         self._check_mergeable(other)
+        theirs = list(other._steps.items()) if other._steps is not None else []  # other may be self
         _core.LogisticCore.mix(self._core, other._core)
+        if self._steps is not None:
+            for fingerprint, steps in theirs:
+                self._steps.keep(fingerprint, steps)
         return self
 
     def _check_mergeable(self, other: "LogisticRegression") -> None:
@@ -208,6 +295,11 @@ class LogisticRegression:
                 a, b = _tokenizer_signature(a), _tokenizer_signature(b)
             if name != "passes" and a != b:
                 raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
+        if self._steps is not None and other._steps is not None and other is not self:
+            for fingerprint, _ in other._steps.items():
+                if self._steps.get(fingerprint) is not None:
+                    raise IncompatibleModelsError(f"both models learned the same message (fingerprint "
+                                                  f"{fingerprint.hex()}): merging would count it twice")
 
     # -- prediction -----------------------------------------------------------------------
     @property
@@ -302,6 +394,8 @@ class LogisticRegression:
         if doc_freqs is not None:
             state["idf_docs"] = doc_freqs[0]
             arrays["lr_doc_freq"] = np.frombuffer(doc_freqs[1], dtype=np.float64)
+        if self._steps is not None:
+            arrays.update(self._steps.arrays(LEDGER_PREFIX, self.classes.index, cols, stacker=False))
         return state, arrays
 
     @classmethod
@@ -340,6 +434,11 @@ class LogisticRegression:
         model._core.load([check_label(label) for label in labels], [float(n) for n in class_docs],
                          _bytes(arrays, "lr_feature", "<u4"), _bytes(arrays, "lr_weight", "<f8"),
                          _bytes(arrays, "lr_square", "<f8"), bias, float(scale), steps, keys, doc_freqs)
+        if model._steps is not None:
+            model._steps.restore(arrays, LEDGER_PREFIX, model.classes, max(len(model.classes) - 1, 0),
+                                 model._core.decay, stacker=False)
+        elif any(name.startswith(LEDGER_PREFIX) for name in arrays):
+            raise ModelFormatError("ledger arrays in a model without a ledger")
         return model
 
 

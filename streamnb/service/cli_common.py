@@ -54,7 +54,8 @@ class CommandError(StreamNBError):
 def build_model(args: argparse.Namespace) -> Any:
     """The model the options describe; empty messages (e.g. an image only) still count.
 
-    ``args.ledger`` (when given) remembers that many learned messages (see streamnb.ledger).
+    ``args.ledger`` (when given) remembers that many learned messages (see streamnb.ledger);
+    a fusion keeps the steps of as many (``records``; else its default).
 
     Parameters
     ----------
@@ -84,11 +85,12 @@ def build_model(args: argparse.Namespace) -> Any:
         return EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger)
     if args.model_type == "fusion":
         from ..models import EmailNB, Fusion
-        from ..models.fusion import DEFAULT_NB_MAX_FEATURES, default_lr
+        from ..models.fusion import DEFAULT_NB_MAX_FEATURES, DEFAULT_RECORDS, default_lr
 
         nb = EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger,
                      max_features=DEFAULT_NB_MAX_FEATURES)
-        return Fusion(nb, default_lr())
+        # the steps of as many messages as the ledger holds: each one it can move or forget is undone exactly
+        return Fusion(nb, default_lr(), records=ledger or DEFAULT_RECORDS)
     binary = not args.counts
     tokenizer = EmailTokenizer(body={"binary": binary}) if args.tokenizer == "email" else Tokenizer(binary=binary)
     model_type = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}[args.model_type]

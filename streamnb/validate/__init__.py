@@ -24,6 +24,7 @@ from .filter import (
 )
 from .models import (
     check_auto_grid, check_one_auto, check_evidence_half_life, check_tokenizer, check_n_buckets, check_passes,
+    check_ledger_passes, check_no_ledger,
     check_count, check_seed, check_flag, check_complement_alpha, check_instance, check_finite_pair,
     check_schema, check_part, check_ledger_to_forget,
 )
@@ -88,6 +89,8 @@ __all__ = [
     "check_tokenizer",
     "check_n_buckets",
     "check_passes",
+    "check_ledger_passes",
+    "check_no_ledger",
     "check_count",
     "check_seed",
     "check_flag",

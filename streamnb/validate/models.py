@@ -64,6 +64,19 @@ def check_passes(passes: object) -> int:
     return value
 
 
+def check_ledger_passes(ledger: int | None, passes: int) -> None:
+    """A ledger learns each message once: with one, ``passes`` must be 1."""
+    if ledger is not None and passes != 1:
+        raise InvalidParameterError(f"a ledger learns each message once: passes must be 1 with ledger={ledger}, "
+                                    f"got passes={passes}")
+
+
+def check_no_ledger(name: str, model: object, keeper: str) -> None:
+    """A part whose ledger its holder keeps for it (``keeper`` names the holder's option)."""
+    if getattr(model, "ledger", None) is not None:
+        raise InvalidParameterError(f"{name} must have no ledger: {keeper}")
+
+
 def check_count(name: str, value: object) -> int:
     """An int >= 0 (any integral number, not bool)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:

@@ -3,9 +3,10 @@ and the log-probabilities they give; tests/test_persist.py::test_older_format_fi
 loads them with today's code.
 
 Run with the code of the last commit that wrote each format: format-v1 at commit 3be5f82,
-format-v2 at commit da623a9, format-v3 at commit c092e96 (`python tests/data/make_format_files.py`,
-with that commit's streamnb importable; format-v1 was written by this script when it was
-tests/data/format-v1/make.py).
+format-v2 at commit da623a9, format-v3 at commit c092e96, format-v5 at commit 0fefee6
+(`python tests/data/make_format_files.py`, with that commit's streamnb importable; format-v1
+was written by this script when it was tests/data/format-v1/make.py). Format 5 adds the
+spam filter's default model and a logistic regression, which keep no steps (format 6 does).
 """
 
 import json
@@ -49,6 +50,12 @@ def main():
                  [x for x, _ in TEXTS] + ["never seen words"]),
         "email": (trained(EmailNB(), MAILS), [x for x, _ in MAILS]),
     }
+    if VERSION >= 5:  # the models whose steps format 6 keeps
+        from streamnb import LogisticRegression
+        from streamnb.models import Fusion
+
+        models["logistic"] = (trained(LogisticRegression(tokenizer=Tokenizer()), TEXTS), [x for x, _ in TEXTS])
+        models["fusion"] = (trained(Fusion(), MAILS + MAILS[:1]), [x for x, _ in MAILS])
     expected = {}
     for name, (model, probes) in models.items():
         model.save(OUT / f"{name}.snb")

@@ -68,6 +68,8 @@ def number(value: float | None, unit: str = "") -> str:
     """A figure with as many digits as it deserves."""
     if value is None:
         return "not measured"
+    if value and abs(value) < 1e-4:  # a rounding residue, or a tolerance: its order of magnitude
+        return f"{value:.1e}{unit}"
     digits = 4 if abs(value) < 0.1 else 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
     return f"{value:,.{digits}f}{unit}"
 

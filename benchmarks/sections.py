@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import (bench_accuracy, bench_batch, bench_ceilings, bench_classic, bench_distributed, bench_fullstream,
-               bench_logistic, bench_memory, bench_scaling, bench_serve, bench_smoothing, bench_throughput,
-               bench_tokenizers, bench_trec)
+from . import (bench_accuracy, bench_batch, bench_ceilings, bench_classic, bench_corrections, bench_distributed,
+               bench_fullstream, bench_logistic, bench_memory, bench_scaling, bench_serve, bench_smoothing,
+               bench_throughput, bench_tokenizers, bench_trec)
 
 SECTIONS: dict[str, ModuleType] = {module.NAME: module for module in (
     bench_throughput,
@@ -29,6 +29,7 @@ SECTIONS: dict[str, ModuleType] = {module.NAME: module for module in (
     bench_memory,
     bench_accuracy,
     bench_tokenizers,
+    bench_corrections,
     bench_distributed,
     bench_classic,
     bench_serve,

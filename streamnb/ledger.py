@@ -86,8 +86,11 @@ def text_fingerprint(text: str | bytes) -> bytes:
     bytes
         Its BLAKE2b digest (``FINGERPRINT_BYTES`` bytes).
     """
-    data = b"bytes\0" + text if isinstance(text, bytes) else b"text\0" + text.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=FINGERPRINT_BYTES).digest()
+    if isinstance(text, bytes):
+        digest = hashlib.blake2b(b"bytes\0", digest_size=FINGERPRINT_BYTES)
+        digest.update(text)  # not prefixed by concatenation: a message is not copied to be hashed
+        return digest.digest()
+    return hashlib.blake2b(b"text\0" + text.encode("utf-8", "surrogatepass"), digest_size=FINGERPRINT_BYTES).digest()
 
 
 def features_fingerprint(tokens: Sequence[Hashable], values: npt.NDArray[np.float64]) -> bytes:

@@ -336,6 +336,12 @@ class SpamFilter:
     def unlearn(self, x: Any, label: Label) -> "SpamFilter":
         """Remove a message learned earlier from the model (e.g. a mislabelled one).
 
+        Right after ``learn(x, label)``, every score is back to what it was, to rounding:
+        naive Bayes subtracts its counts, and the default model's logistic regression and
+        stacker undo the steps they kept for the message (:class:`~streamnb.models.Fusion`,
+        ``records``). With other messages learned in between, naive Bayes is still exact
+        and the rest approximate (docs/design.md, section 3). To move a message to the other
+        class, learn it as that class: a model with a ledger moves it in one call.
         The calibrator keeps what it saw: it holds no per-message record to take back.
 
         Parameters

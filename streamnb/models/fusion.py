@@ -70,10 +70,10 @@ DEFAULT_LR_BUCKETS = 2**18
 #: the core, 60 in the model file). The SpamAssassin stream reaches 630,000 uncapped,
 #: trec07p-dev 3 million; the cap costs no ranking on either (benchmarks/bench_trec.py).
 DEFAULT_NB_MAX_FEATURES = 500_000
-#: The default fusion keeps the steps of the last 10,000 messages learned (a few hundred
-#: bytes each in memory, 68 in the model file): a mistake corrected within that many lessons
-#: is undone exactly. The command and the service give a model with a ledger as many records
-#: as its ledger holds messages (service/cli_common.py).
+#: The default fusion keeps the steps of the last 10,000 messages learned (about 490 bytes
+#: each in memory, 74 in the model file: benchmarks/bench_corrections.py), so that each of
+#: them can be unlearned by its own steps. The command and the service give a model with a
+#: ledger as many records as its ledger holds messages (service/cli_common.py).
 DEFAULT_RECORDS = 10_000
 #: The records' arrays in a model file (streamnb.steps)
 RECORDS_PREFIX = "records_"

@@ -63,6 +63,7 @@
 //! undone as above. It is not an exact inverse (the gradient depends on the weights, which
 //! moved since), but learning then unlearning a document leaves the scores within
 //! O(rate^2 |x|^2) of where they were.
+//!
 //! `merge` is parameter mixing (Mann et al. 2009, McDonald et al. 2010): the weights
 //! averaged, each model weighing by the documents it learned; the AdaGrad sums add up.
 

@@ -16,6 +16,7 @@
 //! can be undone exactly (`undo`): the inputs cannot be read again from the message, since
 //! the two models' log-odds move as they learn.
 
+use crate::feedback::Feedback;
 use crate::logistic::{Logistic, Schedule, Settings, Step};
 
 /// The stacker's feature ids: naive Bayes' clipped log-odds, logistic regression's log-odds.
@@ -27,6 +28,8 @@ pub struct Fusion {
     pub stacker: Logistic,
     pub scale: f64,
     pub clip: f64,
+    /// What the fusion does with mail that comes without labels (`crate::feedback`).
+    pub feedback: Feedback,
 }
 
 impl Fusion {
@@ -45,7 +48,12 @@ impl Fusion {
         stacker.add_class();
         stacker.reserve_rows(2);
         stacker.import_rows(&[NB, LR], &initial, &[]);
-        Fusion { stacker, scale, clip }
+        Fusion {
+            stacker,
+            scale,
+            clip,
+            feedback: Feedback::default(),
+        }
     }
 
     /// The stacker's inputs (a NaN log-odds, which says nothing, counts as 0).
@@ -59,9 +67,15 @@ impl Fusion {
         [nb, lr]
     }
 
-    /// The fused log-odds of class 1 against class 0.
+    /// The stacker's fused log-odds of class 1 against class 0 (what it learns on).
     pub fn log_odds(&self, z_nb: f64, z_lr: f64) -> f64 {
         self.stacker.scores(&[NB, LR], &self.inputs(z_nb, z_lr))[1]
+    }
+
+    /// The log-odds the fusion answers with: the fused ones, moved towards logistic
+    /// regression's while labels are scarce (`Feedback::blend`).
+    pub fn answer(&self, z_nb: f64, z_lr: f64) -> f64 {
+        self.feedback.blend(self.log_odds(z_nb, z_lr), z_lr)
     }
 
     /// One step of the stacker on a document of class 1 (`positive`) or 0; returns its
@@ -97,6 +111,7 @@ impl Fusion {
     /// are then log-odds of the other sign, and so is its output: z' = -z, so its (a, b)
     /// mean the same here and only its bias changes sign.
     pub fn mix(&mut self, other: &Fusion, mine: f64, theirs: f64, swapped: bool) {
+        self.feedback.merge(&other.feedback);
         let mut other = other.stacker.clone();
         if swapped {
             let (bias, squares) = other.export_bias();

@@ -481,6 +481,39 @@ impl Logistic {
         self.count(ids, -count);
     }
 
+    /// A provisional step on the document (ids, values) as class y with weight omega: a
+    /// message the filter saw without a label, learned as the class it was given
+    /// (`crate::feedback`). One step of the constant rate `rate` along the gradient, outside
+    /// the schedule: AdaGrad's sums, the decay, the margin, the step count and the IDF's
+    /// counts are left as they are, so it makes no later lesson's step smaller, and
+    /// `undo_provisional` takes it back exactly whatever came after (the move was rate g x
+    /// and is taken back as such; with L2 the steps in between have decayed it, and the
+    /// undo takes back the move undecayed). The ids must have rows (`reserve_rows`).
+    pub fn provisional(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, rate: f64) -> Step {
+        debug_assert!(y < self.n_classes);
+        if self.cols() == 0 {
+            return Step {
+                g: Vec::new(),
+                decay: 1.0,
+            };
+        }
+        let values = self.prepared(ids, values);
+        let scores = self.scores_of(&self.dots_of_prepared(ids, &values));
+        let g = self.gradient(&scores, y, omega);
+        self.apply_at(ids, &values, &g, 1.0, Some(rate));
+        Step { g, decay: 1.0 }
+    }
+
+    /// Take back the provisional step that returned `step`, taken at `rate`. The document
+    /// is prepared from the IDF's counts as they stand (as they were, while no document was
+    /// learned since: a provisional step does not count).
+    pub fn undo_provisional(&mut self, ids: &[u32], values: &[f64], step: &Step, rate: f64) {
+        if step.moved() && self.cols() > 0 {
+            let values = self.prepared(ids, values);
+            self.apply_at(ids, &values, &step.g, -1.0, Some(rate));
+        }
+    }
+
     /// The reverse step, when the step `learn` took was not kept (see the module
     /// docstring): the step learning the document as class y with weight omega would take
     /// now, undone, and the document taken out of the IDF's counts with its sample `weight`.
@@ -495,9 +528,14 @@ impl Logistic {
 
     /// Move every weight of the document along the gradient g (`direction` +1: learn, -1: unlearn).
     fn apply(&mut self, ids: &[u32], values: &[f64], g: &[f64], direction: f64) {
-        let rate = self.settings.rate;
+        self.apply_at(ids, values, g, direction, None);
+    }
+
+    /// `apply`, at the constant rate `fixed` when given (AdaGrad's sums then stay as they are).
+    fn apply_at(&mut self, ids: &[u32], values: &[f64], g: &[f64], direction: f64, fixed: Option<f64>) {
+        let rate = fixed.unwrap_or(self.settings.rate);
         let inverse_scale = 1.0 / self.scale;
-        let adagrad = self.adagrad();
+        let adagrad = self.adagrad() && fixed.is_none();
         let stride = self.stride();
         let width = self.cols() * stride;
         for (&id, &x) in ids.iter().zip(values) {
@@ -1018,6 +1056,54 @@ mod tests {
                     }
                     assert!(m.scale > 0.0 && m.scale <= 1.0);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_provisional_step_leaves_the_schedule_alone_and_undoes_exactly_later() {
+        for schedule in [Schedule::Constant, Schedule::AdaGrad] {
+            let mut m = Logistic::new(Settings {
+                rate: 0.5,
+                schedule,
+                l2: 0.0,
+                margin: Some(0.1),
+                sublinear: false,
+                idf_power: 1.0,
+                normalize: true,
+            });
+            m.add_class();
+            m.add_class();
+            m.reserve_rows(6);
+            for i in 0..30u32 {
+                m.learn(&[i % 6, (i + 2) % 6], &[1.0, 1.0], (i % 2) as usize, 1.0, None, 1.0);
+            }
+            let x = ([1u32, 3, 4], [1.0, 1.0, 1.0]);
+            let (steps, docs) = (m.steps, m.docs);
+            let squares = m.export_rows(&x.0).1;
+            let before = state(&m);
+            let step = m.provisional(&x.0, &x.1, 1, 0.3, 0.002);
+            assert!(step.moved() && step.decay == 1.0);
+            assert_eq!((m.steps, m.docs), (steps, docs));
+            assert_eq!(m.export_rows(&x.0).1, squares, "{schedule:?}: AdaGrad's sums moved");
+            // the move is rate * g * x on every weight of the document (x prepared: IDF, norm)
+            let prepared = m.prepared(&x.0, &x.1).into_owned();
+            let stored = m.export_rows(&x.0).0;
+            let mut m2 = m.clone();
+            m2.undo_provisional(&x.0, &x.1, &step, 0.002);
+            for ((w, w0), v) in stored.iter().zip(m2.export_rows(&x.0).0).zip(&prepared) {
+                assert!((w - w0 - 0.002 * step.g[0] * v).abs() < 1e-15);
+            }
+            // lessons after it, then its undo: the same as those lessons' moves alone
+            let mut alone = m.clone();
+            alone.undo_provisional(&x.0, &x.1, &step, 0.002);
+            assert!(state(&alone).iter().zip(&before).all(|(a, b)| (a - b).abs() <= 1e-15));
+            let later = ([2u32, 3], [1.0, 1.0]);
+            let s1 = m.learn(&later.0, &later.1, 0, 1.0, None, 1.0);
+            m.undo(&later.0, &later.1, &s1, 1.0);
+            m.undo_provisional(&x.0, &x.1, &step, 0.002);
+            for (a, b) in state(&m).iter().zip(&before) {
+                assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{schedule:?}: {a} vs {b}");
             }
         }
     }

@@ -22,7 +22,8 @@ record), ``<prefix>class`` (int64, the label's index), ``<prefix>weight`` (float
 ``<prefix>g`` (float64, one row per record and one column per class but the reference,
 zeros where a class came later or the step did not move), ``<prefix>decay`` (float64) and,
 for a fusion, ``<prefix>stacker`` (float64, per record its two inputs and g; zeros for no
-step), oldest first. A file without them holds no records.
+step) and ``<prefix>seen_at`` (int64, ``MessageSteps.seen_at``), oldest first. A file
+without them holds no records.
 """
 
 from __future__ import annotations
@@ -62,9 +63,22 @@ class MessageSteps(NamedTuple):
     weight: float
     lr: LogisticStep
     stacker: StackerStep | None = None  # a fusion's stacker, when it stepped
+    # A fusion's message seen without a label (``Fusion.observe_one``): its stamp on the
+    # fusion's clock of messages seen (> 0; 0 for a lesson with its label). Its ``lr`` is
+    # then the provisional step (empty g: none), taken at the core's provisional rate, and
+    # ``label``, ``weight`` those of the provisional lesson (or the class it was delivered
+    # as, and 1, when it took none).
+    seen_at: int = 0
+
+    @property
+    def provisional(self) -> bool:
+        """Was the message seen without a label (and is it waiting for one)?"""
+        return self.seen_at > 0
 
 
 SUFFIXES = ("fingerprint", "class", "weight", "g", "decay")
+#: A fusion's records also keep each message's stamp (``MessageSteps.seen_at``)
+FUSION_SUFFIXES = (*SUFFIXES, "stacker", "seen_at")
 
 
 class StepRecords:
@@ -144,6 +158,7 @@ class StepRecords:
         if stacker:
             arrays[prefix + "stacker"] = np.array(
                 [entry.stacker or (0.0, 0.0, 0.0) for entry in steps], dtype=np.float64).reshape(len(steps), 3)
+            arrays[prefix + "seen_at"] = np.array([entry.seen_at for entry in steps], dtype=np.int64)
         return arrays
 
     def restore(self, arrays: Arrays, prefix: str, labels: list[Label], columns: int, decay: float,
@@ -170,7 +185,7 @@ class StepRecords:
         ModelFormatError
             For arrays missing, of another type or shape, or values a step could not have.
         """
-        names = [prefix + suffix for suffix in SUFFIXES + (("stacker",) if stacker else ())]
+        names = [prefix + suffix for suffix in (FUSION_SUFFIXES if stacker else SUFFIXES)]
         present = [name for name in names if name in arrays]
         if not present:
             return  # a file from before steps were kept: every message takes the reverse step
@@ -184,12 +199,15 @@ class StepRecords:
         g = _bytes(arrays, prefix + "g", "<f8", (m, columns)).cast("d")
         decays = _bytes(arrays, prefix + "decay", "<f8", (m,)).cast("d")
         inputs = _bytes(arrays, prefix + "stacker", "<f8", (m, 3)).cast("d") if stacker else memoryview(b"").cast("d")
+        stamps = (_bytes(arrays, prefix + "seen_at", "<i8", (m,)) if stacker else memoryview(bytes(8 * m))).cast("q")
         _require(m <= self.max_entries, f"{m} step records exceed the bound {self.max_entries}")
         _require(all(0 <= c < len(labels) for c in classes), "step record classes out of range")
         _require(all(math.isfinite(w) and w > 0 for w in weights), "step record weights must be finite and > 0")
         _require(all(map(math.isfinite, g)) and all(map(math.isfinite, inputs)),
                  "step record gradients and inputs must be finite")
-        _require(all(d == decay for d in decays), f"step record decays must be this model's, {decay!r}")
+        _require(all(d == decay or (t > 0 and d == 1.0) for d, t in zip(decays, stamps)),
+                 f"step record decays must be this model's, {decay!r} (1 for a provisional step)")
+        _require(all(t >= 0 for t in stamps), "step record stamps must be >= 0")
         keys = [bytes(fingerprints[FINGERPRINT_BYTES * i:FINGERPRINT_BYTES * (i + 1)]) for i in range(m)]
         _require(len(set(keys)) == m, "duplicate step record fingerprints")
         for i, key in enumerate(keys):
@@ -200,7 +218,7 @@ class StepRecords:
             if stacker and any(inputs[3 * i:3 * i + 3]):
                 stacked = StackerStep(*inputs[3 * i:3 * i + 3])
             self.keep(key, MessageSteps(labels[classes[i]], weights[i],
-                                        LogisticStep(row, decays[i]), stacked))
+                                        LogisticStep(row, decays[i]), stacked, stamps[i]))
 
 
 def _require(condition: bool, message: str) -> None:

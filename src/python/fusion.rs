@@ -2,6 +2,7 @@
 //! `streamnb.models.Fusion`.
 
 use super::errors::{error, guard, Kind};
+use crate::feedback::{Feedback, PROVISIONAL_RATE};
 use crate::fusion::Fusion;
 use crate::logistic::Step;
 use pyo3::prelude::*;
@@ -37,9 +38,74 @@ impl FusionCore {
         })
     }
 
-    /// The fused log-odds of class 1 against class 0 from the two models' log-odds.
+    /// The log-odds of class 1 against class 0 the fusion answers with, from the two
+    /// models' log-odds (`Fusion::answer`: the fused ones, moved towards logistic
+    /// regression's while labels are scarce).
     fn log_odds(&self, z_nb: f64, z_lr: f64) -> f64 {
+        self.fusion.answer(z_nb, z_lr)
+    }
+
+    /// The stacker's own fused log-odds (what it learns on; `log_odds` answers with them
+    /// moved towards logistic regression's while labels are scarce).
+    fn fused(&self, z_nb: f64, z_lr: f64) -> f64 {
         self.fusion.log_odds(z_nb, z_lr)
+    }
+
+    /// A new message seen, with its label or without (`Feedback::seen`); returns its stamp.
+    fn seen(&mut self, labelled: bool) -> u64 {
+        self.fusion.feedback.seen(labelled)
+    }
+
+    /// The label of the message stamped `stamp`, seen without one, has come.
+    fn labelled_later(&mut self, stamp: u64) {
+        self.fusion.feedback.labelled_later(stamp);
+    }
+
+    /// A labelled message's parts' log-odds before learning it: the right part wins a
+    /// disagreement (`Feedback::judge`).
+    fn judge(&mut self, z_nb: f64, z_lr: f64, positive: bool) {
+        self.fusion.feedback.judge(z_nb, z_lr, positive);
+    }
+
+    /// The provisional lesson of a message seen without a label: (is it class 1, its
+    /// weight), or None (`Feedback::provisional`). `counts`: the labelled messages of class
+    /// 0 and 1; `weight`: a balanced lesson's weight.
+    fn provisional(&self, z_nb: f64, z_lr: f64, counts: (f64, f64), weight: f64) -> Option<(bool, f64)> {
+        self.fusion
+            .feedback
+            .provisional(z_nb, z_lr, [counts.0, counts.1], weight)
+    }
+
+    /// (u, clock, wins of logistic regression, wins of naive Bayes): the account of the
+    /// mail seen without labels (`crate::feedback`), for a model file.
+    fn feedback(&self) -> (f64, u64, f64, f64) {
+        let f = &self.fusion.feedback;
+        (f.unlabelled, f.clock, f.wins[0], f.wins[1])
+    }
+
+    /// The coverage, 1 - u: the share of the recent messages that came with a label.
+    #[getter]
+    fn coverage(&self) -> f64 {
+        self.fusion.feedback.coverage()
+    }
+
+    /// Set the account (a saved fusion); ModelFormatError for values it cannot hold.
+    fn load_feedback(&mut self, unlabelled: f64, clock: u64, wins: (f64, f64)) -> PyResult<()> {
+        guard(|| {
+            Feedback::check(unlabelled, [wins.0, wins.1]).map_err(|m| error(Kind::ModelFormat, m))?;
+            self.fusion.feedback = Feedback {
+                unlabelled,
+                clock,
+                wins: [wins.0, wins.1],
+            };
+            Ok(())
+        })
+    }
+
+    /// The constant rate of logistic regression's provisional lessons.
+    #[classattr]
+    fn provisional_rate() -> f64 {
+        PROVISIONAL_RATE
     }
 
     /// One step of the stacker; returns what it used, (its two inputs, its gradient g), for `undo`.

@@ -259,6 +259,79 @@ impl LogisticCore {
         Ok(())
     }
 
+    /// A known class's index, or UnknownClass naming what is wrong (`doing`: "learn
+    /// provisionally", "undo").
+    fn known_class(&self, label: &Bound<'_, PyAny>, doing: &str) -> PyResult<usize> {
+        self.labels.class_of(label)?.ok_or_else(|| {
+            error(
+                ErrorKind::UnknownClass,
+                format!("cannot {doing} class {}: it was never learned", describe(label)),
+            )
+        })
+    }
+
+    /// A provisional step on x as the known class `label` with sample weight `weight` at the
+    /// constant rate `rate` (`Logistic::provisional`), or with `undo` the step that returned
+    /// that gradient taken back (`Logistic::undo_provisional`; `weight` unused: g holds it).
+    /// Checked first: an error changes nothing.
+    fn provisional_doc(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        weight: f64,
+        rate: f64,
+        undo: Option<Vec<f64>>,
+    ) -> PyResult<Vec<f64>> {
+        Self::check_weight(weight)?;
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(error(
+                ErrorKind::InvalidParameter,
+                format!("a provisional step's rate must be a finite number > 0, got {rate}"),
+            ));
+        }
+        let c = self.known_class(
+            label,
+            if undo.is_some() {
+                "undo a provisional step of"
+            } else {
+                "learn provisionally"
+            },
+        )?;
+        if let Some(g) = &undo {
+            self.model
+                .check_step(&Step {
+                    g: g.clone(),
+                    decay: self.model.decay(),
+                })
+                .map_err(|m| error(ErrorKind::InvalidInput, m))?;
+        }
+        let fixed = self.fixed_weight(label)?;
+        let mut reading = self.reader.read(&self.space, x)?;
+        let g = match undo {
+            None => {
+                self.make_room(&mut reading.doc)?;
+                let omega = self.omega(c, weight, fixed);
+                self.model
+                    .provisional(&reading.doc.ids, &reading.doc.values, c, omega, rate)
+                    .g
+            }
+            Some(g) => {
+                self.known(&mut reading.doc);
+                let known: Vec<usize> = (0..reading.doc.len())
+                    .filter(|&i| reading.doc.ids[i] != UNKNOWN)
+                    .collect();
+                let ids: Vec<u32> = known.iter().map(|&i| reading.doc.ids[i]).collect();
+                let values: Vec<f64> = known.iter().map(|&i| reading.doc.values[i]).collect();
+                let step = Step { g, decay: 1.0 };
+                self.model.undo_provisional(&ids, &values, &step, rate);
+                step.g
+            }
+        };
+        self.version += 1;
+        self.reader.keep(x, reading)?;
+        Ok(g)
+    }
+
     fn check_weight(weight: f64) -> PyResult<()> {
         if weight.is_finite() && weight > 0.0 {
             Ok(())
@@ -467,6 +540,32 @@ impl LogisticCore {
     ) -> PyResult<()> {
         guard(|| self.take_back(x, label, weight, Some(Step { g, decay })))
     }
+    /// A provisional step on x (a message seen without a label) as the known class `label`
+    /// with sample weight `weight`, at the constant rate `rate`, outside the schedule
+    /// (`crate::logistic`, `Logistic::provisional`); returns its gradient g, for
+    /// `undo_provisional_one`. Counts nothing (no class count, no IDF count, no step).
+    fn provisional_one(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        weight: f64,
+        rate: f64,
+    ) -> PyResult<Vec<f64>> {
+        guard(|| self.provisional_doc(x, label, weight, rate, None))
+    }
+
+    /// Take back exactly the provisional step on x that returned g (taken at `rate`).
+    /// Raises InvalidInputError, changing nothing, for a gradient this model could not have.
+    fn undo_provisional_one(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        g: Vec<f64>,
+        rate: f64,
+    ) -> PyResult<()> {
+        guard(|| self.provisional_doc(x, label, 1.0, rate, Some(g)).map(|_| ()))
+    }
+
     /// Parameter mixing of other into target (see `Logistic::mix`): the weights averaged,
     /// each model weighing by the documents it learned. Same settings, same space kind.
     #[staticmethod]

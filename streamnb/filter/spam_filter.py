@@ -21,6 +21,7 @@ from ..errors import InvalidInputError, InvalidTypeError, describe
 from ..validate import (check_calibrator, check_distinct_labels, check_filter_model, check_int, check_nonnegative,
                         check_filter_tokenizer)
 from .base import HAM, SPAM, UNSURE, FilterModel, Verdicts
+from .asking import LabelRequests, check_budget
 from .evidence import Evidence
 from .rules import DecisionRule, LogOddsRule, model_posterior
 
@@ -35,7 +36,8 @@ class Verdict(NamedTuple):
     filter has a calibrator. evidence: the strongest reasons (see the rule's ``explain``).
     log_odds: the model's log P(spam|x) - log P(ham|x); while the model knows a single
     class, that class against one that learned nothing (``SpamFilter.log_odds``); 0 while
-    it knows none.
+    it knows none. ask: the filter wants this message's label (``classify``'s ``budget``:
+    :mod:`streamnb.filter.asking`).
     """
 
     label: Verdicts
@@ -43,6 +45,7 @@ class Verdict(NamedTuple):
     probability: float
     evidence: list[Evidence]
     log_odds: float
+    ask: bool = False
 
 
 class SpamFilter:
@@ -130,6 +133,7 @@ class SpamFilter:
         self.evidence_k = int(evidence_k)
         self._last = None
         self._reads_text: tuple[object, object, bool] | None = None  # (model, its tokenizer, whether it reads text)
+        self._requests = LabelRequests()
 
     # -- pieces ---------------------------------------------------------------------------------
     def features(self, x: Any) -> Document:
@@ -274,10 +278,16 @@ class SpamFilter:
         return features, self.log_odds(features)
 
     # -- the filter's API -----------------------------------------------------------------------
-    def classify(self, x: Any, *, explain: bool = True) -> Verdict:
+    def classify(self, x: Any, *, explain: bool = True, budget: tuple[int, int] | None = None) -> Verdict:
         """The verdict for one message, from the model as it stands (nothing is learned).
 
         ``explain=False`` leaves the evidence out (a stream evaluation has no use for it).
+        ``budget=(labels_left, messages_left)``: the labels the user will still give and the
+        messages still to come, this one included (TREC's active task); the verdict's
+        ``ask`` says whether this message's label is worth one of them
+        (:class:`~streamnb.filter.asking.LabelRequests`: the quota spent at the pace of the
+        stream on the messages the filter is least sure of). Without a budget, ``ask`` says
+        whether the message is worth a label at all: its verdict is "unsure".
 
         Parameters
         ----------
@@ -285,13 +295,22 @@ class SpamFilter:
             A message: a mapping feature -> value, or a raw message.
         explain : bool
             Give the verdict's evidence (the ``evidence_k`` strongest features).
+        budget : (int, int) or None
+            (labels_left, messages_left): labels_left >= 0, messages_left >= 1.
 
         Returns
         -------
         Verdict
             The label ("spam", "ham" or "unsure"), the rule's score, the probability, the
-            evidence and the log-odds.
+            evidence, the log-odds and whether the filter asks for the label.
+
+        Raises
+        ------
+        InvalidInputError
+            For a budget that is not two such ints (nothing is classified).
         """
+        if budget is not None:
+            budget = check_budget(budget)
         features = self.features(x)
         z = self.log_odds(features)
         self._last = (x, dict(x) if isinstance(x, Mapping) else None, features, z, self.model.class_counts)
@@ -301,7 +320,8 @@ class SpamFilter:
         explained: list[Evidence] = []
         if explain and self.evidence_k and self._knows_both():
             explained = self.rule.explain(self.model, features, self.evidence_k, self.positive, self.negative)
-        return Verdict(label, float(score), probability, explained, z)
+        ask = label == UNSURE if budget is None else self._requests.ask(z, budget)
+        return Verdict(label, float(score), probability, explained, z, ask)
 
     def learn(self, x: Any, label: Label) -> "SpamFilter":
         """Learn one message of class label (positive or negative); see the class docstring.
@@ -368,6 +388,47 @@ class SpamFilter:
         # unlearn_one is an optional member of FilterModel, which mypy cannot see: a model
         # without it raises AttributeError here, as documented
         self.model.unlearn_one(self.features(x), label)  # type: ignore[attr-defined]
+        self._last = None
+        return self
+
+    def observe(self, x: Any, verdict: Verdict | None = None) -> "SpamFilter":
+        """The message x was delivered with ``verdict`` and no label has come (yet).
+
+        What the filter makes of it is its model's ``observe_one`` (a model without one
+        learns nothing from it). The default :class:`~streamnb.models.Fusion` counts it in
+        the share of mail that comes labelled, leans on its logistic regression as that
+        share falls (when that part has been the more often right of the two), and lets its
+        logistic regression learn x provisionally as the class its own log-odds give it,
+        guarded and class-balanced (src/feedback.rs); the label, when it comes
+        (:meth:`learn`), replaces that lesson exactly. Observing a message learned or
+        observed already changes nothing; the calibrator learns nothing from it.
+
+        Parameters
+        ----------
+        x : mapping, bytes or str
+            The message.
+        verdict : Verdict or None
+            The verdict it was delivered with (what :meth:`classify` gave it); kept with the
+            message as the class it was delivered as.
+
+        Returns
+        -------
+        SpamFilter
+            The filter itself.
+
+        Raises
+        ------
+        InvalidTypeError
+            For a verdict that is not a :class:`Verdict`.
+        """
+        if verdict is not None and not isinstance(verdict, Verdict):
+            raise InvalidTypeError(f"verdict must be a Verdict (what classify returns), got {describe(verdict)}")
+        observe_one = getattr(self.model, "observe_one", None)
+        if observe_one is None:
+            return self
+        features, _ = self._scored(x)
+        delivered = {SPAM: self.positive, HAM: self.negative}.get(verdict.label) if verdict is not None else None
+        observe_one(features, delivered)
         self._last = None
         return self
 

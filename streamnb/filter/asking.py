@@ -1,0 +1,97 @@
+"""Which messages a spam filter asks the user to label (TREC 2007's active learning task).
+
+A label is worth most where the filter is least sure. With a quota of labels to spend over a
+stream (``budget=(labels_left, messages_left)``, the two numbers TREC's active task gives a
+filter with each message), :class:`LabelRequests` asks for a message's label when its
+|log-odds| is among the smallest fraction labels_left / messages_left of the |log-odds| of
+the last ``window`` messages classified: the quota is spent at the pace of the stream, on
+the messages nearest the boundary as the filter draws it now (uncertainty sampling, Lewis &
+Gale 1994; Sculley 2007 compared such rules on spam). While fewer than ``warmup`` messages
+have been seen, every message is asked for (the first labels teach the most), as long as
+labels are left.
+
+Without a budget the filter only says whether a message is worth a label at all: its
+verdict is "unsure".
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import deque
+
+from ..errors import InvalidInputError, describe
+
+__all__ = ["LabelRequests", "check_budget"]
+
+#: Messages whose |log-odds| the quantile is taken over.
+WINDOW = 2000
+#: Messages asked for while the window is this short.
+WARMUP = 50
+
+
+def check_budget(budget: object) -> tuple[int, int]:
+    """A budget (labels_left, messages_left): two ints, labels_left >= 0, messages_left >= 1
+    (the message being classified counts); InvalidInputError naming what is wrong."""
+    if not (isinstance(budget, tuple) and len(budget) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in budget)):
+        raise InvalidInputError(f"budget must be a pair of ints (labels_left, messages_left), got {describe(budget)}")
+    labels_left, messages_left = budget
+    if labels_left < 0 or messages_left < 1:
+        raise InvalidInputError(f"budget must have labels_left >= 0 and messages_left >= 1 (this message counts), "
+                                f"got {budget!r}")
+    return labels_left, messages_left
+
+
+class LabelRequests:
+    """The |log-odds| of the last ``window`` messages classified, and the rule that asks.
+
+    Parameters
+    ----------
+    window : int
+        How many recent messages the quantile is taken over.
+    warmup : int
+        While fewer messages have been seen, every message is asked for.
+    """
+
+    def __init__(self, window: int = WINDOW, warmup: int = WARMUP) -> None:
+        self.window = window
+        self.warmup = warmup
+        self._recent: deque[float] = deque()
+        self._sorted: list[float] = []
+
+    def ask(self, log_odds: float, budget: tuple[int, int]) -> bool:
+        """Ask for this message's label? Then remember its |log-odds|.
+
+        Parameters
+        ----------
+        log_odds : float
+            The message's log-odds.
+        budget : (int, int)
+            (labels_left, messages_left), checked (:func:`check_budget`).
+
+        Returns
+        -------
+        bool
+            Whether the label is worth one of the labels left.
+        """
+        labels_left, messages_left = budget
+        margin = abs(log_odds) if not math.isnan(log_odds) else 0.0
+        if labels_left <= 0:
+            wanted = False
+        elif labels_left >= messages_left or len(self._sorted) < self.warmup:
+            wanted = True
+        else:
+            share = labels_left / messages_left
+            # the |log-odds| below which that share of the recent messages fell
+            k = min(len(self._sorted) - 1, int(share * len(self._sorted)))
+            wanted = margin <= self._sorted[k]
+        self._remember(margin)
+        return wanted
+
+    def _remember(self, margin: float) -> None:
+        self._recent.append(margin)
+        bisect.insort(self._sorted, margin)
+        if len(self._recent) > self.window:
+            old = self._recent.popleft()
+            del self._sorted[bisect.bisect_left(self._sorted, old)]

@@ -1,0 +1,210 @@
+"""Mail without labels: ``SpamFilter.observe`` / ``Fusion.observe_one`` (label coverage, the
+lean towards logistic regression, provisional lessons replaced exactly by the label), and the
+labels a filter asks for (``classify(x, budget=...)``, streamnb.filter.asking)."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from streamnb import LogisticRegression, MultinomialNB, SpamFilter, Tokenizer, load
+from streamnb.errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from streamnb.filter.asking import LabelRequests, check_budget
+from streamnb.ledger import text_fingerprint
+from streamnb.models import EmailNB, Fusion
+
+TEXTS = [
+    ("cheap pills now buy cheap", "spam"), ("meeting at noon about the report", "ham"),
+    ("buy now limited offer pills", "spam"), ("the report is due at noon", "ham"),
+    ("cheap offer on the report", "spam"), ("lunch meeting moved to noon", "ham"),
+] * 4
+PROBES = ["cheap report", "noon pills", "buy lunch", "offer meeting", "the cheap noon"]
+UNLABELLED = ["cheap cheap pills offer", "report meeting noon lunch", "pills at noon", "buy the report now"]
+
+
+def small(**kwargs) -> Fusion:
+    return Fusion(MultinomialNB(0.5, tokenizer=Tokenizer(), ledger=1000), LogisticRegression(0.2, tokenizer=Tokenizer()),
+                  **kwargs)
+
+
+def trained(**kwargs) -> Fusion:
+    model = small(**kwargs)
+    for text, label in TEXTS:
+        model.learn_one(text, label)
+    return model
+
+
+def state(model: Fusion) -> list[float]:
+    """What a prediction reads: the answer, each part's log-odds, the stacker's weights, and
+    the account of unlabelled mail."""
+    u, clock, *wins = model._core.feedback()
+    return ([model.log_odds_one(p) for p in PROBES] + [z for p in PROBES for z in model.part_log_odds(p)]
+            + list(model.weights) + [u, float(clock), *wins])
+
+
+def assert_close(got: list[float], want: list[float], tolerance: float = 1e-9) -> None:
+    assert max(abs(a - b) for a, b in zip(got, want)) <= tolerance, (got, want)
+
+
+def test_a_label_replaces_the_provisional_lesson_exactly():
+    observed, labelled = trained(), trained()
+    taught = 0
+    for text, label in zip(UNLABELLED, ["spam", "ham", "spam", "ham"]):
+        observed.observe_one(text)
+        taught += bool(observed._records.get(text_fingerprint(text)).lr.g)
+        observed.learn_one(text, label)  # the label comes before any other lesson
+        labelled.learn_one(text, label)
+        assert_close(state(observed), state(labelled))
+    assert taught, "no provisional lesson was taken"
+    assert not any(steps.provisional for _, steps in observed._records.items())
+
+
+def test_a_provisional_lesson_moves_the_weights_by_its_own_step():
+    model = trained()
+    before = [model.part_log_odds(p)[1] for p in PROBES]
+    for text in UNLABELLED:
+        model.observe_one(text)
+    assert [model.part_log_odds(p)[1] for p in PROBES] != before
+    for text in reversed(UNLABELLED):  # labels in the reverse order: each undo is the newest
+        steps = model._records.get(text_fingerprint(text))
+        if steps.lr.g:
+            model.lr._core.undo_provisional_one(text, steps.label, list(steps.lr.g), 0.002)
+    assert_close([model.part_log_odds(p)[1] for p in PROBES], before, 1e-12)
+
+
+def test_observing_a_message_learned_or_observed_already_changes_nothing():
+    model = trained()
+    before = state(model)
+    model.observe_one(TEXTS[0][0])  # learned
+    assert state(model) == before
+    model.observe_one(UNLABELLED[0])
+    once = state(model)
+    model.observe_one(UNLABELLED[0])
+    assert state(model) == once
+    assert model._core.feedback()[1] == len(set(TEXTS)) + 1  # the clock: messages seen, each once
+
+
+def test_unlearning_a_message_only_observed_is_refused_and_changes_nothing():
+    model = trained()
+    model.observe_one(UNLABELLED[0])
+    before = state(model)
+    with pytest.raises(InvalidInputError):
+        model.unlearn_one(UNLABELLED[0], "spam")
+    assert state(model) == before
+
+
+def test_coverage_falls_without_labels_and_the_answer_leans_on_the_part_that_won():
+    model = trained()
+    assert model._core.coverage == 1.0
+    for probe in PROBES:  # every message labelled: the stacker's fused log-odds, bit for bit
+        assert model.log_odds_one(probe) == model._core.fused(*model.part_log_odds(probe))
+    for i in range(3000):
+        model.observe_one(f"unlabelled message number {i}")
+    coverage = model._core.coverage
+    assert 0 < coverage < 0.2
+    for _ in range(3):  # naive Bayes right where the two disagree: the fusion stays as it is
+        model._core.judge(-5.0, 2.0, False)
+    for probe in PROBES:
+        assert model.log_odds_one(probe) == model._core.fused(*model.part_log_odds(probe))
+    for _ in range(10):  # logistic regression right: the answer moves towards its log-odds
+        model._core.judge(-5.0, 2.0, True)
+    for probe in PROBES:
+        z_nb, z_lr = model.part_log_odds(probe)
+        want = coverage * model._core.fused(z_nb, z_lr) + (1 - coverage) * z_lr
+        assert model.log_odds_one(probe) == pytest.approx(want, abs=1e-12)
+
+
+def test_no_provisional_lesson_while_labels_come_and_the_parts_disagree():
+    model = trained()
+    z_nb, z_lr = model.part_log_odds(UNLABELLED[0])
+    counts = (model.class_counts["spam"], model.class_counts["ham"])
+    if (z_nb > 0) != (z_lr > 0):
+        assert model._core.provisional(z_nb, z_lr, counts, 0.3) is None
+    assert model._core.provisional(-abs(z_nb) - 1, abs(z_lr) + 1, counts, 0.3) is None
+    lesson = model._core.provisional(abs(z_nb) + 1, abs(z_lr) + 1, counts, 0.3)
+    assert lesson is not None and lesson[0] is True  # class 1, "ham"... as the log-odds say
+    assert lesson[1] == pytest.approx(0.3 * min(3.0, sum(counts) / (2 * counts[1])))
+
+
+def test_provisional_weight_zero_and_records_none_teach_nothing():
+    for kwargs in ({"provisional_weight": 0.0}, {"records": None}):
+        model = trained(**kwargs)
+        parts = [model.part_log_odds(p) for p in PROBES]
+        for text in UNLABELLED:
+            model.observe_one(text)
+        assert [model.part_log_odds(p) for p in PROBES] == parts, kwargs
+
+
+def test_save_and_load_keep_the_account_and_the_provisional_lessons(tmp_path):
+    model = trained()
+    for text in UNLABELLED:
+        model.observe_one(text)
+    model.save(tmp_path / "m.snb")
+    loaded = load(tmp_path / "m.snb")
+    assert_close(state(loaded), state(model), 0.0)
+    for text, label in zip(UNLABELLED, ["spam", "ham", "spam", "ham"]):  # the labels replace the lessons
+        loaded.learn_one(text, label)
+        model.learn_one(text, label)
+    assert_close(state(loaded), state(model), 1e-12)
+    assert not any(steps.provisional for _, steps in loaded._records.items())
+
+
+def test_a_bad_saved_account_is_a_model_format_error_and_changes_nothing():
+    model = trained()
+    model.observe_one(UNLABELLED[0])
+    before = model._core.feedback()
+    with pytest.raises(ModelFormatError, match="unlabelled"):
+        model._core.load_feedback(1.5, 3, (1.0, 1.0))
+    with pytest.raises(ModelFormatError, match="won"):
+        model._core.load_feedback(0.5, 3, (0.0, 1.0))
+    assert model._core.feedback() == before
+    state_, arrays = model._state()
+    for bad in ([0.1, 2, 1.0], [0.1, -1, 1.0, 1.0], [0.1, 2.5, 1.0, 1.0], "x", [2.0, 2, 1.0, 1.0], [0.1, 2, 1.0, -1.0]):
+        with pytest.raises(ModelFormatError):
+            Fusion._from_state({**state_, "feedback": bad}, arrays)
+    old = {key: value for key, value in state_.items() if key != "feedback"}  # a file from before: all labelled
+    assert Fusion._from_state(old, arrays)._core.feedback()[0] == 0.0
+
+
+def test_the_spam_filter_observes_through_its_model_and_checks_the_verdict():
+    spam_filter = SpamFilter(trained())
+    verdict = spam_filter.classify(UNLABELLED[0])
+    spam_filter.observe(UNLABELLED[0], verdict)
+    kept = spam_filter.model._records.get(text_fingerprint(UNLABELLED[0]))
+    assert kept is not None and kept.provisional
+    with pytest.raises(InvalidTypeError, match="Verdict"):
+        spam_filter.observe(UNLABELLED[1], "spam")
+    nb_only = SpamFilter(EmailNB())
+    nb_only.learn(b"Subject: cheap pills\n\nbuy now", "spam")
+    nb_only.learn(b"Subject: meeting\n\nat noon", "ham")
+    before = nb_only.model.class_counts
+    nb_only.observe(b"Subject: lunch\n\nat noon", nb_only.classify(b"Subject: lunch\n\nat noon"))
+    assert nb_only.model.class_counts == before  # a model without observe_one learns nothing
+
+
+def test_budget_is_checked():
+    for bad in [(1,), (1, 0), (-1, 5), (1.0, 5), (True, 5), [1, 5], None]:
+        with pytest.raises(InvalidInputError, match="budget"):
+            check_budget(bad)
+    assert check_budget((0, 1)) == (0, 1)
+    with pytest.raises(InvalidInputError, match="budget"):
+        SpamFilter().classify(b"Subject: x\n\ny", budget=(3, 0))
+
+
+def test_label_requests_spend_the_quota_on_the_least_sure_messages():
+    requests = LabelRequests(window=100, warmup=10)
+    assert all(requests.ask(50.0, (5, 100)) for _ in range(10))  # warm-up: asked while labels are left
+    assert not requests.ask(0.0, (0, 100))  # none left
+    assert requests.ask(50.0, (5, 5))  # as many labels as messages: every one
+    for i in range(100):
+        requests.ask(float(i), (1, 10_000))
+    # a tenth of the labels per message: the tenth of the recent |log-odds| nearest 0
+    assert requests.ask(9.0, (10, 100)) and not requests.ask(11.0, (10, 100))
+    assert requests.ask(-3.0, (10, 100))  # |log-odds|
+
+
+def test_without_a_budget_ask_says_whether_the_verdict_is_unsure():
+    spam_filter = SpamFilter(trained())
+    for probe in PROBES + UNLABELLED:
+        verdict = spam_filter.classify(probe)
+        assert verdict.ask == (verdict.label == "unsure")

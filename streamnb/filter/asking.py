@@ -83,8 +83,9 @@ class LabelRequests:
             wanted = True
         else:
             share = labels_left / messages_left
-            # the |log-odds| below which that share of the recent messages fell
-            k = min(len(self._sorted) - 1, int(share * len(self._sorted)))
+            # the |log-odds| at or below which that share of the recent messages fell: the
+            # k+1 smallest of n are a share (k+1)/n, so k = ceil(share n) - 1
+            k = max(0, min(len(self._sorted), math.ceil(share * len(self._sorted))) - 1)
             wanted = margin <= self._sorted[k]
         self._remember(margin)
         return wanted

@@ -279,7 +279,9 @@ class SpamFilter:
 
     # -- the filter's API -----------------------------------------------------------------------
     def classify(self, x: Any, *, explain: bool = True, budget: tuple[int, int] | None = None) -> Verdict:
-        """The verdict for one message, from the model as it stands (nothing is learned).
+        """The verdict for one message, from the model as it stands (nothing is learned; with
+        a budget, the message's |log-odds| joins the recent ones the label requests are drawn
+        from, which the filter keeps in memory only).
 
         ``explain=False`` leaves the evidence out (a stream evaluation has no use for it).
         ``budget=(labels_left, messages_left)``: the labels the user will still give and the
@@ -426,7 +428,9 @@ class SpamFilter:
         observe_one = getattr(self.model, "observe_one", None)
         if observe_one is None:
             return self
-        features, _ = self._scored(x)
+        last = self._last
+        features = last[2] if last is not None and last[0] is x and (last[1] is None or last[1] == x) \
+            else self.features(x)
         delivered = {SPAM: self.positive, HAM: self.negative}.get(verdict.label) if verdict is not None else None
         observe_one(features, delivered)
         self._last = None

@@ -739,6 +739,16 @@ impl Logistic {
     }
 }
 
+/// omega of a document of class c with sample weight `weight` under balanced class weights
+/// (scikit-learn's "balanced", online): weight N / (K N_c), N and N_c the documents learned
+/// so far (`class_docs`, this one counted), K the classes that have any: a rare class weighs
+/// as much in total as a common one.
+pub fn balanced_omega(class_docs: &[f64], c: usize, weight: f64) -> f64 {
+    let total: f64 = class_docs.iter().sum();
+    let k = class_docs.iter().filter(|&&n| n > 0.0).count() as f64;
+    weight * total / (k * class_docs[c])
+}
+
 /// AdaGrad's rate for a step of gradient `step` on a weight whose sum of squared gradients
 /// is `sum`: the sum is updated first (learning adds step^2, unlearning takes it out), and
 /// the rate is that of the learning step, rate / sqrt(G0 + the sum with step^2 in it).

@@ -412,20 +412,61 @@ fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u32, &'static str> {
 
 /// Append a document (ids, values; each id once) to `out` (see the module docstring).
 fn encode(ids: &[u32], values: &[f64], out: &mut Vec<u8>) {
-    let mut order: Vec<usize> = (0..ids.len()).collect();
-    order.sort_unstable_by_key(|&i| ids[i]);
     push_varint(ids.len() as u32, out);
     let ones = values.iter().all(|&v| v == 1.0);
     out.push(u8::from(!ones));
-    let mut previous = 0;
-    for (k, &i) in order.iter().enumerate() {
-        push_varint(if k == 0 { ids[i] } else { ids[i] - previous }, out);
-        previous = ids[i];
-    }
-    if !ones {
-        for &i in &order {
-            out.extend_from_slice(&values[i].to_le_bytes());
+    out.reserve(ids.len() * if ones { 2 } else { 10 });
+    if ones {
+        // the ids alone, sorted in place (no indirection: a byte n-gram document is all ones)
+        let mut sorted = ids.to_vec();
+        radix_sort(&mut sorted);
+        push_deltas(sorted.iter().copied(), out);
+    } else {
+        let mut pairs: Vec<(u32, f64)> = ids.iter().copied().zip(values.iter().copied()).collect();
+        pairs.sort_unstable_by_key(|&(id, _)| id);
+        push_deltas(pairs.iter().map(|&(id, _)| id), out);
+        for (_, v) in pairs {
+            out.extend_from_slice(&v.to_le_bytes());
         }
+    }
+}
+
+/// Sort ids by their 11-bit digits, lowest first, as many as the largest id has: hashed ids
+/// (2^18 buckets) take two passes over a document, several times faster than a comparison
+/// sort of its 2,500 ids, which was most of what keeping a document cost.
+fn radix_sort(ids: &mut Vec<u32>) {
+    const BITS: u32 = 11;
+    let max = ids.iter().copied().max().unwrap_or(0);
+    let mut other = vec![0u32; ids.len()];
+    let mut shift = 0;
+    while shift < 32 && (max >> shift) > 0 {
+        let digit = |id: u32| ((id >> shift) & ((1 << BITS) - 1)) as usize;
+        let mut starts = [0usize; 1 << BITS];
+        for &id in ids.iter() {
+            starts[digit(id)] += 1;
+        }
+        let mut sum = 0;
+        for slot in starts.iter_mut() {
+            let n = *slot;
+            *slot = sum;
+            sum += n;
+        }
+        for &id in ids.iter() {
+            let d = digit(id);
+            other[starts[d]] = id;
+            starts[d] += 1;
+        }
+        std::mem::swap(ids, &mut other);
+        shift += BITS;
+    }
+}
+
+/// Increasing ids as LEB128 deltas, the first from 0.
+fn push_deltas(ids: impl Iterator<Item = u32>, out: &mut Vec<u8>) {
+    let mut previous = 0;
+    for id in ids {
+        push_varint(id - previous, out);
+        previous = id;
     }
 }
 
@@ -515,6 +556,25 @@ mod tests {
         assert!(decode(&[1, 2, 5]).is_err()); // a flag no document has
         assert!(decode(&[1, 0, 5, 7]).is_err()); // a byte after the end
         assert!(decode(&[1, 0, 0xff, 0xff, 0xff, 0xff, 0x7f]).is_err()); // beyond u32
+    }
+
+    #[test]
+    fn the_radix_sort_sorts() {
+        let mut state = 12345u64;
+        for n in [0usize, 1, 7, 2500] {
+            for max in [1u32 << 18, u32::MAX] {
+                let mut ids: Vec<u32> = (0..n)
+                    .map(|_| {
+                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ((state >> 32) as u32) % max
+                    })
+                    .collect();
+                let mut want = ids.clone();
+                want.sort_unstable();
+                radix_sort(&mut ids);
+                assert_eq!(ids, want);
+            }
+        }
     }
 
     #[test]

@@ -129,7 +129,6 @@ def test_the_fusions_logistic_regression_replays_its_lessons_and_provisional_ste
             never.observe_one(text)
     never.learn_one(moved_text, "ham" if between[50][1] == "spam" else "spam")
     left = max(abs(model.log_odds_one(p) - never.log_odds_one(p)) for p in PROBES)
-    print("fused left", left, "moved", moved, left / moved)
     assert left <= 0.1 * moved, (left, moved)  # the stacker's kept naive Bayes inputs (bench_corrections.py)
 
 

@@ -50,19 +50,24 @@ pub struct Entry {
     /// > 0: seen without a label (a provisional lesson, or none), its stamp on the fusion's
     /// clock of messages seen; 0: a lesson.
     pub seen_at: u64,
+    /// The classes logistic regression knew when it stepped (a replay steps again over those
+    /// only: a class that came later had no say in the step).
+    pub classes: usize,
     /// The document as logistic regression read it, in the arena.
     doc: Option<Span>,
 }
 
 impl Entry {
-    /// A lesson (or a provisional lesson) without a document yet.
-    pub fn new(class: Option<usize>, weight: f64, step: Step, seen_at: u64) -> Self {
+    /// A lesson (or a provisional lesson) without a document yet, taken by a model that
+    /// knew `classes` classes.
+    pub fn new(class: Option<usize>, weight: f64, step: Step, seen_at: u64, classes: usize) -> Self {
         Entry {
             class,
             weight,
             step,
             stacker: None,
             seen_at,
+            classes,
             doc: None,
         }
     }
@@ -534,6 +539,7 @@ mod tests {
                 decay: 1.0,
             },
             0,
+            2,
         )
     }
 

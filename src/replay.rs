@@ -139,7 +139,7 @@ fn plan(
             .map_err(|m| format!("a kept document is damaged: {m}"))?;
         let class = entry
             .class
-            .filter(|&c| c < learner.model.n_classes() && c < taken.len())
+            .filter(|&c| c < entry.classes && entry.classes <= learner.model.n_classes() && c < taken.len())
             .ok_or("a kept step's class is unknown to the model")?;
         let step = if entry.is_lesson() {
             entry.step.clone()
@@ -200,7 +200,7 @@ fn redo(item: &Replayed, learner: &mut Learner<'_>, stacking: Option<&mut Stacki
         let omega = learner.weighing.omega(learner.class_docs, class, entry.weight);
         let step = learner
             .model
-            .provisional(ids, values, class, omega, PROVISIONAL_RATE);
+            .provisional_within(ids, values, class, omega, PROVISIONAL_RATE, entry.classes);
         return (step, None);
     }
     // the stacker reads logistic regression's log-odds before its step, as a lesson does
@@ -210,7 +210,9 @@ fn redo(item: &Replayed, learner: &mut Learner<'_>, stacking: Option<&mut Stacki
     };
     learner.class_docs[class] += entry.weight;
     let omega = learner.weighing.omega(learner.class_docs, class, entry.weight);
-    let step = learner.model.learn(ids, values, class, omega, None, entry.weight);
+    let step = learner
+        .model
+        .learn_within(ids, values, class, omega, entry.weight, entry.classes);
     let stacked = match (&entry.stacker, stacking, z_lr) {
         (Some(kept), Some(s), Some(z_lr)) => {
             let inputs = [kept.inputs[0], if z_lr.is_nan() { 0.0 } else { z_lr }];
@@ -295,7 +297,7 @@ mod tests {
         docs[*c] += w;
         let omega = balanced_omega(docs, *c, *w);
         let step = m.learn(ids, values, *c, omega, None, *w);
-        records.keep(fingerprint(i), Entry::new(Some(*c), *w, step, 0), Some((ids, values)));
+        records.keep(fingerprint(i), Entry::new(Some(*c), *w, step, 0, m.n_classes()), Some((ids, values)));
     }
 
     fn scores(m: &Logistic, probes: &[(Vec<u32>, Vec<f64>, usize, f64)]) -> Vec<f64> {

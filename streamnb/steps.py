@@ -19,11 +19,12 @@ regression does not know), ``<prefix>weight`` (float64), ``<prefix>g`` (float64,
 record and one column per class but the reference, zeros where a class came later or the
 step did not move), ``<prefix>decay`` (float64), ``<prefix>seen_at`` (int64: > 0, the stamp
 of a message observed without a label, whose step is provisional; 0 for a lesson),
+``<prefix>known`` (int64: the classes logistic regression knew when it stepped),
 ``<prefix>doc_length`` (int64, the bytes of its kept document, 0 for none) and
 ``<prefix>doc`` (uint8, the kept documents back to back, encoded as src/records.rs says),
 and for a fusion ``<prefix>stacker`` (float64, per record its stacker's two inputs and g;
-zeros for no step). A file without them holds no records; one without the two ``doc``
-arrays (format 6) holds no documents: its window starts empty.
+zeros for no step). A file without them holds no records; one without ``known`` and the
+two ``doc`` arrays (format 6) holds no documents: its window starts empty.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class MessageSteps(NamedTuple):
 
 
 #: The arrays of a model's records: every model with records writes these
-SUFFIXES = ("fingerprint", "class", "weight", "g", "decay", "seen_at", "doc_length", "doc")
+SUFFIXES = ("fingerprint", "class", "weight", "g", "decay", "seen_at", "known", "doc_length", "doc")
 #: A fusion's records also keep its stacker's steps
 FUSION_SUFFIXES = (*SUFFIXES, "stacker")
 
@@ -156,7 +157,7 @@ class StepRecords:
         """
         import numpy as np
 
-        (fingerprints, classes, weights, g, decays, stamps, stacked, lengths,
+        (fingerprints, classes, weights, g, decays, stamps, known, stacked, lengths,
          documents) = self._core.records_state()
         labels = self._core.labels
         ids = [-1 if c < 0 else class_id(labels[c]) for c in np.frombuffer(classes, dtype="<i8").tolist()]
@@ -168,6 +169,7 @@ class StepRecords:
             prefix + "g": np.frombuffer(g, dtype=np.float64).reshape(m, columns).copy(),
             prefix + "decay": np.frombuffer(decays, dtype=np.float64).copy(),
             prefix + "seen_at": np.frombuffer(stamps, dtype=np.int64).copy(),
+            prefix + "known": np.frombuffer(known, dtype=np.int64).copy(),
             prefix + "doc_length": np.frombuffer(lengths, dtype=np.int64).copy(),
             prefix + "doc": np.frombuffer(documents, dtype=np.uint8).copy(),
         }
@@ -206,12 +208,12 @@ def restore(core: Any, arrays: Arrays, prefix: str, labels: list[Label], max_ent
     present = [name for name in names if name in arrays]
     if not present:
         return  # a file from before steps were kept: every message takes the reverse step
-    # format 6 had no documents, nor a LogisticRegression's stamps
-    optional = {prefix + "doc_length", prefix + "doc", *((prefix + "seen_at",) if not stacker else ())}
+    # format 6 had no documents, nor the classes known at each step, nor a LogisticRegression's stamps
+    optional = {prefix + "known", prefix + "doc_length", prefix + "doc", *((prefix + "seen_at",) if not stacker else ())}
     missing = sorted(set(names) - set(present) - optional)
     _require(not missing, f"step record arrays missing: {missing}")
-    _require((prefix + "doc" in arrays) == (prefix + "doc_length" in arrays),
-             f"the arrays {prefix}doc and {prefix}doc_length come together")
+    _require((prefix + "doc" in arrays) == (prefix + "doc_length" in arrays) == (prefix + "known" in arrays),
+             f"the arrays {prefix}known, {prefix}doc and {prefix}doc_length come together")
     classes = _bytes(arrays, prefix + "class", "<i8").cast("q")
     m = len(classes)
     columns = max(len(core.labels) - 1, 0)
@@ -234,6 +236,7 @@ def restore(core: Any, arrays: Arrays, prefix: str, labels: list[Label], max_ent
                       bytes(_bytes(arrays, prefix + "weight", "<f8", (m,))),
                       bytes(_bytes(arrays, prefix + "g", "<f8", (m, columns))),
                       bytes(_bytes(arrays, prefix + "decay", "<f8", (m,))), bytes(stamps),
+                      bytes(_bytes(arrays, prefix + "known", "<i8", (m,))) if prefix + "known" in arrays else None,
                       bytes(_bytes(arrays, prefix + "stacker", "<f8", (m, 3))) if stacker else None, documents)
 
 

@@ -223,3 +223,40 @@ def test_a_saved_window_larger_than_the_model_allows_is_refused():
     state["params"]["window"] = 3
     with pytest.raises(ModelFormatError, match="6 kept documents exceed the window 3"):
         LogisticRegression._from_state(state, arrays)
+
+
+def test_a_format_6_file_loads_with_its_steps_and_an_empty_window():
+    """tests/data/format-v6 (written by format 6's code): the steps kept, no document; a
+    message it learned takes its own step back, and the window fills with new lessons."""
+    import json
+    import pathlib
+
+    folder = pathlib.Path(__file__).parent / "data" / "format-v6"
+    expected = json.loads((folder / "expected.json").read_text())["log_proba"]
+    for name in ("logistic-ledger", "fusion"):
+        model = streamnb.load(folder / f"{name}.snb")
+        for case in expected[name]:
+            assert model.predict_log_proba_one(streamnb.persist.decode_value(case["probe"])) == \
+                streamnb.persist.decode_value(case["log_proba"])
+        records = model._steps if name == "logistic-ledger" else model._records
+        assert len(records) >= 2 and records.documents == 0 and records.window == min(1000, records.max_entries)
+    model = streamnb.load(folder / "logistic-ledger.snb")
+    own_step = LogisticRegression(tokenizer=Tokenizer(), ledger=10, window=0)
+    for text, label in [("cheap pills now", "spam"), ("the meeting agenda", "ham"), ("cheap meeting", "ham")]:
+        own_step.learn_one(text, label)
+    model.unlearn_one("the meeting agenda", "ham")
+    own_step.unlearn_one("the meeting agenda", "ham")
+    assert_close(scores(model), scores(own_step), 1e-12)
+    model.learn_one("a lesson after the load", "spam")
+    assert model._steps.documents == 1
+
+
+def test_steps_taken_before_a_class_came_are_replayed_without_it():
+    """The lesson was learned while the model knew one class (its step moved nothing), and
+    a third class came after it: each later step is taken again over the classes it knew."""
+    lessons = [("cheap pills now", "spam"), ("lunch at noon?", "ham"), ("offer: cheap lunch", "spam"),
+               ("the report is due", "ham"), ("a poem about noon", "other"), ("cheap poem offer", "other")]
+    for settings in ({}, {"class_weight": "balanced"}, {"idf_power": 0.0, "schedule": "constant"}):
+        model = learned(lr(**settings), [("the report, cheap", "spam")] + lessons)
+        model.unlearn_one("the report, cheap", "spam")
+        assert_close(scores(model), scores(learned(lr(**settings), lessons)))

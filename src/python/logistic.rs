@@ -319,7 +319,8 @@ impl LogisticCore {
                     .provisional(&reading.doc.ids, &reading.doc.values, c, omega, rate);
                 if let (Some((fp, stamp)), Some(records)) = (keep, self.records.as_mut()) {
                     let doc = Some((&reading.doc.ids[..], &reading.doc.values[..]));
-                    records.keep(fp, Entry::new(Some(c), weight, step.clone(), stamp), doc);
+                    let classes = self.model.n_classes();
+                    records.keep(fp, Entry::new(Some(c), weight, step.clone(), stamp, classes), doc);
                 }
                 step.g
             }
@@ -733,6 +734,7 @@ impl LogisticCore {
         Bound<'py, PyByteArray>,
         Bound<'py, PyByteArray>,
         Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
         Bound<'py, PyByteArray>,
         Bound<'py, PyBytes>,
         Bound<'py, PyBytes>,
@@ -740,11 +742,12 @@ impl LogisticCore {
         guard(|| self.export_records(py))
     }
 
-    /// Records from a model file (`records_state`'s arrays; `stacker` None without a
-    /// stacker, `documents` None for a file from before documents were kept). Raises
-    /// ModelFormatError for anything inconsistent.
+    /// Records from a model file (`records_state`'s arrays; `known` None for a file from
+    /// before they were kept, `stacker` None without a stacker, `documents` None for a file
+    /// from before documents were kept). Raises ModelFormatError for anything inconsistent.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (max_entries, window, fingerprints, classes, weights, g, decays, stamps, stacker, documents))]
+    #[pyo3(signature = (max_entries, window, fingerprints, classes, weights, g, decays, stamps, known, stacker,
+                        documents))]
     fn load_records(
         &mut self,
         max_entries: usize,
@@ -755,6 +758,7 @@ impl LogisticCore {
         g: &[u8],
         decays: &[u8],
         stamps: &[u8],
+        known: Option<&[u8]>,
         stacker: Option<&[u8]>,
         documents: Option<(Vec<u8>, Vec<u8>)>,
     ) -> PyResult<()> {
@@ -769,6 +773,7 @@ impl LogisticCore {
                 g,
                 decays,
                 stamps,
+                known,
                 stacker,
                 documents,
             )

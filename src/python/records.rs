@@ -87,7 +87,8 @@ impl LogisticCore {
     /// Keep a lesson's step with the document it read.
     pub(super) fn keep_lesson(&mut self, fp: Fingerprint, c: usize, weight: f64, step: Step, doc: &Doc) {
         if let Some(records) = self.records.as_mut() {
-            records.keep(fp, Entry::new(Some(c), weight, step, 0), Some((&doc.ids, &doc.values)));
+            let entry = Entry::new(Some(c), weight, step, 0, self.model.n_classes());
+            records.keep(fp, entry, Some((&doc.ids, &doc.values)));
         }
     }
 
@@ -121,7 +122,7 @@ impl LogisticCore {
                     Some(label) => self.labels.class_of(&label)?,
                     None => None,
                 };
-                let entry = Entry::new(class, 1.0, Step { g: Vec::new(), decay: 1.0 }, stamp);
+                let entry = Entry::new(class, 1.0, Step { g: Vec::new(), decay: 1.0 }, stamp, self.model.n_classes());
                 self.records_mut()?.keep(fp, entry, None);
                 Ok(Vec::new())
             }
@@ -276,8 +277,9 @@ impl LogisticCore {
 
     /// The records as a model file keeps them, oldest first: (fingerprints, class indices
     /// (-1: none), weights, g (one row per record, K-1 columns, zeros where a class came
-    /// later or the step did not move), decays, stamps, stacker steps (three per record,
-    /// zeros for none), document lengths (0: none), documents). See `crate::records`.
+    /// later or the step did not move), decays, stamps, the classes known at each step,
+    /// stacker steps (three per record, zeros for none), document lengths (0: none),
+    /// documents). See `crate::records`.
     #[allow(clippy::type_complexity)]
     pub(super) fn export_records<'py>(
         &self,
@@ -288,6 +290,7 @@ impl LogisticCore {
         Bound<'py, PyByteArray>,
         Bound<'py, PyByteArray>,
         Bound<'py, PyByteArray>,
+        Bound<'py, PyBytes>,
         Bound<'py, PyBytes>,
         Bound<'py, PyByteArray>,
         Bound<'py, PyBytes>,
@@ -307,6 +310,7 @@ impl LogisticCore {
         }
         let decays: Vec<f64> = entries.iter().map(|(_, e)| e.step.decay).collect();
         let stamps: Vec<i64> = entries.iter().map(|(_, e)| e.seen_at as i64).collect();
+        let known: Vec<i64> = entries.iter().map(|(_, e)| e.classes as i64).collect();
         let stacker: Vec<f64> = entries
             .iter()
             .flat_map(|(_, e)| e.stacker.map_or([0.0; 3], |s| [s.inputs[0], s.inputs[1], s.g]))
@@ -319,13 +323,15 @@ impl LogisticCore {
             f64_bytes(py, &g)?,
             f64_bytes(py, &decays)?,
             i64_bytes(py, &stamps),
+            i64_bytes(py, &known),
             f64_bytes(py, &stacker)?,
             i64_bytes(py, &lengths),
             PyBytes::new(py, &documents),
         ))
     }
 
-    /// Records from a model file's arrays (`export_records`; `stacker` None for a model
+    /// Records from a model file's arrays (`export_records`; `known` None for a file from
+    /// before they were kept (the classes the model knows), `stacker` None for a model
     /// without a stacker, `documents` None for a file from before documents were kept):
     /// this model keeps none yet. ModelFormatError names what is wrong.
     #[allow(clippy::too_many_arguments)]
@@ -339,6 +345,7 @@ impl LogisticCore {
         g: &[u8],
         decays: &[u8],
         stamps: &[u8],
+        known: Option<&[u8]>,
         stacker: Option<&[u8]>,
         documents: Option<(&[u8], &[u8])>,
     ) -> PyResult<()> {
@@ -355,7 +362,17 @@ impl LogisticCore {
             Some(bytes) => little_endian_f64(bytes)?,
             None => vec![0.0; 3 * m],
         };
-        let cols = self.model.n_classes().saturating_sub(1);
+        let n_classes = self.model.n_classes();
+        let known = match known {
+            Some(bytes) => little_endian_i64(bytes)?,
+            None => vec![n_classes as i64; m],
+        };
+        let cols = n_classes.saturating_sub(1);
+        if known.len() != m || known.iter().any(|&k| k < 1 || k as usize > n_classes.max(1)) {
+            return Err(bad(format!(
+                "step record class counts must be one per record, each in [1, {n_classes}]"
+            )));
+        }
         if fingerprints.len() != FINGERPRINT_BYTES * m
             || weights.len() != m
             || g.len() != m * cols
@@ -392,11 +409,12 @@ impl LogisticCore {
             }
             let class = match classes[i] {
                 -1 if seen_at > 0 && row.is_empty() => None,
-                c if c >= 0 && (c as usize) < self.labels.len() => Some(c as usize),
+                c if c >= 0 && (c as usize) < self.labels.len() && c < known[i].max(1) => Some(c as usize),
                 _ => return Err(bad("step record classes out of range".into())),
             };
             let s = &stacker[3 * i..3 * i + 3];
-            let mut entry = Entry::new(class, weights[i], Step { g: row, decay: decays[i] }, seen_at);
+            let step = Step { g: row, decay: decays[i] };
+            let mut entry = Entry::new(class, weights[i], step, seen_at, known[i] as usize);
             if s.iter().any(|&v| v != 0.0) {
                 entry.stacker = Some(Stacked {
                     inputs: [s[0], s[1]],

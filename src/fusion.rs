@@ -87,7 +87,7 @@ impl Fusion {
     }
 
     /// One step of the stacker on its inputs as `learn` makes them (a replay takes a kept
-    /// step again from naive Bayes' kept input: `crate::replay`).
+    /// step again from naive Bayes' kept input: src/replay.rs).
     pub fn step_on(&mut self, inputs: [f64; 2], positive: bool, weight: f64) -> Step {
         self.stacker
             .learn(&[NB, LR], &inputs, usize::from(positive), weight, None, weight)

@@ -407,34 +407,42 @@ impl Logistic {
         dots: Option<Vec<f64>>,
         count: f64,
     ) -> Step {
-        if count > 0.0 {
-            self.count(ids, count);
-        }
         let dots = if self.has_idf() { None } else { dots };
-        self.step(ids, values, y, omega, dots, self.n_classes)
+        self.counted_step(ids, values, y, omega, dots, count, self.n_classes)
     }
 
     /// `learn` as it was when the model knew only its first `classes` classes (a replay takes
-    /// a step again as it was taken, before later classes came: `crate::replay`).
-    pub fn learn_within(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, count: f64, classes: usize) -> Step {
-        if count > 0.0 {
-            self.count(ids, count);
-        }
-        self.step(ids, values, y, omega, None, classes.min(self.n_classes))
+    /// a step again as it was taken, before later classes came: src/replay.rs).
+    pub fn learn_within(
+        &mut self,
+        ids: &[u32],
+        values: &[f64],
+        y: usize,
+        omega: f64,
+        count: f64,
+        classes: usize,
+    ) -> Step {
+        self.counted_step(ids, values, y, omega, None, count, classes.min(self.n_classes))
     }
 
-    /// One step over the first `classes` classes (the softmax, the margin and the gradient
-    /// of the others left out: as a model that did not know them yet).
-    fn step(
+    /// The document counted (`count` > 0), then one step over the first `classes` classes
+    /// (the softmax, the margin and the gradient of the others left out: as a model that did
+    /// not know them yet).
+    #[allow(clippy::too_many_arguments)]
+    fn counted_step(
         &mut self,
         ids: &[u32],
         values: &[f64],
         y: usize,
         omega: f64,
         dots: Option<Vec<f64>>,
+        count: f64,
         classes: usize,
     ) -> Step {
         debug_assert!(y < classes && classes <= self.n_classes);
+        if count > 0.0 {
+            self.count(ids, count);
+        }
         let values = self.prepared(ids, values);
         let mut dots = dots.unwrap_or_else(|| self.dots_of_prepared(ids, &values));
         self.steps += 1;

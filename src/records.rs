@@ -1,12 +1,12 @@
 //! The steps logistic regression (and a fusion's stacker) took per message, by fingerprint,
 //! kept so that unlearning a message takes its steps back exactly: the structure behind a
-//! `LogisticRegression`'s `ledger` and a `Fusion`'s `records` (`crate::replay` uses it).
+//! `LogisticRegression`'s `ledger` and a `Fusion`'s `records` (src/replay.rs uses it).
 //!
 //! A logistic step depends on the weights it was taken on (`crate::logistic`): undone later
 //! from its own gradient it leaves what the steps after it did differently because of it.
 //! So for the newest `window` entries the document is kept too, as the model read it (its
 //! feature ids and values): to unlearn a message among them, the steps after it are undone,
-//! its own, and the later ones taken again on the model as it then stands (`crate::replay`).
+//! its own, and the later ones taken again on the model as it then stands (src/replay.rs).
 //! The older entries (up to `max_entries`, oldest forgotten first) keep their step alone:
 //! unlearning one undoes that step, reading the document from the message again.
 //!
@@ -26,6 +26,8 @@ use std::collections::{HashMap, VecDeque};
 
 pub const FINGERPRINT_BYTES: usize = 16;
 pub type Fingerprint = [u8; FINGERPRINT_BYTES];
+/// A document as it was kept, (ids, values), or why its bytes do not decode.
+pub type Decoded = Result<(Vec<u32>, Vec<f64>), &'static str>;
 
 /// What a fusion's stacker did on a message: its two inputs (naive Bayes' clipped log-odds,
 /// logistic regression's log-odds) and its gradient.
@@ -47,8 +49,8 @@ pub struct Entry {
     pub step: Step,
     /// A fusion's stacker step, when it stepped.
     pub stacker: Option<Stacked>,
-    /// > 0: seen without a label (a provisional lesson, or none), its stamp on the fusion's
-    /// clock of messages seen; 0: a lesson.
+    /// Seen without a label (a provisional lesson, or none): its stamp on the fusion's clock
+    /// of messages seen, > 0; a lesson: 0.
     pub seen_at: u64,
     /// The classes logistic regression knew when it stepped (a replay steps again over those
     /// only: a class that came later had no say in the step).
@@ -223,7 +225,7 @@ impl Records {
 
     /// A message's document as it was kept: (ids, values); None when not kept. Err for
     /// bytes that do not decode (only a damaged arena: checked on load).
-    pub fn document(&self, entry: &Entry) -> Option<Result<(Vec<u32>, Vec<f64>), &'static str>> {
+    pub fn document(&self, entry: &Entry) -> Option<Decoded> {
         entry
             .doc
             .map(|span| decode(&self.arena[span.start..span.start + span.len]))
@@ -337,10 +339,7 @@ impl Records {
         rows: usize,
     ) -> Result<Records, String> {
         if entries.len() > max_entries {
-            return Err(format!(
-                "{} step records exceed the bound {max_entries}",
-                entries.len()
-            ));
+            return Err(format!("{} step records exceed the bound {max_entries}", entries.len()));
         }
         let mut records = Records::new(max_entries, window);
         let lengths: Vec<i64> = match documents {
@@ -477,7 +476,7 @@ fn push_deltas(ids: impl Iterator<Item = u32>, out: &mut Vec<u8>) {
 
 /// A document encoded by `encode`: (ids, increasing; values). Err for bytes `encode` could
 /// not have written.
-fn decode(bytes: &[u8]) -> Result<(Vec<u32>, Vec<f64>), &'static str> {
+fn decode(bytes: &[u8]) -> Decoded {
     let mut at = 0;
     let n = read_varint(bytes, &mut at)? as usize;
     let flag = *bytes.get(at).ok_or("it ends before its flag")?;
@@ -571,7 +570,9 @@ mod tests {
             for max in [1u32 << 18, u32::MAX] {
                 let mut ids: Vec<u32> = (0..n)
                     .map(|_| {
-                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         ((state >> 32) as u32) % max
                     })
                     .collect();
@@ -593,7 +594,10 @@ mod tests {
         assert_eq!(kept, vec![2, 3, 4, 5]);
         let with_doc: Vec<u8> = r.iter().filter(|(_, e)| e.has_document()).map(|(f, _)| f[0]).collect();
         assert_eq!((with_doc, r.documents()), (vec![4, 5], 2));
-        assert_eq!(r.document(r.get(&fp(5)).unwrap()).unwrap().unwrap(), (vec![5], vec![1.0]));
+        assert_eq!(
+            r.document(r.get(&fp(5)).unwrap()).unwrap().unwrap(),
+            (vec![5], vec![1.0])
+        );
         // a message kept again becomes the newest
         r.keep(fp(3), lesson(1), Some((&[9], &[2.0])));
         let kept: Vec<u8> = r.iter().map(|(f, _)| f[0]).collect();

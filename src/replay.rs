@@ -87,10 +87,7 @@ pub fn unlearn(
     mut stacking: Option<Stacking<'_>>,
 ) -> Result<(), String> {
     let plan = plan(records, fingerprint, learner, stacking.as_ref())?;
-    let (steps, stacker_steps) = (
-        learner.model.steps,
-        stacking.as_ref().map(|s| s.fusion.stacker.steps),
-    );
+    let (steps, stacker_steps) = (learner.model.steps, stacking.as_ref().map(|s| s.fusion.stacker.steps));
     for item in plan.iter().rev() {
         undo(item, learner, stacking.as_mut());
     }
@@ -297,11 +294,18 @@ mod tests {
         docs[*c] += w;
         let omega = balanced_omega(docs, *c, *w);
         let step = m.learn(ids, values, *c, omega, None, *w);
-        records.keep(fingerprint(i), Entry::new(Some(*c), *w, step, 0, m.n_classes()), Some((ids, values)));
+        records.keep(
+            fingerprint(i),
+            Entry::new(Some(*c), *w, step, 0, m.n_classes()),
+            Some((ids, values)),
+        );
     }
 
     fn scores(m: &Logistic, probes: &[(Vec<u32>, Vec<f64>, usize, f64)]) -> Vec<f64> {
-        probes.iter().map(|(ids, values, _, _)| m.scores(ids, values)[1]).collect()
+        probes
+            .iter()
+            .map(|(ids, values, _, _)| m.scores(ids, values)[1])
+            .collect()
     }
 
     #[test]
@@ -335,7 +339,10 @@ mod tests {
                     assert_eq!(counts, never_counts);
                     // the replayed steps are kept: unlearning a later one replays again, exactly
                     let later = fingerprint(59);
-                    let (a, b) = (&records.get(&later).unwrap().step, &never_records.get(&later).unwrap().step);
+                    let (a, b) = (
+                        &records.get(&later).unwrap().step,
+                        &never_records.get(&later).unwrap().step,
+                    );
                     assert!(a.g.iter().zip(&b.g).all(|(x, y)| (x - y).abs() < 1e-12) && a.decay == b.decay);
                 }
             }

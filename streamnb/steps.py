@@ -209,7 +209,8 @@ def restore(core: Any, arrays: Arrays, prefix: str, labels: list[Label], max_ent
     if not present:
         return  # a file from before steps were kept: every message takes the reverse step
     # format 6 had no documents, nor the classes known at each step, nor a LogisticRegression's stamps
-    optional = {prefix + "known", prefix + "doc_length", prefix + "doc", *((prefix + "seen_at",) if not stacker else ())}
+    optional = {prefix + "known", prefix + "doc_length", prefix + "doc",
+                *((prefix + "seen_at",) if not stacker else ())}
     missing = sorted(set(names) - set(present) - optional)
     _require(not missing, f"step record arrays missing: {missing}")
     _require((prefix + "doc" in arrays) == (prefix + "doc_length" in arrays) == (prefix + "known" in arrays),

@@ -2,10 +2,10 @@
 //! `streamnb.models.Fusion`.
 
 use super::errors::{error, guard, Kind};
-use crate::feedback::{Feedback, PROVISIONAL_RATE};
-use crate::fusion::Fusion;
 use super::logistic::LogisticCore;
 use super::records;
+use crate::feedback::{Feedback, PROVISIONAL_RATE};
+use crate::fusion::Fusion;
 use crate::logistic::Step;
 use crate::records::Stacked;
 use pyo3::prelude::*;

@@ -7,42 +7,45 @@ use super::keys::{doc_feature_name, feature_names, find_ids, key_arrays};
 use super::labels::Labels;
 use super::output::Output;
 use super::reader::Reader;
+use super::records;
 use super::values::{describe, f64_bytes};
 use crate::doc::{Doc, UNKNOWN};
-use super::records;
-use crate::logistic::{balanced_omega, check_doc_freqs, check_parameters, check_state, Logistic, Schedule, Settings, Step};
+use crate::logistic::{
+    balanced_omega, check_doc_freqs, check_parameters, check_state, Logistic, Schedule, Settings, Step,
+};
 use crate::records::{Entry, Fingerprint, Records};
 use crate::space::{Features, RowsError};
 use crate::vocab::Vocabulary;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 
-/// The little-endian u32 values of a model file's array (its raw bytes).
-pub(super) fn little_endian_u32(bytes: &[u8]) -> PyResult<Vec<u32>> {
-    if !bytes.len().is_multiple_of(4) {
+/// The little-endian values of a model file's array (its raw bytes), N bytes each, read by
+/// `from` (`u32::from_le_bytes` ...); `kind` names them for the error.
+pub(super) fn little_endian<T, const N: usize>(bytes: &[u8], kind: &str, from: fn([u8; N]) -> T) -> PyResult<Vec<T>> {
+    if !bytes.len().is_multiple_of(N) {
         return Err(error(
             ErrorKind::ModelFormat,
-            "an array of uint32 holds a whole number of values",
+            format!("an array of {kind} holds a whole number of values"),
         ));
     }
     Ok(bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .chunks_exact(N)
+        .map(|chunk| {
+            let mut value = [0u8; N];
+            value.copy_from_slice(chunk);
+            from(value)
+        })
         .collect())
+}
+
+/// The little-endian u32 values of a model file's array (its raw bytes).
+pub(super) fn little_endian_u32(bytes: &[u8]) -> PyResult<Vec<u32>> {
+    little_endian(bytes, "uint32", u32::from_le_bytes)
 }
 
 /// The little-endian f64 values of a model file's array (its raw bytes).
 pub(super) fn little_endian_f64(bytes: &[u8]) -> PyResult<Vec<f64>> {
-    if !bytes.len().is_multiple_of(8) {
-        return Err(error(
-            ErrorKind::ModelFormat,
-            "an array of float64 holds a whole number of values",
-        ));
-    }
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-        .collect())
+    little_endian(bytes, "float64", f64::from_le_bytes)
 }
 
 /// How a class weighs in the gradient (times the sample weight).
@@ -723,22 +726,7 @@ impl LogisticCore {
     }
 
     /// The records as a model file keeps them (see `super::records`, `export_records`).
-    #[allow(clippy::type_complexity)]
-    fn records_state<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(
-        Bound<'py, PyBytes>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyBytes>,
-    )> {
+    fn records_state<'py>(&self, py: Python<'py>) -> PyResult<records::RecordsState<'py>> {
         guard(|| self.export_records(py))
     }
 

@@ -4,7 +4,7 @@
 //! unlearning by replay is `crate::replay`; this converts and checks.
 
 use super::errors::{error, Kind as ErrorKind};
-use super::logistic::{little_endian_f64, ClassWeight, LogisticCore};
+use super::logistic::{little_endian, little_endian_f64, ClassWeight, LogisticCore};
 use super::values::f64_bytes;
 use crate::doc::{Doc, UNKNOWN};
 use crate::feedback::PROVISIONAL_RATE;
@@ -33,17 +33,22 @@ fn view(entry: &Entry) -> RecordView {
 
 /// The little-endian i64 values of a model file's array (its raw bytes).
 fn little_endian_i64(bytes: &[u8]) -> PyResult<Vec<i64>> {
-    if !bytes.len().is_multiple_of(8) {
-        return Err(error(
-            ErrorKind::ModelFormat,
-            "an array of int64 holds a whole number of values",
-        ));
-    }
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-        .collect())
+    little_endian(bytes, "int64", i64::from_le_bytes)
 }
+
+/// The records as `export_records` gives them to Python (see there).
+pub(super) type RecordsState<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+);
 
 fn i64_bytes<'py>(py: Python<'py>, values: &[i64]) -> Bound<'py, PyBytes> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -55,10 +60,7 @@ pub(super) fn fingerprint(bytes: &[u8]) -> PyResult<Fingerprint> {
     bytes.try_into().map_err(|_| {
         error(
             ErrorKind::InvalidInput,
-            format!(
-                "a fingerprint is {FINGERPRINT_BYTES} bytes, got {}",
-                bytes.len()
-            ),
+            format!("a fingerprint is {FINGERPRINT_BYTES} bytes, got {}", bytes.len()),
         )
     })
 }
@@ -122,7 +124,16 @@ impl LogisticCore {
                     Some(label) => self.labels.class_of(&label)?,
                     None => None,
                 };
-                let entry = Entry::new(class, 1.0, Step { g: Vec::new(), decay: 1.0 }, stamp, self.model.n_classes());
+                let entry = Entry::new(
+                    class,
+                    1.0,
+                    Step {
+                        g: Vec::new(),
+                        decay: 1.0,
+                    },
+                    stamp,
+                    self.model.n_classes(),
+                );
                 self.records_mut()?.keep(fp, entry, None);
                 Ok(Vec::new())
             }
@@ -210,7 +221,9 @@ impl LogisticCore {
             .filter(|e| !e.is_lesson())
             .ok_or_else(|| error(ErrorKind::InvalidInput, "this message was not observed without a label"))?;
         if entry.step.moved() {
-            let c = entry.class.ok_or_else(|| error(ErrorKind::Internal, "a provisional lesson without a class"))?;
+            let c = entry
+                .class
+                .ok_or_else(|| error(ErrorKind::Internal, "a provisional lesson without a class"))?;
             self.model
                 .check_step(&Step {
                     g: entry.step.g.clone(),
@@ -218,7 +231,9 @@ impl LogisticCore {
                 })
                 .map_err(|m| error(ErrorKind::InvalidInput, m))?;
             let (ids, values) = match records.document(&entry) {
-                Some(doc) => doc.map_err(|m| error(ErrorKind::InvalidInput, format!("a kept document is damaged: {m}")))?,
+                Some(doc) => {
+                    doc.map_err(|m| error(ErrorKind::InvalidInput, format!("a kept document is damaged: {m}")))?
+                }
                 None => {
                     let mut reading = self.reader.read(&self.space, x)?;
                     self.space.resolve(&mut reading.doc);
@@ -280,22 +295,7 @@ impl LogisticCore {
     /// later or the step did not move), decays, stamps, the classes known at each step,
     /// stacker steps (three per record, zeros for none), document lengths (0: none),
     /// documents). See `crate::records`.
-    #[allow(clippy::type_complexity)]
-    pub(super) fn export_records<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(
-        Bound<'py, PyBytes>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyByteArray>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyBytes>,
-    )> {
+    pub(super) fn export_records<'py>(&self, py: Python<'py>) -> PyResult<RecordsState<'py>> {
         let records = self.records()?;
         let cols = self.model.n_classes().saturating_sub(1);
         let entries: Vec<&(Fingerprint, Entry)> = records.iter().collect();
@@ -413,7 +413,10 @@ impl LogisticCore {
                 _ => return Err(bad("step record classes out of range".into())),
             };
             let s = &stacker[3 * i..3 * i + 3];
-            let step = Step { g: row, decay: decays[i] };
+            let step = Step {
+                g: row,
+                decay: decays[i],
+            };
             let mut entry = Entry::new(class, weights[i], step, seen_at, known[i] as usize);
             if s.iter().any(|&v| v != 0.0) {
                 entry.stacker = Some(Stacked {
@@ -440,4 +443,3 @@ impl LogisticCore {
 pub(super) fn entries_of(core: &LogisticCore) -> Option<Vec<(Fingerprint, Entry)>> {
     core.records.as_ref().map(|r| r.iter().cloned().collect())
 }
-

@@ -79,10 +79,12 @@ DEFAULT_LR_BUCKETS = 2**18
 #: the core, 60 in the model file). The SpamAssassin stream reaches 630,000 uncapped,
 #: trec07p-dev 3 million; the cap costs no ranking on either (benchmarks/bench_trec.py).
 DEFAULT_NB_MAX_FEATURES = 500_000
-#: The default fusion keeps the steps of the last 10,000 messages learned (about 490 bytes
-#: each in memory, 74 in the model file: benchmarks/bench_corrections.py), so that each of
-#: them can be unlearned by its own steps. The command and the service give a model with a
-#: ledger as many records as its ledger holds messages (service/cli_common.py).
+#: The default fusion keeps the steps of the last 10,000 messages learned (about 230 bytes
+#: each in memory, 100 in the model file: benchmarks/bench_corrections.py), so that each of
+#: them can be unlearned by its own steps, and the documents of the newest 1,000 (the
+#: window, ``logistic.DEFAULT_WINDOW``), so that those are unlearned by replay. The command
+#: and the service give a model with a ledger as many records as its ledger holds messages
+#: (service/cli_common.py), and the default window: about 2.6 MB per user model.
 DEFAULT_RECORDS = 10_000
 #: The records' arrays in a model file (streamnb.steps)
 RECORDS_PREFIX = "records_"

@@ -62,10 +62,11 @@ DEFAULT_LEARNING_RATE = 1.0
 #: reports it).
 DEFAULT_IDF_POWER = 2.0
 #: A ledger keeps the documents of the newest 1,000 steps, so that unlearning one of those
-#: messages replays the steps after it (exact; an older one has its own step undone). With
-#: 100 lessons between a lesson and its unlearn, the spam filter's figures are in
-#: benchmarks/bench_corrections.py; a byte 4-gram document of the default filter takes about
-#: 3.3 KB kept (src/records.rs), and unlearning one replays the steps after it.
+#: messages replays the steps after it (exact; an older one has its own step undone). The
+#: spam filter's lessons unlearned 100 lessons later need a window of 100 at least; 1,000
+#: leaves room for the provisional lessons of mail seen without labels, at about 2.6 KB of
+#: memory per kept byte 4-gram document of the default filter and 5 ms per unlearn with 100
+#: lessons after it (benchmarks/bench_corrections.py).
 DEFAULT_WINDOW = 1000
 #: A ledger's arrays in a model file (streamnb.steps)
 LEDGER_PREFIX = "ledger_"

@@ -387,8 +387,9 @@ def markdown(data: dict[str, Any]) -> list[str]:
     us, ms, sizes = cost["us_per_message"], cost["unlearn_ms"], cost["file_bytes"]
     lines += ["", f"The cost: learning takes {us['replay']['median']:.0f} us of CPU per message with the window "
               f"against {us['own step']['median']:.0f} us with the steps alone (window=0) and "
-              f"{us['reverse step']['median']:.0f} us with no records ({cost['ratio']['median']:.3f}x and "
-              f"{cost['ratio_own_step']['median']:.3f}x, median of the rounds). An unlearn with {cost['after']} lessons "
+              f"{us['reverse step']['median']:.0f} us with no records (against no records: "
+              f"{cost['ratio']['median']:.3f}x and {cost['ratio_own_step']['median']:.3f}x, median of the rounds). "
+              f"An unlearn with {cost['after']} lessons "
               f"after the lesson takes {ms['replay']['median']:.1f} ms by replay, {ms['own step']['median']:.2f} ms by "
               f"its own steps. A record takes {cost['record_bytes_memory']:.0f} bytes in memory and "
               f"{cost['record_bytes_file']:.0f} in the model file; a kept document (the window held "

@@ -82,11 +82,12 @@ def test_a_move_with_lessons_in_between_is_the_model_that_learned_it_last(k):
     assert_close(scores(model), scores(learned(lr(), base + between + [(text, "ham")])))
 
 
-def test_the_fusions_logistic_regression_replays_its_lessons_and_provisional_steps():
+@pytest.mark.parametrize("k", [1, 10, 100])
+def test_the_fusions_logistic_regression_replays_its_lessons_and_provisional_steps(k):
     """Its logistic regression becomes the one that took the other lessons and the same
     provisional lessons (class and weight as they were decided); the fused log-odds stay
     within what naive Bayes' kept inputs leave."""
-    base, lesson, between = stream(80, seed=5), ("cheap pills noon meeting offer", "spam"), stream(100, seed=6)
+    base, lesson, between = stream(80, seed=5), ("cheap pills noon meeting offer", "spam"), stream(k, seed=6)
     model = Fusion(MultinomialNB(0.5, tokenizer=Tokenizer(), ledger=1000), LogisticRegression(0.2, tokenizer=Tokenizer()))
     learned(model, base)
     start = [model.log_odds_one(p) for p in PROBES]
@@ -101,8 +102,8 @@ def test_the_fusions_logistic_regression_replays_its_lessons_and_provisional_ste
             operations.append(("observe", unlabelled[i // 8], kept.label, kept.weight, bool(kept.lr.g)))
         model.learn_one(text, label)
         operations.append(("learn", text, label, 1.0, True))
-    moved_text = between[50][0]
-    model.learn_one(moved_text, "ham" if between[50][1] == "spam" else "spam")  # a move among them
+    moved_text, moved_label = between[k // 2][0], "ham" if between[k // 2][1] == "spam" else "spam"
+    model.learn_one(moved_text, moved_label)  # a move among them
     taught = [op for op in operations if op[0] == "observe" and op[4]]
     assert taught, "no provisional lesson was taken"
     model.unlearn_one(*lesson)
@@ -116,7 +117,7 @@ def test_the_fusions_logistic_regression_replays_its_lessons_and_provisional_ste
             reference.learn_one(text, label, weight)
         elif moved_lr:
             reference._core.provisional_one(text, label, weight, streamnb._core.FusionCore.provisional_rate)
-    reference.learn_one(moved_text, "ham" if between[50][1] == "spam" else "spam")
+    reference.learn_one(moved_text, moved_label)
     assert_close([model.part_log_odds(p)[1] for p in PROBES],
                  [reference.predict_log_proba_one(p)["spam"] - reference.predict_log_proba_one(p)["ham"]
                   for p in PROBES])
@@ -127,7 +128,7 @@ def test_the_fusions_logistic_regression_replays_its_lessons_and_provisional_ste
             never.learn_one(text, label)
         else:
             never.observe_one(text)
-    never.learn_one(moved_text, "ham" if between[50][1] == "spam" else "spam")
+    never.learn_one(moved_text, moved_label)
     left = max(abs(model.log_odds_one(p) - never.log_odds_one(p)) for p in PROBES)
     assert left <= 0.1 * moved, (left, moved)  # the stacker's kept naive Bayes inputs (bench_corrections.py)
 

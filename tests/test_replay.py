@@ -261,3 +261,13 @@ def test_steps_taken_before_a_class_came_are_replayed_without_it():
         model = learned(lr(**settings), [("the report, cheap", "spam")] + lessons)
         model.unlearn_one("the report, cheap", "spam")
         assert_close(scores(model), scores(learned(lr(**settings), lessons)))
+
+
+def test_fusions_that_learned_the_same_message_still_merge_and_empty_their_window():
+    def fusion():
+        return Fusion(MultinomialNB(0.5, tokenizer=Tokenizer()), LogisticRegression(0.2, tokenizer=Tokenizer()))
+
+    shared = stream(10, seed=17)
+    a, b = learned(fusion(), shared + stream(10, seed=18)), learned(fusion(), shared)
+    a.merge(b)  # naive Bayes without a ledger counts the shared messages twice, as it always did
+    assert len(a._records) == 20 and a._records.documents == 0

@@ -608,15 +608,6 @@ impl LogisticCore {
             }
             let other = other.borrow();
             let mut target = target.borrow_mut();
-            if let Some(fp) = target.shared_fingerprint(py, &other) {
-                return Err(error(
-                    ErrorKind::IncompatibleModels,
-                    format!(
-                        "both models learned the same message (fingerprint {}): merging would count it twice",
-                        fp.as_bytes().iter().map(|b| format!("{b:02x}")).collect::<String>()
-                    ),
-                ));
-            }
             let their_records = records::entries_of(&other);
             let mut classes = Vec::new();
             for label in other.labels.owned(py) {

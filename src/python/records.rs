@@ -276,8 +276,10 @@ impl LogisticCore {
             .map(|(fp, _)| PyBytes::new(py, fp))
     }
 
-    /// After a merge: other's records join this model's (its classes by `classes`, other's
-    /// class k being this one's classes[k]), and the window empties: a replay cannot cross
+    /// After a merge: other's records join this model's as the newest (its classes by
+    /// `classes`, other's class k being this one's classes[k]; a message both keep takes
+    /// other's record: a `LogisticRegression`'s ledger refuses such a merge before, a
+    /// fusion's naive Bayes ledger too when it has one), and the window empties: a replay cannot cross
     /// the mixing (`Logistic::mix`), so every kept step is undone as it was taken from now on.
     pub(super) fn merge_records(&mut self, theirs: Option<Vec<(Fingerprint, Entry)>>, classes: &[usize]) {
         let Some(records) = self.records.as_mut() else {

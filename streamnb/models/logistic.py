@@ -304,7 +304,9 @@ class LogisticRegression:
                 a, b = _tokenizer_signature(a), _tokenizer_signature(b)
             if name != "passes" and a != b:
                 raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
-        shared = self._core.records_overlap(other._core) if other is not self else None
+        # with ledgers of their own (a fusion's part keeps its fusion's records: its naive Bayes decides)
+        ledgers = self._steps is not None and other._steps is not None and other is not self
+        shared = self._core.records_overlap(other._core) if ledgers else None
         if shared is not None:
             raise IncompatibleModelsError(f"both models learned the same message (fingerprint {shared.hex()}): "
                                           "merging would count it twice")

@@ -19,7 +19,9 @@
 //!    logistic regression has won more, the fused log-odds move towards its own as the
 //!    coverage falls:
 //!
-//!        z = c * z_fused + (1 - c) * z_lr            (c the coverage)
+//!    ```text
+//!    z = c * z_fused + (1 - c) * z_lr            (c the coverage)
+//!    ```
 //!
 //!    logistic regression's log-odds are calibrated by its own training, so the scale of z
 //!    holds while the weight shifts. While every message is labelled c = 1 and z is the

@@ -82,10 +82,15 @@ impl Fusion {
     /// inputs and what the step used, for `undo`.
     pub fn learn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) -> ([f64; 2], Step) {
         let inputs = self.inputs(z_nb, z_lr);
-        let step = self
-            .stacker
-            .learn(&[NB, LR], &inputs, usize::from(positive), weight, None, weight);
+        let step = self.step_on(inputs, positive, weight);
         (inputs, step)
+    }
+
+    /// One step of the stacker on its inputs as `learn` makes them (a replay takes a kept
+    /// step again from naive Bayes' kept input: src/replay.rs).
+    pub fn step_on(&mut self, inputs: [f64; 2], positive: bool, weight: f64) -> Step {
+        self.stacker
+            .learn(&[NB, LR], &inputs, usize::from(positive), weight, None, weight)
     }
 
     /// Take back exactly a step `learn` took, from the inputs and step it returned (see

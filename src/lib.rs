@@ -26,6 +26,8 @@ pub mod ngrams;
 pub mod parallel;
 pub mod prefetch;
 pub mod pruning;
+pub mod records;
+pub mod replay;
 pub mod smoothing;
 pub mod snapshot;
 pub mod space;

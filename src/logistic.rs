@@ -370,10 +370,11 @@ impl Logistic {
         s
     }
 
-    /// g_c = [y = c] - P(c | x) for c >= 1, from the scores (times `omega`).
+    /// g_c = [y = c] - P(c | x) for c >= 1, from the scores of the classes the step knows
+    /// (times `omega`).
     fn gradient(&self, scores: &[f64], y: usize, omega: f64) -> Vec<f64> {
         let norm = logsumexp(scores);
-        (1..self.n_classes)
+        (1..scores.len())
             .map(|c| omega * (f64::from(u8::from(c == y)) - (scores[c] - norm).exp()))
             .collect()
     }
@@ -406,15 +407,42 @@ impl Logistic {
         dots: Option<Vec<f64>>,
         count: f64,
     ) -> Step {
+        let dots = if self.has_idf() { None } else { dots };
+        self.counted_step(ids, values, y, omega, dots, count, self.n_classes)
+    }
+
+    /// `learn` as it was when the model knew only its first `classes` classes (a replay takes
+    /// a step again as it was taken, before later classes came: src/replay.rs).
+    pub fn learn_within(
+        &mut self,
+        ids: &[u32],
+        values: &[f64],
+        y: usize,
+        omega: f64,
+        count: f64,
+        classes: usize,
+    ) -> Step {
+        self.counted_step(ids, values, y, omega, None, count, classes.min(self.n_classes))
+    }
+
+    /// The document counted (`count` > 0), then one step over the first `classes` classes
+    /// (the softmax, the margin and the gradient of the others left out: as a model that did
+    /// not know them yet).
+    #[allow(clippy::too_many_arguments)]
+    fn counted_step(
+        &mut self,
+        ids: &[u32],
+        values: &[f64],
+        y: usize,
+        omega: f64,
+        dots: Option<Vec<f64>>,
+        count: f64,
+        classes: usize,
+    ) -> Step {
+        debug_assert!(y < classes && classes <= self.n_classes);
         if count > 0.0 {
             self.count(ids, count);
         }
-        let dots = if self.has_idf() { None } else { dots };
-        self.step(ids, values, y, omega, dots)
-    }
-
-    fn step(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, dots: Option<Vec<f64>>) -> Step {
-        debug_assert!(y < self.n_classes);
         let values = self.prepared(ids, values);
         let mut dots = dots.unwrap_or_else(|| self.dots_of_prepared(ids, &values));
         self.steps += 1;
@@ -426,8 +454,9 @@ impl Logistic {
                 dots = self.dots_of_prepared(ids, &values); // the stored weights changed
             }
         }
-        let scores = self.scores_of(&dots);
-        if self.cols() == 0 || self.margin_met(&scores, y) {
+        let mut scores = self.scores_of(&dots);
+        scores.truncate(classes);
+        if classes <= 1 || self.margin_met(&scores, y) {
             return Step { g: Vec::new(), decay };
         }
         let g = self.gradient(&scores, y, omega);
@@ -490,15 +519,30 @@ impl Logistic {
     /// and is taken back as such; with L2 the steps in between have decayed it, and the
     /// undo takes back the move undecayed). The ids must have rows (`reserve_rows`).
     pub fn provisional(&mut self, ids: &[u32], values: &[f64], y: usize, omega: f64, rate: f64) -> Step {
-        debug_assert!(y < self.n_classes);
-        if self.cols() == 0 {
+        self.provisional_within(ids, values, y, omega, rate, self.n_classes)
+    }
+
+    /// `provisional` as it was when the model knew only its first `classes` classes.
+    pub fn provisional_within(
+        &mut self,
+        ids: &[u32],
+        values: &[f64],
+        y: usize,
+        omega: f64,
+        rate: f64,
+        classes: usize,
+    ) -> Step {
+        let classes = classes.min(self.n_classes);
+        debug_assert!(y < classes);
+        if classes <= 1 {
             return Step {
                 g: Vec::new(),
                 decay: 1.0,
             };
         }
         let values = self.prepared(ids, values);
-        let scores = self.scores_of(&self.dots_of_prepared(ids, &values));
+        let mut scores = self.scores_of(&self.dots_of_prepared(ids, &values));
+        scores.truncate(classes);
         let g = self.gradient(&scores, y, omega);
         self.apply_at(ids, &values, &g, 1.0, Some(rate));
         Step { g, decay: 1.0 }
@@ -737,6 +781,16 @@ impl Logistic {
     pub fn heap_bytes(&self) -> usize {
         (self.cells.capacity() + self.bias.capacity() + self.bias_squares.capacity() + self.doc_freq.capacity()) * 8
     }
+}
+
+/// omega of a document of class c with sample weight `weight` under balanced class weights
+/// (scikit-learn's "balanced", online): weight N / (K N_c), N and N_c the documents learned
+/// so far (`class_docs`, this one counted), K the classes that have any: a rare class weighs
+/// as much in total as a common one.
+pub fn balanced_omega(class_docs: &[f64], c: usize, weight: f64) -> f64 {
+    let total: f64 = class_docs.iter().sum();
+    let k = class_docs.iter().filter(|&&n| n > 0.0).count() as f64;
+    weight * total / (k * class_docs[c])
 }
 
 /// AdaGrad's rate for a step of gradient `step` on a weight whose sum of squared gradients

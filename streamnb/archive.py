@@ -32,8 +32,8 @@ else:
 __all__ = ["FORMAT", "VERSION", "READABLE", "METADATA", "ARRAY_DTYPES", "encode_value", "decode_value", "SavedArrays"]
 
 FORMAT = "streamnb-model"
-VERSION = 6
-READABLE = (1, 2, 3, 4, 5, 6)  # format versions this streamnb loads
+VERSION = 7
+READABLE = (1, 2, 3, 4, 5, 6, 7)  # format versions this streamnb loads
 METADATA = "metadata.json"
 ARRAY_DTYPES = ("<f8", "<i8", "<u4", "|u1")
 

@@ -5,13 +5,13 @@ only numbers (``.npy`` arrays of float64, int64, uint32 or uint8, read here from
 raw little-endian payload, without numpy) and JSON, and every value is checked before a
 model is built from it.
 
-Format, version 6
+Format, version 7
 -----------------
 A zip archive, every member stored uncompressed:
 
 - ``metadata.json`` (UTF-8, ASCII-escaped JSON object)::
 
-      {"format": "streamnb-model", "version": 6, "streamnb": "<library version>",
+      {"format": "streamnb-model", "version": 7, "streamnb": "<library version>",
        "model": "<model type, e.g. MultinomialNB>",
        "tokenizer": null | {"type": "<module.Class>", "params": <its get_params()>},
        "arrays": {"<name>": {"dtype": "<f8" | "<i8" | "<u4" | "|u1", "shape": [n, ...]}, ...},
@@ -23,7 +23,7 @@ A zip archive, every member stored uncompressed:
   str holding a surrogate pair are ``{"$bytes": ...}``, ``{"$float": ...}``, ``{"$str": ...}``
   (see ``encode_value``).
 - ``arrays/<name>.npy`` for each array named in the metadata (counts, stamps, ledger).
-- the archive comment: ``streamnb-model v6 sha256:<64 hex digits>``, the SHA-256 of every
+- the archive comment: ``streamnb-model v7 sha256:<64 hex digits>``, the SHA-256 of every
   byte of the file before the digits. Any flipped bit, truncation or edit is detected
   and reported as such (whatever else reading the file found), and a file claiming another
   version is refused by name.
@@ -53,11 +53,12 @@ loaded model is the same model down to the ids its next new words get.
 A LogisticRegression stores its params, labels, ``class_docs``, ``scale`` and ``steps`` (and
 with an IDF ``idf_docs``) and the arrays ``lr_feature``, ``lr_weight``, ``lr_square``,
 ``lr_bias``, ``lr_bias_square`` (``lr_doc_freq`` with an IDF; ``feature_key`` and
-``feature_key_end`` for an exact vocabulary); with a ledger, the steps it kept, as the
-``ledger_fingerprint``, ``ledger_class``, ``ledger_weight``, ``ledger_g`` and ``ledger_decay``
+``feature_key_end`` for an exact vocabulary); with a ledger, the steps it kept and the
+documents of its window, as the ``ledger_fingerprint``, ``ledger_class``, ``ledger_weight``,
+``ledger_g``, ``ledger_decay``, ``ledger_seen_at``, ``ledger_doc_length`` and ``ledger_doc``
 arrays (:mod:`streamnb.steps`). A Fusion stores its parts (their arrays under ``nb_`` and
 ``lr_``), the stacker's weights and steps, and with ``records`` the steps its logistic
-regression and stacker kept, as the ``records_*`` arrays (those five and
+regression and stacker kept, as the ``records_*`` arrays (those eight and
 ``records_stacker``).
 
 Adding a model type: decorate the class with ``@register_model`` (a subclass, e.g. an
@@ -90,7 +91,11 @@ would refuse the same way; a version-4 LogisticRegression reads with ``idf_power
 Version 6 (since 2026-12-06) adds the steps a LogisticRegression's ledger and a Fusion's
 records keep (the ``ledger``/``records`` parameters, the ``ledger_*``/``records_*`` arrays);
 a version-5 file loads with none kept (a Fusion with its default ``records``, empty), so the
-messages it learned before unlearn by the reverse step.
+messages it learned before unlearn by the reverse step. Version 7 (since 2026-12-06) adds the
+documents of the newest kept steps (the ``window`` parameter, the ``*_doc_length`` and
+``*_doc`` arrays, a LogisticRegression's ``ledger_seen_at``), so that unlearning one of those
+messages replays the steps after it; a version-6 file loads with its steps kept and an empty
+window (its messages unlearn by their own steps), which fills as the model learns.
 
 Reading takes the members out of the file's bytes in place (zipfile reads the central
 directory; the local headers are followed here): the SHA-256 covers every byte, so

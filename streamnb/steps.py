@@ -1,39 +1,39 @@
-"""The steps a message's learning took, kept so that unlearning it takes exactly those back.
+"""The steps a message's learning took, as Python reads them and a model file keeps them.
 
 Naive Bayes unlearns exactly by subtracting counts. A logistic regression's step depends on
 its weights as they stood: g = omega ([y = c] - P(c | x)), and AdaGrad's rate on the sums of
-squared gradients. A step taken backwards later, from the gradient as it is then, is not
-the step that was taken (right after a learn the lesson's loss is already small, so the
-reverse step is smaller than the step it should undo). So the few numbers a step used are
-kept per message: the logistic regression's gradient g (one number per class but the
-reference) and the decay factor its weights took (``LogisticStep``), and for a fusion its
-stacker's two inputs and gradient (``StackerStep``). The features come from the message
-itself when it is unlearned. The formula that undoes a step, and why it is exact right
-after the learn, is in the core (src/logistic.rs, ``Logistic::undo``).
+squared gradients. So a ``LogisticRegression`` with a ledger and a ``Fusion`` (its
+``records``) keep per message what its step used, and for the newest steps (the
+``window``) the document as logistic regression read it: unlearning a message among them
+undoes the steps after it, its own, and takes the later ones again (a replay: the model is
+then the one that never saw the message, to rounding); an older one has its own step undone
+(the steps after it keep what they did because of it). The structure, the replay and its
+checks are in the core (src/records.rs, src/replay.rs), owned by logistic regression's core
+(``LogisticCore``: its ``record``, ``unlearn_kept`` ...); this module reads it
+(``StepRecords``, a view) and converts it to and from a model file's arrays.
 
-``StepRecords`` keeps a ``MessageSteps`` per message for the last ``max_entries`` messages
-learned, by the fingerprint the naive Bayes ledger uses (:mod:`streamnb.ledger`), the
-oldest forgotten first. A message whose steps are no longer kept (evicted, or learned
-before a model file kept steps) is unlearned with the reverse step. Each record keeps the
-lesson's label and sample weight, so a lesson of any weight is undone as it was learned.
-
-In a model file the records are the arrays ``<prefix>fingerprint`` (uint8, 16 bytes per
-record), ``<prefix>class`` (int64, the label's index), ``<prefix>weight`` (float64),
-``<prefix>g`` (float64, one row per record and one column per class but the reference,
-zeros where a class came later or the step did not move), ``<prefix>decay`` (float64) and,
-for a fusion, ``<prefix>stacker`` (float64, per record its two inputs and g; zeros for no
-step) and ``<prefix>seen_at`` (int64, ``MessageSteps.seen_at``), oldest first. A file
-without them holds no records.
+In a model file the records are, oldest first, the arrays ``<prefix>fingerprint`` (uint8,
+16 bytes per record), ``<prefix>class`` (int64, the label's index in the model's classes;
+-1 for a message observed without a label that took no lesson, of a class logistic
+regression does not know), ``<prefix>weight`` (float64), ``<prefix>g`` (float64, one row per
+record and one column per class but the reference, zeros where a class came later or the
+step did not move), ``<prefix>decay`` (float64), ``<prefix>seen_at`` (int64: > 0, the stamp
+of a message observed without a label, whose step is provisional; 0 for a lesson),
+``<prefix>known`` (int64: the classes logistic regression knew when it stepped),
+``<prefix>doc_length`` (int64, the bytes of its kept document, 0 for none) and
+``<prefix>doc`` (uint8, the kept documents back to back, encoded as src/records.rs says),
+and for a fusion ``<prefix>stacker`` (float64, per record its stacker's two inputs and g;
+zeros for no step). A file without them holds no records; one without ``known`` and the
+two ``doc`` arrays (format 6) holds no documents: its window starts empty.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import ModelFormatError
-from .ledger import FINGERPRINT_BYTES, MessageLedger
+from .ledger import FINGERPRINT_BYTES
 from .store import _raw_array
 from .validate import Label
 
@@ -59,7 +59,7 @@ class StackerStep(NamedTuple):
 class MessageSteps(NamedTuple):
     """What learning one message did to the parts that learn by steps."""
 
-    label: Label
+    label: Label | None  # None: observed without a label, no lesson, of a class the model does not know
     weight: float
     lr: LogisticStep
     stacker: StackerStep | None = None  # a fusion's stacker, when it stepped
@@ -69,6 +69,7 @@ class MessageSteps(NamedTuple):
     # ``label``, ``weight`` those of the provisional lesson (or the class it was delivered
     # as, and 1, when it took none).
     seen_at: int = 0
+    document: bool = False  # is its document kept (an unlearn of it replays)?
 
     @property
     def provisional(self) -> bool:
@@ -76,55 +77,68 @@ class MessageSteps(NamedTuple):
         return self.seen_at > 0
 
 
-SUFFIXES = ("fingerprint", "class", "weight", "g", "decay")
-#: A fusion's records also keep each message's stamp (``MessageSteps.seen_at``)
-FUSION_SUFFIXES = (*SUFFIXES, "stacker", "seen_at")
+#: The arrays of a model's records: every model with records writes these
+SUFFIXES = ("fingerprint", "class", "weight", "g", "decay", "seen_at", "known", "doc_length", "doc")
+#: A fusion's records also keep its stacker's steps
+FUSION_SUFFIXES = (*SUFFIXES, "stacker")
 
 
 class StepRecords:
-    """The steps of the last ``max_entries`` messages learned, by fingerprint (FIFO).
+    """The records a logistic regression's core keeps, read from Python (a view: they change
+    only through the model).
 
     Parameters
     ----------
-    max_entries : int
-        How many messages' steps it keeps at most.
+    core : streamnb._core.LogisticCore
+        The core that keeps them (``keep_records`` called).
     """
 
-    def __init__(self, max_entries: int) -> None:
-        self.entries: MessageLedger[MessageSteps] = MessageLedger(max_entries)
+    def __init__(self, core: Any) -> None:
+        self._core = core
 
     @property
     def max_entries(self) -> int:
-        return self.entries.max_entries
+        """How many messages' steps it keeps at most."""
+        return int(self._core.records_info()[1])
+
+    @property
+    def window(self) -> int:
+        """How many of the newest keep their documents (an unlearn among them replays)."""
+        return int(self._core.records_info()[2])
+
+    @property
+    def documents(self) -> int:
+        """Records holding their document now."""
+        return int(self._core.records_info()[3])
+
+    def _steps(self, view: tuple[Any, ...], labels: list[Label]) -> MessageSteps:
+        c, weight, g, decay, stacker, seen_at, document = view
+        return MessageSteps(None if c is None else labels[c], weight, LogisticStep(tuple(g), decay),
+                            None if stacker is None else StackerStep(*stacker), seen_at, document)
 
     def get(self, fingerprint: bytes) -> MessageSteps | None:
         """The steps of a message, or None."""
-        return self.entries.get(fingerprint)
-
-    def keep(self, fingerprint: bytes, steps: MessageSteps) -> None:
-        """Keep a message's steps (as the newest), forgetting the oldest beyond the bound."""
-        self.entries.record(fingerprint, steps)
-
-    def forget(self, fingerprint: bytes) -> None:
-        """Drop a message's steps, if kept."""
-        self.entries.forget(fingerprint)
+        view = self._core.record(fingerprint)
+        return None if view is None else self._steps(view, self._core.labels)
 
     def items(self) -> Iterator[tuple[bytes, MessageSteps]]:
         """(fingerprint, steps) pairs, the oldest learned first."""
-        return self.entries.items()
+        labels = self._core.labels
+        return iter([(fingerprint, self._steps(view, labels)) for fingerprint, view in self._core.record_items()])
 
     def newest_first(self, fingerprints: list[bytes]) -> list[int]:
         """The positions of ``fingerprints``, those of the messages learned last first (those
         whose steps are not kept after, in the order given): the order in which taking them
         back undoes each step with the steps after it undone already."""
-        age = {fingerprint: i for i, (fingerprint, _) in enumerate(self.items())}
-        return sorted(range(len(fingerprints)), key=lambda row: -age.get(fingerprints[row], -1 - row))
+        return list(self._core.newest_first(fingerprints))
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return int(self._core.records_info()[0])
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, StepRecords) and self.entries == other.entries
+        return (isinstance(other, StepRecords) and self._core.records_info() == other._core.records_info()
+                and list(self.items()) == list(other.items())
+                and self._core.records_state()[-2:] == other._core.records_state()[-2:])
 
     # -- persistence ---------------------------------------------------------------------
     def arrays(self, prefix: str, class_id: Callable[[Label], int], columns: int, stacker: bool) -> Arrays:
@@ -143,82 +157,88 @@ class StepRecords:
         """
         import numpy as np
 
-        items = list(self.items())
-        steps = [entry for _, entry in items]
-        g = np.zeros((len(steps), columns))
-        for row, entry in enumerate(steps):
-            g[row, :len(entry.lr.g)] = entry.lr.g
+        (fingerprints, classes, weights, g, decays, stamps, known, stacked, lengths,
+         documents) = self._core.records_state()
+        labels = self._core.labels
+        ids = [-1 if c < 0 else class_id(labels[c]) for c in np.frombuffer(classes, dtype="<i8").tolist()]
+        m = len(ids)
         arrays = {
-            prefix + "fingerprint": np.frombuffer(b"".join(f for f, _ in items), dtype=np.uint8).copy(),
-            prefix + "class": np.array([class_id(entry.label) for entry in steps], dtype=np.int64),
-            prefix + "weight": np.array([entry.weight for entry in steps], dtype=np.float64),
-            prefix + "g": g,
-            prefix + "decay": np.array([entry.lr.decay for entry in steps], dtype=np.float64),
+            prefix + "fingerprint": np.frombuffer(fingerprints, dtype=np.uint8).copy(),
+            prefix + "class": np.array(ids, dtype=np.int64),
+            prefix + "weight": np.frombuffer(weights, dtype=np.float64).copy(),
+            prefix + "g": np.frombuffer(g, dtype=np.float64).reshape(m, columns).copy(),
+            prefix + "decay": np.frombuffer(decays, dtype=np.float64).copy(),
+            prefix + "seen_at": np.frombuffer(stamps, dtype=np.int64).copy(),
+            prefix + "known": np.frombuffer(known, dtype=np.int64).copy(),
+            prefix + "doc_length": np.frombuffer(lengths, dtype=np.int64).copy(),
+            prefix + "doc": np.frombuffer(documents, dtype=np.uint8).copy(),
         }
         if stacker:
-            arrays[prefix + "stacker"] = np.array(
-                [entry.stacker or (0.0, 0.0, 0.0) for entry in steps], dtype=np.float64).reshape(len(steps), 3)
-            arrays[prefix + "seen_at"] = np.array([entry.seen_at for entry in steps], dtype=np.int64)
+            arrays[prefix + "stacker"] = np.frombuffer(stacked, dtype=np.float64).reshape(m, 3).copy()
         return arrays
 
-    def restore(self, arrays: Arrays, prefix: str, labels: list[Label], columns: int, decay: float,
-                stacker: bool) -> None:
-        """Records from a model file's arrays (none when it has none); read without numpy.
 
-        Parameters
-        ----------
-        arrays : mapping
-            The model file's arrays.
-        prefix : str
-            The start of the names of the records' arrays.
-        labels : list of labels
-            The model's classes, by index.
-        columns : int
-            The logistic regression's classes but the reference (the width of ``g``).
-        decay : float
-            The factor every step of this model decays the weights by.
-        stacker : bool
-            Whether the records hold a fusion's stacker steps.
+def restore(core: Any, arrays: Arrays, prefix: str, labels: list[Label], max_entries: int, window: int,
+            stacker: bool) -> None:
+    """Give ``core`` (which keeps no records yet) the records of a model file's arrays; none
+    when it has none. Read without numpy.
 
-        Raises
-        ------
-        ModelFormatError
-            For arrays missing, of another type or shape, or values a step could not have.
-        """
-        names = [prefix + suffix for suffix in (FUSION_SUFFIXES if stacker else SUFFIXES)]
-        present = [name for name in names if name in arrays]
-        if not present:
-            return  # a file from before steps were kept: every message takes the reverse step
-        _require(len(present) == len(names), f"step record arrays missing: {sorted(set(names) - set(present))}")
-        fingerprints = _bytes(arrays, prefix + "fingerprint", "|u1")
-        classes = _bytes(arrays, prefix + "class", "<i8").cast("q")
-        m = len(classes)
-        _require(len(fingerprints) == FINGERPRINT_BYTES * m,
-                 f"array {prefix}fingerprint must hold {FINGERPRINT_BYTES} bytes per record ({m} records)")
-        weights = _bytes(arrays, prefix + "weight", "<f8", (m,)).cast("d")
-        g = _bytes(arrays, prefix + "g", "<f8", (m, columns)).cast("d")
-        decays = _bytes(arrays, prefix + "decay", "<f8", (m,)).cast("d")
-        inputs = _bytes(arrays, prefix + "stacker", "<f8", (m, 3)).cast("d") if stacker else memoryview(b"").cast("d")
-        stamps = (_bytes(arrays, prefix + "seen_at", "<i8", (m,)) if stacker else memoryview(bytes(8 * m))).cast("q")
-        _require(m <= self.max_entries, f"{m} step records exceed the bound {self.max_entries}")
-        _require(all(0 <= c < len(labels) for c in classes), "step record classes out of range")
-        _require(all(math.isfinite(w) and w > 0 for w in weights), "step record weights must be finite and > 0")
-        _require(all(map(math.isfinite, g)) and all(map(math.isfinite, inputs)),
-                 "step record gradients and inputs must be finite")
-        _require(all(d == decay or (t > 0 and d == 1.0) for d, t in zip(decays, stamps)),
-                 f"step record decays must be this model's, {decay!r} (1 for a provisional step)")
-        _require(all(t >= 0 for t in stamps), "step record stamps must be >= 0")
-        keys = [bytes(fingerprints[FINGERPRINT_BYTES * i:FINGERPRINT_BYTES * (i + 1)]) for i in range(m)]
-        _require(len(set(keys)) == m, "duplicate step record fingerprints")
-        for i, key in enumerate(keys):
-            row = tuple(g[i * columns:(i + 1) * columns])
-            while row and row[-1] == 0.0:  # classes that came after the step (g = 0 changes nothing)
-                row = row[:-1]
-            stacked = None
-            if stacker and any(inputs[3 * i:3 * i + 3]):
-                stacked = StackerStep(*inputs[3 * i:3 * i + 3])
-            self.keep(key, MessageSteps(labels[classes[i]], weights[i],
-                                        LogisticStep(row, decays[i]), stacked, stamps[i]))
+    Parameters
+    ----------
+    core : streamnb._core.LogisticCore
+        The logistic regression whose records they are (its classes loaded).
+    arrays : mapping
+        The model file's arrays.
+    prefix : str
+        The start of the names of the records' arrays.
+    labels : list of labels
+        The model's classes, by the index the file names them with.
+    max_entries, window : int
+        The records' bound and window.
+    stacker : bool
+        Whether the records hold a fusion's stacker steps.
+
+    Raises
+    ------
+    ModelFormatError
+        For arrays missing, of another type or shape, or values a step could not have.
+    """
+    core.keep_records(max_entries, window)
+    names = [prefix + suffix for suffix in (FUSION_SUFFIXES if stacker else SUFFIXES)]
+    present = [name for name in names if name in arrays]
+    if not present:
+        return  # a file from before steps were kept: every message takes the reverse step
+    # format 6 had no documents, nor the classes known at each step, nor a LogisticRegression's stamps
+    optional = {prefix + "known", prefix + "doc_length", prefix + "doc",
+                *((prefix + "seen_at",) if not stacker else ())}
+    missing = sorted(set(names) - set(present) - optional)
+    _require(not missing, f"step record arrays missing: {missing}")
+    _require((prefix + "doc" in arrays) == (prefix + "doc_length" in arrays) == (prefix + "known" in arrays),
+             f"the arrays {prefix}known, {prefix}doc and {prefix}doc_length come together")
+    classes = _bytes(arrays, prefix + "class", "<i8").cast("q")
+    m = len(classes)
+    columns = max(len(core.labels) - 1, 0)
+    lr_index = {label: c for c, label in enumerate(core.labels)}
+    ids = []
+    for c in classes:
+        _require(-1 <= c < len(labels), "step record classes out of range")
+        ids.append(-1 if c < 0 else lr_index.get(labels[c], -1))
+    fingerprints = bytes(_bytes(arrays, prefix + "fingerprint", "|u1"))
+    _require(len(fingerprints) == FINGERPRINT_BYTES * m,
+             f"array {prefix}fingerprint must hold {FINGERPRINT_BYTES} bytes per record ({m} records)")
+    stamps = (_bytes(arrays, prefix + "seen_at", "<i8", (m,)) if prefix + "seen_at" in arrays
+              else memoryview(bytes(8 * m)))
+    documents = None
+    if prefix + "doc" in arrays:
+        documents = (bytes(_bytes(arrays, prefix + "doc_length", "<i8", (m,))), bytes(_bytes(arrays, prefix + "doc",
+                                                                                             "|u1")))
+    core.load_records(max_entries, window, fingerprints,
+                      b"".join(c.to_bytes(8, "little", signed=True) for c in ids),
+                      bytes(_bytes(arrays, prefix + "weight", "<f8", (m,))),
+                      bytes(_bytes(arrays, prefix + "g", "<f8", (m, columns))),
+                      bytes(_bytes(arrays, prefix + "decay", "<f8", (m,))), bytes(stamps),
+                      bytes(_bytes(arrays, prefix + "known", "<i8", (m,))) if prefix + "known" in arrays else None,
+                      bytes(_bytes(arrays, prefix + "stacker", "<f8", (m, 3))) if stacker else None, documents)
 
 
 def _require(condition: bool, message: str) -> None:
@@ -236,3 +256,7 @@ def _bytes(arrays: Arrays, name: str, dtype: str, shape: tuple[int, ...] | None 
     else:
         _require(tuple(found) == shape, f"array {name!r} has shape {tuple(found)}, not {shape}")
     return memoryview(buffer)[start:end].cast("B")
+
+
+__all__ = ["FINGERPRINT_BYTES", "FUSION_SUFFIXES", "LogisticStep", "MessageSteps", "StackerStep", "StepRecords",
+           "SUFFIXES", "restore"]

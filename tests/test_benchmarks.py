@@ -29,7 +29,8 @@ PNG = b"\x89PNG\r\n\x1a\n"
 TARGET_IDS = {"mnb_vs_river", "mnb_email_vs_river", "mnb_dicts_vs_river", "bnb_vs_river", "bnb_dicts_whole_stream",
               "cnb_vs_river", "cnb_dicts_whole_stream", "mnb_vs_sklearn", "batch_vs_sklearn", "predict_cost_vs_vocabulary",
               "memory_vs_river", "tokenizer_vs_river", "email_tokenizer_vs_river", "email_tokenizer_vs_email_parse",
-              "corrections_right_after", "corrections_in_between", "corrections_command_service"}
+              "corrections_right_after", "corrections_in_between", "corrections_command_service",
+              "corrections_command_service_between"}
 OPT_IN_TARGET_IDS = {  # sections not run by default
     "serve": {"serve_vs_classify", "classify_one_message", "serve_default_vs_previous"},
     "smoothing": {"smoothing_20news_mnb_prequential", "smoothing_20news_mnb_test", "smoothing_20news_cnb_prequential",

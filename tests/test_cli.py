@@ -191,6 +191,32 @@ def test_learning_a_message_as_the_other_class_moves_it_exactly(mail, tmp_path):
     assert largest_change(fused_scores(a, probes), fused_scores(b, probes)) <= 1e-9
 
 
+def test_unlearn_after_other_lessons_replays_them(mail, tmp_path):
+    """The model file keeps the window of documents: ``streamnb unlearn`` of a lesson learned
+    before ten others (each in its own run, so the file was saved and loaded between) gives
+    logistic regression's scores of the model that learned only the others."""
+    model_file, never = tmp_path / "model.snb", tmp_path / "never.snb"
+    model_file.write_bytes(mail["model"].read_bytes())
+    never.write_bytes(mail["model"].read_bytes())
+    lesson = str(mail["folder"] / "h1.eml")
+    assert run("learn", str(model_file), "--spam", lesson).returncode == 0  # misfiled
+    others = tmp_path / "others"
+    others.mkdir()
+    for i in range(5):
+        (others / f"s{i}.eml").write_bytes(spam(80 + i))
+        (others / f"h{i}.eml").write_bytes(ham(90 + i))
+    for path in sorted(others.iterdir()):
+        for target in (model_file, never):
+            option = "--spam" if path.name.startswith("s") else "--ham"
+            assert run("learn", str(target), option, str(path)).returncode == 0
+    result = run("unlearn", str(model_file), "--spam", lesson)
+    assert result.returncode == 0, result.stderr
+    a, b = streamnb.load(model_file), streamnb.load(never)
+    probes = [Path(lesson).read_bytes(), spam(60), ham(61), b"Subject: hi\n\ncheap meeting\n"]
+    assert largest_change([a.part_log_odds(p)[1] for p in probes], [b.part_log_odds(p)[1] for p in probes]) <= 1e-9
+    assert snapshot(a.nb) == snapshot(b.nb)
+
+
 def test_email_nb_unlearns_exactly_through_the_command(mail, tmp_path):
     """Issue 15: train, learn one message, unlearn it: every score is the model's that never saw it."""
     learned, never = tmp_path / "learned.snb", tmp_path / "never.snb"

@@ -140,20 +140,22 @@ def test_with_a_ledger_a_move_is_as_if_the_message_had_only_been_learned_in_its_
 
 
 def test_unlearn_many_undoes_the_messages_learned_last_first():
-    model, reference = small(), small()
+    model, replayed, reference = small(window=0), small(), small(window=0)
     for text, label in TEXTS:
-        model.learn_one(text, label)
-        reference.learn_one(text, label)
+        for m in (model, replayed, reference):
+            m.learn_one(text, label)
     before = scores(model, PROBES)
     lessons = [("cheap noon pills", "spam"), ("a report at lunch", "ham"), ("buy a lunch offer", "spam")]
     for text, label in lessons:
-        model.learn_one(text, label)
-        reference.learn_one(text, label)
+        for m in (model, replayed, reference):
+            m.learn_one(text, label)
     model.unlearn_many([t for t, _ in lessons], [label for _, label in lessons])  # given oldest first
     assert_close(scores(model, PROBES), before)
     for text, label in lessons:  # one at a time in that order: each step undone with later ones in place
         reference.unlearn_one(text, label)
+        replayed.unlearn_one(text, label)  # by replay: the later ones taken again without it
     assert max(abs(a - b) for a, b in zip(scores(reference, PROBES), before)) > 1e-9
+    assert_close(scores(replayed, PROBES), before)
 
 
 def test_the_kept_steps_are_saved_and_loaded(tmp_path):

@@ -163,13 +163,13 @@ def test_the_file_is_the_documented_format(tmp_path):
     path = tmp_path / "m.snb"
     make_model(BernoulliNB, ledger=3).save(path)
     data = path.read_bytes()
-    assert data[-80:-64].endswith(b"streamnb-model v6 sha256:"[-16:]) and data[-64:].isalnum()
+    assert data[-80:-64].endswith(b"streamnb-model v7 sha256:"[-16:]) and data[-64:].isalnum()
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
         assert infos[0].filename == "metadata.json"
         assert all(info.compress_type == zipfile.ZIP_STORED for info in infos)
         metadata = json.loads(archive.read("metadata.json"))
-        assert (metadata["format"], metadata["version"], metadata["model"]) == ("streamnb-model", 6, "BernoulliNB")
+        assert (metadata["format"], metadata["version"], metadata["model"]) == ("streamnb-model", 7, "BernoulliNB")
         arrays = {}
         for name, spec in metadata["arrays"].items():
             with archive.open(f"arrays/{name}.npy") as member:
@@ -278,12 +278,12 @@ def test_a_version_1_token_list_of_the_wrong_length_is_named(tmp_path):
 def test_another_format_version_is_refused_by_name(saved):
     metadata, members = read_members(saved)
     data = persist._pack(json.dumps(metadata).encode(), members)
-    saved.write_bytes(data[:-80] + data[-80:].replace(b"v6 sha256", b"v7 sha256"))
-    with pytest.raises(ModelFormatError, match="format version 7 is not supported"):
+    saved.write_bytes(data[:-80] + data[-80:].replace(b"v7 sha256", b"v8 sha256"))
+    with pytest.raises(ModelFormatError, match="format version 8 is not supported"):
         streamnb.load(saved)
     metadata["version"] = 1
     write_members(saved, metadata, members)
-    with pytest.raises(ModelFormatError, match="format version 1 in the metadata, but the file says version 6"):
+    with pytest.raises(ModelFormatError, match="format version 1 in the metadata, but the file says version 7"):
         streamnb.load(saved)
 
 
@@ -291,7 +291,7 @@ DATA = pathlib.Path(__file__).parent / "data"
 VERSION_1 = DATA / "format-v1"
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 5])
+@pytest.mark.parametrize("version", [1, 2, 3, 5, 6])
 @pytest.mark.parametrize("name", ["multinomial", "bernoulli", "complement", "hashed", "text", "email"])
 def test_older_format_files_still_load(version, name, tmp_path):
     """Files written by the code of an older format (tests/data/make_format_files.py) give

@@ -318,6 +318,29 @@ def test_forget_and_a_move_through_the_server_undo_a_lesson_exactly(serve, tmp_p
     assert max(abs(a - b) for a, b in zip(got, want)) <= 1e-9
 
 
+def test_a_forget_after_other_lessons_replays_them(serve, tmp_path):
+    """A lesson forgotten after ten others were told (the model folded and saved between):
+    logistic regression is the one that learned only the others (its window is in the file)."""
+    server = serve(tmp_path / "models", "--allow-tell")
+    expected = Expected()
+    for i in range(8):
+        for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+            assert tell_raw(server.port, raw, label, user="dave").startswith(b"SPAMD/1.5 0 EX_OK")
+            expected.tell(LEARN, label, raw)
+    assert tell_raw(server.port, ham(50), "spam", user="dave").startswith(b"SPAMD/1.5 0 EX_OK")  # misfiled
+    server.stop()
+    server = serve(tmp_path / "models", "--allow-tell")  # a new process: the model read from its file
+    for i in range(20, 25):
+        for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+            assert tell_raw(server.port, raw, label, user="dave").startswith(b"SPAMD/1.5 0 EX_OK")
+            expected.tell(LEARN, label, raw)
+    assert tell_raw(server.port, ham(50), None, user="dave").startswith(b"SPAMD/1.5 0 EX_OK")  # forget
+    server.stop()
+    model = streamnb.load(tmp_path / "models" / "dave.snb")
+    probes = [ham(50), spam(60), ham(61)]
+    assert max(abs(model.part_log_odds(p)[1] - expected.model.part_log_odds(p)[1]) for p in probes) <= 1e-9
+
+
 @needs_spamc
 def test_tell_is_refused_without_allow_tell(serve, tmp_path):
     server = serve(tmp_path / "models")

@@ -2,9 +2,12 @@
 //! `streamnb.models.Fusion`.
 
 use super::errors::{error, guard, Kind};
+use super::logistic::LogisticCore;
+use super::records;
 use crate::feedback::{Feedback, PROVISIONAL_RATE};
 use crate::fusion::Fusion;
 use crate::logistic::Step;
+use crate::records::Stacked;
 use pyo3::prelude::*;
 
 #[pyclass(module = "streamnb._core")]
@@ -108,12 +111,53 @@ impl FusionCore {
         PROVISIONAL_RATE
     }
 
-    /// One step of the stacker; returns what it used, (its two inputs, its gradient g), for `undo`.
-    fn learn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) -> PyResult<(f64, f64, f64)> {
+    /// One step of the stacker; returns what it used, (its two inputs, its gradient g), for
+    /// `undo`. With `lr` and `fingerprint`: kept with the lesson logistic regression's
+    /// records keep under that fingerprint (`LogisticCore.learn_one`), for `unlearn_kept`.
+    #[pyo3(signature = (z_nb, z_lr, positive, weight, lr=None, fingerprint=None))]
+    fn learn(
+        &mut self,
+        z_nb: f64,
+        z_lr: f64,
+        positive: bool,
+        weight: f64,
+        lr: Option<&Bound<'_, LogisticCore>>,
+        fingerprint: Option<&[u8]>,
+    ) -> PyResult<(f64, f64, f64)> {
         guard(|| {
-            let ([nb, lr], step) = self.fusion.learn(z_nb, z_lr, positive, weight);
+            let fp = fingerprint.map(records::fingerprint).transpose()?;
+            let (inputs, step) = self.fusion.learn(z_nb, z_lr, positive, weight);
             // two classes and no margin: every step moves, by one gradient; no L2: no decay
-            Ok((nb, lr, step.g.first().copied().unwrap_or(0.0)))
+            let g = step.g.first().copied().unwrap_or(0.0);
+            if let (Some(lr), Some(fp)) = (lr, fp) {
+                lr.borrow_mut().attach_stacker(&fp, Stacked { inputs, g });
+            }
+            Ok((inputs[0], inputs[1], g))
+        })
+    }
+
+    /// Unlearn the message x whose lesson `lr`'s records keep (`fingerprint`), from
+    /// logistic regression and the stacker: by replay when its document is kept
+    /// (`crate::replay`), else their kept steps undone; its record is forgotten. `classes`:
+    /// the fusion's class 0 and class 1 (None while it knows one). InvalidInputError, changing nothing, when it cannot.
+    fn unlearn_kept(
+        &mut self,
+        lr: &Bound<'_, LogisticCore>,
+        x: &Bound<'_, PyAny>,
+        fingerprint: &[u8],
+        classes: Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let fp = records::fingerprint(fingerprint)?;
+            let mut lr = lr.borrow_mut();
+            let Some((first, second)) = classes else {
+                return lr.unlearn_record(x, fp, None); // no stacker step was taken yet
+            };
+            let pair = [
+                lr.known_class(&first, "unlearn the stacker's")?,
+                lr.known_class(&second, "unlearn the stacker's")?,
+            ];
+            lr.unlearn_record(x, fp, Some((&mut self.fusion, pair)))
         })
     }
 

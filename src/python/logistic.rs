@@ -7,44 +7,49 @@ use super::keys::{doc_feature_name, feature_names, find_ids, key_arrays};
 use super::labels::Labels;
 use super::output::Output;
 use super::reader::Reader;
+use super::records;
 use super::values::{describe, f64_bytes};
 use crate::doc::{Doc, UNKNOWN};
-use crate::logistic::{check_doc_freqs, check_parameters, check_state, Logistic, Schedule, Settings, Step};
+use crate::logistic::{
+    balanced_omega, check_doc_freqs, check_parameters, check_state, Logistic, Schedule, Settings, Step,
+};
+use crate::records::{Entry, Fingerprint, Records};
 use crate::space::{Features, RowsError};
 use crate::vocab::Vocabulary;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 
-/// The little-endian u32 values of a model file's array (its raw bytes).
-fn little_endian_u32(bytes: &[u8]) -> PyResult<Vec<u32>> {
-    if !bytes.len().is_multiple_of(4) {
+/// The little-endian values of a model file's array (its raw bytes), N bytes each, read by
+/// `from` (`u32::from_le_bytes` ...); `kind` names them for the error.
+pub(super) fn little_endian<T, const N: usize>(bytes: &[u8], kind: &str, from: fn([u8; N]) -> T) -> PyResult<Vec<T>> {
+    if !bytes.len().is_multiple_of(N) {
         return Err(error(
             ErrorKind::ModelFormat,
-            "an array of uint32 holds a whole number of values",
+            format!("an array of {kind} holds a whole number of values"),
         ));
     }
     Ok(bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .chunks_exact(N)
+        .map(|chunk| {
+            let mut value = [0u8; N];
+            value.copy_from_slice(chunk);
+            from(value)
+        })
         .collect())
+}
+
+/// The little-endian u32 values of a model file's array (its raw bytes).
+pub(super) fn little_endian_u32(bytes: &[u8]) -> PyResult<Vec<u32>> {
+    little_endian(bytes, "uint32", u32::from_le_bytes)
 }
 
 /// The little-endian f64 values of a model file's array (its raw bytes).
-fn little_endian_f64(bytes: &[u8]) -> PyResult<Vec<f64>> {
-    if !bytes.len().is_multiple_of(8) {
-        return Err(error(
-            ErrorKind::ModelFormat,
-            "an array of float64 holds a whole number of values",
-        ));
-    }
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-        .collect())
+pub(super) fn little_endian_f64(bytes: &[u8]) -> PyResult<Vec<f64>> {
+    little_endian(bytes, "float64", f64::from_le_bytes)
 }
 
 /// How a class weighs in the gradient (times the sample weight).
-enum ClassWeight {
+pub(super) enum ClassWeight {
     /// Every class 1.
     Equal,
     /// N / (K N_c) over the documents learned so far, this one included (scikit-learn's
@@ -56,18 +61,21 @@ enum ClassWeight {
 
 #[pyclass(module = "streamnb._core")]
 pub struct LogisticCore {
-    space: Features,
-    model: Logistic,
-    labels: Labels,
+    pub(super) space: Features,
+    pub(super) model: Logistic,
+    pub(super) labels: Labels,
     /// Documents (sum of sample weights) learned per class.
-    class_docs: Vec<f64>,
-    class_weight: ClassWeight,
-    reader: Reader,
+    pub(super) class_docs: Vec<f64>,
+    pub(super) class_weight: ClassWeight,
+    pub(super) reader: Reader,
     /// Bumped by every change of the weights or the classes.
-    version: u64,
+    pub(super) version: u64,
     /// The dot products of the last document predicted, at `version`: a learn of the same
     /// document right after uses them instead of reading the weights again.
     last_dots: Option<(u64, Vec<f64>)>,
+    /// The steps kept per message, and the newest documents (`crate::records`; None: none
+    /// kept). The methods that read and change them are in `super::records`.
+    pub(super) records: Option<Records>,
 }
 
 fn parse_schedule(schedule: &str) -> PyResult<Schedule> {
@@ -102,7 +110,7 @@ impl LogisticCore {
     }
 
     /// The fixed weight of a label (1 when the mapping does not name it).
-    fn fixed_weight(&self, label: &Bound<'_, PyAny>) -> PyResult<f64> {
+    pub(super) fn fixed_weight(&self, label: &Bound<'_, PyAny>) -> PyResult<f64> {
         match &self.class_weight {
             ClassWeight::Fixed(weights) => match weights.bind(label.py()).get_item(label)? {
                 Some(w) => w.extract(),
@@ -115,11 +123,7 @@ impl LogisticCore {
     /// The weight of a document of class c in the gradient, its class counted already.
     fn omega(&self, c: usize, weight: f64, fixed: f64) -> f64 {
         match self.class_weight {
-            ClassWeight::Balanced => {
-                let total: f64 = self.class_docs.iter().sum();
-                let k = self.class_docs.iter().filter(|&&n| n > 0.0).count() as f64;
-                weight * total / (k * self.class_docs[c])
-            }
+            ClassWeight::Balanced => balanced_omega(&self.class_docs, c, weight),
             _ => weight * fixed,
         }
     }
@@ -209,7 +213,7 @@ impl LogisticCore {
     /// Take x, learned as `label` with sample weight `weight`, back out: its kept `step`
     /// undone exactly, or without one the reverse step (`Logistic::unlearn`). Checked first:
     /// an error changes nothing.
-    fn take_back(
+    pub(super) fn take_back(
         &mut self,
         x: &Bound<'_, PyAny>,
         label: &Bound<'_, PyAny>,
@@ -261,7 +265,7 @@ impl LogisticCore {
 
     /// A known class's index, or UnknownClass naming what is wrong (`doing`: "learn
     /// provisionally", "undo").
-    fn known_class(&self, label: &Bound<'_, PyAny>, doing: &str) -> PyResult<usize> {
+    pub(super) fn known_class(&self, label: &Bound<'_, PyAny>, doing: &str) -> PyResult<usize> {
         self.labels.class_of(label)?.ok_or_else(|| {
             error(
                 ErrorKind::UnknownClass,
@@ -274,13 +278,15 @@ impl LogisticCore {
     /// constant rate `rate` (`Logistic::provisional`), or with `undo` the step that returned
     /// that gradient taken back (`Logistic::undo_provisional`; `weight` unused: g holds it).
     /// Checked first: an error changes nothing.
-    fn provisional_doc(
+    /// `keep`: (fingerprint, stamp) under which the records keep the step and its document.
+    pub(super) fn provisional_doc(
         &mut self,
         x: &Bound<'_, PyAny>,
         label: &Bound<'_, PyAny>,
         weight: f64,
         rate: f64,
         undo: Option<Vec<f64>>,
+        keep: Option<(Fingerprint, u64)>,
     ) -> PyResult<Vec<f64>> {
         Self::check_weight(weight)?;
         if !(rate.is_finite() && rate > 0.0) {
@@ -311,9 +317,15 @@ impl LogisticCore {
             None => {
                 self.make_room(&mut reading.doc)?;
                 let omega = self.omega(c, weight, fixed);
-                self.model
-                    .provisional(&reading.doc.ids, &reading.doc.values, c, omega, rate)
-                    .g
+                let step = self
+                    .model
+                    .provisional(&reading.doc.ids, &reading.doc.values, c, omega, rate);
+                if let (Some((fp, stamp)), Some(records)) = (keep, self.records.as_mut()) {
+                    let doc = Some((&reading.doc.ids[..], &reading.doc.values[..]));
+                    let classes = self.model.n_classes();
+                    records.keep(fp, Entry::new(Some(c), weight, step.clone(), stamp, classes), doc);
+                }
+                step.g
             }
             Some(g) => {
                 self.known(&mut reading.doc);
@@ -405,6 +417,7 @@ impl LogisticCore {
                 reader: Reader::new(true),
                 version: 0,
                 last_dots: None,
+                records: None,
             };
             core.reader.set_featurizer(tokenizer, in_core, binary);
             Ok(core)
@@ -447,15 +460,33 @@ impl LogisticCore {
 
     /// One online step on x of class `label` with sample weight `weight`; returns what the
     /// step used, (g, decay) (`crate::logistic::Step`: g empty when the margin was met), for
-    /// `undo_one`.
-    fn learn_one(&mut self, x: &Bound<'_, PyAny>, label: &Bound<'_, PyAny>, weight: f64) -> PyResult<(Vec<f64>, f64)> {
+    /// `undo_one`. With a `fingerprint`, the records keep the step and the document as the
+    /// model read it (a message kept already: its record is replaced; move it first).
+    #[pyo3(signature = (x, label, weight, fingerprint=None))]
+    fn learn_one(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+        weight: f64,
+        fingerprint: Option<&[u8]>,
+    ) -> PyResult<(Vec<f64>, f64)> {
         guard(|| {
             Self::check_weight(weight)?;
+            let fp = match fingerprint {
+                Some(bytes) => {
+                    self.records()?; // refused before anything is learned
+                    Some(records::fingerprint(bytes)?)
+                }
+                None => None,
+            };
             let fixed = self.fixed_weight(label)?;
             let mut reading = self.reader.read(&self.space, x)?;
             let c = self.class_or_add(label)?;
             let reused = reading.reused;
             let result = self.learn_doc(&mut reading.doc, c, weight, fixed, reused);
+            if let (Ok(step), Some(fp)) = (&result, fp) {
+                self.keep_lesson(fp, c, weight, step.clone(), &reading.doc);
+            }
             self.reader.keep(x, reading)?;
             result.map(|step| (step.g, step.decay))
         })
@@ -551,7 +582,7 @@ impl LogisticCore {
         weight: f64,
         rate: f64,
     ) -> PyResult<Vec<f64>> {
-        guard(|| self.provisional_doc(x, label, weight, rate, None))
+        guard(|| self.provisional_doc(x, label, weight, rate, None, None))
     }
 
     /// Take back exactly the provisional step on x that returned g (taken at `rate`).
@@ -563,7 +594,7 @@ impl LogisticCore {
         g: Vec<f64>,
         rate: f64,
     ) -> PyResult<()> {
-        guard(|| self.provisional_doc(x, label, 1.0, rate, Some(g)).map(|_| ()))
+        guard(|| self.provisional_doc(x, label, 1.0, rate, Some(g), None).map(|_| ()))
     }
 
     /// Parameter mixing of other into target (see `Logistic::mix`): the weights averaged,
@@ -577,6 +608,7 @@ impl LogisticCore {
             }
             let other = other.borrow();
             let mut target = target.borrow_mut();
+            let their_records = records::entries_of(&other);
             let mut classes = Vec::new();
             for label in other.labels.owned(py) {
                 classes.push(target.class_or_add(label.bind(py))?);
@@ -600,6 +632,7 @@ impl LogisticCore {
             for (k, &c) in classes.iter().enumerate() {
                 target.class_docs[c] += other.class_docs[k];
             }
+            target.merge_records(their_records, &classes);
             target.reader.forget();
             target.version += 1;
             Ok(())
@@ -609,6 +642,121 @@ impl LogisticCore {
     #[getter]
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         self.labels.list(py)
+    }
+
+    // -- the records (`crate::records`, `super::records`) --------------------------------
+
+    /// Keep the steps of the last `max_entries` messages learned with a fingerprint, and the
+    /// documents of the newest `window` of them (any records kept before are dropped).
+    fn keep_records(&mut self, max_entries: usize, window: usize) {
+        self.records = Some(Records::new(max_entries, window));
+    }
+
+    /// (records kept, their bound, the window, documents kept), or None without records.
+    fn records_info(&self) -> Option<(usize, usize, usize, usize)> {
+        self.records
+            .as_ref()
+            .map(|r| (r.len(), r.max_entries(), r.window(), r.documents()))
+    }
+
+    /// The message x (`fingerprint`) seen without a label, stamped `stamp` (> 0): its
+    /// provisional lesson `lesson` = (label, weight) taken at the provisional rate
+    /// (`crate::feedback`) and kept with its document, or with no lesson, kept as
+    /// `delivered`. Returns the lesson's g (empty: none).
+    #[pyo3(signature = (x, fingerprint, stamp, lesson=None, delivered=None))]
+    fn observe(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        fingerprint: &[u8],
+        stamp: u64,
+        lesson: Option<(Bound<'_, PyAny>, f64)>,
+        delivered: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<f64>> {
+        guard(|| self.observe_message(x, records::fingerprint(fingerprint)?, stamp, lesson, delivered))
+    }
+
+    /// A message's record: (class index or None, weight, g, decay, stacker (input_nb,
+    /// input_lr, g) or None, seen_at, has its document), or None.
+    fn record(&self, fingerprint: &[u8]) -> PyResult<Option<records::RecordView>> {
+        guard(|| self.record_view(&records::fingerprint(fingerprint)?))
+    }
+
+    /// Every record, oldest first: (fingerprint, record).
+    fn record_items<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyBytes>, records::RecordView)>> {
+        guard(|| self.record_views(py))
+    }
+
+    /// Unlearn the message x whose lesson the records keep: by replay when its document is
+    /// kept, else by undoing its kept step (`crate::replay`); its record is forgotten.
+    /// InvalidInputError, changing nothing, when it cannot.
+    fn unlearn_kept(&mut self, x: &Bound<'_, PyAny>, fingerprint: &[u8]) -> PyResult<()> {
+        guard(|| self.unlearn_record(x, records::fingerprint(fingerprint)?, None))
+    }
+
+    /// Take back exactly the provisional lesson of the observed message x and forget its
+    /// record; returns its stamp.
+    fn take_back_provisional(&mut self, x: &Bound<'_, PyAny>, fingerprint: &[u8]) -> PyResult<u64> {
+        guard(|| self.take_back_observed(x, records::fingerprint(fingerprint)?))
+    }
+
+    /// The positions of `fingerprints` in the order to unlearn them: the messages learned
+    /// last first, then those not kept, in the order given.
+    fn newest_first(&self, fingerprints: Vec<Vec<u8>>) -> PyResult<Vec<usize>> {
+        guard(|| {
+            let fps = fingerprints
+                .iter()
+                .map(|f| records::fingerprint(f))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(self.records()?.newest_first(&fps))
+        })
+    }
+
+    /// A fingerprint both models keep (a merge would count its message twice), or None.
+    fn records_overlap<'py>(&self, py: Python<'py>, other: &LogisticCore) -> Option<Bound<'py, PyBytes>> {
+        self.shared_fingerprint(py, other)
+    }
+
+    /// The records as a model file keeps them (see `super::records`, `export_records`).
+    fn records_state<'py>(&self, py: Python<'py>) -> PyResult<records::RecordsState<'py>> {
+        guard(|| self.export_records(py))
+    }
+
+    /// Records from a model file (`records_state`'s arrays; `known` None for a file from
+    /// before they were kept, `stacker` None without a stacker, `documents` None for a file
+    /// from before documents were kept). Raises ModelFormatError for anything inconsistent.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (max_entries, window, fingerprints, classes, weights, g, decays, stamps, known, stacker,
+                        documents))]
+    fn load_records(
+        &mut self,
+        max_entries: usize,
+        window: usize,
+        fingerprints: &[u8],
+        classes: &[u8],
+        weights: &[u8],
+        g: &[u8],
+        decays: &[u8],
+        stamps: &[u8],
+        known: Option<&[u8]>,
+        stacker: Option<&[u8]>,
+        documents: Option<(Vec<u8>, Vec<u8>)>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let documents = documents.as_ref().map(|(l, d)| (&l[..], &d[..]));
+            self.import_records(
+                max_entries,
+                window,
+                fingerprints,
+                classes,
+                weights,
+                g,
+                decays,
+                stamps,
+                known,
+                stacker,
+                documents,
+            )
+        })
     }
 
     /// N_c per class, in the order of `labels`.
@@ -790,6 +938,7 @@ impl LogisticCore {
     /// Bytes held in the core (weights, AdaGrad sums, vocabulary, the last document read).
     fn nbytes(&self) -> usize {
         self.model.heap_bytes()
+            + self.records.as_ref().map_or(0, Records::heap_bytes)
             + self.space.vocabulary().map_or(0, Vocabulary::heap_bytes)
             + self.class_docs.capacity() * 8
             + self.reader.heap_bytes()

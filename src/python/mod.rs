@@ -15,6 +15,7 @@ mod model_errors;
 mod ngrams;
 mod output;
 mod reader;
+mod records;
 mod tokenizer;
 mod values;
 mod vocabulary;

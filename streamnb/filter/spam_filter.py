@@ -361,8 +361,10 @@ class SpamFilter:
         Right after ``learn(x, label)``, every score is back to what it was, to rounding:
         naive Bayes subtracts its counts, and the default model's logistic regression and
         stacker undo the steps they kept for the message (:class:`~streamnb.models.Fusion`,
-        ``records``). With other messages learned in between, naive Bayes is still exact
-        and the rest approximate (docs/design.md, section 3). To move a message to the other
+        ``records``). With other messages learned in between, naive Bayes is still exact,
+        and for a message among the model's newest ``window`` logistic regression replays
+        the lessons after it (exact; the stacker nearly so); an older one takes back its own
+        steps, approximately (docs/design.md, section 3). To move a message to the other
         class, learn it as that class: a model with a ledger moves it in one call.
         The calibrator keeps what it saw: it holds no per-message record to take back.
 

@@ -22,14 +22,18 @@ What each operation does to each part:
 - ``learn_one``: the stacker takes one step on the two log-odds the parts gave the message
   before learning it, then both parts learn it.
 - ``unlearn_one``: naive Bayes unlearns exactly (its counts are those of a model that never
-  saw the message); logistic regression and the stacker undo the steps they took on it,
-  kept per message (``records``, :mod:`streamnb.steps`): right after the learn every score
-  is back to rounding (1e-9); with other lessons in between, the steps after it were taken
-  on weights that held it (measured on the SpamAssassin stream, 100 lessons in between:
-  benchmarks/bench_corrections.py). A message whose steps are no longer kept takes the
+  saw the message); logistic regression and the stacker take back the steps they took on
+  it, kept per message (``records``, :mod:`streamnb.steps`). For a message among the newest
+  ``window`` steps, by replay (src/replay.rs): the steps after it undone, its own, and the
+  later ones taken again, so logistic regression is the model that never saw it, to
+  rounding, and the stacker nearly so (its later inputs from naive Bayes are kept as they
+  were; measured on the SpamAssassin stream: benchmarks/bench_corrections.py). An older
+  message has its own steps undone: exact right after the learn, but the steps after it
+  keep what they did because of it. A message whose steps are no longer kept takes the
   reverse steps (approximate: see :class:`~streamnb.LogisticRegression`).
 - ``merge``: naive Bayes' counts add up exactly; logistic regression and the stacker mix
-  their parameters, each side weighing by the messages it learned.
+  their parameters, each side weighing by the messages it learned; the kept steps of both
+  stay, and the window empties (no replay crosses the mixing).
 """
 
 from __future__ import annotations
@@ -43,11 +47,12 @@ from .. import _core, persist
 from ..errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
 from ..ledger import message_fingerprint
 from ..persist import register_model
-from ..steps import FUSION_SUFFIXES, LogisticStep, MessageSteps, StackerStep, StepRecords
-from ..validate import (Label, check_finite_nonnegative, check_finite_pair, check_finite_positive, check_instance,
-                        check_label, check_no_ledger, check_positive, check_weight)
+from ..steps import FUSION_SUFFIXES, MessageSteps, StepRecords
+from ..steps import restore as restore_records
+from ..validate import (Label, check_count, check_finite_nonnegative, check_finite_pair, check_finite_positive,
+                        check_instance, check_label, check_no_ledger, check_positive, check_weight)
 from .base import Contributions, DiscreteNB, Document, DocumentCounts, LogLinear
-from .logistic import LogisticRegression
+from .logistic import DEFAULT_WINDOW, LogisticRegression
 
 if TYPE_CHECKING:
     from ..store import Arrays
@@ -74,10 +79,12 @@ DEFAULT_LR_BUCKETS = 2**18
 #: the core, 60 in the model file). The SpamAssassin stream reaches 630,000 uncapped,
 #: trec07p-dev 3 million; the cap costs no ranking on either (benchmarks/bench_trec.py).
 DEFAULT_NB_MAX_FEATURES = 500_000
-#: The default fusion keeps the steps of the last 10,000 messages learned (about 490 bytes
-#: each in memory, 74 in the model file: benchmarks/bench_corrections.py), so that each of
-#: them can be unlearned by its own steps. The command and the service give a model with a
-#: ledger as many records as its ledger holds messages (service/cli_common.py).
+#: The default fusion keeps the steps of the last 10,000 messages learned (about 230 bytes
+#: each in memory, 100 in the model file: benchmarks/bench_corrections.py), so that each of
+#: them can be unlearned by its own steps, and the documents of the newest 1,000 (the
+#: window, ``logistic.DEFAULT_WINDOW``), so that those are unlearned by replay. The command
+#: and the service give a model with a ledger as many records as its ledger holds messages
+#: (service/cli_common.py), and the default window: about 2.6 MB per user model.
 DEFAULT_RECORDS = 10_000
 #: The records' arrays in a model file (streamnb.steps)
 RECORDS_PREFIX = "records_"
@@ -124,12 +131,16 @@ class Fusion:
     records
         Keep the steps logistic regression and the stacker took on each of the last
         ``records`` messages learned or observed (:mod:`streamnb.steps`), so that unlearning
-        one of them undoes its steps exactly, and a label that comes for a message observed
+        one of them takes its steps back, and a label that comes for a message observed
         without one replaces its provisional lesson exactly (see the module docstring); None
         keeps none (every message takes the reverse steps, and ``observe_one`` teaches
         nothing). Give a naive Bayes part with a ledger at least as many, so that every
-        message it holds is undone exactly. ``lr`` has no ledger of its own: this keeps its
-        steps.
+        message it holds is undone by its steps. ``lr`` has no ledger of its own: its core
+        keeps these records.
+    window
+        How many of the newest records keep logistic regression's document too, so that
+        unlearning (or moving) one of their messages replays the steps after it (default
+        1,000; 0: none). At most ``records``.
     provisional_weight
         w, the weight of a provisional lesson before its class balance (``observe_one``;
         src/feedback.rs); 0 for none.
@@ -142,7 +153,7 @@ class Fusion:
                  nb_scale: float = DEFAULT_NB_SCALE, nb_clip: float = DEFAULT_NB_CLIP,
                  learning_rate: float = DEFAULT_LEARNING_RATE,
                  initial_weights: tuple[float, float] = DEFAULT_INITIAL_WEIGHTS,
-                 records: int | None = DEFAULT_RECORDS,
+                 records: int | None = DEFAULT_RECORDS, window: int = DEFAULT_WINDOW,
                  provisional_weight: float = DEFAULT_PROVISIONAL_WEIGHT) -> None:
         self.nb = default_nb() if nb is None else nb
         self.lr = default_lr() if lr is None else lr
@@ -154,8 +165,12 @@ class Fusion:
         self.learning_rate = check_finite_positive("learning_rate", learning_rate)
         self.initial_weights = check_finite_pair("initial_weights", initial_weights)
         self.records = check_positive("records", records, integer=True)
+        self.window = check_count("window", window)
         self.provisional_weight = check_finite_nonnegative("provisional_weight", provisional_weight)
-        self._records = StepRecords(self.records) if self.records is not None else None
+        self._records: StepRecords | None = None
+        if self.records is not None:
+            self.lr._core.keep_records(self.records, self.window)
+            self._records = StepRecords(self.lr._core)
         self._core = _core.FusionCore(rate=self.learning_rate, scale=self.nb_scale, clip=self.nb_clip,
                                       initial=self.initial_weights)
         self._version = 0  # bumped by every change: a prediction's log-odds serve the learn that follows
@@ -164,7 +179,7 @@ class Fusion:
 
     def get_params(self) -> dict[str, Any]:
         return {"nb_scale": self.nb_scale, "nb_clip": self.nb_clip, "learning_rate": self.learning_rate,
-                "initial_weights": self.initial_weights, "records": self.records,
+                "initial_weights": self.initial_weights, "records": self.records, "window": self.window,
                 "provisional_weight": self.provisional_weight}
 
     def __repr__(self) -> str:
@@ -308,18 +323,15 @@ class Fusion:
         if pair is not None:
             z_nb, z_lr = self.part_log_odds(x)
         self.nb.learn_one(x, label, weight)  # first: it checks x (and may refuse it, changing nothing)
-        if observed is not None:
-            self._take_back_provisional(x, observed)
-            self._core.labelled_later(observed.seen_at)
+        if observed is not None and fingerprint is not None:
+            self._core.labelled_later(self.lr._core.take_back_provisional(x, fingerprint))
+            self._version += 1
             if pair is not None:  # logistic regression's as it was before the provisional lesson
                 z_lr = self._odds(self.lr.predict_log_proba_one(x), pair)
-        lr_step = self.lr._learn_step(x, label, weight)
-        stacker = None
+        self.lr._core.learn_one(x, label, weight, fingerprint)  # kept with its document (records)
         if pair is not None:
             self._core.judge(z_nb, z_lr, label == pair[1])
-            stacker = StackerStep(*self._core.learn(z_nb, z_lr, label == pair[1], weight))
-        if self._records is not None and fingerprint is not None:
-            self._records.keep(fingerprint, MessageSteps(label, weight, lr_step, stacker))
+            self._core.learn(z_nb, z_lr, label == pair[1], weight, self.lr._core, fingerprint)
         self._version += 1
         return self
 
@@ -352,23 +364,21 @@ class Fusion:
         if self._records.get(fingerprint) is not None:
             return self
         pair = self._pair()
-        step, weight = LogisticStep((), 1.0), 1.0
+        lesson: tuple[Label, float] | None = None
         if pair is None:
             label = self.classes[0]
         else:
             z_nb, z_lr = self.part_log_odds(x)
-            lesson = self._core.provisional(z_nb, z_lr, (self.class_counts[pair[0]], self.class_counts[pair[1]]),
-                                            self.provisional_weight)
-            if lesson is not None:
-                label, weight = pair[int(lesson[0])], lesson[1]
-                step = LogisticStep(tuple(self.lr._core.provisional_one(x, label, weight,
-                                                                        _core.FusionCore.provisional_rate)), 1.0)
+            provisional = self._core.provisional(z_nb, z_lr, (self.class_counts[pair[0]],
+                                                              self.class_counts[pair[1]]), self.provisional_weight)
+            if provisional is not None:
+                label = pair[int(provisional[0])]
+                lesson = (label, provisional[1])
             elif delivered in pair:
                 label = delivered
             else:
                 label = pair[int(self._core.log_odds(z_nb, z_lr) > 0)]
-        stamp = self._core.seen(False)
-        self._records.keep(fingerprint, MessageSteps(label, weight, step, None, stamp))
+        self.lr._core.observe(x, fingerprint, self._core.seen(False), lesson, label)
         self._version += 1
         return self
 
@@ -379,16 +389,10 @@ class Fusion:
         kept = self._records.get(fingerprint)
         return kept if kept is not None and kept.provisional else None
 
-    def _take_back_provisional(self, x: Document, observed: MessageSteps) -> None:
-        """Undo exactly the provisional lesson an observed message took (none: nothing)."""
-        if observed.lr.g:
-            self.lr._core.undo_provisional_one(x, observed.label, list(observed.lr.g),
-                                               _core.FusionCore.provisional_rate)
-        self._version += 1
-
     def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "Fusion":
-        """Naive Bayes unlearns x exactly; logistic regression and the stacker undo the steps
-        they took on it, when kept, else take their reverse steps.
+        """Naive Bayes unlearns x exactly; logistic regression and the stacker take back the
+        steps they took on it, when kept (by replay among the newest ``window``), else take
+        their reverse steps.
 
         The kept steps of x are those of its learning as y with weight w, or with the weight
         naive Bayes' ledger holds it with.
@@ -404,12 +408,8 @@ class Fusion:
             kept = None  # steps of another lesson: this one's were not kept
         self.nb.unlearn_one(x, label, weight)  # first: refuses a message never learned, changing nothing
         self._version += 1
-        if kept is not None and self._records is not None and fingerprint is not None:
-            # in the reverse order of learn_one; the two are independent
-            if kept.stacker is not None:
-                self._core.undo(*kept.stacker)
-            self.lr._undo_step(x, label, kept.weight, kept.lr)
-            self._records.forget(fingerprint)
+        if kept is not None and fingerprint is not None:
+            self._core.unlearn_kept(self.lr._core, x, fingerprint, self._pair())
         else:
             self.lr.unlearn_one(x, label, weight)
             pair = self._pair()
@@ -454,8 +454,9 @@ class Fusion:
     def merge(self, other: "Fusion") -> "Fusion":
         """Naive Bayes' counts add up; logistic regression and the stacker mix their parameters.
 
-        This fusion takes other's kept steps; a step kept before the merge is undone as it
-        was taken, which the mixing has scaled since: approximate, as the reverse step.
+        This fusion takes other's kept steps, and its window empties: a step kept before the
+        merge is undone as it was taken, which the mixing has scaled since (approximate, as
+        the reverse step), and none replays across the mixing.
         """
         if type(other) is not type(self):
             raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
@@ -470,13 +471,9 @@ class Fusion:
         self.lr._check_mergeable(other.lr)
         mine, theirs = sum(self.nb.class_counts.values()), sum(other.nb.class_counts.values())
         swapped = len(self.classes) == 2 and len(other.classes) == 2 and self.classes != other.classes
-        theirs_kept = list(other._records.items()) if other._records is not None else []  # other may be self
         self.nb.merge(other.nb)
-        self.lr.merge(other.lr)
+        self.lr.merge(other.lr)  # its core takes other's records (the fusion's are kept there)
         self._core.mix(other._core, mine, theirs, swapped)
-        if self._records is not None:
-            for fingerprint, steps in theirs_kept:
-                self._records.keep(fingerprint, steps)
         self._version += 1
         return self
 
@@ -546,9 +543,9 @@ class Fusion:
                 and isinstance(feedback[1], int) and feedback[1] >= 0):
             raise ModelFormatError(f"Fusion feedback must be [unlabelled, clock, wins, wins], got {describe(feedback)}")
         model._core.load_feedback(float(feedback[0]), feedback[1], (float(feedback[2]), float(feedback[3])))
-        if model._records is not None:
-            model._records.restore(arrays, RECORDS_PREFIX, model.classes, max(len(lr.classes) - 1, 0),
-                                   lr._core.decay, stacker=True)
+        if model.records is not None:
+            restore_records(lr._core, arrays, RECORDS_PREFIX, model.classes, model.records, model.window,
+                          stacker=True)
         elif any(name.startswith(RECORDS_PREFIX) for name in arrays):
             raise ModelFormatError("step record arrays in a Fusion without records")
         return model

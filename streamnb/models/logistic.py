@@ -40,10 +40,12 @@ from ..features.ngrams import ByteNgrams
 from ..ledger import message_fingerprint
 from ..persist import register_model
 from ..features.text import Tokenizer as WordTokenizer
-from ..steps import LogisticStep, MessageSteps, StepRecords
-from ..validate import (Label, check_bool, check_choice, check_class_weight, check_finite_positive, check_label,
-                        check_ledger_passes, check_n_buckets, check_nonnegative, check_passes, check_positive,
-                        check_tokenizer, check_weight)
+from ..steps import SUFFIXES as STEP_SUFFIXES
+from ..steps import StepRecords
+from ..steps import restore as restore_records
+from ..validate import (Label, check_bool, check_choice, check_class_weight, check_count, check_finite_positive,
+                        check_label, check_ledger_passes, check_n_buckets, check_nonnegative, check_passes,
+                        check_positive, check_tokenizer, check_weight)
 from ..features.weighting import EmailWeights
 from ..store import _raw_array
 from .base import Document, LogLinear, TextTokenizer
@@ -59,10 +61,17 @@ DEFAULT_LEARNING_RATE = 1.0
 #: 0.930, 0.931, 0.930, 0.927); the test split was not used (benchmarks/bench_logistic.py
 #: reports it).
 DEFAULT_IDF_POWER = 2.0
+#: A ledger keeps the documents of the newest 1,000 steps, so that unlearning one of those
+#: messages replays the steps after it (exact; an older one has its own step undone). The
+#: spam filter's lessons unlearned 100 lessons later need a window of 100 at least; 1,000
+#: leaves room for the provisional lessons of mail seen without labels, at about 2.6 KB of
+#: memory per kept byte 4-gram document of the default filter and 5 ms per unlearn with 100
+#: lessons after it (benchmarks/bench_corrections.py).
+DEFAULT_WINDOW = 1000
 #: A ledger's arrays in a model file (streamnb.steps)
 LEDGER_PREFIX = "ledger_"
 _ARRAYS = ("lr_feature", "lr_weight", "lr_square", "lr_bias", "lr_bias_square", "lr_doc_freq", "feature_key",
-           "feature_key_end", *(LEDGER_PREFIX + suffix for suffix in ("fingerprint", "class", "weight", "g", "decay")))
+           "feature_key_end", *(LEDGER_PREFIX + suffix for suffix in STEP_SUFFIXES))
 
 
 @register_model
@@ -75,16 +84,20 @@ class LogisticRegression:
     the vocabulary size.
 
     With a ``ledger``, the model keeps what each message's step used (its gradient and
-    decay, :mod:`streamnb.steps`), and ``unlearn_one`` takes exactly that step back: right
-    after the learn, every score is back to rounding (1e-9); with other lessons in between,
-    the steps after it were taken on weights that held it, and what is left is measured on
-    the spam filter in benchmarks/bench_corrections.py. A message whose step was not kept
-    (no ledger, or past its size) is unlearned by the reverse step: the step learning it
-    would take now, backwards, which right after a learn restores the scores to within
-    O(rate^2) only (the lesson's loss is already small then, so its step is too).
-    ``merge`` is parameter mixing: the weights averaged, each model weighing by the
-    documents it learned (approximate: a model trained on both streams in turn would
-    differ; benchmarks/bench_distributed.py measures the gap).
+    decay), and for the newest ``window`` steps the document as it read it
+    (:mod:`streamnb.steps`). ``unlearn_one`` of a message among those replays: the steps
+    after it undone, its own, and the later ones taken again, so every score is that of the
+    model that never learned it, to rounding (1e-9), whatever came after. An older message
+    has its own step undone exactly: right after the learn that is exact too, but with
+    other lessons in between, the steps after it were taken on weights that held it and
+    keep what they did because of it. A message whose step was not kept (no ledger, or past
+    its size) is unlearned by the reverse step: the step learning it would take now,
+    backwards, which right after a learn restores the scores to within O(rate^2) only (the
+    lesson's loss is already small then, so its step is too). ``merge`` is parameter
+    mixing: the weights averaged, each model weighing by the documents it learned
+    (approximate: a model trained on both streams in turn would differ;
+    benchmarks/bench_distributed.py measures the gap); the kept steps of both stay, and the
+    window empties (a replay cannot cross the mixing).
 
     Parameters
     ----------
@@ -127,6 +140,10 @@ class LogisticRegression:
         the same label is a no-op, under another label moves it (its step undone, then the
         new one taken), and unlearning it undoes its step exactly. None (the default): no
         ledger.
+    window
+        With a ledger: how many of the newest steps keep their documents, so that unlearning
+        one of their messages replays the steps after it (default 1,000; 0: none, each
+        unlearn undoes the message's own step). At most ``ledger``.
     tokenizer
         A callable text -> mapping feature -> value, so documents may be raw text: a
         :class:`~streamnb.Tokenizer`, :class:`~streamnb.EmailTokenizer` or
@@ -141,7 +158,7 @@ class LogisticRegression:
                  normalize: bool = True,
                  class_weight: str | Mapping[Label, float] | None = None, passes: int = 1,
                  tokenizer: TextTokenizer | None = None, n_buckets: int | None = None,
-                 ledger: int | None = None) -> None:
+                 ledger: int | None = None, window: int = DEFAULT_WINDOW) -> None:
         self.learning_rate = check_finite_positive("learning_rate", learning_rate)
         self.schedule = check_choice("schedule", schedule, SCHEDULES)
         self.l2 = check_nonnegative("l2", l2)
@@ -152,6 +169,7 @@ class LogisticRegression:
         self.class_weight = check_class_weight(class_weight)
         self.passes = check_passes(passes)
         self.ledger = check_positive("ledger", ledger, integer=True)
+        self.window = check_count("window", window)
         check_ledger_passes(self.ledger, self.passes)
         check_tokenizer(tokenizer)
         self.n_buckets = check_n_buckets(n_buckets)
@@ -162,7 +180,10 @@ class LogisticRegression:
             n_buckets=self.n_buckets, class_weight=weights,
             tokenizer=None, in_core=None, binary=False)
         self.tokenizer = tokenizer
-        self._steps = StepRecords(self.ledger) if self.ledger is not None else None
+        self._steps: StepRecords | None = None
+        if self.ledger is not None:
+            self._core.keep_records(self.ledger, self.window)
+            self._steps = StepRecords(self._core)
 
     # -- parameters -----------------------------------------------------------------------
     @property
@@ -180,7 +201,8 @@ class LogisticRegression:
         return {"learning_rate": self.learning_rate, "schedule": self.schedule, "l2": self.l2,
                 "margin": self.margin, "sublinear_tf": self.sublinear_tf, "idf_power": self.idf_power,
                 "normalize": self.normalize, "class_weight": self.class_weight, "passes": self.passes,
-                "tokenizer": self.tokenizer, "n_buckets": self.n_buckets, "ledger": self.ledger}
+                "tokenizer": self.tokenizer, "n_buckets": self.n_buckets, "ledger": self.ledger,
+                "window": self.window}
 
     def __repr__(self) -> str:
         return (f"LogisticRegression(learning_rate={self.learning_rate!r}, schedule={self.schedule!r}, "
@@ -207,19 +229,9 @@ class LogisticRegression:
         if held is not None:
             if held.label == label:
                 return self
-            self._undo_step(x, held.label, held.weight, held.lr)
-            self._steps.forget(fingerprint)
-        self._steps.keep(fingerprint, MessageSteps(label, weight, self._learn_step(x, label, weight)))
+            self._core.unlearn_kept(x, fingerprint)  # a move: out by replay, then in as the newest
+        self._core.learn_one(x, label, weight, fingerprint)
         return self
-
-    def _learn_step(self, x: Document, label: Label, weight: float) -> LogisticStep:
-        """One step on x (label and weight checked); returns what it used, for ``_undo_step``."""
-        g, decay = self._core.learn_one(x, label, weight)
-        return LogisticStep(tuple(g), decay)
-
-    def _undo_step(self, x: Document, label: Label, weight: float, step: LogisticStep) -> None:
-        """Take back exactly the step ``_learn_step`` took on x and returned (src/logistic.rs, ``undo``)."""
-        self._core.undo_one(x, label, weight, step.g, step.decay)
 
     def learn_many(self, X: Sequence[Document] | sp.spmatrix, y: Sequence[Label], w: Sequence[float] | None = None,
                    *, feature_names: Sequence[Hashable] | None = None) -> "LogisticRegression":
@@ -245,8 +257,9 @@ class LogisticRegression:
     def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "LogisticRegression":
         """Take x, learned as y with sample weight w, back out (see the class docstring).
 
-        A message the ledger holds is unlearned exactly, with the weight it was learned
-        with; any other takes the reverse step.
+        A message the ledger holds is unlearned with the weight it was learned with: by
+        replay when it is among the newest ``window`` steps, else its own step undone; any
+        other takes the reverse step.
 
         Raises
         ------
@@ -263,8 +276,7 @@ class LogisticRegression:
             if held is not None:
                 if held.label != label:
                     raise InvalidInputError(f"this message was learned as {held.label!r}, not as {label!r}")
-                self._undo_step(x, label, held.weight, held.lr)
-                self._steps.forget(fingerprint)
+                self._core.unlearn_kept(x, fingerprint)
                 return self
         self._core.unlearn_one(x, label, weight)
         return self
@@ -273,15 +285,12 @@ class LogisticRegression:
         """Parameter mixing: the weights averaged, each model weighing by the documents it learned.
 
         With ledgers, this one takes other's records (refused, changing nothing, when both
-        hold a message); a step kept before the merge is undone as it was taken, which
-        the mixing has scaled since: approximate, as the reverse step.
+        hold a message), and its window empties: a step kept before the merge is undone as it
+        was taken, which the mixing has scaled since (approximate, as the reverse step), and
+        none replays across the mixing.
         """
         self._check_mergeable(other)
-        theirs = list(other._steps.items()) if other._steps is not None else []  # other may be self
         _core.LogisticCore.mix(self._core, other._core)
-        if self._steps is not None:
-            for fingerprint, steps in theirs:
-                self._steps.keep(fingerprint, steps)
         return self
 
     def _check_mergeable(self, other: "LogisticRegression") -> None:
@@ -295,11 +304,12 @@ class LogisticRegression:
                 a, b = _tokenizer_signature(a), _tokenizer_signature(b)
             if name != "passes" and a != b:
                 raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
-        if self._steps is not None and other._steps is not None and other is not self:
-            for fingerprint, _ in other._steps.items():
-                if self._steps.get(fingerprint) is not None:
-                    raise IncompatibleModelsError(f"both models learned the same message (fingerprint "
-                                                  f"{fingerprint.hex()}): merging would count it twice")
+        # with ledgers of their own (a fusion's part keeps its fusion's records: its naive Bayes decides)
+        ledgers = self._steps is not None and other._steps is not None and other is not self
+        shared = self._core.records_overlap(other._core) if ledgers else None
+        if shared is not None:
+            raise IncompatibleModelsError(f"both models learned the same message (fingerprint {shared.hex()}): "
+                                          "merging would count it twice")
 
     # -- prediction -----------------------------------------------------------------------
     @property
@@ -434,9 +444,9 @@ class LogisticRegression:
         model._core.load([check_label(label) for label in labels], [float(n) for n in class_docs],
                          _bytes(arrays, "lr_feature", "<u4"), _bytes(arrays, "lr_weight", "<f8"),
                          _bytes(arrays, "lr_square", "<f8"), bias, float(scale), steps, keys, doc_freqs)
-        if model._steps is not None:
-            model._steps.restore(arrays, LEDGER_PREFIX, model.classes, max(len(model.classes) - 1, 0),
-                                 model._core.decay, stacker=False)
+        if model.ledger is not None:
+            restore_records(model._core, arrays, LEDGER_PREFIX, model.classes, model.ledger, model.window,
+                          stacker=False)
         elif any(name.startswith(LEDGER_PREFIX) for name in arrays):
             raise ModelFormatError("ledger arrays in a model without a ledger")
         return model

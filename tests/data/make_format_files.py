@@ -3,10 +3,12 @@ and the log-probabilities they give; tests/test_persist.py::test_older_format_fi
 loads them with today's code.
 
 Run with the code of the last commit that wrote each format: format-v1 at commit 3be5f82,
-format-v2 at commit da623a9, format-v3 at commit c092e96, format-v5 at commit 0fefee6
-(`python tests/data/make_format_files.py`, with that commit's streamnb importable; format-v1
-was written by this script when it was tests/data/format-v1/make.py). Format 5 adds the
-spam filter's default model and a logistic regression, which keep no steps (format 6 does).
+format-v2 at commit da623a9, format-v3 at commit c092e96, format-v5 at commit 0fefee6,
+format-v6 at commit cc85f29 (`python tests/data/make_format_files.py`, with that commit's
+streamnb importable; format-v1 was written by this script when it was
+tests/data/format-v1/make.py). Format 5 adds the spam filter's default model and a logistic
+regression, which keep no steps (format 6 does); format 6 a logistic regression with a
+ledger, whose steps it keeps without the documents (format 7 keeps them).
 """
 
 import json
@@ -56,6 +58,9 @@ def main():
 
         models["logistic"] = (trained(LogisticRegression(tokenizer=Tokenizer()), TEXTS), [x for x, _ in TEXTS])
         models["fusion"] = (trained(Fusion(), MAILS + MAILS[:1]), [x for x, _ in MAILS])
+    if VERSION >= 6:  # the steps kept, without the documents format 7 keeps
+        models["logistic-ledger"] = (trained(LogisticRegression(tokenizer=Tokenizer(), ledger=10), TEXTS),
+                                     [x for x, _ in TEXTS])
     expected = {}
     for name, (model, probes) in models.items():
         model.save(OUT / f"{name}.snb")

@@ -87,28 +87,37 @@ impl Fusion {
     }
 
     /// One step of the stacker on its inputs as `learn` makes them (a replay takes a kept
-    /// step again from naive Bayes' kept input: src/replay.rs).
+    /// step again from naive Bayes' kept input: src/replay.rs). The same two log-odds judge
+    /// which part was right, if they disagree (`Feedback::judge`: the sign of naive Bayes'
+    /// clipped input is its log-odds' sign), so that `undo` and a replay take the judgment
+    /// back with the step.
     pub fn step_on(&mut self, inputs: [f64; 2], positive: bool, weight: f64) -> Step {
+        self.feedback.judge(inputs[0], inputs[1], positive);
         self.stacker
             .learn(&[NB, LR], &inputs, usize::from(positive), weight, None, weight)
     }
 
-    /// Take back exactly a step `learn` took, from the inputs and step it returned (see
-    /// `Logistic::undo`). Err for a step the stacker could not have taken.
-    pub fn undo(&mut self, inputs: [f64; 2], step: &Step) -> Result<(), String> {
+    /// Take back exactly a step `learn` took on a message of class 1 (`positive`) or 0,
+    /// from the inputs and step it returned (see `Logistic::undo`), and its judgment
+    /// (`Feedback::unjudge`). Err, changing nothing, for a step the stacker could not have
+    /// taken.
+    pub fn undo(&mut self, inputs: [f64; 2], step: &Step, positive: bool) -> Result<(), String> {
         if !inputs.iter().all(|v| v.is_finite()) {
             return Err(format!("the stacker's inputs must be finite, got {inputs:?}"));
         }
         self.stacker.check_step(step)?;
         self.stacker.undo(&[NB, LR], &inputs, step, 0.0);
+        self.feedback.unjudge(inputs[0], inputs[1], positive);
         Ok(())
     }
 
-    /// The reverse step, when the step was not kept (see `Logistic::unlearn`).
+    /// The reverse step, when the step was not kept (see `Logistic::unlearn`), and the
+    /// judgment the message's two log-odds as they are now would have made taken back.
     pub fn unlearn(&mut self, z_nb: f64, z_lr: f64, positive: bool, weight: f64) {
         let inputs = self.inputs(z_nb, z_lr);
         self.stacker
             .unlearn(&[NB, LR], &inputs, usize::from(positive), weight, weight);
+        self.feedback.unjudge(inputs[0], inputs[1], positive);
     }
 
     /// Parameter mixing with another fusion (see `Logistic::mix`), each weighing by the
@@ -166,26 +175,32 @@ mod tests {
             let sign = if i % 3 == 0 { 1.0 } else { -1.0 };
             f.learn(25.0 * sign, 1.5 * sign, i % 2 == 0, 1.0);
         }
-        let before = f.weights();
-        // the inputs are what the step read: the log-odds given are clipped (90 / 30 -> 3)
+        let (before, wins) = (f.weights(), f.feedback.wins);
+        // the inputs are what the step read: the log-odds given are clipped (90 / 30 -> 3);
+        // the two disagree, and logistic regression is wrong: naive Bayes wins
         let (inputs, step) = f.learn(90.0, -0.4, true, 0.5);
         assert_eq!(inputs, [3.0, -0.4]);
-        f.undo(inputs, &step).unwrap();
+        assert!(f.feedback.wins[1] > wins[1]);
+        f.undo(inputs, &step, true).unwrap();
         for (a, b) in f.weights().iter().zip(before) {
             assert!((a - b).abs() < 1e-15, "{a} vs {b}");
         }
-        let restored = f.weights();
-        assert!(f.undo([f64::NAN, 0.0], &step).is_err());
+        for (a, b) in f.feedback.wins.iter().zip(wins) {
+            assert!((a - b).abs() < 1e-12 * b, "{a} vs {b}");
+        }
+        let restored = (f.weights(), f.feedback.wins);
+        assert!(f.undo([f64::NAN, 0.0], &step, true).is_err());
         assert!(f
             .undo(
                 inputs,
                 &Step {
                     g: vec![0.1],
                     decay: 0.9
-                }
+                },
+                true
             )
             .is_err());
-        assert_eq!(f.weights(), restored); // refused: nothing changed
+        assert_eq!((f.weights(), f.feedback.wins), restored); // refused: nothing changed
     }
 
     #[test]

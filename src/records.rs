@@ -7,8 +7,9 @@
 //! So for the newest `window` entries the document is kept too, as the model read it (its
 //! feature ids and values): to unlearn a message among them, the steps after it are undone,
 //! its own, and the later ones taken again on the model as it then stands (src/replay.rs).
-//! The older entries (up to `max_entries`, oldest forgotten first) keep their step alone:
-//! unlearning one undoes that step, reading the document from the message again.
+//! The older entries (up to `max_entries` lessons and as many messages seen without a label,
+//! the oldest of each kind forgotten first) keep their step alone: unlearning one undoes that
+//! step, reading the document from the message again.
 //!
 //! Documents live back to back in one byte arena, each encoded compactly: the number of
 //! features (LEB128), a flag byte (0: every value is 1, as for byte n-grams, and no values
@@ -97,7 +98,7 @@ struct Span {
     len: usize,
 }
 
-/// Fingerprint -> `Entry` for the last `max_entries` messages, oldest first, with the
+/// Fingerprint -> `Entry` for the last `max_entries` lessons and as many observations, oldest first, with the
 /// documents of the newest `window` (see the module docstring).
 #[derive(Clone, Debug)]
 pub struct Records {
@@ -115,6 +116,19 @@ pub struct Records {
     documents: usize,
     /// No entry before this sequence number holds a document (where dropping starts).
     undocumented_before: u64,
+    /// The lessons' and the observations' (fingerprint, sequence number), oldest first: each
+    /// kind is capped at `max_entries` apart, so that a stream of mail seen without labels
+    /// does not push out the lessons. An item whose entry was forgotten or kept again
+    /// since is skipped when its turn comes (the index no longer gives that number).
+    lessons: VecDeque<(Fingerprint, u64)>,
+    observations: VecDeque<(Fingerprint, u64)>,
+    /// Entries of each kind: [lessons, observations].
+    counts: [usize; 2],
+}
+
+/// An entry's kind: 0 for a lesson, 1 for an observation.
+fn kind(entry: &Entry) -> usize {
+    usize::from(!entry.is_lesson())
 }
 
 impl Records {
@@ -129,6 +143,9 @@ impl Records {
             dead: 0,
             documents: 0,
             undocumented_before: 0,
+            lessons: VecDeque::new(),
+            observations: VecDeque::new(),
+            counts: [0, 0],
         }
     }
 
@@ -200,17 +217,31 @@ impl Records {
             self.documents += 1;
         }
         let seq = self.first + self.slots.len() as u64;
+        let k = kind(&entry);
         self.slots.push_back(Some((fingerprint, entry)));
         self.index.insert(fingerprint, seq);
-        while self.index.len() > self.max_entries {
-            if let Some(Some((oldest, entry))) = self.slots.pop_front() {
-                self.index.remove(&oldest);
-                self.drop_span(entry.doc);
+        self.queue(k).push_back((fingerprint, seq));
+        self.counts[k] += 1;
+        for k in [0, 1] {
+            while self.counts[k] > self.max_entries {
+                let Some((oldest, at)) = self.queue(k).pop_front() else {
+                    break;
+                };
+                if self.index.get(&oldest) == Some(&at) {
+                    self.forget(&oldest);
+                }
             }
-            self.first += 1;
         }
         self.trim_documents();
         self.tidy();
+    }
+
+    fn queue(&mut self, kind: usize) -> &mut VecDeque<(Fingerprint, u64)> {
+        if kind == 0 {
+            &mut self.lessons
+        } else {
+            &mut self.observations
+        }
     }
 
     /// Forget a message's entry; returns it (without its document).
@@ -218,6 +249,7 @@ impl Records {
         let seq = self.index.remove(fingerprint)?;
         let at = (seq - self.first) as usize;
         let (_, mut entry) = self.slots[at].take()?;
+        self.counts[kind(&entry)] -= 1;
         self.drop_span(entry.doc.take());
         self.tidy();
         Some(entry)
@@ -293,8 +325,16 @@ impl Records {
             self.slots.retain(Option::is_some);
             self.first = 0;
             self.undocumented_before = 0;
-            for (seq, (fingerprint, _)) in self.slots.iter().flatten().enumerate() {
+            self.lessons.clear();
+            self.observations.clear();
+            for (seq, (fingerprint, entry)) in self.slots.iter().flatten().enumerate() {
                 self.index.insert(*fingerprint, seq as u64);
+                let queue = if kind(entry) == 0 {
+                    &mut self.lessons
+                } else {
+                    &mut self.observations
+                };
+                queue.push_back((*fingerprint, seq as u64));
             }
         }
         if self.dead > 4096 && self.dead * 2 > self.arena.len() {
@@ -338,8 +378,12 @@ impl Records {
         documents: Option<(&[i64], &[u8])>,
         rows: usize,
     ) -> Result<Records, String> {
-        if entries.len() > max_entries {
-            return Err(format!("{} step records exceed the bound {max_entries}", entries.len()));
+        let observations = entries.iter().filter(|(_, e)| !e.is_lesson()).count();
+        let lessons = entries.len() - observations;
+        if lessons > max_entries || observations > max_entries {
+            return Err(format!(
+                "{lessons} lessons' and {observations} observations' step records exceed the bound {max_entries} each"
+            ));
         }
         let mut records = Records::new(max_entries, window);
         let lengths: Vec<i64> = match documents {
@@ -380,7 +424,10 @@ impl Records {
             }
             start += len;
             let seq = records.slots.len() as u64;
+            let k = kind(&entry);
             records.index.insert(fingerprint, seq);
+            records.queue(k).push_back((fingerprint, seq));
+            records.counts[k] += 1;
             records.slots.push_back(Some((fingerprint, entry)));
         }
         if records.documents > records.window {
@@ -582,6 +629,40 @@ mod tests {
                 assert_eq!(ids, want);
             }
         }
+    }
+
+    #[test]
+    fn mail_seen_without_labels_does_not_push_out_the_lessons() {
+        let mut r = Records::new(3, 0);
+        for i in 0..3u8 {
+            r.keep(fp(i), lesson(0), None);
+        }
+        for i in 10..200u8 {
+            let observed = Entry::new(
+                None,
+                1.0,
+                Step {
+                    g: Vec::new(),
+                    decay: 1.0,
+                },
+                u64::from(i),
+                1,
+            );
+            r.keep(fp(i), observed, None);
+        }
+        let lessons: Vec<u8> = r.iter().filter(|(_, e)| e.is_lesson()).map(|(f, _)| f[0]).collect();
+        let observed: Vec<u8> = r.iter().filter(|(_, e)| !e.is_lesson()).map(|(f, _)| f[0]).collect();
+        assert_eq!(lessons, vec![0, 1, 2]);
+        assert_eq!(observed, vec![197, 198, 199]);
+        r.keep(fp(3), lesson(0), None); // the oldest lesson goes, the observations stay
+        let lessons: Vec<u8> = r.iter().filter(|(_, e)| e.is_lesson()).map(|(f, _)| f[0]).collect();
+        assert_eq!(lessons, vec![1, 2, 3]);
+        assert_eq!(r.len(), 6);
+        // an observation kept again as a lesson moves to its kind
+        r.keep(fp(198), lesson(0), None);
+        let lessons: Vec<u8> = r.iter().filter(|(_, e)| e.is_lesson()).map(|(f, _)| f[0]).collect();
+        assert_eq!(lessons, vec![2, 3, 198]);
+        assert_eq!(r.len(), 5);
     }
 
     #[test]

@@ -174,11 +174,13 @@ fn plan(
 /// Take one kept step back exactly.
 fn undo(item: &Replayed, learner: &mut Learner<'_>, stacking: Option<&mut Stacking<'_>>) {
     let Replayed { entry, ids, values, .. } = item;
+    let class = entry.class.unwrap_or(0);
     if let (Some(stacked), Some(s)) = (&entry.stacker, stacking) {
         // checked: finite, and the stacker's steps have one gradient and no decay
-        let _ = s.fusion.undo(stacked.inputs, &stacked_step(stacked));
+        let _ = s
+            .fusion
+            .undo(stacked.inputs, &stacked_step(stacked), class == s.classes[1]);
     }
-    let class = entry.class.unwrap_or(0);
     if entry.is_lesson() {
         learner.model.undo(ids, values, &entry.step, entry.weight);
         learner.class_docs[class] = (learner.class_docs[class] - entry.weight).max(0.0);

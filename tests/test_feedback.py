@@ -11,7 +11,7 @@ from streamnb import LogisticRegression, MultinomialNB, SpamFilter, Tokenizer, l
 from streamnb.errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from streamnb.filter.asking import LabelRequests, check_budget
 from streamnb.ledger import text_fingerprint
-from streamnb.models import EmailNB, Fusion
+from streamnb.models import Fusion
 
 TEXTS = [
     ("cheap pills now buy cheap", "spam"), ("meeting at noon about the report", "ham"),
@@ -93,6 +93,12 @@ def test_unlearning_a_message_only_observed_is_refused_and_changes_nothing():
     assert state(model) == before
 
 
+def lean(model: Fusion, lr_wins: float, nb_wins: float) -> None:
+    """Set the account's tallies of disagreements won, keeping its coverage and clock."""
+    u, clock, _, _ = model._core.feedback()
+    model._core.load_feedback(u, clock, (lr_wins, nb_wins))
+
+
 def test_coverage_falls_without_labels_and_the_answer_leans_on_the_part_that_won():
     model = trained()
     assert model._core.coverage == 1.0
@@ -102,28 +108,63 @@ def test_coverage_falls_without_labels_and_the_answer_leans_on_the_part_that_won
         model.observe_one(f"unlabelled message number {i}")
     coverage = model._core.coverage
     assert 0 < coverage < 0.2
-    for _ in range(3):  # naive Bayes right where the two disagree: the fusion stays as it is
-        model._core.judge(-5.0, 2.0, False)
-    for probe in PROBES:
-        assert model.log_odds_one(probe) == model._core.fused(*model.part_log_odds(probe))
-    for _ in range(10):  # logistic regression right: the answer moves towards its log-odds
-        model._core.judge(-5.0, 2.0, True)
+    for lr_wins, nb_wins in [(1.0, 40.0), (6.0, 4.0)]:  # naive Bayes ahead; logistic regression not clearly
+        lean(model, lr_wins, nb_wins)
+        for probe in PROBES:
+            assert model.log_odds_one(probe) == model._core.fused(*model.part_log_odds(probe))
+    lean(model, 40.0, 4.0)  # logistic regression clearly ahead: the answer moves towards its log-odds
     for probe in PROBES:
         z_nb, z_lr = model.part_log_odds(probe)
         want = coverage * model._core.fused(z_nb, z_lr) + (1 - coverage) * z_lr
         assert model.log_odds_one(probe) == pytest.approx(want, abs=1e-12)
 
 
+def test_learn_then_unlearn_gives_everything_back_while_labels_are_scarce():
+    model = trained()
+    for i in range(1500):
+        model.observe_one(f"unlabelled message number {i}")
+    lean(model, 40.0, 4.0)
+    assert model._core.coverage < 0.5
+    for text, label in [("cheap noon report offer", "ham"), ("lunch pills meeting", "spam")]:
+        before = state(model)
+        model.learn_one(text, label)
+        assert max(abs(a - b) for a, b in zip(state(model), before)) > 1e-6
+        model.unlearn_one(text, label)
+        after = state(model)
+        assert after[-3] == before[-3] + 1  # the clock keeps the message's place
+        assert_close(after[:-3] + after[-2:], before[:-3] + before[-2:])
+
+
+def test_a_refused_lesson_leaves_the_account_as_it_was():
+    model = trained()
+    model.observe_one(UNLABELLED[0])
+    before = model._core.feedback()
+    with pytest.raises(InvalidInputError):
+        model.learn_one("", "spam")  # an empty document: naive Bayes refuses it
+    with pytest.raises(InvalidInputError):
+        model.learn_one(UNLABELLED[1], "newsletter")  # a third class
+    assert model._core.feedback() == before
+
+
 def test_no_provisional_lesson_while_labels_come_and_the_parts_disagree():
     model = trained()
-    z_nb, z_lr = model.part_log_odds(UNLABELLED[0])
-    counts = (model.class_counts["spam"], model.class_counts["ham"])
-    if (z_nb > 0) != (z_lr > 0):
-        assert model._core.provisional(z_nb, z_lr, counts, 0.3) is None
-    assert model._core.provisional(-abs(z_nb) - 1, abs(z_lr) + 1, counts, 0.3) is None
-    lesson = model._core.provisional(abs(z_nb) + 1, abs(z_lr) + 1, counts, 0.3)
-    assert lesson is not None and lesson[0] is True  # class 1, "ham"... as the log-odds say
-    assert lesson[1] == pytest.approx(0.3 * min(3.0, sum(counts) / (2 * counts[1])))
+    agreed = disagreed = 0
+    for i in range(60):
+        text = " ".join(["cheap", "noon", "pills", "report", "lunch", "offer", "buy", "meeting"][j]
+                        for j in range(8) if (i >> (j % 6)) & 1 or j == i % 8)
+        z_nb, z_lr = model.part_log_odds(text)
+        if z_nb == 0 or z_lr == 0 or model._records.get(text_fingerprint(text)) is not None:
+            continue
+        model.observe_one(text)
+        steps = model._records.get(text_fingerprint(text))
+        assert steps is not None and steps.provisional
+        if (z_nb > 0) == (z_lr > 0):
+            agreed += 1
+            assert steps.lr.g and steps.label == model.classes[int(z_lr > 0)]
+        else:
+            disagreed += 1
+            assert not steps.lr.g, text
+    assert agreed and disagreed
 
 
 def test_provisional_weight_zero_and_records_none_teach_nothing():
@@ -162,24 +203,59 @@ def test_a_bad_saved_account_is_a_model_format_error_and_changes_nothing():
     for bad in ([0.1, 2, 1.0], [0.1, -1, 1.0, 1.0], [0.1, 2.5, 1.0, 1.0], "x", [2.0, 2, 1.0, 1.0], [0.1, 2, 1.0, -1.0]):
         with pytest.raises(ModelFormatError):
             Fusion._from_state({**state_, "feedback": bad}, arrays)
-    old = {key: value for key, value in state_.items() if key != "feedback"}  # a file from before: all labelled
-    assert Fusion._from_state(old, arrays)._core.feedback()[0] == 0.0
+    old_state, old_arrays = trained()._state()  # a file from before: every message labelled
+    del old_state["feedback"]
+    assert Fusion._from_state(old_state, old_arrays)._core.feedback()[0] == 0.0
 
 
-def test_the_spam_filter_observes_through_its_model_and_checks_the_verdict():
-    spam_filter = SpamFilter(trained())
+def test_the_spam_filter_observes_through_its_model_and_the_label_replaces_the_lesson():
+    spam_filter, labelled = SpamFilter(trained()), SpamFilter(trained())
     verdict = spam_filter.classify(UNLABELLED[0])
     spam_filter.observe(UNLABELLED[0], verdict)
     kept = spam_filter.model._records.get(text_fingerprint(UNLABELLED[0]))
     assert kept is not None and kept.provisional
     with pytest.raises(InvalidTypeError, match="Verdict"):
         spam_filter.observe(UNLABELLED[1], "spam")
-    nb_only = SpamFilter(EmailNB())
-    nb_only.learn(b"Subject: cheap pills\n\nbuy now", "spam")
-    nb_only.learn(b"Subject: meeting\n\nat noon", "ham")
-    before = nb_only.model.class_counts
-    nb_only.observe(b"Subject: lunch\n\nat noon", nb_only.classify(b"Subject: lunch\n\nat noon"))
-    assert nb_only.model.class_counts == before  # a model without observe_one learns nothing
+    spam_filter.learn(UNLABELLED[0], "ham")
+    labelled.learn(UNLABELLED[0], "ham")
+    assert_close(state(spam_filter.model), state(labelled.model))
+
+
+def test_mail_seen_without_labels_does_not_push_out_the_lessons_records():
+    model = small(records=30)
+    for text, label in TEXTS:
+        model.learn_one(text, label)
+    lessons = {f for f, steps in model._records.items() if not steps.provisional}
+    for i in range(200):
+        model.observe_one(f"unlabelled message number {i}")
+    assert {f for f, steps in model._records.items() if not steps.provisional} == lessons
+    assert sum(steps.provisional for _, steps in model._records.items()) == 30
+
+
+def test_a_merge_keeps_this_fusion_s_observations_and_the_other_s_lessons():
+    a, b = trained(), small()
+    for text, label in TEXTS[:6]:
+        b.learn_one(text + " extra", label)
+    a.observe_one(UNLABELLED[0])
+    b.observe_one(UNLABELLED[1])
+    b.learn_one(UNLABELLED[2], "spam")
+    a.merge(b)
+    assert a._records.get(text_fingerprint(UNLABELLED[0])).provisional
+    assert a._records.get(text_fingerprint(UNLABELLED[1])) is None  # its stamp was on b's clock
+    assert not a._records.get(text_fingerprint(UNLABELLED[2])).provisional
+    a.unlearn_one(UNLABELLED[2], "spam")  # b's lesson: unlearned in the merged fusion
+
+
+def test_a_saved_observation_record_must_fit_the_clock(tmp_path):
+    model = trained()
+    model.observe_one(UNLABELLED[0])
+    state_, arrays = model._state()
+    stamps = arrays["records_seen_at"].copy()
+    for bad in (state_["feedback"][1] + 5, ):
+        arrays["records_seen_at"] = stamps.copy()
+        arrays["records_seen_at"][stamps > 0] = bad
+        with pytest.raises(ModelFormatError, match="stamp"):
+            Fusion._from_state(state_, arrays)
 
 
 def test_budget_is_checked():

@@ -590,7 +590,7 @@ def test_bad_kept_steps_are_refused_with_one_line(change, words):
         LogisticRegression._from_state(state, arrays)
     assert "\n" not in str(raised.value)
     state["params"] = {**state["params"], "ledger": 2}
-    with pytest.raises(streamnb.errors.ModelFormatError, match="3 step records exceed the bound 2"):
+    with pytest.raises(streamnb.errors.ModelFormatError, match="3 lessons. and 0 observations. step records exceed the bound 2 each"):
         LogisticRegression._from_state(state, dict(model._state()[1]))
     state["params"] = {**state["params"], "ledger": None}
     with pytest.raises(streamnb.errors.ModelFormatError, match="ledger arrays in a model without a ledger"):

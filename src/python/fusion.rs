@@ -6,7 +6,6 @@ use super::logistic::LogisticCore;
 use super::records;
 use crate::feedback::{Feedback, PROVISIONAL_RATE};
 use crate::fusion::Fusion;
-use crate::logistic::Step;
 use crate::records::Stacked;
 use pyo3::prelude::*;
 
@@ -59,15 +58,15 @@ impl FusionCore {
         self.fusion.feedback.seen(labelled)
     }
 
+    /// A lesson taken back (an unlearn): the decay its message gave the coverage taken off
+    /// (`Feedback::unseen`).
+    fn unseen(&mut self) {
+        self.fusion.feedback.unseen();
+    }
+
     /// The label of the message stamped `stamp`, seen without one, has come.
     fn labelled_later(&mut self, stamp: u64) {
         self.fusion.feedback.labelled_later(stamp);
-    }
-
-    /// A labelled message's parts' log-odds before learning it: the right part wins a
-    /// disagreement (`Feedback::judge`).
-    fn judge(&mut self, z_nb: f64, z_lr: f64, positive: bool) {
-        self.fusion.feedback.judge(z_nb, z_lr, positive);
     }
 
     /// The provisional lesson of a message seen without a label: (is it class 1, its
@@ -158,17 +157,6 @@ impl FusionCore {
                 lr.known_class(&second, "unlearn the stacker's")?,
             ];
             lr.unlearn_record(x, fp, Some((&mut self.fusion, pair)))
-        })
-    }
-
-    /// Undo exactly a step `learn` took, from what it returned. Raises InvalidInputError,
-    /// changing nothing, for numbers that are not finite.
-    fn undo(&mut self, input_nb: f64, input_lr: f64, g: f64) -> PyResult<()> {
-        guard(|| {
-            let step = Step { g: vec![g], decay: 1.0 };
-            self.fusion
-                .undo([input_nb, input_lr], &step)
-                .map_err(|m| error(Kind::InvalidInput, m))
         })
     }
 

@@ -190,20 +190,20 @@ impl LogisticCore {
             return Ok(());
         }
         let stacked = match (&entry.stacker, stacking) {
-            (Some(stacked), Some((fusion, _))) => {
+            (Some(stacked), Some((fusion, pair))) => {
                 fusion
                     .stacker
                     .check_step(&stacked_step(stacked))
                     .map_err(|m| error(ErrorKind::InvalidInput, m))?;
-                Some((fusion, *stacked))
+                Some((fusion, *stacked, c == pair[1]))
             }
             _ => None,
         };
         let label = self.labels.label(py, c);
         self.take_back(x, &label, entry.weight, Some(entry.step.clone()))?;
-        if let Some((fusion, stacked)) = stacked {
+        if let Some((fusion, stacked, positive)) = stacked {
             fusion
-                .undo(stacked.inputs, &stacked_step(&stacked))
+                .undo(stacked.inputs, &stacked_step(&stacked), positive)
                 .map_err(|m| error(ErrorKind::InvalidInput, m))?;
         }
         self.records_mut()?.forget(&fp);
@@ -276,16 +276,22 @@ impl LogisticCore {
             .map(|(fp, _)| PyBytes::new(py, fp))
     }
 
-    /// After a merge: other's records join this model's as the newest (its classes by
-    /// `classes`, other's class k being this one's classes[k]; a message both keep takes
+    /// After a merge: other's lessons' records join this model's as the newest (its classes
+    /// by `classes`, other's class k being this one's classes[k]; a message both keep takes
     /// other's record: a `LogisticRegression`'s ledger refuses such a merge before, a
-    /// fusion's naive Bayes ledger too when it has one), and the window empties: a replay cannot cross
-    /// the mixing (`Logistic::mix`), so every kept step is undone as it was taken from now on.
+    /// fusion's naive Bayes ledger too when it has one), and the window empties: a replay
+    /// cannot cross the mixing (`Logistic::mix`), so every kept step is undone as it was
+    /// taken from now on. Other's messages seen without a label are not taken: their stamps
+    /// are on the other fusion's clock, and their provisional lessons stay in the weights
+    /// as the mixing scaled them (a label that comes for one is learned as a new message).
     pub(super) fn merge_records(&mut self, theirs: Option<Vec<(Fingerprint, Entry)>>, classes: &[usize]) {
         let Some(records) = self.records.as_mut() else {
             return;
         };
         for (fp, mut entry) in theirs.unwrap_or_default() {
+            if !entry.is_lesson() {
+                continue;
+            }
             entry.class = entry.class.and_then(|k| classes.get(k).copied());
             records.keep(fp, entry, None);
         }

@@ -21,7 +21,7 @@ from ..errors import InvalidInputError, InvalidTypeError, describe
 from ..validate import (check_calibrator, check_distinct_labels, check_filter_model, check_int, check_nonnegative,
                         check_filter_tokenizer)
 from .base import HAM, SPAM, UNSURE, FilterModel, Verdicts
-from .asking import LabelRequests, check_budget
+from .asking import LabelRequests, check_budget, disagree
 from .evidence import Evidence
 from .rules import DecisionRule, LogOddsRule, model_posterior
 
@@ -288,8 +288,10 @@ class SpamFilter:
         messages still to come, this one included (TREC's active task); the verdict's
         ``ask`` says whether this message's label is worth one of them
         (:class:`~streamnb.filter.asking.LabelRequests`: the quota spent at the pace of the
-        stream on the messages the filter is least sure of). Without a budget, ``ask`` says
-        whether the message is worth a label at all: its verdict is "unsure".
+        stream on the messages the filter is least sure of, or whose two parts disagree).
+        Without a budget, ``ask`` says whether the message is worth a label at all: its
+        verdict is "unsure", or the two parts of a fusion disagree while its logistic
+        regression is sure.
 
         Parameters
         ----------
@@ -322,7 +324,12 @@ class SpamFilter:
         explained: list[Evidence] = []
         if explain and self.evidence_k and self._knows_both():
             explained = self.rule.explain(self.model, features, self.evidence_k, self.positive, self.negative)
-        ask = label == UNSURE if budget is None else self._requests.ask(z, budget)
+        part_log_odds = getattr(self.model, "part_log_odds", None)
+        parts = part_log_odds(features) if part_log_odds is not None and self._knows_both() else None
+        if budget is None:
+            ask = label == UNSURE or disagree(parts)
+        else:
+            ask = self._requests.ask(z, budget, parts)
         return Verdict(label, float(score), probability, explained, z, ask)
 
     def learn(self, x: Any, label: Label) -> "SpamFilter":

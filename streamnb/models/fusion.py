@@ -304,9 +304,10 @@ class Fusion:
 
         With a ledger in naive Bayes, a message it holds under the same label is skipped by
         all three, and one it holds under another label is moved: first unlearned by all
-        three (``unlearn_one``: its kept steps undone exactly), then learned. A message
+        three (its kept steps taken back: see ``unlearn_one``), then learned. A message
         observed without a label (``observe_one``) has its provisional lesson taken back
-        exactly first: the label replaces it.
+        first: the label replaces it (exactly when no other step came between; the later
+        steps otherwise keep what they took from it, at the provisional rate).
         """
         label = self._check_label(y)
         weight = check_weight(w)
@@ -314,11 +315,9 @@ class Fusion:
         if before == label:
             return self
         fingerprint = message_fingerprint(self.nb, x) if self._records is not None else None
-        observed = self._observed(fingerprint)
         if before is not None:
-            self.unlearn_one(x, before)  # the ledger holds its weight: naive Bayes takes out exactly that
-        elif observed is None:
-            self._core.seen(True)
+            self._unlearn(x, before, weight, fingerprint, moving=True)
+        observed = self._observed(fingerprint)
         pair = self._pair()
         if pair is not None:
             z_nb, z_lr = self.part_log_odds(x)
@@ -328,9 +327,10 @@ class Fusion:
             self._version += 1
             if pair is not None:  # logistic regression's as it was before the provisional lesson
                 z_lr = self._odds(self.lr.predict_log_proba_one(x), pair)
+        elif before is None:
+            self._core.seen(True)  # a new message, with its label
         self.lr._core.learn_one(x, label, weight, fingerprint)  # kept with its document (records)
         if pair is not None:
-            self._core.judge(z_nb, z_lr, label == pair[1])
             self._core.learn(z_nb, z_lr, label == pair[1], weight, self.lr._core, fingerprint)
         self._version += 1
         return self
@@ -392,32 +392,54 @@ class Fusion:
     def unlearn_one(self, x: Document, y: Label, w: float = 1.0) -> "Fusion":
         """Naive Bayes unlearns x exactly; logistic regression and the stacker take back the
         steps they took on it, when kept (by replay among the newest ``window``), else take
-        their reverse steps.
+        their reverse steps; the account of unlabelled mail takes back what the lesson did
+        to it (src/feedback.rs: exact right after the lesson).
 
         The kept steps of x are those of its learning as y with weight w, or with the weight
-        naive Bayes' ledger holds it with.
+        naive Bayes' ledger holds it with. A message whose record says it was observed
+        without a label since (a record of its lesson forgotten: ``records`` lessons ago)
+        has that provisional lesson taken back too.
         """
         label = check_label(y)
         weight = check_weight(w)
         fingerprint = message_fingerprint(self.nb, x) if self._records is not None else None
-        kept = self._records.get(fingerprint) if self._records is not None and fingerprint is not None else None
-        if kept is not None and kept.provisional:
+        self._unlearn(x, label, weight, fingerprint, moving=False)
+        return self
+
+    def _unlearn(self, x: Document, label: Label, weight: float, fingerprint: bytes | None, *, moving: bool) -> None:
+        """``unlearn_one`` (checked: a label and weight); ``moving``: the message is moved to
+        the other class, a lesson that follows at once (the coverage keeps its decay)."""
+        if self._observed(fingerprint) is not None and self.nb.learned_as(x) is None:
+            # observed since its lesson, if any: only naive Bayes' ledger can say it was learned
             raise InvalidInputError("this message was observed without a label and never learned: nothing to unlearn")
-        if kept is not None and not (kept.label == label and (kept.weight == weight
-                                                              or self.nb.learned_as(x) == label)):
-            kept = None  # steps of another lesson: this one's were not kept
+        held = self.nb.learned_as(x) == label
         self.nb.unlearn_one(x, label, weight)  # first: refuses a message never learned, changing nothing
         self._version += 1
+        self._take_back_steps(x, label, weight, fingerprint, held)
+        if not moving:
+            self._core.unseen()
+        self._version += 1
+
+    def _take_back_steps(self, x: Document, label: Label, weight: float, fingerprint: bytes | None,
+                         held: bool) -> None:
+        """Logistic regression's and the stacker's steps on a lesson x that naive Bayes has
+        unlearned: the kept ones taken back (by replay when its document is kept), else the
+        reverse steps. ``held``: naive Bayes' ledger held x under ``label`` (and took out
+        the weight it held it with)."""
+        observed = self._observed(fingerprint)
+        if observed is not None and fingerprint is not None:
+            self._core.labelled_later(self.lr._core.take_back_provisional(x, fingerprint))
+        kept = self._records.get(fingerprint) if self._records is not None and fingerprint is not None else None
+        if kept is not None and not (kept.label == label and (kept.weight == weight or held)):
+            kept = None  # steps of another lesson: this one's were not kept
         if kept is not None and fingerprint is not None:
             self._core.unlearn_kept(self.lr._core, x, fingerprint, self._pair())
-        else:
-            self.lr.unlearn_one(x, label, weight)
-            pair = self._pair()
-            if pair is not None:
-                z_nb, z_lr = self.part_log_odds(x)
-                self._core.unlearn(z_nb, z_lr, label == pair[1], weight)
-        self._version += 1
-        return self
+            return
+        self.lr.unlearn_one(x, label, weight)
+        pair = self._pair()
+        if pair is not None:
+            z_nb, z_lr = self.part_log_odds(x)
+            self._core.unlearn(z_nb, z_lr, label == pair[1], weight)
 
     def learn_many(self, X: Iterable[Document], y: Iterable[Label], w: Iterable[float] | None = None) -> "Fusion":
         """``learn_one`` on each message in order (the stacker learns each from the parts as
@@ -437,18 +459,31 @@ class Fusion:
         return self
 
     def unlearn_many(self, X: Iterable[Document], y: Iterable[Label], w: Iterable[float] | None = None) -> "Fusion":
-        """``unlearn_one`` on each message, those learned last first (so that each kept step
-        is undone with the steps taken after it undone already), then the others in order."""
-        documents, labels = list(X), list(y)
-        weights = [1.0] * len(labels) if w is None else list(w)
+        """Naive Bayes unlearns the batch at once (all or nothing: a message it refuses
+        changes nothing); then logistic regression and the stacker take back each message's
+        steps, those learned last first (so that each kept step is undone with the steps
+        taken after it undone already), then the others in order."""
+        documents, labels = list(X), [check_label(label) for label in y]
+        weights = [1.0] * len(labels) if w is None else [check_weight(v) for v in w]
         if len(documents) != len(labels) or len(weights) != len(labels):
             raise InvalidInputError(f"X has {len(documents)} documents, y {len(labels)} labels and w {len(weights)} "
                                     "weights")
+        fingerprints: list[bytes | None] = [None] * len(documents)
         order = list(range(len(documents)))
         if self._records is not None:
-            order = self._records.newest_first([message_fingerprint(self.nb, x) for x in documents])
+            fingerprints = [message_fingerprint(self.nb, x) for x in documents]
+            order = self._records.newest_first([f for f in fingerprints if f is not None])
+            if any(self._observed(f) is not None and self.nb.learned_as(x) is None
+                   for f, x in zip(fingerprints, documents)):
+                raise InvalidInputError("a message of the batch was observed without a label and never learned: "
+                                        "nothing to unlearn")
+        held = [self.nb.learned_as(x) == label for x, label in zip(documents, labels)]
+        self.nb.unlearn_many(documents, labels, weights)
+        self._version += 1
         for row in order:
-            self.unlearn_one(documents[row], labels[row], weights[row])
+            self._take_back_steps(documents[row], labels[row], weights[row], fingerprints[row], held[row])
+            self._core.unseen()
+        self._version += 1
         return self
 
     def merge(self, other: "Fusion") -> "Fusion":
@@ -540,15 +575,27 @@ class Fusion:
         feedback = state.get("feedback", [0.0, 0, 1.0, 1.0])  # a file from before: all mail labelled
         if not (isinstance(feedback, list) and len(feedback) == 4
                 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in feedback)
-                and isinstance(feedback[1], int) and feedback[1] >= 0):
+                and isinstance(feedback[1], int) and 0 <= feedback[1] < 2**63):
             raise ModelFormatError(f"Fusion feedback must be [unlabelled, clock, wins, wins], got {describe(feedback)}")
         model._core.load_feedback(float(feedback[0]), feedback[1], (float(feedback[2]), float(feedback[3])))
         if model.records is not None:
             restore_records(lr._core, arrays, RECORDS_PREFIX, model.classes, model.records, model.window,
                           stacker=True)
+            _check_stamps(model._records, feedback[1])
         elif any(name.startswith(RECORDS_PREFIX) for name in arrays):
             raise ModelFormatError("step record arrays in a Fusion without records")
         return model
+
+
+def _check_stamps(records: StepRecords | None, clock: int) -> None:
+    """The records of messages observed without a label against the fusion's clock: each
+    stamp at most the clock and given once, and no stacker step (only a lesson has one)."""
+    stamps = [steps for _, steps in records.items() if steps.provisional] if records is not None else []
+    if any(steps.seen_at > clock or steps.stacker is not None for steps in stamps):
+        raise ModelFormatError(f"a record of a message observed without a label has a stamp above the clock {clock} "
+                               "or a stacker step")
+    if len({steps.seen_at for steps in stamps}) != len(stamps):
+        raise ModelFormatError("two records of messages observed without a label share a stamp")
 
 
 def _log1pexp(z: float) -> float:

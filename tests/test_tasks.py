@@ -18,7 +18,7 @@ from streamnb import SpamFilter
 from streamnb.errors import CorpusNotFoundError, InvalidInputError, InvalidParameterError
 from streamnb.filter.evaluate import one_minus_auc_percent
 from streamnb.filter.tasks import DEFAULT_QUOTA, TASKS, run_task
-from streamnb.filter.trec import FEEDBACK_ENV, load_trec, load_trec_task
+from streamnb.filter.trec import FEEDBACK_ENV, load_trec, load_trec_task, load_trec_tasks
 from tests.trec_corpus import (DELAYED, N_MESSAGES, index_text, label_of, labelled, raw_message, write_archive,
                                write_trec_archives, write_trec_folder)
 
@@ -74,6 +74,17 @@ def test_each_task_reads_every_message_and_the_labels_its_index_gives(corpus, ta
     assert stream.labels_given == {"full": N_MESSAGES, "active": N_MESSAGES, "delay": DELAYED,
                                    "partial": N_MESSAGES // 3}[task]
     assert load_trec_task(corpus, task, limit=10).labelled == stream.labelled[:10]
+
+
+def test_every_task_from_one_reading_of_the_corpus(corpus):
+    streams = load_trec_tasks(corpus, ("partial", "active", "delay"))
+    assert list(streams) == ["partial", "active", "delay"]
+    assert streams["partial"].messages is streams["delay"].messages is streams["active"].messages
+    for task, stream in streams.items():
+        alone = load_trec_task(corpus, task)
+        assert (stream.task, stream.labelled, stream.index) == (alone.task, alone.labelled, alone.index)
+    with pytest.raises(InvalidParameterError, match="task"):
+        load_trec_tasks(corpus, ("full", "later"))
 
 
 def test_the_feedback_indexes_come_from_a_second_archive_or_inside_the_first(tmp_path, monkeypatch):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import random
 import tarfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
@@ -214,30 +215,59 @@ def load_trec_task(path: str | os.PathLike[str] | None = None, task: str = "full
         When the corpus or the task's index is not found, or the index does not list the
         messages of ``full/index`` in the same order with the same labels.
     """
-    check_one_of("task", task, TASKS, "'full', 'delay', 'partial' or 'active'")
+    return load_trec_tasks(path, (task,), feedback=feedback, limit=limit)[task]
+
+
+def load_trec_tasks(path: str | os.PathLike[str] | None = None, tasks: Sequence[str] = TASKS, *,
+                    feedback: str | os.PathLike[str] | None = None,
+                    limit: int | None = None) -> dict[str, TrecTask]:
+    """Several tasks of :func:`load_trec_task` from one reading of the corpus (their messages
+    are the same objects).
+
+    Parameters
+    ----------
+    path, feedback, limit
+        As for :func:`load_trec_task`.
+    tasks : sequence of str
+        The feedback tasks (each of ``"full"``, ``"delay"``, ``"partial"``, ``"active"``).
+
+    Returns
+    -------
+    dict
+        Task -> its :class:`TrecTask`, in the order asked for.
+
+    Raises
+    ------
+    InvalidParameterError, CorpusNotFoundError
+        As :func:`load_trec_task`.
+    """
+    for task in tasks:
+        check_one_of("task", task, TASKS, "'full', 'delay', 'partial' or 'active'")
     check_positive("limit", limit, integer=True)
     source = locate_trec(path)
-    kind = INDEX_OF_TASK[task]
-    if kind == "full":
-        corpus = _read_corpus(source, limit, ("full",))
-        return TrecTask(task, _messages(source, corpus), [True] * len(corpus.indexes["full"]), "full/index")
+    kinds = list(dict.fromkeys(INDEX_OF_TASK[task] for task in tasks if INDEX_OF_TASK[task] != "full"))
     # an index named on purpose comes first, then the corpus's own, then the environment's
-    corpus = _read_corpus(source, limit, ("full",) if feedback is not None else ("full", kind))
-    entries, index = corpus.indexes.get(kind), f"{kind}/index"
+    corpus = _read_corpus(source, limit, ("full",) if feedback is not None else ("full", *kinds))
+    given = {"full": ([entry.labelled for entry in corpus.indexes["full"]], "full/index")}
     elsewhere = feedback if feedback is not None else os.environ.get(FEEDBACK_ENV) or None
-    if entries is None and elsewhere is not None:
-        location = Path(elsewhere).expanduser()
-        if not location.exists():
-            raise CorpusNotFoundError(f"{str(location)!r}: no such folder or archive (the TREC feedback indexes)")
-        entries = _read_corpus(location, limit, (kind,), data=False).indexes.get(kind)
+    for kind in kinds:
+        task = next(task for task in tasks if INDEX_OF_TASK[task] == kind)
+        entries, index = corpus.indexes.get(kind), f"{kind}/index"
+        if entries is None and elsewhere is not None:
+            location = Path(elsewhere).expanduser()
+            if not location.exists():
+                raise CorpusNotFoundError(f"{str(location)!r}: no such folder or archive (the TREC feedback indexes)")
+            entries = _read_corpus(location, limit, (kind,), data=False).indexes.get(kind)
+            if entries is None:
+                raise CorpusNotFoundError(f"{str(location)!r} has no {kind}/index, which the {task} task needs")
+            index = f"{location}: {kind}/index"
         if entries is None:
-            raise CorpusNotFoundError(f"{str(location)!r} has no {kind}/index, which the {task} task needs")
-        index = f"{location}: {kind}/index"
-    if entries is None:
-        raise CorpusNotFoundError(f"{str(source)!r} has no {kind}/index, which the {task} task needs "
-                                  f"(set {FEEDBACK_ENV} to the folder or archive that holds it)")
-    _check_same_messages(corpus.indexes["full"], entries, index)
-    return TrecTask(task, _messages(source, corpus), [entry.labelled for entry in entries], index)
+            raise CorpusNotFoundError(f"{str(source)!r} has no {kind}/index, which the {task} task needs "
+                                      f"(set {FEEDBACK_ENV} to the folder or archive that holds it)")
+        _check_same_messages(corpus.indexes["full"], entries, index)
+        given[kind] = ([entry.labelled for entry in entries], index)
+    messages = _messages(source, corpus)
+    return {task: TrecTask(task, messages, *given[INDEX_OF_TASK[task]]) for task in tasks}
 
 
 class _Entry(NamedTuple):

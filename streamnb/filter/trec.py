@@ -143,8 +143,8 @@ class TrecTask:
 
     ``labelled[i]``: the task's index gives message i's label (a lower-case label); in the
     full task every label is given; in the active task every label may be asked for.
-    ``index``: where the labels given came from (``"full/index"``, or the path of a
-    feedback index).
+    ``index``: where the labels given came from: ``"full/index"``, ``"delay/index"`` ... in
+    the corpus, or ``"PATH: delay/index"`` in the folder or archive PATH.
     """
 
     task: str
@@ -197,8 +197,8 @@ def load_trec_task(path: str | os.PathLike[str] | None = None, task: str = "full
     task : {"full", "delay", "partial", "active"}
         The feedback task.
     feedback : str, os.PathLike or None
-        Where the feedback indexes are, when not in the corpus itself; None for
-        ``$STREAMNB_TREC07P_FEEDBACK``.
+        A folder or archive holding the feedback indexes, looked in before the corpus;
+        None: the corpus's own, else ``$STREAMNB_TREC07P_FEEDBACK``'s.
     limit : int or None
         Only the first messages of the index (>= 1); None for all.
 

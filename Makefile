@@ -7,6 +7,8 @@ export STREAMNB_SPAMASSASSIN ?= $(if $(CORPUS),$(abspath $(CORPUS)),)
 # The TREC 2007 corpus (research use only, never in the repository) and 20 Newsgroups, when beside the checkout.
 TREC ?= $(wildcard ../shared/data/trec07p-dev.tar.xz)
 export STREAMNB_TREC07P ?= $(if $(TREC),$(abspath $(TREC)),)
+TREC_FEEDBACK ?= $(wildcard ../shared/data/trec07p-dev-feedback.tar.xz)
+export STREAMNB_TREC07P_FEEDBACK ?= $(if $(TREC_FEEDBACK),$(abspath $(TREC_FEEDBACK)),)
 NEWSGROUPS ?= $(wildcard ../shared/data/20news-bydate.jsonl.gz)
 export STREAMNB_20NEWS ?= $(if $(NEWSGROUPS),$(abspath $(NEWSGROUPS)),)
 

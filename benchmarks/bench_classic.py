@@ -478,18 +478,43 @@ def _daemon(f: ClassicFilter, folder: str, env: dict[str, str], timeout: float =
                 server.wait()
 
 
-def run_filter(f: ClassicFilter, raws: Sequence[bytes], labels: Sequence[str],
-               log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Classify then train every message in order, each call one process; per-message verdicts, scores, times.
+class Session:
+    """A classic filter's database in a fresh folder (its server running, when it has one):
+    messages classified and trained one at a time, each call one process, timed (wall, and
+    the CPU of the client process)."""
 
-    ``child_cpu_seconds`` is the CPU time of every process the run started (the server's
-    included, counted when it stops); the per-call ``*_cpu`` lists hold the client
-    processes' alone.
-    """
-    verdicts: list[str] = []
-    scores: list[float] = []
-    times: dict[str, list[float]] = {key: [] for key in ("classify_wall", "classify_cpu", "train_wall", "train_cpu")}
-    started, started_cpu = time.perf_counter(), _child_cpu()
+    def __init__(self, f: ClassicFilter, folder: str, env: dict[str, str], home: str) -> None:
+        self.f, self.folder, self.env, self.home = f, folder, env, home
+        self.times: dict[str, list[float]] = {key: [] for key in ("classify_wall", "classify_cpu", "train_wall",
+                                                                  "train_cpu")}
+
+    def classify(self, raw: bytes) -> Classified:
+        """The filter's verdict and score of one message, from the database as it stands."""
+        cpu, wall = _child_cpu(), time.perf_counter()
+        done = _run(self.f.classify(self.folder), raw, self.env, self.home)
+        self.times["classify_wall"].append(time.perf_counter() - wall)
+        self.times["classify_cpu"].append(_child_cpu() - cpu)
+        return self.f.parse(done.stdout.decode("utf-8", "replace"), done.returncode,
+                            done.stderr.decode("utf-8", "replace"))
+
+    def train(self, raw: bytes, label: str, number: int) -> None:
+        """Train one message (message ``number`` of the stream, for the error) as ``label``."""
+        cpu, wall = _child_cpu(), time.perf_counter()
+        done = _run(self.f.train(self.folder, label), raw, self.env, self.home)
+        self.times["train_wall"].append(time.perf_counter() - wall)
+        self.times["train_cpu"].append(_child_cpu() - cpu)
+        if done.returncode != 0:
+            raise ClassicFilterError(f"{self.f.name}: training message {number} as {label} exited {done.returncode}: "
+                                     f"{done.stderr.decode('utf-8', 'replace').strip()!r}")
+
+    def database_bytes(self) -> int:
+        return sum(p.stat().st_size for p in Path(self.folder).rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@contextlib.contextmanager
+def session(f: ClassicFilter):
+    """A :class:`Session` on an empty database in a temporary folder ($HOME too, so no user
+    configuration is read); the server stopped and the folder removed at the end."""
     with tempfile.TemporaryDirectory(prefix=f"streamnb-{f.name}-") as home:
         folder = os.path.join(home, "db")
         os.mkdir(folder)
@@ -503,38 +528,44 @@ def run_filter(f: ClassicFilter, raws: Sequence[bytes], labels: Sequence[str],
                 raise ClassicFilterError(f"{f.name}: creating the database failed: "
                                          f"{done.stderr.decode('utf-8', 'replace')}")
         with _daemon(f, folder, env):
-            ready = time.perf_counter()
-            for i, (raw, label) in enumerate(zip(raws, labels)):
-                cpu, wall = _child_cpu(), time.perf_counter()
-                done = _run(f.classify(folder), raw, env, home)
-                times["classify_wall"].append(time.perf_counter() - wall)
-                times["classify_cpu"].append(_child_cpu() - cpu)
-                verdict, score = f.parse(done.stdout.decode("utf-8", "replace"), done.returncode,
-                                         done.stderr.decode("utf-8", "replace"))
-                verdicts.append(verdict)
-                scores.append(score)
-                cpu, wall = _child_cpu(), time.perf_counter()
-                done = _run(f.train(folder, label), raw, env, home)
-                times["train_wall"].append(time.perf_counter() - wall)
-                times["train_cpu"].append(_child_cpu() - cpu)
-                if done.returncode != 0:
-                    raise ClassicFilterError(f"{f.name}: training message {i} as {label} exited {done.returncode}: "
-                                             f"{done.stderr.decode('utf-8', 'replace').strip()!r}")
-                if log is not None and (i + 1) % 1000 == 0:
-                    log(f"  {f.name}: {i + 1:,}/{len(raws):,} messages, {time.perf_counter() - started:.0f} s")
-            streamed = time.perf_counter() - ready
-        database_bytes = sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file() and not p.is_symlink())
+            yield Session(f, folder, env, home)
+
+
+def run_filter(f: ClassicFilter, raws: Sequence[bytes], labels: Sequence[str],
+               log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Classify then train every message in order, each call one process; per-message verdicts, scores, times.
+
+    ``child_cpu_seconds`` is the CPU time of every process the run started (the server's
+    included, counted when it stops); the per-call ``*_cpu`` lists hold the client
+    processes' alone.
+    """
+    verdicts: list[str] = []
+    scores: list[float] = []
+    started, started_cpu = time.perf_counter(), _child_cpu()
+    with session(f) as run:
+        ready = time.perf_counter()
+        for i, (raw, label) in enumerate(zip(raws, labels)):
+            verdict, score = run.classify(raw)
+            verdicts.append(verdict)
+            scores.append(score)
+            run.train(raw, label, i)
+            if log is not None and (i + 1) % 1000 == 0:
+                log(f"  {f.name}: {i + 1:,}/{len(raws):,} messages, {time.perf_counter() - started:.0f} s")
+        streamed = time.perf_counter() - ready
+        database_bytes = run.database_bytes()
     return {"filter": f.name, "version": f.version(), "debian_packages": list(f.packages),
             "debian_version": debian_version(f.packages[0]), "messages": len(raws),
             "stream": stream_key(raws, labels), "wall_seconds": time.perf_counter() - started,
             "stream_seconds": streamed, "child_cpu_seconds": _child_cpu() - started_cpu,
             "database_bytes": database_bytes, "verdicts": verdicts, "scores": scores,
-            **{key: [round(t, 6) for t in values] for key, values in times.items()}}
+            **{key: [round(t, 6) for t in values] for key, values in run.times.items()}}
 
 
-def cache_path(f: ClassicFilter, raws: Sequence[bytes], labels: Sequence[str]) -> Path:
+def cache_path(f: ClassicFilter, raws: Sequence[bytes], labels: Sequence[str], variant: str = "") -> Path:
+    """Where the run of this filter (this version) on this stream is cached; ``variant`` names
+    another protocol than classify-then-train-everything (bench_feedback's tasks)."""
     version = re.sub(r"[^A-Za-z0-9.]+", "_", debian_version(f.packages[0]) or f.version() or "unknown")
-    return CACHE / f"{f.name}-{version}-{len(raws)}-{stream_key(raws, labels)}.json"
+    return CACHE / f"{f.name}-{variant + '-' if variant else ''}{version}-{len(raws)}-{stream_key(raws, labels)}.json"
 
 
 def write_cache(record: dict[str, Any], path: Path) -> None:
@@ -544,9 +575,10 @@ def write_cache(record: dict[str, Any], path: Path) -> None:
     temporary.replace(path)
 
 
-def cached(f: ClassicFilter, raws: Sequence[bytes], labels: Sequence[str]) -> dict[str, Any] | None:
-    """The cached per-message record of this filter on this stream, or None."""
-    path = cache_path(f, raws, labels)
+def cached(f: ClassicFilter, raws: Sequence[bytes], labels: Sequence[str], variant: str = "") -> dict[str, Any] | None:
+    """The cached per-message record of this filter on this stream (under the protocol
+    ``variant`` names: :func:`cache_path`), or None."""
+    path = cache_path(f, raws, labels, variant)
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):

@@ -216,12 +216,20 @@ def chunk_ratios(numerator: Sequence[float], denominator: Sequence[float]) -> di
     return {"median": float(np.median(ratios)), "min": min(ratios), "max": max(ratios), "chunks": len(ratios)}
 
 
+def skipped_without_corpus(ctx: common.Context) -> dict[str, str] | None:
+    """The section's data when $STREAMNB_TREC07P is not set (the reason, also logged), else None."""
+    if os.environ.get(TREC_ENV):
+        return None
+    reason = f"{TREC_ENV} is not set (the TREC 2007 corpus, research use only, is not distributed)"
+    ctx.log(f"  SKIPPED: {reason}")
+    return {"skipped": reason}
+
+
 def run(ctx: common.Context) -> dict[str, Any]:
-    path = os.environ.get(TREC_ENV)
-    if not path:
-        reason = f"{TREC_ENV} is not set (the TREC 2007 corpus, research use only, is not distributed)"
-        ctx.log(f"  SKIPPED: {reason}")
-        return {"skipped": reason}
+    skipped = skipped_without_corpus(ctx)
+    if skipped is not None:
+        return skipped
+    path = os.environ[TREC_ENV]
     from streamnb.filter.decision import SpamFilter
     from streamnb.models import EmailNB
     from streamnb.filter.trec import load_trec

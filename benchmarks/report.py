@@ -38,6 +38,9 @@ REPRODUCE = [
     "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz STREAMNB_TREC07P=PATH/trec07p-dev "
     ".venv/bin/python -m benchmarks --only trec"
     "   # opt-in: trec07p-dev against bogofilter, spamprobe and the numpy baseline (research use only)",
+    "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz STREAMNB_TREC07P=PATH/trec07p-dev "
+    "STREAMNB_TREC07P_FEEDBACK=PATH/trec07p-dev-feedback.tar.xz .venv/bin/python -m benchmarks --only feedback"
+    "   # opt-in: TREC 2007's feedback tasks (full, delay, partial, active) and the SpamAssassin stream",
     ".venv/bin/python -m benchmarks.report   # RESULTS.md, plots and this section, from results.json",
 ]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import (bench_accuracy, bench_batch, bench_ceilings, bench_classic, bench_corrections, bench_distributed,
-               bench_fullstream, bench_logistic, bench_memory, bench_scaling, bench_serve, bench_smoothing,
-               bench_throughput, bench_tokenizers, bench_trec)
+               bench_feedback, bench_fullstream, bench_logistic, bench_memory, bench_scaling, bench_serve,
+               bench_smoothing, bench_throughput, bench_tokenizers, bench_trec)
 
 SECTIONS: dict[str, ModuleType] = {module.NAME: module for module in (
     bench_throughput,
@@ -35,6 +35,7 @@ SECTIONS: dict[str, ModuleType] = {module.NAME: module for module in (
     bench_serve,
     bench_logistic,
     bench_trec,
+    bench_feedback,
     bench_smoothing,
 )}
 

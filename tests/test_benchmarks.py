@@ -40,13 +40,19 @@ OPT_IN_TARGET_IDS = {  # sections not run by default
     "trec": {"trec_ranking", "trec_ham_as_spam", "trec_spam_as_ham", "trec_unsure", "trec_speed", "trec_lr_speed",
              "trec_improves", "trec_file_size", "trec_memory"},
     "logistic": {"lr_speed_raw_mail", "lr_20news"},
+    "feedback": {"feedback_delay_vs_baseline", "feedback_partial_vs_baseline", "feedback_active_vs_baseline",
+                 "feedback_full_ranking", "feedback_full_spam_as_ham", "feedback_observe_cost",
+                 *(f"feedback_{task}_{what}" for task in ("full", "delay", "partial", "active")
+                   for what in ("ham_as_spam", "unsure")),
+                 "feedback_sa_ranking", "feedback_sa_ham_as_spam", "feedback_sa_spam_as_ham", "feedback_sa_unsure"},
 }
 
 
-def run_quick(out, *args, unset=("STREAMNB_SPAMASSASSIN",)):
+def run_quick(out, *args, unset=("STREAMNB_SPAMASSASSIN",), set_=None):
     """(results, the finished process) of ``python -m benchmarks --quick *args --out out``, with the
-    variables ``unset`` left out of the environment (the synthetic corpus instead of the real ones)."""
-    env = {k: v for k, v in os.environ.items() if k not in unset}
+    variables ``unset`` left out of the environment (the synthetic corpus instead of the real ones)
+    and those of ``set_`` given."""
+    env = {**{k: v for k, v in os.environ.items() if k not in unset}, **(set_ or {})}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", *args, "--out", str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -364,3 +370,78 @@ def test_the_spam_cutoff_sweep_turns_spam_verdicts_below_the_raised_cutoff_into_
     assert (sweep[3.0]["ham_as_spam_count"], sweep[3.0]["unsure"]) == (1, 2 / 5)  # z 4 < 6: unsure now
     assert (sweep[7.0]["ham_as_spam_count"], sweep[7.0]["unsure"]) == (0, 3 / 5)  # 9 < 10: unsure; 10 stays spam
     assert sweep[7.0]["ham_as_spam"] == 0.0
+
+
+FEEDBACK_UNSET = ("STREAMNB_SPAMASSASSIN", "STREAMNB_TREC07P", "STREAMNB_TREC07P_FEEDBACK")
+
+
+def test_feedback_section_quick_run_on_a_made_up_trec_corpus(tmp_path):
+    """``--quick --only feedback`` with STREAMNB_TREC07P naming a tiny TREC-layout corpus written here (its
+    delay and partial indexes inside) and the synthetic SpamAssassin stand-in: every contender under every task on
+    the same stream, each figure the one run_task gives, only the labels each task allows, the targets judged."""
+    from benchmarks import bench_classic, bench_feedback
+    from streamnb import SpamFilter
+    from streamnb.filter.tasks import TASKS, run_task
+    from tests.trec_corpus import N_MESSAGES, label_of, labelled, raw_message, write_trec_folder
+
+    corpus = write_trec_folder(tmp_path / "trec07p-tiny")
+    out = tmp_path / "out"
+    results, _ = run_quick(out, "--only", "feedback", unset=FEEDBACK_UNSET, set_={"STREAMNB_TREC07P": str(corpus)})
+    data = results["sections"]["feedback"]["data"]
+    assert data["messages"] == N_MESSAGES and data["quota"] == 1  # 1,000 in 50,000: the same share
+    assert data["labels_given"] == {"delay": 16, "partial": 16}
+    assert data["indexes"] == {"full": "full/index", "delay": "delay/index", "partial": "partial/index",
+                               "active": "full/index"}
+    stream = [(raw_message(i), label_of(i)) for i in range(N_MESSAGES)]
+    bogofilter = bench_classic.BOGOFILTER
+    for task in TASKS:
+        rows = data["tasks"][task]
+        expected = {"streamnb default", "previous default", "numpy baseline"} | (
+            set() if bogofilter.missing() else {"bogofilter"})
+        assert set(rows) == expected
+        given = [labelled(task, i) for i in range(N_MESSAGES)] if task in ("delay", "partial") else None
+        direct = run_task(SpamFilter(), stream, task, labelled=given, quota=1 if task == "active" else None)
+        default = rows["streamnb default"]
+        assert default["ranking"] == {"whole": direct.one_minus_auc_percent}
+        assert (default["ham_as_spam_count"], default["spam_as_ham_count"], default["unsure_count"]) == tuple(
+            direct.verdict_counts()[k] for k in ("ham_as_spam", "spam_as_ham", "unsure"))
+        assert rows["numpy baseline"]["vs_baseline"] == 1.0 and "ham_as_spam" not in rows["numpy baseline"]
+        assert default["vs_baseline"] == default["ranking"]["whole"] / rows["numpy baseline"]["ranking"]["whole"]
+        for name, row in rows.items():
+            n = row["messages"]
+            assert n == (bench_classic.QUICK_PREFIX if name == "bogofilter" else N_MESSAGES)
+            labels_allowed = {"full": n, "delay": min(n, 16), "partial": sum(labelled("partial", i) for i in range(n))}
+            if task == "active":
+                assert row["labels_used"] <= 1 and row["labels_asked"] >= row["labels_used"]
+            else:
+                assert row["labels_used"] == labels_allowed[task], (task, name)
+            assert set(row["disputed_share"]) == set()  # the made-up corpus has none of the disputed messages
+    cost = data["cost"]
+    assert {task: c["observed"] for task, c in cost["tasks"].items()} == {"delay": 32, "partial": 32, "active": 47}
+    assert cost["chunks"]["chunks"] == 3 and cost["chunks"]["min"] <= cost["chunks"]["median"] <= cost["chunks"]["max"]
+    sa = data["spamassassin"]
+    assert sa["corpus"] == SYNTHETIC and len(sa["runs"]) == 3
+    for what, rows in sa["runs"].items():
+        assert set(rows) == {"streamnb default", "previous default"}
+        for row in rows.values():
+            assert row["labels_used"] == (sa["messages"] if what.startswith("full") else sa["messages"] // 5)
+    ids = {t["id"]: t["status"] for t in results["targets"]}
+    assert set(ids) == OPT_IN_TARGET_IDS["feedback"] and set(ids.values()) <= {"PASS", "MISS"}
+    text = (out / "RESULTS.md").read_text()
+    assert f"## {bench_feedback.TITLE}" in text and "**active**" in text and "Cost of `observe`" in text
+
+
+def test_feedback_section_skips_with_its_reason(tmp_path):
+    """Without STREAMNB_TREC07P, or on a corpus without its feedback indexes, the section says why it did not run."""
+    from benchmarks import bench_feedback
+    from tests.trec_corpus import write_trec_folder
+
+    results, done = run_quick(tmp_path / "none", "--only", "feedback", unset=FEEDBACK_UNSET)
+    assert results["sections"]["feedback"]["data"] == {"skipped": "STREAMNB_TREC07P is not set (the TREC 2007 corpus, "
+                                                                  "research use only, is not distributed)"}
+    assert results["targets"] == [] and "SKIPPED: STREAMNB_TREC07P is not set" in done.stdout
+    bare = write_trec_folder(tmp_path / "bare", feedback=False)
+    run_quick(tmp_path / "bare-out", "--only", "feedback", unset=FEEDBACK_UNSET, set_={"STREAMNB_TREC07P": str(bare)})
+    data = json.loads((tmp_path / "bare-out" / "results.json").read_text())["sections"]["feedback"]["data"]
+    assert "has no delay/index, which the delay task needs" in data["skipped"]
+    assert f"## {bench_feedback.TITLE}" in (tmp_path / "bare-out" / "RESULTS.md").read_text()

@@ -30,7 +30,7 @@ from .base import HAM, SPAM, UNSURE
 from .evaluate import (CurvePoint, RunningMetrics, _objects, accuracy, expected_calibration_error,
                        false_negative_rate, false_positive_rate, log_loss, one_minus_auc_percent, prequential)
 
-__all__ = ["FilterReport", "progressive_filter"]
+__all__ = ["VerdictRates", "FilterReport", "progressive_filter"]
 
 
 def _share(hits: Bools, among: Bools) -> float:
@@ -45,29 +45,15 @@ def _finite_order(values: Floats) -> Floats:
     return np.clip(values, -reach, reach)
 
 
-@dataclass
-class FilterReport:
-    """Classify-then-learn results of a SpamFilter over a stream, message by message.
-
-    Per message: ``y_true``; ``verdicts`` ("ham"/"unsure"/"spam", the filter's); ``scores``
-    (the rule's); ``log_odds``, ``model_predictions`` (the model's argmax, as
-    ``predict_one``: None while untrained, the first-learned class on an exact tie) and
-    ``model_probability`` = P(spam|x) of the model; ``probability`` (calibrated when the
-    filter has a calibrator, else equal to model_probability). ``curve`` holds the running
-    metrics of the model's argmax (for :func:`streamnb.plots.learning_curve`).
-    """
+class VerdictRates:
+    """The rates of a run's verdicts and its ranking, from what every report of a stream holds:
+    ``positive``, ``negative``, and per message ``y_true``, ``verdicts`` and ``log_odds``."""
 
     positive: Label
     negative: Label
-    y_true: Objects = field(repr=False)
-    verdicts: Objects = field(repr=False)
-    scores: Floats = field(repr=False)
-    log_odds: Floats = field(repr=False)
-    model_predictions: Objects = field(repr=False)
-    model_probability: Floats = field(repr=False)
-    probability: Floats = field(repr=False)
-    curve: list[CurvePoint] = field(repr=False)
-    seconds: float = 0.0
+    y_true: Objects
+    verdicts: Objects
+    log_odds: Floats
 
     @property
     def n(self) -> int:
@@ -75,21 +61,6 @@ class FilterReport:
 
     def _is_positive(self) -> Bools:
         return np.array([y == self.positive for y in self.y_true], dtype=bool)
-
-    # -- the model's own (argmax) decisions -----------------------------------------------------
-    @property
-    def model_accuracy(self) -> float:
-        return accuracy(list(self.y_true), list(self.model_predictions))
-
-    @property
-    def model_false_positive_rate(self) -> float:
-        """Negatives the model's argmax calls positive, over all negatives."""
-        return false_positive_rate(list(self.y_true), list(self.model_predictions), self.positive)
-
-    @property
-    def model_false_negative_rate(self) -> float:
-        """Positives the model's argmax does not call positive, over all positives."""
-        return false_negative_rate(list(self.y_true), list(self.model_predictions), self.positive)
 
     @property
     def one_minus_auc_percent(self) -> float:
@@ -100,25 +71,25 @@ class FilterReport:
         """
         return one_minus_auc_percent(list(self.y_true), _finite_order(self.log_odds), self.positive)
 
-    @property
-    def ece_model(self) -> float:
-        """Expected calibration error (10 bins) of the model's P(spam|x)."""
-        return expected_calibration_error(list(self.y_true), self.model_probability, self.positive)
+    def one_minus_auc_percent_of(self, part: slice) -> float | None:
+        """(1-AUC)% of a part of the stream (ranked by the log-odds, as the whole's), or None
+        when the part holds one class only.
 
-    @property
-    def ece_calibrated(self) -> float:
-        """Expected calibration error (10 bins) of the filter's probability."""
-        return expected_calibration_error(list(self.y_true), self.probability, self.positive)
+        Parameters
+        ----------
+        part : slice
+            The messages, by position in the stream.
 
-    @property
-    def log_loss_model(self) -> float:
-        return log_loss(list(self.y_true), self.model_probability, self.positive)
+        Returns
+        -------
+        float or None
+            The part's (1 - ROC AUC) in percent.
+        """
+        y = self.y_true[part]
+        if len(set(y)) < 2:
+            return None
+        return one_minus_auc_percent(list(y), _finite_order(self.log_odds[part]), self.positive)
 
-    @property
-    def log_loss_calibrated(self) -> float:
-        return log_loss(list(self.y_true), self.probability, self.positive)
-
-    # -- the filter's verdicts --------------------------------------------------------------------
     @property
     def unsure_rate(self) -> float:
         """Share of messages with verdict "unsure"."""
@@ -157,6 +128,73 @@ class FilterReport:
             The share (nan without messages of the class).
         """
         return _share(self.verdicts == UNSURE, np.array([y == label for y in self.y_true], dtype=bool))
+
+    def verdict_counts(self) -> dict[str, int]:
+        """How many hams were called spam, spam called ham, and messages unsure; the hams and spams."""
+        positive = self._is_positive()
+        return {"ham_as_spam": int(((self.verdicts == SPAM) & ~positive).sum()),
+                "spam_as_ham": int(((self.verdicts == HAM) & positive).sum()),
+                "unsure": int((self.verdicts == UNSURE).sum()),
+                "ham": int((~positive).sum()), "spam": int(positive.sum())}
+
+
+@dataclass
+class FilterReport(VerdictRates):
+    """Classify-then-learn results of a SpamFilter over a stream, message by message.
+
+    Per message: ``y_true``; ``verdicts`` ("ham"/"unsure"/"spam", the filter's); ``scores``
+    (the rule's); ``log_odds``, ``model_predictions`` (the model's argmax, as
+    ``predict_one``: None while untrained, the first-learned class on an exact tie) and
+    ``model_probability`` = P(spam|x) of the model; ``probability`` (calibrated when the
+    filter has a calibrator, else equal to model_probability). ``curve`` holds the running
+    metrics of the model's argmax (for :func:`streamnb.plots.learning_curve`). The verdicts'
+    rates and the ranking: :class:`VerdictRates`.
+    """
+
+    positive: Label
+    negative: Label
+    y_true: Objects = field(repr=False)
+    verdicts: Objects = field(repr=False)
+    scores: Floats = field(repr=False)
+    log_odds: Floats = field(repr=False)
+    model_predictions: Objects = field(repr=False)
+    model_probability: Floats = field(repr=False)
+    probability: Floats = field(repr=False)
+    curve: list[CurvePoint] = field(repr=False)
+    seconds: float = 0.0
+
+    # -- the model's own (argmax) decisions -----------------------------------------------------
+    @property
+    def model_accuracy(self) -> float:
+        return accuracy(list(self.y_true), list(self.model_predictions))
+
+    @property
+    def model_false_positive_rate(self) -> float:
+        """Negatives the model's argmax calls positive, over all negatives."""
+        return false_positive_rate(list(self.y_true), list(self.model_predictions), self.positive)
+
+    @property
+    def model_false_negative_rate(self) -> float:
+        """Positives the model's argmax does not call positive, over all positives."""
+        return false_negative_rate(list(self.y_true), list(self.model_predictions), self.positive)
+
+    @property
+    def ece_model(self) -> float:
+        """Expected calibration error (10 bins) of the model's P(spam|x)."""
+        return expected_calibration_error(list(self.y_true), self.model_probability, self.positive)
+
+    @property
+    def ece_calibrated(self) -> float:
+        """Expected calibration error (10 bins) of the filter's probability."""
+        return expected_calibration_error(list(self.y_true), self.probability, self.positive)
+
+    @property
+    def log_loss_model(self) -> float:
+        return log_loss(list(self.y_true), self.model_probability, self.positive)
+
+    @property
+    def log_loss_calibrated(self) -> float:
+        return log_loss(list(self.y_true), self.probability, self.positive)
 
     def summary(self) -> str:
         """A few lines for people: the model's argmax, calibration, the filter's verdicts."""

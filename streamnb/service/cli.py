@@ -5,6 +5,7 @@
     streamnb learn MODEL --spam SRC | --ham SRC                     corrections, in place
     streamnb unlearn MODEL --spam SRC | --ham SRC                   take messages back out
     streamnb evaluate (--corpus PATH | --spam SRC --ham SRC)        progressive evaluation
+    streamnb evaluate --corpus TREC --task TASK [--quota N]         TREC 2007's feedback tasks
     streamnb inspect MODEL                                          classes, counts, |V|, top tokens
     streamnb demo                                                   the SpamAssassin stream, end to end
     streamnb serve --models DIR [--allow-tell]                      spamd-compatible service (spamc)
@@ -49,8 +50,9 @@ from .cli_common import (DEFAULT_ALPHA, DEFAULT_MODEL, DEFAULT_MU, DEFAULT_PRIOR
                          check_new_file, check_new_folder, counts_text, decision_rule, in_date_order, labelled,
                          load_model, messages_text, min_per_class, model_alpha, model_mu, spam_filter,
                          warn_without_ledger, with_progress)
-from .cli_evaluate import (check_outputs, cmd_demo, cmd_evaluate, evaluation_items, metrics_table, order_fields,
-                           orders_table, other_orders, report_fields, rule_fields, run_evaluation, write_plots)
+from .cli_evaluate import (check_outputs, check_task_options, cmd_demo, cmd_evaluate, evaluation_items, metrics_table,
+                           order_fields, orders_table, other_orders, report_fields, rule_fields, run_evaluation,
+                           run_task_evaluation, task_fields, task_table, write_plots)
 from .cli_model import cmd_inspect, cmd_learn, cmd_train, cmd_unlearn, discriminative_features
 from .cli_options import (count, decision_options, finite_float, model_options, nonnegative_float, number, port,
                           positive_float, positive_int, probability, smoothing, source_options)
@@ -74,7 +76,8 @@ __all__ = [
     "cmd_train", "cmd_learn", "cmd_unlearn", "cmd_inspect", "discriminative_features",
     # evaluate, demo (streamnb.service.cli_evaluate)
     "evaluation_items", "other_orders", "check_outputs", "cmd_evaluate", "run_evaluation", "report_fields",
-    "rule_fields", "order_fields", "orders_table", "metrics_table", "write_plots", "cmd_demo",
+    "rule_fields", "order_fields", "orders_table", "metrics_table", "write_plots", "cmd_demo", "check_task_options",
+    "run_task_evaluation", "task_fields", "task_table",
     # names this module has always given
     "StreamNBError", "tag_message", "Limits", "Settings",
 ]
@@ -231,6 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
                           help="then run the same settings on these orders and print a table: date, file, "
                                "shuffle:SEED, comma-separated, or none (default with --corpus: "
                                "file,shuffle:1,shuffle:2,shuffle:3; otherwise none)")
+    evaluate.add_argument("--task", choices=("full", "delay", "partial", "active"),
+                          help="on a TREC-layout corpus, run one of TREC 2007's feedback tasks: full (every label), "
+                               "delay (the first 10,000), partial (one recipient's), active (the labels the filter "
+                               "asks for); every message is scored; delay/index and partial/index are read from the "
+                               "corpus or $STREAMNB_TREC07P_FEEDBACK")
+    evaluate.add_argument("--quota", type=count, metavar="N",
+                          help="with --task active: the labels the filter may ask for (default 1,000)")
     evaluate.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
     evaluate.add_argument("--plots", metavar="DIR", help="write learning curve, ROC and reliability PNGs")
     evaluate.add_argument("--save", metavar="MODEL", help="save the model learned along the way")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from .cli_common import (CommandError, build_model, check_new_file, check_new_folder, decision_rule, in_date_order,
@@ -14,7 +15,9 @@ from .cli_common import (CommandError, build_model, check_new_file, check_new_fo
 
 if TYPE_CHECKING:
     from ..filter.datasets import Order
-    from ..filter.decision import FilterReport
+    from ..filter.decision import FilterReport, SpamFilter
+    from ..filter.tasks import TaskReport
+    from ..filter.trec import TrecTask
 
 def evaluation_items(args: argparse.Namespace, order: Order, seed: int) -> list[tuple[Any, Any]]:
     """The labelled messages of --corpus or the sources, in the given order. A TREC corpus
@@ -131,10 +134,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     Raises
     ------
     CommandError
-        A bad ``--also-orders``, an output that cannot be written, or nothing to evaluate.
+        A bad ``--also-orders``, an output that cannot be written, nothing to evaluate, or
+        ``--task`` options that do not go together (:func:`check_task_options`).
     CorpusNotFoundError, SourceError, OSError
         The corpus or a source cannot be read, or an output cannot be written.
     """
+    if args.task is not None or args.quota is not None:
+        return run_task_evaluation(args)
     orders = other_orders(args)  # a bad option fails before the long run
     check_outputs(args)
     items = evaluation_items(args, args.order, args.seed)
@@ -162,14 +168,10 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
     int
         0 (an error raises).
     """
-    import json
-
-    from ..filter.calibrate import IsotonicCalibrator
-    from ..filter.decision import SpamFilter, progressive_filter
+    from ..filter.decision import progressive_filter
 
     def run(stream: list[tuple[Any, Any]]) -> tuple[Any, FilterReport]:
-        model = build_model(args)
-        spam = SpamFilter(model, decision_rule(args, model), IsotonicCalibrator(), min_per_class=min_per_class(args))
+        model, spam = _evaluation_filter(args)
         return model, progressive_filter(spam, stream, progress=True)
 
     model, report = run(items)
@@ -181,16 +183,57 @@ def run_evaluation(items: list[tuple[Any, Any]], args: argparse.Namespace,
             rows.append(order_fields(run(evaluation_items(args, order, seed))[1], order, seed))
         summary["orders"] = rows
         print(orders_table(rows))
+    _write_outputs(args, summary, model, lambda folder: write_plots(report, folder))
+    return 0
+
+
+def _evaluation_filter(args: argparse.Namespace) -> tuple[Any, SpamFilter]:
+    """(model, filter) of an evaluation: the model the options give, with the options' rule
+    and an online isotonic calibrator.
+
+    Parameters
+    ----------
+    args
+        The parsed command line: the model's and the rule's options.
+
+    Returns
+    -------
+    tuple
+        The new model, and the SpamFilter around it.
+    """
+    from ..filter.calibrate import IsotonicCalibrator
+    from ..filter.decision import SpamFilter
+
+    model = build_model(args)
+    return model, SpamFilter(model, decision_rule(args, model), IsotonicCalibrator(), min_per_class=min_per_class(args))
+
+
+def _write_outputs(args: argparse.Namespace, fields: dict[str, Any], model: Any,
+                  plots: Callable[[Path], list[Path]]) -> None:
+    """What ``--json``, ``--plots`` and ``--save`` ask for, each file named as it is written.
+
+    Parameters
+    ----------
+    args
+        Its ``json``, ``plots`` and ``save`` (each may be None).
+    fields
+        The report written by ``--json``.
+    model
+        The model saved by ``--save``.
+    plots
+        folder -> the PNG files written there.
+    """
+    import json
+
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(fields, indent=2) + "\n")
         print(f"wrote {args.json}")
     if args.plots:
-        for path in write_plots(report, Path(args.plots)):
+        for path in plots(Path(args.plots)):
             print(f"wrote {path}")
     if args.save:
         model.save(args.save)
         print(f"saved the model to {args.save}")
-    return 0
 
 
 
@@ -214,21 +257,14 @@ def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, A
     truth = list(report.y_true)
     predicted = [p if p is not None else "none" for p in report.model_predictions]
     per_class = precision_recall_f1(truth, predicted, labels=["ham", "spam"])
-    positive = report.y_true == report.positive
     return {
         "messages": report.n,
         "seconds": round(report.seconds, 3),
         "messages_per_second": report.n / report.seconds if report.seconds > 0 else None,
-        "model": {"type": args.model_type, "alpha": model_alpha(args), "mu": model_mu(args),
-                  "tokenizer": {"email": "email (EmailWeights)", "fusion": "email (EmailWeights) and byte 4-grams"}.get(
-                      args.model_type, args.tokenizer),
-                  "counts": args.counts, "class_prior": args.class_prior},
+        "model": _model_fields(args),
         "rule": rule_fields(args),
         "order": getattr(args, "order", None),
-        "verdict_counts": {"ham_as_spam": int(((report.verdicts == "spam") & ~positive).sum()),
-                           "spam_as_ham": int(((report.verdicts == "ham") & positive).sum()),
-                           "unsure": int((report.verdicts == "unsure").sum()),
-                           "ham": int((~positive).sum()), "spam": int(positive.sum())},
+        "verdict_counts": report.verdict_counts(),
         "accuracy": report.model_accuracy,
         "false_positive_rate": report.model_false_positive_rate,
         "false_negative_rate": report.model_false_negative_rate,
@@ -245,6 +281,25 @@ def report_fields(report: FilterReport, args: argparse.Namespace) -> dict[str, A
         "per_class": {str(label): {"precision": s.precision, "recall": s.recall, "f1": s.f1, "support": s.support}
                       for label, s in per_class.items()},
     }
+
+
+def _model_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The model's settings as the report states them.
+
+    Parameters
+    ----------
+    args
+        The model's options.
+
+    Returns
+    -------
+    dict
+        Its type, smoothing, tokenizer, counts and class prior.
+    """
+    return {"type": args.model_type, "alpha": model_alpha(args), "mu": model_mu(args),
+            "tokenizer": {"email": "email (EmailWeights)", "fusion": "email (EmailWeights) and byte 4-grams"}.get(
+                args.model_type, args.tokenizer),
+            "counts": args.counts, "class_prior": args.class_prior}
 
 
 def rule_fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -330,22 +385,11 @@ def metrics_table(fields: dict[str, Any]) -> str:
     str
         One line per metric, the names aligned.
     """
-    rule = fields["rule"]
-    if rule["name"] == "logodds":
-        cutoffs = (f"logodds: spam from {rule['spam_log_odds']:g}, ham below {rule['ham_log_odds']:g}, "
-                   f"caution {rule['caution']:g}")
-    else:
-        cutoffs = f"{rule['name']}, {rule['ham_cutoff']}/{rule['spam_cutoff']}"
-    counts = fields["verdict_counts"]
     speed = fields.get("messages_per_second")
     rows = [
         ("messages", f"{fields['messages']}" + (f" ({fields['order']} order)" if fields.get("order") else "")
          + (f", {speed:,.0f} msg/s" if speed else "")),
-        ("verdict spam on ham (ham called spam)",
-         f"{fields['verdict_false_positive_rate']:.2%} ({counts['ham_as_spam']} of {counts['ham']})"),
-        ("verdict ham on spam (spam called ham)",
-         f"{fields['verdict_false_negative_rate']:.2%} ({counts['spam_as_ham']} of {counts['spam']})"),
-        (f"unsure ({cutoffs})", f"{fields['unsure_rate']:.2%} ({counts['unsure']} of {fields['messages']})"),
+        *_verdict_rows(fields),
         ("(1-AUC)% (ranked by log-odds)", f"{fields['one_minus_auc_percent']:.4f}"),
         ("accuracy among decided", f"{fields['decided_accuracy']:.4%}"),
         ("model argmax: accuracy", f"{fields['accuracy']:.4%}"),
@@ -357,12 +401,48 @@ def metrics_table(fields: dict[str, Any]) -> str:
     for label, scores in fields["per_class"].items():
         rows.append((f"{label}: precision / recall / F1",
                      f"{scores['precision']:.4f} / {scores['recall']:.4f} / {scores['f1']:.4f}"))
+    return _aligned(rows)
+
+
+def _verdict_rows(fields: dict[str, Any]) -> list[tuple[str, str]]:
+    """The verdicts' lines of a table: ham called spam, spam called ham, unsure (with the
+    rule's cutoffs), each a rate and a count.
+
+    Parameters
+    ----------
+    fields
+        A report's ``rule``, ``verdict_counts``, ``messages`` and verdict rates.
+
+    Returns
+    -------
+    list of (str, str)
+        (name, value) rows.
+    """
+    rule = fields["rule"]
+    if rule["name"] == "logodds":
+        cutoffs = (f"logodds: spam from {rule['spam_log_odds']:g}, ham below {rule['ham_log_odds']:g}, "
+                   f"caution {rule['caution']:g}")
+    else:
+        cutoffs = f"{rule['name']}, {rule['ham_cutoff']}/{rule['spam_cutoff']}"
+    counts = fields["verdict_counts"]
+    return [
+        ("verdict spam on ham (ham called spam)",
+         f"{fields['verdict_false_positive_rate']:.2%} ({counts['ham_as_spam']} of {counts['ham']})"),
+        ("verdict ham on spam (spam called ham)",
+         f"{fields['verdict_false_negative_rate']:.2%} ({counts['spam_as_ham']} of {counts['spam']})"),
+        (f"unsure ({cutoffs})", f"{fields['unsure_rate']:.2%} ({counts['unsure']} of {fields['messages']})"),
+    ]
+
+
+def _aligned(rows: list[tuple[str, str]]) -> str:
+    """(name, value) rows as printed: one a line, the values aligned."""
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
 
-def write_plots(report: FilterReport, folder: Path) -> list[Path]:
-    """The learning curve, ROC and reliability plots of a run, as PNG files.
+def write_plots(report: FilterReport | TaskReport, folder: Path) -> list[Path]:
+    """The ROC of a run and, for a classify-then-learn run (a FilterReport), its learning
+    curve and reliability plots, as PNG files.
 
     Parameters
     ----------
@@ -377,17 +457,157 @@ def write_plots(report: FilterReport, folder: Path) -> list[Path]:
         The files written.
     """
     from ..filter import plots  # matplotlib is an optional extra
+    from ..filter.report import FilterReport
 
     folder.mkdir(exist_ok=True)  # its parent exists (check_outputs): a typo makes no folders
     truth = list(report.y_true)
+    roc = plots.plot_roc(truth, {"log-odds": report.log_odds}, folder / "roc.png", title="ROC")
+    if not isinstance(report, FilterReport):  # a task's run: no learning curve, no calibration
+        return [roc]
     return [
         plots.plot_learning_curve(report, folder / "learning_curve.png", title="Running accuracy and FPR"),
-        plots.plot_roc(truth, {"naive Bayes log-odds": report.log_odds}, folder / "roc.png", title="ROC"),
+        roc,
         plots.plot_reliability(truth, {"naive Bayes P(spam|x)": report.model_probability,
                                        "calibrated (isotonic, online)": report.probability},
                                folder / "reliability.png", title="Reliability of P(spam)"),
     ]
 
+
+# -- TREC 2007's feedback tasks (--task) -------------------------------------------------------
+
+def check_task_options(args: argparse.Namespace) -> None:
+    """``--task`` and ``--quota`` go together, on a TREC-layout corpus read in its index's
+    order: refused before the long run.
+
+    Parameters
+    ----------
+    args
+        Its ``task``, ``quota``, ``corpus``, ``order`` and ``also_orders``.
+
+    Raises
+    ------
+    CommandError
+        ``--quota`` without ``--task active``, ``--task`` without a TREC-layout ``--corpus``,
+        or with another order.
+    """
+    from ..filter.trec import is_trec
+
+    if args.quota is not None and args.task != "active":
+        raise CommandError("--quota goes with --task active")
+    if args.corpus is None:
+        raise CommandError("--task needs --corpus: a TREC-layout corpus (a folder holding full/index, or its "
+                           "archive)")
+    if not is_trec(args.corpus):
+        raise CommandError(f"--task needs a TREC-layout corpus (a folder holding full/index, or its archive); "
+                           f"{args.corpus!r} is not one")
+    if args.order != "date" or args.also_orders not in (None, "none"):
+        raise CommandError("--task streams the corpus in its index's order: --order and --also-orders do not apply")
+
+
+def run_task_evaluation(args: argparse.Namespace) -> int:
+    """``streamnb evaluate --task``: the filter under one of TREC 2007's feedback tasks
+    (:mod:`streamnb.filter.tasks`), its ranking, verdicts and the labels it used.
+
+    Parameters
+    ----------
+    args
+        The options of ``streamnb evaluate``: ``--corpus``, ``--task``, ``--quota``, the
+        model's and the rule's options, the outputs.
+
+    Returns
+    -------
+    int
+        0 once the figures are printed and the outputs written.
+
+    Raises
+    ------
+    CommandError
+        Options that do not go together (:func:`check_task_options`), an output that
+        cannot be written.
+    CorpusNotFoundError
+        The corpus, or the task's index, cannot be read (the message names what is missing).
+    """
+    from ..filter.trec import load_trec_task
+
+    check_task_options(args)
+    check_outputs(args)
+    stream = load_trec_task(args.corpus, args.task)
+    model, spam = _evaluation_filter(args)
+    report = stream.run(spam, quota=args.quota, progress=True)
+    fields = task_fields(report, stream, args)
+    print(task_table(fields))
+    _write_outputs(args, fields, model, lambda folder: write_plots(report, folder))
+    return 0
+
+
+def task_fields(report: TaskReport, stream: TrecTask, args: argparse.Namespace) -> dict[str, Any]:
+    """The JSON report of a task's run: the task, the settings, (1-AUC)% (the whole stream,
+    and its first 40,000 and last 10,000 messages when longer), the verdicts, the labels.
+
+    Parameters
+    ----------
+    report
+        The run's report.
+    stream
+        The task's stream (where its labels came from).
+    args
+        The parsed command line (the settings reported).
+
+    Returns
+    -------
+    dict
+        The report's fields, as written by ``--json``.
+    """
+    return {
+        "task": report.task,
+        "quota": report.quota,
+        "index": stream.index,
+        "messages": report.n,
+        "seconds": round(report.seconds, 3),
+        "messages_per_second": report.n / report.seconds if report.seconds > 0 else None,
+        "model": _model_fields(args),
+        "rule": rule_fields(args),
+        "one_minus_auc_percent": report.ranking(),
+        "verdict_counts": report.verdict_counts(),
+        "verdict_false_positive_rate": report.verdict_false_positive_rate,
+        "verdict_false_negative_rate": report.verdict_false_negative_rate,
+        "unsure_rate": report.unsure_rate,
+        "labels_given": stream.labels_given if report.task != "active" else 0,
+        "labels_used": report.labels_used,
+        "labels_asked": report.labels_asked,
+    }
+
+
+def task_table(fields: dict[str, Any]) -> str:
+    """The figures of a task's run, as printed.
+
+    Parameters
+    ----------
+    fields
+        :func:`task_fields` of the run.
+
+    Returns
+    -------
+    str
+        One line per figure, the names aligned.
+    """
+    ranking = fields["one_minus_auc_percent"]
+    parts = [f"{name.split('_')[0]} {int(name.split('_')[1]):,}: {_figure(value)}" for name, value in ranking.items()
+             if name != "whole"]  # first_40000 -> first 40,000
+    speed = fields.get("messages_per_second")
+    given = (f" of a quota of {fields['quota']:,}; asked for {fields['labels_asked']:,}" if fields["task"] == "active"
+             else f" (given by {fields['index']})")
+    return _aligned([
+        ("task", fields["task"]),
+        ("messages", f"{fields['messages']:,}" + (f", {speed:,.0f} msg/s" if speed else "")),
+        ("(1-AUC)% (ranked by log-odds)", _figure(ranking["whole"]) + (f" ({', '.join(parts)})" if parts else "")),
+        *_verdict_rows(fields),
+        ("labels used", f"{fields['labels_used']:,}{given}"),
+    ])
+
+
+def _figure(value: float | None) -> str:
+    return "n/a (one class)" if value is None else f"{value:.4f}"
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -392,7 +392,10 @@ impl Logistic {
             .fold(f64::NEG_INFINITY, f64::max);
         scores[y] - best_other >= margin
     }
+}
 
+/// The steps: a lesson's, its undo, a provisional one's, the reverse step.
+impl Logistic {
     /// The document counted in the IDF with its sample weight `count` (0: an earlier pass
     /// counted it), then one learning step on it (ids, values) as class y with weight
     /// omega, the sample weight times the class weight (> 0). The ids must have rows
@@ -605,7 +608,10 @@ impl Logistic {
             self.bias[c] += direction * eta * gc;
         }
     }
+}
 
+/// The model's state: the scale folded, rows read and set, mixing with another model.
+impl Logistic {
     /// Fold the global scale into the stored weights (true weights unchanged).
     pub fn fold(&mut self) {
         let scale = self.scale;

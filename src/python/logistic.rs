@@ -275,17 +275,15 @@ impl LogisticCore {
     }
 
     /// A provisional step on x as the known class `label` with sample weight `weight` at the
-    /// constant rate `rate` (`Logistic::provisional`), or with `undo` the step that returned
-    /// that gradient taken back (`Logistic::undo_provisional`; `weight` unused: g holds it).
-    /// Checked first: an error changes nothing.
-    /// `keep`: (fingerprint, stamp) under which the records keep the step and its document.
+    /// constant rate `rate` (`Logistic::provisional`), kept in the records with its
+    /// document under `keep` (fingerprint, stamp) when given; returns its gradient. Checked
+    /// first: an error changes nothing.
     pub(super) fn provisional_doc(
         &mut self,
         x: &Bound<'_, PyAny>,
         label: &Bound<'_, PyAny>,
         weight: f64,
         rate: f64,
-        undo: Option<Vec<f64>>,
         keep: Option<(Fingerprint, u64)>,
     ) -> PyResult<Vec<f64>> {
         Self::check_weight(weight)?;
@@ -295,53 +293,22 @@ impl LogisticCore {
                 format!("a provisional step's rate must be a finite number > 0, got {rate}"),
             ));
         }
-        let c = self.known_class(
-            label,
-            if undo.is_some() {
-                "undo a provisional step of"
-            } else {
-                "learn provisionally"
-            },
-        )?;
-        if let Some(g) = &undo {
-            self.model
-                .check_step(&Step {
-                    g: g.clone(),
-                    decay: self.model.decay(),
-                })
-                .map_err(|m| error(ErrorKind::InvalidInput, m))?;
-        }
+        let c = self.known_class(label, "learn provisionally")?;
         let fixed = self.fixed_weight(label)?;
         let mut reading = self.reader.read(&self.space, x)?;
-        let g = match undo {
-            None => {
-                self.make_room(&mut reading.doc)?;
-                let omega = self.omega(c, weight, fixed);
-                let step = self
-                    .model
-                    .provisional(&reading.doc.ids, &reading.doc.values, c, omega, rate);
-                if let (Some((fp, stamp)), Some(records)) = (keep, self.records.as_mut()) {
-                    let doc = Some((&reading.doc.ids[..], &reading.doc.values[..]));
-                    let classes = self.model.n_classes();
-                    records.keep(fp, Entry::new(Some(c), weight, step.clone(), stamp, classes), doc);
-                }
-                step.g
-            }
-            Some(g) => {
-                self.known(&mut reading.doc);
-                let known: Vec<usize> = (0..reading.doc.len())
-                    .filter(|&i| reading.doc.ids[i] != UNKNOWN)
-                    .collect();
-                let ids: Vec<u32> = known.iter().map(|&i| reading.doc.ids[i]).collect();
-                let values: Vec<f64> = known.iter().map(|&i| reading.doc.values[i]).collect();
-                let step = Step { g, decay: 1.0 };
-                self.model.undo_provisional(&ids, &values, &step, rate);
-                step.g
-            }
-        };
+        self.make_room(&mut reading.doc)?;
+        let omega = self.omega(c, weight, fixed);
+        let step = self
+            .model
+            .provisional(&reading.doc.ids, &reading.doc.values, c, omega, rate);
+        if let (Some((fp, stamp)), Some(records)) = (keep, self.records.as_mut()) {
+            let doc = Some((&reading.doc.ids[..], &reading.doc.values[..]));
+            let classes = self.model.n_classes();
+            records.keep(fp, Entry::new(Some(c), weight, step.clone(), stamp, classes), doc);
+        }
         self.version += 1;
         self.reader.keep(x, reading)?;
-        Ok(g)
+        Ok(step.g)
     }
 
     fn check_weight(weight: f64) -> PyResult<()> {
@@ -582,19 +549,7 @@ impl LogisticCore {
         weight: f64,
         rate: f64,
     ) -> PyResult<Vec<f64>> {
-        guard(|| self.provisional_doc(x, label, weight, rate, None, None))
-    }
-
-    /// Take back exactly the provisional step on x that returned g (taken at `rate`).
-    /// Raises InvalidInputError, changing nothing, for a gradient this model could not have.
-    fn undo_provisional_one(
-        &mut self,
-        x: &Bound<'_, PyAny>,
-        label: &Bound<'_, PyAny>,
-        g: Vec<f64>,
-        rate: f64,
-    ) -> PyResult<()> {
-        guard(|| self.provisional_doc(x, label, 1.0, rate, Some(g), None).map(|_| ()))
+        guard(|| self.provisional_doc(x, label, weight, rate, None))
     }
 
     /// Parameter mixing of other into target (see `Logistic::mix`): the weights averaged,

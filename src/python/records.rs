@@ -118,7 +118,7 @@ impl LogisticCore {
         self.records()?;
         let fp_stamp = Some((fp, stamp));
         match lesson {
-            Some((label, weight)) => self.provisional_doc(x, &label, weight, PROVISIONAL_RATE, None, fp_stamp),
+            Some((label, weight)) => self.provisional_doc(x, &label, weight, PROVISIONAL_RATE, fp_stamp),
             None => {
                 let class = match delivered {
                     Some(label) => self.labels.class_of(&label)?,

@@ -272,7 +272,7 @@ def test_models_check_parameters_in_validate():
 
 
 # The server and the command, split by concern (issue 29): each part and what it re-exports from.
-SERVER_PARTS = ["protocol", "replies", "userfiles", "users", "server"]
+SERVER_PARTS = ["protocol", "replies", "site", "userfiles", "users", "server"]
 COMMAND_PARTS = ["cli_common", "cli_options", "cli_model", "cli_evaluate"]
 
 

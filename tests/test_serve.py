@@ -28,7 +28,10 @@ from streamnb.service import cli, journal
 from streamnb.filter.decision import ChiSquareRule, SpamFilter
 from streamnb.service.journal import FORGET, LEARN, Lesson
 from streamnb.service.serve import Settings, UserModel, recover, rewrite_message, score_fields, symbols
+from streamnb.service.site import Answer, Scored
+from streamnb.service.site import answer as site_answer
 from streamnb.errors import InvalidParameterError
+from streamnb.ledger import message_fingerprint
 from tests.retrain_support import snapshot
 from tests.served import ROOT, Served, expected_check
 
@@ -93,6 +96,10 @@ def read_all(connection: socket.socket) -> bytes:
     return b"".join(parts)
 
 
+def check(port: int, raw: bytes, user: str = "alice", method: str = "SYMBOLS") -> bytes:
+    return request(port, f"{method} SPAMC/1.5\r\nUser: {user}\r\nContent-length: {len(raw)}\r\n\r\n".encode() + raw)
+
+
 def tell_raw(port: int, raw: bytes, label: str | None, user: str = "alice") -> bytes:
     headers = f"Message-class: {label}\r\nSet: local\r\n" if label else "Remove: local\r\n"
     return request(port, f"TELL SPAMC/1.5\r\n{headers}User: {user}\r\nContent-length: {len(raw)}\r\n\r\n"
@@ -105,19 +112,50 @@ SERVE_ARGS = cli.build_parser().parse_args(["serve", "--models", "unused"])
 
 
 class Expected:
-    """A model built as the server builds a new user's, taught the same lessons in the same order."""
+    """A model built as the server builds a new user's, taught the same lessons in the same order.
 
-    def __init__(self) -> None:
+    With ``site`` (another Expected, standing for the site model), each lesson teaches it too,
+    and a verdict is the blend of the two the server gives (streamnb/service/site.py). A model
+    that was never taught anything has no file on the server: it gives no verdict.
+    """
+
+    def __init__(self, site: Expected | None = None) -> None:
         self.model = cli.build_model(SERVE_ARGS)
         # The server's defaults: the command's rule (LogOddsRule) and its min_per_class.
         self.filter = SpamFilter(self.model, cli._rule(SERVE_ARGS, self.model), min_per_class=cli.min_per_class(SERVE_ARGS))
+        self.site = site
+        self.taught = False
 
     def tell(self, action: str, label: str | None, raw: bytes) -> bool:
-        return journal.apply_lesson(self.model, Lesson(action, label, raw))
+        changed = journal.apply_lesson(self.model, Lesson(action, label, raw))
+        self.taught = True
+        if self.site is not None:
+            changed = self.site.tell(action, label, raw) or changed
+        return changed
+
+    def scored(self, raw: bytes, explain: bool = False) -> Scored | None:
+        """This model's own verdict (None before its first lesson: the server has no file)."""
+        if not self.taught:
+            return None
+        self.filter.evidence_k = 10 if explain else 0
+        return Scored(self.filter.classify(raw, explain=explain), self.filter.ready, self.model.class_counts)
+
+    def answer(self, raw: bytes, explain: bool = False) -> Answer:
+        site = self.site.scored(raw, explain) if self.site is not None else None
+        found = site_answer(site, self.scored(raw, explain), Settings.site_blend, self.filter.rule,
+                            self.filter.min_per_class, 10 if explain else 0)
+        assert found is not None, "neither model has been taught"
+        return found
 
     def verdict(self, raw: bytes, explain: bool = False):
-        self.filter.evidence_k = 10 if explain else 0
-        return self.filter.classify(raw, explain=explain)
+        return self.answer(raw, explain).verdict
+
+    def observe(self, raw: bytes, explain: bool = False) -> None:
+        """Check raw and observe it as the server does (``--observe``): each model with a file."""
+        verdict = self.verdict(raw, explain)
+        for model in (self.site, self):
+            if model is not None and model.taught:
+                model.filter.observe(raw, verdict)
 
 
 N_EACH = 40
@@ -125,15 +163,17 @@ N_EACH = 40
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """A server with --allow-tell and user alice taught N_EACH spam and N_EACH ham through ``spamc -L``.
+    """A server with --allow-tell and user alice taught N_EACH spam and N_EACH ham through ``spamc -L``
+    (the site model too); its checks observe nothing (--no-observe), so that every verdict
+    is the one the models taught those lessons give.
 
     40 of each: the default rule is cautious while a class is little known (spam from
     log-odds 16 + 800 / hams learned); with 40 of each it decides these messages.
     """
     if SPAMC is None:
         pytest.skip("Debian's spamc is not installed (.ci/run installs it)")
-    server = Served(tmp_path_factory.mktemp("trained") / "models", "--allow-tell")
-    expected = Expected()
+    server = Served(tmp_path_factory.mktemp("trained") / "models", "--allow-tell", "--no-observe")
+    expected = Expected(site=Expected())
     try:
         for i in range(N_EACH):
             for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
@@ -175,8 +215,8 @@ def test_symbols(trained):
     server, _ = trained
     assert spamc(server.port, "-y", stdin=spam(101)).stdout == b"STREAMNB_SPAM"
     assert spamc(server.port, "-y", stdin=ham(101)).stdout == b"STREAMNB_HAM"
-    # a user without a model: unsure until trained, and nothing is written for it
-    assert spamc(server.port, "-y", stdin=spam(101), user="nobody").stdout == b"STREAMNB_UNSURE,STREAMNB_UNTRAINED"
+    # a user without a model: the site model's verdict, and nothing is written for it
+    assert spamc(server.port, "-y", stdin=spam(101), user="nobody").stdout == b"STREAMNB_SPAM"
     assert not (server.models / "nobody.snb").exists()
 
 
@@ -283,18 +323,31 @@ def test_tell_learns_moves_and_forgets(serve, tmp_path):
     assert counts_line(server.port, "bob").startswith("model: 1 spam and 0 ham learned")
     assert tell("-L", "forget") == b"Message was already un/learned\n"  # nothing left to forget
     server.stop()
-    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["bob.snb", "bob.snb.lock"]  # journal folded
-    model = streamnb.load(tmp_path / "models" / "bob.snb")  # loads with streamnb.load after a clean stop
-    assert model.class_counts == {"spam": 1.0}
-    assert docs(model, "uniq00002") == {"spam": 1.0}
-    assert docs(model, "uniq00001") == {}
-    assert model.ledger == cli.SERVE_LEDGER
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["@site.snb", "@site.snb.lock", "bob.snb",
+                                                                       "bob.snb.lock"]  # journals folded
+    for name in ("bob.snb", "@site.snb"):  # the site model learned, moved and forgot the same
+        model = streamnb.load(tmp_path / "models" / name)  # loads with streamnb.load after a clean stop
+        assert model.class_counts == {"spam": 1.0}
+        assert docs(model, "uniq00002") == {"spam": 1.0}
+        assert docs(model, "uniq00001") == {}
+        assert model.ledger == cli.SERVE_LEDGER
+
+
+def assert_same_scores(model, expected, probes: list[bytes]) -> None:
+    """Naive Bayes' scores the same (its clock may have moved on: stamps differ), every other
+    log-odds and the stacker's weights to 1e-9."""
+    for probe in probes:
+        assert model.nb.predict_log_proba_one(probe) == expected.nb.predict_log_proba_one(probe)
+    got = [z for p in probes for z in (model.log_odds_one(p), *model.part_log_odds(p))] + list(model.weights)
+    want = [z for p in probes for z in (expected.log_odds_one(p), *expected.part_log_odds(p))] + list(expected.weights)
+    assert max(abs(a - b) for a, b in zip(got, want)) <= 1e-9
 
 
 def test_forget_and_a_move_through_the_server_undo_a_lesson_exactly(serve, tmp_path):
     """Issue 34: a lesson the service is told, then told to forget (or to learn as the other
-    class) right after, leaves the user's model as if that lesson had never been told: naive
-    Bayes by its counts, logistic regression and the stacker by the steps they kept."""
+    class) right after, leaves the user's model and the site model as if that lesson had never
+    been told: naive Bayes by its counts, logistic regression and the stacker by the steps
+    they kept."""
     server = serve(tmp_path / "models", "--allow-tell")
     expected = Expected()
     for i in range(12):
@@ -307,15 +360,10 @@ def test_forget_and_a_move_through_the_server_undo_a_lesson_exactly(serve, tmp_p
         if then is not None:
             expected.tell(LEARN, then, lesson)
     server.stop()
-    model = streamnb.load(tmp_path / "models" / "carol.snb")
-    assert model.class_counts == expected.model.class_counts == {"spam": 12.0, "ham": 13.0}
-    probes = [ham(50), ham(51), spam(52), spam(60), ham(61)]
-    for probe in probes:  # naive Bayes' counts: the same (its clock has moved on: stamps differ)
-        assert model.nb.predict_log_proba_one(probe) == expected.model.nb.predict_log_proba_one(probe)
-    got = [z for p in probes for z in (model.log_odds_one(p), *model.part_log_odds(p))] + list(model.weights)
-    want = [z for p in probes for z in (expected.model.log_odds_one(p), *expected.model.part_log_odds(p))] + \
-        list(expected.model.weights)
-    assert max(abs(a - b) for a, b in zip(got, want)) <= 1e-9
+    for name in ("carol.snb", "@site.snb"):
+        model = streamnb.load(tmp_path / "models" / name)
+        assert model.class_counts == expected.model.class_counts == {"spam": 12.0, "ham": 13.0}
+        assert_same_scores(model, expected.model, [ham(50), ham(51), spam(52), spam(60), ham(61)])
 
 
 def test_a_forget_after_other_lessons_replays_them(serve, tmp_path):
@@ -419,17 +467,18 @@ def test_kill_9_during_a_tell_burst_loses_no_acknowledged_lesson(serve, tmp_path
         assert streamnb.load(models / "alice.snb").class_counts == {}
         assert len(journal.read_journal(journal.journal_path(models / "alice.snb")).lessons) >= len(acknowledged)
 
-    again = serve(models, "--allow-tell")  # replays the journal at start
+    again = serve(models, "--allow-tell")  # replays the journals at start
     again.stop()
-    assert not (models / "alice.snb.journal").exists()
-    model = streamnb.load(models / "alice.snb")
-    learned = {i for i in sent if docs(model, f"uniq{i:05d}")}
-    assert acknowledged <= learned  # every acknowledged lesson is in the model ...
-    assert len(learned - acknowledged) <= 4  # ... plus at most the requests under way at the kill
-    for i in learned:  # ... and none twice
-        assert docs(model, f"uniq{i:05d}") == {("spam" if i % 3 else "ham"): 1.0}
-    labels = ["spam" if i % 3 else "ham" for i in learned]
-    assert model.class_counts == {label: float(labels.count(label)) for label in set(labels)}
+    for name in ("alice.snb", "@site.snb"):  # the user's model, and the site model's the same
+        assert not (models / f"{name}.journal").exists()
+        model = streamnb.load(models / name)
+        learned = {i for i in sent if docs(model, f"uniq{i:05d}")}
+        assert acknowledged <= learned  # every acknowledged lesson is in the model ...
+        assert len(learned - acknowledged) <= 4  # ... plus at most the requests under way at the kill
+        for i in learned:  # ... and none twice
+            assert docs(model, f"uniq{i:05d}") == {("spam" if i % 3 else "ham"): 1.0}
+        labels = ["spam" if i % 3 else "ham" for i in learned]
+        assert model.class_counts == {label: float(labels.count(label)) for label in set(labels)}
 
 
 def test_a_crash_between_snapshot_and_journal_removal_applies_each_lesson_once(tmp_path, monkeypatch):
@@ -479,6 +528,205 @@ def test_journals_are_folded_after_snapshot_seconds(serve, tmp_path):
         time.sleep(0.1)
     assert not (models / "ivy.snb.journal").exists()  # folded while the server runs
     assert streamnb.load(models / "ivy.snb").class_counts == {"spam": 1.0}
+
+
+# -- the site model, observed mail, labels asked for (issue 34) --------------------------------------
+
+def reply_fields(reply: bytes) -> dict[str, str]:
+    """The headers of a check's reply, and its body as "body"."""
+    head, _, body = reply.partition(b"\r\n\r\n")
+    fields = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:])
+    return {**fields, "body": body.decode()}
+
+
+def assert_answers(reply: bytes, verdict) -> None:
+    """The reply states the verdict: its status and (to the 6 decimals sent) its log-odds."""
+    fields = reply_fields(reply)
+    assert fields["X-StreamNB-Status"] == verdict.label, reply
+    assert fields["X-StreamNB-Log-Odds"] == f"{verdict.log_odds:.6f}", (reply, verdict)
+
+
+def test_a_user_without_lessons_gets_the_site_models_verdict(serve, tmp_path):
+    """A user who never taught anything is checked with the site model, its rule and cutoffs
+    (not "unsure"); a user who taught some gets the blend of the two; nothing is written for the
+    first. Without a site model (--no-site) the first is unsure again."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--no-observe")
+    site = Expected()
+    alice, carol, nobody = Expected(site), Expected(site), Expected(site)
+    for i in range(40):
+        for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+            assert tell_raw(server.port, raw, label) == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+            alice.tell(LEARN, label, raw)
+    for i in range(100, 103):  # the site model learns more than alice's lessons
+        for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+            assert tell_raw(server.port, raw, label, user="carol").startswith(b"SPAMD/1.5 0 EX_OK")
+            carol.tell(LEARN, label, raw)
+    for raw, label in ((spam(200), "spam"), (ham(200), "ham")):
+        verdict = site.scored(raw).verdict
+        assert verdict.label == label and nobody.verdict(raw) == verdict  # the site model's own verdict
+        reply = check(server.port, raw, user="nobody")
+        assert_answers(reply, verdict)
+        assert reply_fields(reply)["body"] == f"STREAMNB_{label.upper()}"
+        blended = alice.answer(raw)
+        assert 0 < blended.share < 1 and blended.verdict.log_odds != verdict.log_odds
+        assert_answers(check(server.port, raw), blended.verdict)
+    report = reply_fields(check(server.port, ham(201), user="nobody", method="REPORT"))["body"].split("\r\n")
+    assert "  answered by the site model (user nobody has no model of both classes)" in report
+    assert "  model: 0 spam and 0 ham learned" in report and "  site model: 43 spam and 43 ham learned" in report
+    assert f"  log-odds {site.scored(ham(201)).verdict.log_odds:+.6f}" in report
+    report = reply_fields(check(server.port, ham(201), method="REPORT"))["body"].split("\r\n")
+    assert "  answered by the site model (weight 0.88) and user alice's model (weight 0.12)" in report  # 40 / 340
+    assert not [name for name in os.listdir(models) if name.startswith("nobody")]  # nothing for nobody
+    server.stop()
+    alone = serve(models, "--no-site")
+    reply = check(alone.port, spam(200), user="nobody")
+    assert reply_fields(reply)["body"] == "STREAMNB_UNSURE,STREAMNB_UNTRAINED,STREAMNB_ASK"
+    assert_answers(check(alone.port, spam(200)), alice.scored(spam(200)).verdict)  # alice's model alone
+    alone.stop()
+
+
+def test_a_tell_teaches_the_users_model_and_the_site_model(serve, tmp_path):
+    """Each user's lessons go to that user's model and to the site model, which holds a message
+    once, under the label told last; --no-site-learns and --no-site teach the user's model alone."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell")
+    for i, user in ((1, "alice"), (2, "alice"), (3, "bob"), (4, "bob")):
+        assert tell_raw(server.port, *lesson_of(i), user=user) == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+    # bob files alice's spam 1 as ham: a new lesson for bob, a move for the site model
+    assert tell_raw(server.port, spam(1), "ham", user="bob") == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+    # alice tells it again: nothing changes for her, the site model moves it back: told
+    assert tell_raw(server.port, spam(1), "spam") == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+    assert tell_raw(server.port, spam(1), "spam") == b"SPAMD/1.5 0 EX_OK\r\n\r\n"  # nothing anywhere
+    server.stop()
+    held = {name: {i: docs(streamnb.load(models / f"{name}.snb"), f"uniq{i:05d}") for i in range(1, 5)}
+            for name in ("alice", "bob", "@site")}
+    assert held["alice"] == {1: {"spam": 1.0}, 2: {"ham": 1.0}, 3: {}, 4: {}}
+    assert held["bob"] == {1: {"ham": 1.0}, 2: {}, 3: {"spam": 1.0}, 4: {"ham": 1.0}}
+    assert held["@site"] == {1: {"spam": 1.0}, 2: {"ham": 1.0}, 3: {"spam": 1.0}, 4: {"ham": 1.0}}
+    for option in ("--no-site-learns", "--no-site"):
+        folder = tmp_path / option
+        server = serve(folder, "--allow-tell", option)
+        assert tell_raw(server.port, spam(1), "spam") == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+        server.stop()
+        assert sorted(os.listdir(folder)) == ["alice.snb", "alice.snb.lock"]
+
+
+def lesson_of(i: int) -> tuple[bytes, str]:
+    return (spam(i), "spam") if i % 2 else (ham(i), "ham")
+
+
+def recorded(model, raw: bytes):
+    """What a fusion keeps of a message (its steps), or None."""
+    return model._records.get(message_fingerprint(model.nb, raw))
+
+
+def test_a_check_observes_its_message_and_a_later_tell_replaces_it(serve, tmp_path):
+    """A CHECK lets the site model observe the message (and the user's own model, when there is
+    one): each learns it provisionally (src/feedback.rs), in memory, saved with the model at
+    the stop; a TELL of it later replaces the provisional lesson. Each model ends as the
+    library's SpamFilter.observe then learn leaves it."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell")
+    site = Expected()
+    alice, bob = Expected(site), Expected(site)
+    for i in range(12):
+        for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+            assert tell_raw(server.port, raw, label).startswith(b"SPAMD/1.5 0 EX_OK")
+            alice.tell(LEARN, label, raw)
+    first, second = spam(300), ham(301)
+    assert_answers(check(server.port, first, user="bob"), bob.verdict(first))  # bob: no model, the site's alone
+    bob.observe(first)
+    assert_answers(check(server.port, second), alice.verdict(second))
+    alice.observe(second)
+    server.stop()  # what was observed is saved with the models
+    saved_site, saved_alice = streamnb.load(models / "@site.snb"), streamnb.load(models / "alice.snb")
+    assert recorded(saved_site, first).provisional and recorded(saved_site, second).provisional
+    assert recorded(saved_site, first).lr.g and recorded(saved_site, first).label == "spam"  # a step was taken
+    assert recorded(saved_alice, second).provisional and recorded(saved_alice, first) is None
+    probes = [first, second, spam(60), ham(61)]
+    assert_same_scores(saved_site, site.model, probes)
+    assert_same_scores(saved_alice, alice.model, probes)
+    again = serve(models, "--allow-tell")
+    assert tell_raw(again.port, first, "spam") == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+    alice.tell(LEARN, "spam", first)
+    again.stop()
+    saved_site = streamnb.load(models / "@site.snb")
+    assert not recorded(saved_site, first).provisional and recorded(saved_site, first).label == "spam"
+    assert_same_scores(saved_site, site.model, probes)
+    assert_same_scores(streamnb.load(models / "alice.snb"), alice.model, probes)
+
+
+def test_observing_is_optional_and_changes_nothing_on_disk_when_off(serve, tmp_path):
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell")
+    for i in range(6):
+        assert tell_raw(server.port, *lesson_of(i)).startswith(b"SPAMD/1.5 0 EX_OK")
+    server.stop()
+    before = {name: (models / name).read_bytes() for name in ("@site.snb", "alice.snb")}
+    quiet = serve(models, "--no-observe")
+    for user in ("alice", "bob"):
+        check(quiet.port, spam(400), user=user, method="CHECK")
+    quiet.stop()
+    assert {name: (models / name).read_bytes() for name in before} == before  # nothing saved: nothing changed
+    observing = serve(models)
+    check(observing.port, spam(400), method="CHECK")
+    observing.stop()
+    for name in before:
+        assert recorded(streamnb.load(models / name), spam(400)).provisional
+
+
+def test_a_read_only_service_observes_nothing(tmp_path):
+    """Not even in memory: a model served read-only is the files' (checked in process)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    expected = Expected()
+    for i in range(6):
+        expected.tell(LEARN, *reversed(lesson_of(i)))
+    expected.model.save(models / "alice.snb")
+    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=cli._rule(SERVE_ARGS,
+                        expected.model), spam_cutoff=0.9, read_only=True)
+
+    async def scenario() -> None:
+        entry = UserModel("alice", models / "alice.snb", settings)
+        scored = await entry.classify(spam(400), False)
+        await entry.observe(spam(400), scored.verdict)
+        assert recorded(entry.model, spam(400)) is None and entry.observed == 0
+
+    asyncio.run(scenario())
+    assert sorted(os.listdir(models)) == ["alice.snb"]
+
+
+def test_unsure_verdicts_ask_for_their_label(serve, tmp_path):
+    """STREAMNB_ASK (Verdict.ask: the verdict is unsure) in SYMBOLS, in PROCESS's X-Spam-Status
+    and in the REPORT, so that a review folder can collect those messages; none on a sure verdict."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--no-observe")
+    expected = Expected(site=Expected())
+    for i in range(2):  # two of each: the default rule is cautious, most verdicts are unsure
+        for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+            assert tell_raw(server.port, raw, label).startswith(b"SPAMD/1.5 0 EX_OK")
+            expected.tell(LEARN, label, raw)
+    raw = ham(500)
+    verdict = expected.verdict(raw)
+    assert verdict.label == "unsure" and verdict.ask
+    assert reply_fields(check(server.port, raw))["body"] == "STREAMNB_UNSURE,STREAMNB_ASK"
+    processed = reply_fields(check(server.port, raw, method="PROCESS"))["body"]
+    assert f"X-Spam-Status: No, score={score_fields(verdict, 0.9)[1]} required=9.0 tests=STREAMNB_UNSURE,STREAMNB_ASK\n" \
+        in processed
+    report = reply_fields(check(server.port, raw, method="REPORT"))["body"]
+    assert "\r\n  asks for this message's label (STREAMNB_ASK): its verdict is unsure\r\n" in report
+    server.stop()
+
+
+def test_the_chi_square_rule_cannot_blend_with_a_site_model(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    done = subprocess.run([sys.executable, "-m", "streamnb", "serve", "--models", str(models), "--port", "0", "--rule",
+                           "chi2"], capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert done.returncode == 3 and done.stderr.decode().count("\n") == 1
+    assert "--rule chi2" in done.stderr.decode() and "--no-site" in done.stderr.decode()
+    assert os.listdir(models) == []
 
 
 # -- users, the cache, other writers ------------------------------------------------------------------

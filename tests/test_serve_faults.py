@@ -27,7 +27,7 @@ import streamnb
 from streamnb.service import journal
 from tests.faults import KILL_PHASES
 from tests.served import ROOT, Served
-from tests.test_serve import SPAMC, Expected, docs, error_line, ham, request, spam, tell_raw
+from tests.test_serve import SPAMC, Expected, check, docs, error_line, ham, spam, tell_raw
 
 LEARNED = b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
 
@@ -36,10 +36,6 @@ def streamnb_command(*args: str, faults: tuple[str, ...] = ()) -> subprocess.Com
     program = ["-m", "tests.faults", *faults, "--"] if faults else ["-m", "streamnb"]
     return subprocess.run([sys.executable, *program, *args], capture_output=True, timeout=120, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
-
-
-def check(port: int, raw: bytes, user: str = "alice", method: str = "SYMBOLS") -> bytes:
-    return request(port, f"{method} SPAMC/1.5\r\nUser: {user}\r\nContent-length: {len(raw)}\r\n\r\n".encode() + raw)
 
 
 def learned(model) -> dict[int, dict]:
@@ -109,29 +105,34 @@ def assert_refused_at_start(result: subprocess.CompletedProcess, folder: Path, r
 
 
 def assert_served_read_only(server: Served, models: Path) -> None:
-    """Checks score with the users' models (their journals included); TELL is refused with 69; nothing is written."""
-    before = sorted(os.listdir(models))
-    expected = Expected()
+    """Checks score with the users' models and the site model (their journals included), and
+    observe nothing; TELL is refused with 69; nothing is written."""
+    before = {name: (models / name).read_bytes() for name in os.listdir(models)}
+    expected = Expected(site=Expected())
     for i in range(6):
         expected.tell(journal.LEARN, *reversed(lesson(i)))
-    for raw in (spam(50), ham(50)):
+    for raw in (spam(50), ham(50), spam(50)):
         verdict = expected.verdict(raw)
         reply = check(server.port, raw, method="CHECK")
-        assert f"X-StreamNB-Status: {verdict.label}\r\n".encode() in reply, reply
+        assert f"X-StreamNB-Status: {verdict.label}\r\nX-StreamNB-Log-Odds: {verdict.log_odds:.6f}\r\n".encode() \
+            in reply, reply
+    assert "answered by the site model (weight" in check(server.port, ham(51), method="REPORT").decode()
     code, text = error_line(tell_raw(server.port, spam(60), "spam"))
     assert code == 69 and "read-only" in text
-    assert sorted(os.listdir(models)) == before  # no lock file, no journal, no model
+    server.stop()
+    assert {name: (models / name).read_bytes() for name in os.listdir(models)} == before  # nothing written
 
 
 def models_with_a_journal(models: Path) -> None:
-    """alice.snb (4 lessons) and a journal of 2 more, as a crash leaves them."""
+    """alice.snb and the site model @site.snb (4 lessons each) and a journal of 2 more each, as a crash leaves them."""
     models.mkdir(exist_ok=True)
-    path = models / "alice.snb"
-    trained_model(path, range(4))
-    descriptor = journal.create_journal(path, journal.file_digest(path))
-    journal.append_lessons(descriptor, [journal.Lesson(journal.LEARN, label, raw)
-                                        for raw, label in (lesson(4), lesson(5))])
-    os.close(descriptor)
+    for name in ("alice.snb", "@site.snb"):
+        path = models / name
+        trained_model(path, range(4))
+        descriptor = journal.create_journal(path, journal.file_digest(path))
+        journal.append_lessons(descriptor, [journal.Lesson(journal.LEARN, label, raw)
+                                            for raw, label in (lesson(4), lesson(5))])
+        os.close(descriptor)
 
 
 def test_a_read_only_mount_is_refused_at_start_or_served_read_only(tmpfs, serve):
@@ -142,7 +143,6 @@ def test_a_read_only_mount_is_refused_at_start_or_served_read_only(tmpfs, serve)
                             mount.where, "Read-only file system")
     server = serve(mount.where, "--read-only")
     assert_served_read_only(server, mount.where)
-    server.stop()
 
 
 @pytest.mark.parametrize("fault, reason", [("readonly", "Read-only file system"), ("denied", "Permission denied")])
@@ -154,7 +154,6 @@ def test_an_unwritable_folder_is_refused_at_start_or_served_read_only(fault, rea
                             models, reason)
     server = serve(models, "--read-only", faults=faults)
     assert_served_read_only(server, models)
-    server.stop()
     assert "fault:" not in server.text()  # read-only: not one write was even tried
 
 
@@ -176,30 +175,37 @@ def test_a_folder_the_service_user_may_not_write_is_refused_at_start():
 
 
 def test_a_folder_that_stops_being_writable_while_serving(tmp_path, serve):
-    """Checks still score with each user's model, a TELL is refused (74, not acknowledged), a
-    stop says its lessons stay in the journals; nothing acknowledged is lost."""
+    """Checks still score with each user's model and the site model, a TELL is refused (74,
+    not acknowledged), a stop says its lessons stay in the journals; nothing acknowledged is
+    lost, in the user's model or the site model's."""
     models, switch = tmp_path / "models", tmp_path / "broken"
     models.mkdir()
     trained_model(models / "bob.snb", range(10, 16))  # a user the server has not loaded yet
     server = serve(models, "--allow-tell", "--snapshot-every", "1000", faults=(f"readonly={models}@{switch}",))
+    site = Expected()
     for i in range(4):
         assert tell_raw(server.port, *lesson(i)) == LEARNED
+        site.tell(journal.LEARN, *reversed(lesson(i)))
     switch.touch()  # the file system goes read-only
     code, text = error_line(tell_raw(server.port, *lesson(4)))
     assert code == 74 and "Read-only file system" in text
     bob = Expected()
     for i in range(10, 16):
         bob.tell(journal.LEARN, *reversed(lesson(i)))
+    bob.site = site  # bob's file was made without the service: its lessons are not the site model's
     reply = check(server.port, spam(70), user="bob", method="CHECK")  # no lock can be made: read without it
-    assert f"X-StreamNB-Status: {bob.verdict(spam(70)).label}\r\n".encode() in reply, reply
+    verdict = bob.verdict(spam(70))
+    assert f"X-StreamNB-Status: {verdict.label}\r\nX-StreamNB-Log-Odds: {verdict.log_odds:.6f}\r\n".encode() \
+        in reply, reply
     alice = check(server.port, spam(70), method="CHECK")
     assert alice.startswith(b"SPAMD/1.5 0 EX_OK\r\n") and b"UNSCORED" not in alice
-    server.stop(expect=3)  # the fold fails: the lessons stay in the journal, and the exit code says so
-    assert "4 acknowledged lessons could not be folded" in server.text()
+    server.stop(expect=3)  # the fold fails: the lessons stay in the journals, and the exit code says so
+    assert "8 acknowledged lessons could not be folded" in server.text()  # 4 in alice's journal, 4 in the site's
     switch.unlink()
     again = serve(models, "--allow-tell")
     again.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each(range(4))
+    assert learned(streamnb.load(models / "@site.snb")) == once_each(range(4))
 
 
 # -- a full disk ----------------------------------------------------------------------------------------
@@ -249,6 +255,7 @@ def assert_full_disk_loses_nothing(server: Served, models: Path, make_full, make
     again = serve(models, "--allow-tell")
     again.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each(acknowledged)
+    assert learned(streamnb.load(models / "@site.snb")) == once_each(acknowledged)
 
 
 def test_a_real_full_disk_loses_no_acknowledged_lesson(tmpfs, serve):
@@ -306,12 +313,14 @@ def test_the_command_under_a_failing_disk_leaves_the_model_as_it_was(fault, reas
 
 # -- fsync failures ---------------------------------------------------------------------------------------
 
-def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(tmp_path, serve):
+@pytest.mark.parametrize("failing", ["alice.snb.journal", "?site.snb.journal"])  # ?: the @ of @site.snb
+def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(failing, tmp_path, serve):
     """The record that failed may be on disk, whole or torn: the lessons after it must not be
-    appended behind it (a replay stops at a torn record), so the model is saved first."""
+    appended behind it (a replay stops at a torn record), so the model is saved first. When the
+    site model's journal fails, the lesson is in the user's journal already: not acknowledged,
+    it is not applied there either, and that model is saved before its next append too."""
     models, switch = tmp_path / "models", tmp_path / "eio"
-    server = serve(models, "--allow-tell", "--snapshot-every", "1000",
-                     faults=(f"fsync={models}/alice.snb.journal@{switch}",))
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000", faults=(f"fsync={models}/{failing}@{switch}",))
     for i in range(3):
         assert tell_raw(server.port, *lesson(i)) == LEARNED
     switch.touch()
@@ -325,6 +334,7 @@ def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(t
     again = serve(models, "--allow-tell")
     again.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each([0, 1, 2, 4, 5, 6])
+    assert learned(streamnb.load(models / "@site.snb")) == once_each([0, 1, 2, 4, 5, 6])
 
 
 def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, serve):
@@ -343,14 +353,18 @@ def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, ser
         assert tell_raw(server.port, *lesson(i)) == LEARNED
     server.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each(range(5))
+    assert learned(streamnb.load(models / "@site.snb")) == once_each(range(5))
 
 
 # -- kill -9 at every step of a save ----------------------------------------------------------------------
 
+@pytest.mark.parametrize("whose, options", [("@site.snb", ()), ("alice.snb", ("--no-site-learns",))])
 @pytest.mark.parametrize("phase", KILL_PHASES)
-def test_kill_9_at_every_step_of_a_save_loses_nothing_and_leaves_a_whole_file(phase, tmp_path, serve):
+def test_kill_9_at_every_step_of_a_save_loses_nothing_and_leaves_a_whole_file(phase, whose, options, tmp_path, serve):
+    """The first save is the site model's (its journal takes each lesson right after the
+    user's), or, with --no-site-learns, the user's."""
     models = tmp_path / "models"
-    server = serve(models, "--allow-tell", "--snapshot-every", "5", faults=(f"kill={phase}",))
+    server = serve(models, "--allow-tell", "--snapshot-every", "5", *options, faults=(f"kill={phase}",))
     acknowledged = []
     for i in range(5):  # the fifth lesson starts the save that is killed
         try:
@@ -364,93 +378,121 @@ def test_kill_9_at_every_step_of_a_save_loses_nothing_and_leaves_a_whole_file(ph
     assert server.process.returncode == -signal.SIGKILL
     assert f"fault: kill at {phase}" in server.text()
     assert acknowledged[:4] == [0, 1, 2, 3]
-    on_disk = learned(streamnb.load(models / "alice.snb"))  # whole: the old file or the new one
+    on_disk = learned(streamnb.load(models / whose))  # whole: the old file or the new one
     assert on_disk in ({}, once_each(range(5)))
-    again = serve(models, "--allow-tell")
+    again = serve(models, "--allow-tell", *options)
     again.stop()
-    after = learned(streamnb.load(models / "alice.snb"))
-    assert set(acknowledged) <= set(after) <= set(range(5))  # the fifth, under way at the kill, may be in
-    assert after == once_each(after)  # each once
-    assert not (models / "alice.snb.journal").exists()
+    for name in ("alice.snb", "@site.snb") if not options else ("alice.snb",):
+        after = learned(streamnb.load(models / name))
+        assert set(acknowledged) <= set(after) <= set(range(5))  # the fifth, under way at the kill, may be in
+        assert after == once_each(after)  # each once
+        assert not (models / f"{name}.journal").exists()
+    if options:  # a site model that does not learn is never made by the service
+        assert not (models / "@site.snb").exists()
 
 
 # -- the model file replaced, deleted or damaged under the running service ----------------------------------
 
 @pytest.fixture
 def pending(tmp_path, serve):
-    """A server with lessons 0-3 for alice acknowledged and only in the journal."""
+    """A server with lessons 0-3 for alice acknowledged and only in the journals (alice's and the site model's)."""
     models = tmp_path / "models"
     server = serve(models, "--allow-tell", "--snapshot-every", "1000")
     for i in range(4):
         assert tell_raw(server.port, *lesson(i)) == LEARNED
-    assert (models / "alice.snb.journal").exists()
+    assert (models / "alice.snb.journal").exists() and (models / "@site.snb.journal").exists()
     return server, models
 
 
-def test_a_model_file_deleted_under_the_service_is_written_back(pending):
+MODELS = ("alice.snb", "@site.snb")  # a user's model file, and the site model's: the same guarantees
+
+
+def the_other(name: str) -> str:
+    return next(other for other in MODELS if other != name)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_model_file_deleted_under_the_service_is_written_back(name, pending):
     server, models = pending
-    os.unlink(models / "alice.snb")
+    os.unlink(models / name)
     assert tell_raw(server.port, *lesson(4)) == LEARNED
     server.stop()
     assert "was deleted under the service" in server.text()
-    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(5))
+    for each in MODELS:
+        assert learned(streamnb.load(models / each)) == once_each(range(5))
 
 
-def test_a_model_file_replaced_under_the_service_gets_the_acknowledged_lessons(pending, tmp_path):
+@pytest.mark.parametrize("name, counts_line", [("alice.snb", b"\r\n  model: 3 spam and 4 ham learned\r\n"),
+                                               ("@site.snb", b"\r\n  site model: 3 spam and 4 ham learned\r\n")])
+def test_a_model_file_replaced_under_the_service_gets_the_acknowledged_lessons(name, counts_line, pending, tmp_path):
     server, models = pending
     trained_model(tmp_path / "restored.snb", range(20, 23))
-    shutil.copyfile(tmp_path / "restored.snb", models / "alice.snb")  # a restore with cp, not the lock
+    shutil.copyfile(tmp_path / "restored.snb", models / name)  # a restore with cp, not the lock
     reply = check(server.port, spam(90), method="REPORT")
-    assert b"model: 3 spam and 4 ham learned" in reply  # 20-22 (1 spam, 2 ham) and the journal's 0-3 (2, 2)
+    assert counts_line in reply  # 20-22 (1 spam, 2 ham) and the journal's 0-3 (2, 2)
     assert tell_raw(server.port, *lesson(4)) == LEARNED
     server.stop()
     assert "was replaced under the service" in server.text()
-    assert learned(streamnb.load(models / "alice.snb")) == once_each([*range(5), *range(20, 23)])
+    assert learned(streamnb.load(models / name)) == once_each([*range(5), *range(20, 23)])
+    assert learned(streamnb.load(models / the_other(name))) == once_each(range(5))
 
 
-def test_a_damaged_model_file_under_the_service_is_set_aside_never_read(pending):
+@pytest.mark.parametrize("name", MODELS)
+def test_a_damaged_model_file_under_the_service_is_set_aside_never_read(name, pending):
     server, models = pending
     damage = b"PK\x03\x04 not a model any more"
-    (models / "alice.snb").write_bytes(damage)
-    expected = Expected()
+    (models / name).write_bytes(damage)
+    expected = Expected(site=Expected())
     for i in range(4):
         expected.tell(journal.LEARN, *reversed(lesson(i)))
-    reply = check(server.port, spam(91), method="CHECK")  # scored with the model in memory
+    reply = check(server.port, spam(91), method="CHECK")  # scored with the models in memory
     assert f"X-StreamNB-Status: {expected.verdict(spam(91)).label}\r\n".encode() in reply, reply
     server.stop()
     assert "cannot be read" in server.text() and "set aside" in server.text()
-    aside = [name for name in os.listdir(models) if name.startswith("alice.snb.damaged-")]
+    aside = [other for other in os.listdir(models) if other.startswith(f"{name}.damaged-")]
     assert len(aside) == 1 and (models / aside[0]).read_bytes() == damage  # kept for a person, as it was
-    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(4))
+    for each in MODELS:
+        assert learned(streamnb.load(models / each)) == once_each(range(4))
 
 
-def test_a_journal_deleted_under_the_service_is_made_good(pending):
+@pytest.mark.parametrize("name", MODELS)
+def test_a_journal_deleted_under_the_service_is_made_good(name, pending):
     server, models = pending
-    os.unlink(models / "alice.snb.journal")
+    os.unlink(models / f"{name}.journal")
     assert tell_raw(server.port, *lesson(4)) == LEARNED
     server.stop()
-    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(5))
+    for each in MODELS:
+        assert learned(streamnb.load(models / each)) == once_each(range(5))
 
 
 # -- checks that cannot be scored: "unsure", with a symbol and a log line, never a clean "not spam" -----------
 
-def test_a_model_that_cannot_be_read_gives_unsure_with_a_symbol(tmp_path, serve):
+@pytest.mark.parametrize("damaged", ["carol.snb", "@site.snb"])
+def test_a_model_that_cannot_be_read_gives_unsure_with_a_symbol(damaged, tmp_path, serve):
+    """The user's model, or the site model (even for a user without a model of their own)."""
     models = tmp_path / "models"
     models.mkdir()
-    (models / "carol.snb").write_bytes(b"PK\x03\x04 damaged")
+    (models / damaged).write_bytes(b"PK\x03\x04 damaged")
+    if damaged == "@site.snb":
+        trained_model(models / "carol.snb", range(4))
     server = serve(models, "--allow-tell")
-    reply = check(server.port, spam(1), user="carol")
-    assert reply.endswith(b"\r\n\r\nSTREAMNB_UNSURE,STREAMNB_UNSCORED"), reply
-    assert b"X-StreamNB-Status: unsure\r\n" in reply and b"Spam: False ; 5.5 / 9.0\r\n" in reply
+    for user in ("carol", "dan") if damaged == "@site.snb" else ("carol",):
+        reply = check(server.port, spam(1), user=user)
+        assert reply.endswith(b"\r\n\r\nSTREAMNB_UNSURE,STREAMNB_UNSCORED"), reply  # unsure, and not worth a label
+        assert b"X-StreamNB-Status: unsure\r\n" in reply and b"Spam: False ; 5.5 / 9.0\r\n" in reply
+        assert b"X-StreamNB-Log-Odds" not in reply
     report = check(server.port, spam(1), user="carol", method="REPORT")
-    assert b"not scored: the model of user carol could not be used" in report
+    assert b"not scored: a model that answers for user carol could not be used" in report
     processed = check(server.port, spam(1), user="carol", method="PROCESS")
     assert b"X-StreamNB-Status: unsure\r\n" in processed or b"X-StreamNB-Status: unsure\n" in processed
     assert b"tests=STREAMNB_UNSURE,STREAMNB_UNSCORED" in processed
-    assert re.search(r"user carol: a SYMBOLS answered unsure \(STREAMNB_UNSCORED\).*carol\.snb", server.text())
+    assert re.search(r"user carol: a SYMBOLS answered unsure \(STREAMNB_UNSCORED\).*" + re.escape(damaged),
+                     server.text())
     code, _ = error_line(tell_raw(server.port, spam(2), "spam", user="carol"))
     assert code == 74  # a lesson for it cannot be acknowledged
-    assert (models / "carol.snb").read_bytes() == b"PK\x03\x04 damaged"  # never overwritten
+    assert (models / damaged).read_bytes() == b"PK\x03\x04 damaged"  # never overwritten
+    if damaged == "@site.snb":  # refused before anything was journaled for carol
+        assert not (models / "carol.snb.journal").exists()
 
 
 @pytest.mark.skipif(SPAMC is None, reason="Debian's spamc is not installed (.ci/run installs it)")
@@ -465,19 +507,25 @@ def test_spamc_marks_the_message_unsure_when_the_model_cannot_be_read(tmp_path, 
     assert b"X-StreamNB-Status: unsure" in head and b"X-Spam-Flag: YES" not in head
 
 
-def test_a_check_does_not_wait_for_another_writer(tmp_path, serve):
+@pytest.mark.parametrize("locked", ["erin.snb", "@site.snb"])
+def test_a_check_does_not_wait_for_another_writer(locked, tmp_path, serve):
     models = tmp_path / "models"
     models.mkdir()
     trained_model(models / "erin.snb", range(30, 40))
+    trained_model(models / "@site.snb", range(40, 60))
     server = serve(models, "--lock-timeout", "20")
-    expected = Expected()
+    site, expected = Expected(), Expected()
+    for i in range(40, 60):
+        site.tell(journal.LEARN, *reversed(lesson(i)))
     for i in range(30, 40):
         expected.tell(journal.LEARN, *reversed(lesson(i)))
-    with journal.write_lock(models / "erin.snb"):  # `streamnb learn` at work, say
+    expected.site = site  # both files were made without the service: neither taught the other
+    with journal.write_lock(models / locked):  # `streamnb learn` at work, say
         started = time.monotonic()
         reply = check(server.port, ham(95), user="erin", method="CHECK")
         assert time.monotonic() - started < 5
-    assert f"X-StreamNB-Status: {expected.verdict(ham(95)).label}\r\n".encode() in reply
+    verdict = expected.verdict(ham(95))
+    assert f"X-StreamNB-Status: {verdict.label}\r\nX-StreamNB-Log-Odds: {verdict.log_odds:.6f}\r\n".encode() in reply
 
 
 # -- where to listen ----------------------------------------------------------------------------------------------

@@ -290,6 +290,17 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"wait this long for a model file another writer holds (default {Limits.lock_timeout:g})")
     serve.add_argument("--ledger", type=positive_int, default=SERVE_LEDGER, metavar="N",
                        help=f"ledger of a new user's model (default {SERVE_LEDGER:,})")
+    serve.add_argument("--site", action=argparse.BooleanOptionalAction, default=Settings.site,
+                       help="a site model (DIR/@site.snb) beside each user's: a user's verdict blends the two, and a "
+                            "user without lessons gets the site model's (default: on)")
+    serve.add_argument("--site-learns", action=argparse.BooleanOptionalAction, default=Settings.site_learns,
+                       help="every TELL teaches the site model too (default: on; off: it only answers)")
+    serve.add_argument("--site-blend", type=positive_float, default=Settings.site_blend, metavar="K",
+                       help="a user's model that knows n messages of its rarer class weighs n / (n + K) against the "
+                            f"site model (default {Settings.site_blend:g})")
+    serve.add_argument("--observe", action=argparse.BooleanOptionalAction, default=Settings.observe,
+                       help="each check lets the site model and the user's own observe its message (mail without a "
+                            "label yet; in memory until the model is saved; default: on)")
     serve.add_argument("-v", "--verbose", action="store_true", help="log every refused request and model event")
     model_options(serve)
     decision_options(serve)
@@ -330,12 +341,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         format="%(asctime)s streamnb serve: %(message)s")
     if args.read_only and args.allow_tell:
         args.command_parser.error("--read-only refuses every TELL: it cannot go with --allow-tell")
+    if args.site and args.rule == "chi2":
+        args.command_parser.error("--rule chi2 scores words, not log-odds: it cannot blend the site model's verdict "
+                                  "with a user's; use another --rule, or --no-site")
     rule = decision_rule(args, build_model(args))  # a bad option fails now, not at the first user
     settings = Settings(
         models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule,
         rule_for=functools.partial(decision_rule, args), spam_cutoff=rule.spam_cutoff,
         min_per_class=min_per_class(args), allow_tell=args.allow_tell, read_only=args.read_only,
         max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
+        site=args.site, site_learns=args.site_learns, site_blend=args.site_blend, observe=args.observe,
         limits=Limits(max_size=args.max_size, timeout=args.timeout, max_connections=args.max_connections,
                       lock_timeout=args.lock_timeout))
     return run(settings, args.host, args.port)

@@ -66,6 +66,8 @@ METHODS = ("CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS", "HEADERS", 
 DEFAULT_USER = "default"
 MODEL_SUFFIX = ".snb"
 USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,63}")
+# The site model's file is DIR/@site.snb: a user name never starts with "@", so no user's is it.
+SITE_NAME = "@site"
 
 
 class ProtocolError(Exception):
@@ -327,6 +329,43 @@ def model_path(models: Path, user: str) -> Path:
         An invalid name, or one whose file is a symbolic link or resolves outside ``models`` (76).
     """
     path = models / f"{check_user(user)}{MODEL_SUFFIX}"
-    if path.parent != models or path.is_symlink() or Path(os.path.realpath(path)).parent != models:
+    if not inside_models(models, path):
         raise protocol_error(f"User {user!r} does not name a model file inside the models folder")
     return path
+
+
+def site_model_path(models: Path) -> Path:
+    """DIR/@site.snb, the site model's file (:mod:`streamnb.service.site`); no user name maps to it.
+
+    The server refuses to start when it is a symbolic link or resolves outside DIR
+    (:func:`inside_models`).
+
+    Parameters
+    ----------
+    models
+        The models folder, resolved (``Settings.models``).
+
+    Returns
+    -------
+    Path
+        The site model's file (which may not exist yet).
+    """
+    return models / f"{SITE_NAME}{MODEL_SUFFIX}"
+
+
+def inside_models(models: Path, path: Path) -> bool:
+    """Whether path is a file of the models folder itself: not a symbolic link, resolving inside it.
+
+    Parameters
+    ----------
+    models
+        The models folder, resolved.
+    path
+        A model file's path in it.
+
+    Returns
+    -------
+    bool
+        False for a path elsewhere, a symbolic link, or one that resolves outside ``models``.
+    """
+    return path.parent == models and not path.is_symlink() and Path(os.path.realpath(path)).parent == models

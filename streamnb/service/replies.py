@@ -6,7 +6,11 @@ cut (not rounded) to one decimal, over the spam cutoff times 10: ``9.9 / 9.0``. 
 True`` exactly when the verdict is spam, so spamc's exit code says spam (1) or not (0);
 "unsure" (the score between the cutoffs, or a model not yet trained on ``--min-per-class``
 messages of each class) cannot travel in that exit code and is carried by the
-``X-StreamNB-Status`` header and the ``STREAMNB_UNSURE`` symbol.
+``X-StreamNB-Status`` header and the ``STREAMNB_UNSURE`` symbol; ``STREAMNB_ASK`` marks a
+message whose label the filter wants (``Verdict.ask``: its verdict is unsure), so that a
+review folder can collect them. The score is for display: the log-odds the verdict was drawn
+from travel in every reply's ``X-StreamNB-Log-Odds`` header (and the REPORT), for a client
+that ranks messages.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from ..filter.decision import SPAM, Verdict
 from ..filter.headers import rewrite_headers
 from .protocol import EX_OK, PROTOCOL
 from .settings import Settings
+from .site import Answer
 
 
 def score_fields(verdict: Verdict, spam_cutoff: float) -> tuple[str, str, str]:
@@ -58,13 +63,16 @@ def symbols(verdict: Verdict, ready: bool, scored: bool = True) -> list[str]:
     -------
     list of str
         ``STREAMNB_SPAM``, ``STREAMNB_HAM`` or ``STREAMNB_UNSURE``, then ``STREAMNB_UNSCORED``
-        (not scored) or ``STREAMNB_UNTRAINED`` (scored, not ready).
+        (not scored) or ``STREAMNB_UNTRAINED`` (scored, not ready), then ``STREAMNB_ASK`` when
+        the verdict asks for the message's label.
     """
     names = [f"STREAMNB_{verdict.label.upper()}"]
     if not scored:
         names.append("STREAMNB_UNSCORED")
     elif not ready:
         names.append("STREAMNB_UNTRAINED")
+    if verdict.ask:
+        names.append("STREAMNB_ASK")
     return names
 
 
@@ -86,39 +94,71 @@ def unscored_verdict(rule: Any) -> Verdict:
     return Verdict("unsure", (rule.ham_cutoff + rule.spam_cutoff) / 2, math.nan, [], math.nan)
 
 
-def report_text(verdict: Verdict, user: str, counts: dict, settings: Settings, scored: bool = True) -> str:
-    """The body of a REPORT: the verdict, the score against the rule's cutoffs, the posterior,
-    what the model learned, and the strongest clues.
+def answered_by(answer: Answer, user: str) -> str:
+    """Which models gave a verdict, and their weights (a REPORT's line).
 
     Parameters
     ----------
-    verdict
-        The verdict (with its evidence, for the clues).
+    answer
+        The verdict and the models behind it.
     user
-        The user whose model gave it.
-    counts
-        The model's class counts (``{"spam": ..., "ham": ...}``).
+        The user checked.
+
+    Returns
+    -------
+    str
+        E.g. ``the site model (weight 0.62) and user alice's model (weight 0.38)``.
+    """
+    if answer.share <= 0.0:
+        return f"the site model (user {user} has no model of both classes)"
+    if answer.site_counts is None:
+        return f"user {user}'s model" if answer.counts else "no model (none has learned anything yet)"
+    if answer.share >= 1.0:
+        return f"user {user}'s model (the site model does not know both classes yet)"
+    return f"the site model (weight {1.0 - answer.share:.2f}) and user {user}'s model (weight {answer.share:.2f})"
+
+
+def _learned(counts: Any) -> str:
+    return f"{counts.get('spam', 0):g} spam and {counts.get('ham', 0):g} ham learned"
+
+
+def report_text(answer: Answer, user: str, settings: Settings, scored: bool = True) -> str:
+    """The body of a REPORT: the verdict, the score against the rule's cutoffs, the posterior
+    and the log-odds, which models answered and what each learned, whether the verdict asks
+    for the message's label, and the strongest clues.
+
+    Parameters
+    ----------
+    answer
+        The verdict (with its evidence, for the clues) and the models behind it.
+    user
+        The user checked.
     settings
         The server's settings: the rule and ``min_per_class``.
     scored
-        False when the user's model could not be used: the report says so, and nothing else.
+        False when the models could not be used: the report says so, and nothing else.
 
     Returns
     -------
     str
         The report, lines ending in ``\\r\\n``.
     """
-    rule = settings.rule
+    rule, verdict, counts = settings.rule, answer.verdict, answer.counts
     if not scored:
-        return (f"streamnb verdict for user {user}: unsure\r\n  not scored: the model of user {user} could not be "
-                "used (the service's log says why)\r\n")
+        return (f"streamnb verdict for user {user}: unsure\r\n  not scored: a model that answers for user {user} "
+                "could not be used (the service's log says which, and why)\r\n")
     lines = [f"streamnb verdict for user {user}: {verdict.label}",
              f"  score {10 * verdict.score:.2f} of 10 (rule {type(rule).__name__}: spam from "
              f"{10 * rule.spam_cutoff:.1f}, ham below {10 * rule.ham_cutoff:.1f})",
              f"  P(spam|x) = {verdict.probability:.6f} (naive Bayes posterior)",
-             f"  model: {counts.get('spam', 0):g} spam and {counts.get('ham', 0):g} ham learned"
-             + (f" (unsure until {settings.min_per_class:g} of each)"
-                if min(counts.get("spam", 0), counts.get("ham", 0)) < settings.min_per_class else "")]
+             f"  log-odds {verdict.log_odds:+.6f}",
+             f"  answered by {answered_by(answer, user)}",
+             f"  model: {_learned(counts)}"
+             + ("" if answer.ready else f" (unsure until {settings.min_per_class:g} of each)")]
+    if answer.site_counts is not None:
+        lines.append(f"  site model: {_learned(answer.site_counts)}")
+    if verdict.ask:
+        lines.append("  asks for this message's label (STREAMNB_ASK): its verdict is unsure")
     if verdict.evidence:
         lines += ["", "Strongest clues (weight: > 0 toward spam, < 0 toward ham):"]
         lines += [f"  {clue.weight:+8.3f}  {clue.feature}" for clue in verdict.evidence]
@@ -155,45 +195,45 @@ def rewrite_message(raw: bytes, verdict: Verdict, score: str, threshold: str, te
                                                   "X-Spam-Flag"))
 
 
-def check_reply(method: str, verdict: Verdict, ready: bool, raw: bytes, user: str, counts: dict,
-                settings: Settings, scored: bool = True) -> bytes:
+def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Settings, scored: bool = True) -> bytes:
     """The whole reply to a check (CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADERS).
 
     Parameters
     ----------
     method
         The request's method.
-    verdict
-        The verdict of the user's filter (or :func:`unscored_verdict`).
-    ready
-        Whether the model has learned ``min_per_class`` messages of each class.
+    answer
+        The verdict (or :func:`unscored_verdict`), whether it is ready (``min_per_class`` of
+        each class learned), and the models behind it, for REPORT.
     raw
         The message, for PROCESS and HEADERS.
     user
         The user, for REPORT.
-    counts
-        The model's class counts, for REPORT.
     settings
         The server's settings.
     scored
-        False when the user's model could not be used.
+        False when the models could not be used.
 
     Returns
     -------
     bytes
-        ``SPAMD/1.5 0 EX_OK``, the ``Spam:`` and ``X-StreamNB-Status:`` headers, and (but for
-        CHECK) a ``Content-length`` and the method's body.
+        ``SPAMD/1.5 0 EX_OK``, the ``Spam:``, ``X-StreamNB-Status:`` and (scored)
+        ``X-StreamNB-Log-Odds:`` headers, and (but for CHECK) a ``Content-length`` and the
+        method's body.
     """
+    verdict = answer.verdict
     flag, score, threshold = score_fields(verdict, settings.spam_cutoff)
-    tests = symbols(verdict, ready, scored)
+    tests = symbols(verdict, answer.ready, scored)
     head = f"{PROTOCOL} {EX_OK} EX_OK\r\n"
     extra = f"Spam: {flag} ; {score} / {threshold}\r\nX-StreamNB-Status: {verdict.label}\r\n"
+    if scored and math.isfinite(verdict.log_odds):
+        extra += f"X-StreamNB-Log-Odds: {verdict.log_odds:.6f}\r\n"
     if method == "CHECK":
         return (head + extra + "\r\n").encode("ascii")
     if method == "SYMBOLS":
         body = ",".join(tests).encode("ascii")
     elif method == "REPORT" or (method == "REPORT_IFSPAM" and verdict.label == SPAM):
-        body = report_text(verdict, user, counts, settings, scored).encode("utf-8", "replace")
+        body = report_text(answer, user, settings, scored).encode("utf-8", "replace")
     elif method == "REPORT_IFSPAM":
         body = b""
     else:

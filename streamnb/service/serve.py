@@ -12,6 +12,7 @@ re-exports:
   errors (``76 Bad header line``, ``65``, ``69``, ``74``, ``75``, ``79``, ``70``);
 - :mod:`~streamnb.service.replies`: the replies to a check (score, symbols, report, the
   message with its headers);
+- :mod:`~streamnb.service.site`: a user's verdict from the site model and the user's own;
 - :mod:`~streamnb.service.users`: each user's model (durability: no acknowledged lesson is
   lost) and the cache of loaded models; :mod:`~streamnb.service.userfiles`: a user's model
   file and journal on disk, the blocking half run in a thread;
@@ -32,21 +33,26 @@ from ..filter.decision import SPAM, SpamFilter, Verdict
 from ..filter.headers import rewrite_headers
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 from .protocol import (DEFAULT_USER, EX_DATAERR, EX_IOERR, EX_OK, EX_PROTOCOL, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT,
-                       EX_UNAVAILABLE, METHODS, MODEL_SUFFIX, PROTOCOL, USER_NAME, ProtocolError, Request, check_user,
-                       log, model_path, protocol_error, read_body, read_head, unavailable)
-from .replies import check_reply, report_text, rewrite_message, score_fields, symbols, unscored_verdict
+                       EX_UNAVAILABLE, METHODS, MODEL_SUFFIX, PROTOCOL, SITE_NAME, USER_NAME, ProtocolError, Request,
+                       check_user, inside_models, log, model_path, protocol_error, read_body, read_head,
+                       site_model_path, unavailable)
+from .replies import answered_by, check_reply, report_text, rewrite_message, score_fields, symbols, unscored_verdict
 from .server import Server, ServiceError, check_models_folder, listen_error, recover
 from .settings import Limits, Settings
+from .site import Answer, Scored, answer, user_share
 from .userfiles import UserFiles, read_model
 from .users import JOURNAL_FOLD_BYTES, Evicted, ModelCache, UserModel
 
 __all__ = [
     # protocol
     "PROTOCOL", "EX_OK", "EX_DATAERR", "EX_UNAVAILABLE", "EX_SOFTWARE", "EX_IOERR", "EX_TEMPFAIL", "EX_PROTOCOL",
-    "EX_TIMEOUT", "METHODS", "DEFAULT_USER", "MODEL_SUFFIX", "USER_NAME", "ProtocolError", "protocol_error",
-    "unavailable", "Request", "read_head", "read_body", "check_user", "model_path", "log",
+    "EX_TIMEOUT", "METHODS", "DEFAULT_USER", "MODEL_SUFFIX", "USER_NAME", "SITE_NAME", "ProtocolError",
+    "protocol_error", "unavailable", "Request", "read_head", "read_body", "check_user", "model_path",
+    "site_model_path", "inside_models", "log",
     # replies
-    "score_fields", "symbols", "unscored_verdict", "report_text", "rewrite_message", "check_reply",
+    "score_fields", "symbols", "unscored_verdict", "answered_by", "report_text", "rewrite_message", "check_reply",
+    # site
+    "Scored", "Answer", "user_share", "answer",
     # users
     "JOURNAL_FOLD_BYTES", "read_model", "UserFiles", "UserModel", "Evicted", "ModelCache",
     # server

@@ -32,10 +32,12 @@ from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SpamFilter
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 from .protocol import (EX_DATAERR, EX_IOERR, EX_OK, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT, MODEL_SUFFIX, PROTOCOL,
-                       ProtocolError, Request, log, model_path, protocol_error, read_body, read_head, unavailable)
+                       ProtocolError, Request, inside_models, log, model_path, protocol_error, read_body, read_head,
+                       site_model_path, unavailable)
 from .replies import check_reply, unscored_verdict
 from .settings import Settings
-from .users import ModelCache, Evicted
+from .site import Answer, Scored, answer
+from .users import ModelCache, Evicted, UserModel
 
 
 class ServiceError(StreamNBError):
@@ -180,7 +182,8 @@ class Server:
         self._empty: SpamFilter | None = None
 
     def empty_filter(self) -> SpamFilter:
-        """The verdicts of a user without a model file: an empty model (always unsure).
+        """The verdicts of a user without a model file when there is no site model either: an
+        empty model (always unsure).
 
         Returns
         -------
@@ -213,6 +216,10 @@ class Server:
             cannot be listened on (:func:`listen_error`).
         """
         check_models_folder(self.settings.models, self.settings.read_only)
+        site = site_model_path(self.settings.models)
+        if self.settings.site and not inside_models(self.settings.models, site):
+            raise ServiceError(f"the site model {str(site)!r} is a symbolic link or resolves outside the models "
+                               "folder: make it a file of the folder, or serve without it (--no-site)")
         if not self.settings.read_only:  # read-only: journals are read with their models, never folded
             folded = await asyncio.to_thread(recover, self.settings.models)
             if folded:
@@ -282,14 +289,16 @@ class Server:
         return left
 
     async def _snapshots(self) -> None:
-        """Fold the journals that have waited longer than --snapshot-seconds."""
+        """Fold the journals that have waited longer than --snapshot-seconds, and save the models
+        that observed mail as long ago."""
         period = max(0.2, min(5.0, self.settings.snapshot_seconds / 4))
         assert self._stopping is not None  # made by start(), which starts this task
         while not self._stopping.is_set():
             await asyncio.sleep(period)
             now = time.monotonic()
-            for entry in list(self.cache.entries.values()):
-                if entry.pending and now - entry.oldest_pending >= self.settings.snapshot_seconds:
+            for entry in self.cache.loaded():
+                if (entry.pending and now - entry.oldest_pending >= self.settings.snapshot_seconds) or \
+                        (entry.observed and now - entry.oldest_observed >= self.settings.snapshot_seconds):
                     await entry.fold()
 
     # -- one connection ---------------------------------------------------------------------------
@@ -363,27 +372,50 @@ class Server:
             return ProtocolError(EX_SOFTWARE, f"Internal error: ({type(error).__name__})").reply(), not body_read
 
     async def _check(self, request: Request) -> bytes:
-        """The verdict of the user's model; when it cannot give one, an "unsure" that says so.
+        """The verdict of the user's model and the site model (:mod:`streamnb.service.site`);
+        when they cannot give one, an "unsure" that says so. Then each model that answered
+        observes the message (``--observe``).
 
         An error reply would make spamc pass the message on as it came, unmarked, and exit 0
         as for ham (its default without -x): a check that cannot be made is answered
         unsure with the STREAMNB_UNSCORED symbol instead, and logged.
         """
         explain = request.method in ("REPORT", "REPORT_IFSPAM")
+        settings, site = self.settings, self.cache.site
+        user = None
+        said: dict[str, Scored | None] = {"site": None, "user": None}
         try:
-            result = None
             if self.cache.has_model(request.user):
-                result = await self.cache.get(request.user).classify(request.body, explain)
+                user = self.cache.get(request.user)
+                said["user"] = await user.classify(request.body, explain)
+            if site is not None:
+                said["site"] = await site.classify(request.body, explain)
+            rule = settings.rule_of(user.model) if user is not None and said["user"] is not None else settings.rule
+            result = answer(said["site"], said["user"], settings.site_blend, rule, settings.min_per_class,
+                            10 if explain else 0)
             if result is None:  # no model file: an empty model's verdict, nothing written
-                spam_filter = self.empty_filter()
-                result = spam_filter.classify(request.body, explain=False), False, {}
+                result = Answer(self.empty_filter().classify(request.body, explain=False), False, {}, None, 1.0)
         except Exception as error:  # whatever it was, the mail must not pass as clean
             log.error("user %s: a %s answered unsure (STREAMNB_UNSCORED): the model could not score the message: "
                       "%s: %s", request.user, request.method, type(error).__name__, " ".join(str(error).split()))
-            return check_reply(request.method, unscored_verdict(self.settings.rule), False, request.body,
-                               request.user, {}, self.settings, scored=False)
-        verdict, ready, counts = result
-        return check_reply(request.method, verdict, ready, request.body, request.user, counts, self.settings)
+            return check_reply(request.method, Answer(unscored_verdict(settings.rule), False, {}, None, 1.0),
+                               request.body, request.user, settings, scored=False)
+        if settings.observe and not settings.read_only:
+            answered = [entry for entry, name in ((site, "site"), (user, "user"))
+                        if entry is not None and said[name] is not None]
+            await self._observe(request, answered, result)
+        return check_reply(request.method, result, request.body, request.user, settings)
+
+    @staticmethod
+    async def _observe(request: Request, entries: list[UserModel], result: Answer) -> None:
+        """Each model that answered observes the message, delivered with the verdict given
+        (a failure is logged: the verdict stands, and nothing acknowledged depends on it)."""
+        for entry in entries:
+            try:
+                await entry.observe(request.body, result.verdict)
+            except Exception as error:
+                log.warning("%s: could not observe a checked message: %s: %s", entry.who, type(error).__name__,
+                            " ".join(str(error).split()))
 
     async def _tell(self, request: Request) -> bytes:
         headers = request.headers

@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 SPAMC_MAX_SIZE = 500 * 1024  # spamc's default --max-size
+# K of the site blend (streamnb/service/site.py): a user's model that knows K messages of its
+# rarer class weighs as much as the site model. Of 3 to 1,000, 300 ranked a user's mail best
+# where it differs from the site's (benchmarks/bench_site.py), and near best where it does not.
+SITE_BLEND = 300.0
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,18 @@ class Settings:
         Models kept loaded.
     snapshot_every, snapshot_seconds
         A user's journal is folded into the model file after this many lessons, or once its
-        oldest lesson is this old.
+        oldest lesson is this old; a model that observed mail since its last save is saved
+        once the oldest of it is this old.
+    site
+        Serve a site model, ``DIR/@site.snb``, beside each user's (:mod:`streamnb.service.site`).
+    site_learns
+        Every TELL teaches the site model too (else it only answers, and observes).
+    site_blend
+        K: the lessons of each class at which a user's own model weighs as much as the site's.
+    observe
+        Each check lets the models that answered it observe its message (the site model, and
+        the user's own if there is one): ``SpamFilter.observe``, kept in memory until the
+        model is next saved.
     limits
         What one client may cost the server.
     """
@@ -90,6 +105,10 @@ class Settings:
     max_models: int = 32
     snapshot_every: int = 1000
     snapshot_seconds: float = 60.0
+    site: bool = True
+    site_learns: bool = True
+    site_blend: float = SITE_BLEND
+    observe: bool = True
     limits: Limits = Limits()
 
     def __post_init__(self) -> None:

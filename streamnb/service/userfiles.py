@@ -18,7 +18,7 @@ from typing import Any
 from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from .journal import Lesson
-from .protocol import log
+from .protocol import SITE_NAME, log
 from .settings import Settings
 
 
@@ -57,7 +57,8 @@ def read_model(path: Path) -> tuple[Any, str, tuple[int, int, int]]:
 
 
 class UserFiles:
-    """One user's model file and journal, and the model in memory they make.
+    """One user's model file and journal, and the model in memory they make (the site model's
+    too: it is one more user, :data:`streamnb.service.protocol.SITE_NAME`).
 
     The model in memory is the model file (SHA-256 ``digest``) plus the ``pending`` lessons
     of the journal this process writes, whose base is that digest: lessons are journaled
@@ -72,15 +73,18 @@ class UserFiles:
     Parameters
     ----------
     user
-        The user's name, as checked by :func:`streamnb.service.protocol.check_user`.
+        The user's name, as checked by :func:`streamnb.service.protocol.check_user`, or
+        :data:`~streamnb.service.protocol.SITE_NAME` for the site model.
     path
-        The user's model file, ``DIR/<user>.snb`` (:func:`streamnb.service.protocol.model_path`).
+        The user's model file, ``DIR/<user>.snb`` (:func:`streamnb.service.protocol.model_path`;
+        :func:`~streamnb.service.protocol.site_model_path` for the site model).
     settings
         The server's settings: the model a new user starts with, the lock timeout.
     """
 
     def __init__(self, user: str, path: Path, settings: Settings) -> None:
         self.user = user
+        self.who = "the site model" if user == SITE_NAME else f"user {user}"  # in the log
         self.path = path
         self.journal_path = journal.journal_path(path)
         self.settings = settings
@@ -91,6 +95,10 @@ class UserFiles:
         self.journal_stamp: tuple | None = None
         self.pending = 0  # lessons in the journal, not in the model file
         self.oldest_pending = 0.0
+        # Messages observed (SpamFilter.observe) since the model was read or saved: in memory
+        # only, never journaled (they are not lessons), saved with the model.
+        self.observed = 0
+        self.oldest_observed = 0.0
         self.owner = False  # the memory state was loaded under the write lock: the journal is ours to append to
         # An append or a save failed: the journal may end in a record that was never
         # acknowledged (torn, or not known to be on disk), so the model is saved before
@@ -115,21 +123,21 @@ class UserFiles:
                 if not create:
                     return False
                 self.settings.new_model().save(self.path)
-                log.info("user %s: new model %s", self.user, self.path)
+                log.info("%s: new model %s", self.who, self.path)
             model, digest, stamp = read_model(self.path)
             try:
                 lessons = journal.pending_lessons(self.path, digest)
             except journal.JournalError as error:  # kept for a person to look at, never deleted
-                log.error("user %s: %s; set aside as %s", self.user, error, journal.set_aside(self.journal_path))
+                log.error("%s: %s; set aside as %s", self.who, error, journal.set_aside(self.journal_path))
                 lessons = []
             self._close_journal()
             self.model, self.digest, self.file_stamp = model, digest, stamp
-            self.journal_stamp, self.pending, self.owner = None, 0, True
+            self.journal_stamp, self.pending, self.owner, self.observed = None, 0, True, 0
             self.must_save, self.unconfirmed = False, None
             if lessons:  # left by a crash or by another server: fold now, start with no journal
-                journal.replay(model, lessons, f"user {self.user}")
+                journal.replay(model, lessons, self.who)
                 self._save_sync()
-                log.info("user %s: folded %d journaled lessons into %s", self.user, len(lessons), self.path)
+                log.info("%s: folded %d journaled lessons into %s", self.who, len(lessons), self.path)
             else:
                 journal.remove_journal(self.path)  # none, or one already folded
             return True
@@ -143,10 +151,10 @@ class UserFiles:
             model, digest, stamp = read_model(self.path)
         except FileNotFoundError:
             return False
-        journal.replay(model, journal.pending_lessons(self.path, digest), f"user {self.user}")
+        journal.replay(model, journal.pending_lessons(self.path, digest), self.who)
         self._close_journal()
         self.model, self.digest, self.file_stamp = model, digest, stamp
-        self.journal_stamp, self.pending, self.owner = journal.stamp(self.journal_path), 0, False
+        self.journal_stamp, self.pending, self.owner, self.observed = journal.stamp(self.journal_path), 0, False, 0
         return True
 
     def _changed_on_disk(self) -> bool:
@@ -179,24 +187,24 @@ class UserFiles:
             try:
                 model, digest, _ = read_model(self.path)
             except FileNotFoundError:
-                log.warning("user %s: %s was deleted under the service; written back with its %d acknowledged "
-                            "lessons", self.user, self.path, self.pending)
+                log.warning("%s: %s was deleted under the service; written back with its %d acknowledged "
+                            "lessons", self.who, self.path, self.pending)
             except (OSError, StreamNBError) as error:
                 aside = journal.set_aside(self.path)
-                log.error("user %s: %s cannot be read (%s); set aside as %s and written back from memory with "
-                          "its %d acknowledged lessons", self.user, self.path, error, aside, self.pending)
+                log.error("%s: %s cannot be read (%s); set aside as %s and written back from memory with "
+                          "its %d acknowledged lessons", self.who, self.path, error, aside, self.pending)
             else:
                 if digest != self.unconfirmed:
                     # Our journal (its base is self.digest): its first `pending` records are the
                     # lessons told; a record after them was never acknowledged (an append failed).
                     lessons = journal.pending_lessons(self.path, self.digest or "")[: self.pending]
-                    journal.replay(model, lessons, f"user {self.user}")
+                    journal.replay(model, lessons, self.who)
                     self.model = model
-                    log.warning("user %s: %s was replaced under the service; its %d acknowledged lessons are "
-                                "applied to the new file", self.user, self.path, len(lessons))
+                    log.warning("%s: %s was replaced under the service; its %d acknowledged lessons are "
+                                "applied to the new file", self.who, self.path, len(lessons))
         else:
-            log.warning("user %s: %s was changed or deleted under the service; the model is saved with its %d "
-                        "acknowledged lessons", self.user, self.journal_path, self.pending)
+            log.warning("%s: %s was changed or deleted under the service; the model is saved with its %d "
+                        "acknowledged lessons", self.who, self.journal_path, self.pending)
         self._save_sync()
 
     def _save_sync(self) -> None:
@@ -211,7 +219,7 @@ class UserFiles:
         self.digest, self.file_stamp = digest, journal.stamp(self.path)
         # A crash here leaves a journal whose base is the old file: it is known as folded.
         journal.remove_journal(self.path)
-        self.journal_stamp, self.pending = None, 0
+        self.journal_stamp, self.pending, self.observed = None, 0, 0
         self.must_save, self.unconfirmed = False, None
 
     def _append_sync(self, lessons: list[Lesson]) -> bool:

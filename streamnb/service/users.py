@@ -4,19 +4,24 @@ Users: the ``User`` header picks ``DIR/<user>.snb`` (``default`` without one). A
 1-64 characters of letters, digits and ``_ . @ + = -``, not starting with ``.`` or ``-``; no
 other name is accepted, so no path ever leaves DIR (symbolic links are refused too). A
 user's model file is made at the first TELL, with the default filter of ``streamnb train``
-plus a ledger; before that, messages are checked against an empty model ("unsure") and
-nothing is written. At most ``--max-models`` models stay loaded (least recently used out).
+plus a ledger; before that, that user's messages get the site model's verdict
+(:mod:`streamnb.service.site`; unsure without one) and nothing is written for the user. At
+most ``--max-models`` models stay loaded (least recently used out); the site model
+(``DIR/@site.snb``) is one more model, made at the first TELL, that always stays.
 
 Durability (see :mod:`streamnb.journal`): one writer per model (the model file's lock, shared
-with ``streamnb learn``); each TELL is appended to ``DIR/<user>.snb.journal`` and fsynced
-before the reply (TELLs arriving together share one fsync), and only then acknowledged; a
-lesson that cannot be made durable (a full disk, an fsync that fails) is answered 74 and not
-applied, and the model is saved before anything more is appended to that journal. The journal
-is folded into the model file by an atomic save every ``--snapshot-every`` lessons or
-``--snapshot-seconds``, once it holds 64 MiB, when a model leaves the cache, and on
-SIGTERM/SIGINT (then the server exits; with exit code 3 if a fold failed, the lessons staying
-in their journals). At start every journal left by a crash is folded. After a clean stop
-``DIR/<user>.snb`` loads with ``streamnb.load`` and holds every acknowledged lesson. A file
+with ``streamnb learn``); each TELL is appended to ``DIR/<user>.snb.journal`` and to the site
+model's journal and fsynced before the reply (TELLs arriving together share one fsync), and
+only then acknowledged; a lesson that cannot be made durable (a full disk, an fsync that
+fails) is answered 74 and not applied, and the model is saved before anything more is
+appended to that journal. The journal is folded into the model file by an atomic save every
+``--snapshot-every`` lessons or ``--snapshot-seconds``, once it holds 64 MiB, when a model
+leaves the cache, and on SIGTERM/SIGINT (then the server exits; with exit code 3 if a fold
+failed, the lessons staying in their journals). What a model observed of the mail it checked
+is kept in memory and saved with it (then, or ``--snapshot-seconds`` after the first of it):
+never journaled, it is lost in a crash. At start every journal left by a crash is folded.
+After a clean stop ``DIR/<user>.snb`` loads with ``streamnb.load`` and holds every
+acknowledged lesson. A file
 changed by another writer (``streamnb learn`` on it) is noticed and reloaded; a model file
 deleted, replaced or damaged by anything else while lessons wait in the journal is made good
 (:class:`UserModel`): nothing acknowledged is dropped, and a damaged file is set aside, never
@@ -34,8 +39,9 @@ from . import journal
 from ..errors import StreamNBError
 from ..filter.decision import SpamFilter, Verdict
 from .journal import Lesson, ModelLockedError
-from .protocol import log, model_path, unavailable
+from .protocol import SITE_NAME, log, model_path, site_model_path, unavailable
 from .settings import Settings
+from .site import Scored
 from .userfiles import UserFiles
 
 # A journal holds whole messages: fold it once it is this big, whatever --snapshot-every says,
@@ -48,11 +54,18 @@ class Evicted(Exception):
 
 
 class UserModel(UserFiles):
-    """One user's model in memory: the only writer of DIR/<user>.snb in this process.
+    """One user's model in memory: the only writer of DIR/<user>.snb in this process. The site
+    model (DIR/@site.snb) is one more: the user :data:`~streamnb.service.protocol.SITE_NAME`.
 
-    ``lock`` (asyncio) serialises everything done with the model; blocking file work (the
-    write lock shared with other processes, appends and fsyncs, saves: :class:`UserFiles`)
-    runs in a thread while the caller holds it.
+    ``lock`` (asyncio) serialises everything done with the model (checks, the messages they
+    observe, lessons); blocking file work (the write lock shared with other processes, appends
+    and fsyncs, saves: :class:`UserFiles`) runs in a thread while the caller holds it.
+
+    A user's model with a ``site`` teaches it each of its lessons: a lesson is acknowledged once
+    it is durable in both journals, and applied to each model in the order of its journal.
+    While it waits for the site model's journal, the user's lock is held (the user's lessons
+    keep their order); the site model never waits for a user's lock, so the two cannot wait
+    for each other.
 
     Parameters
     ----------
@@ -62,10 +75,13 @@ class UserModel(UserFiles):
         The user's model file, ``DIR/<user>.snb``.
     settings
         The server's settings.
+    site
+        The model each lesson teaches too (the site model), or None.
     """
 
-    def __init__(self, user: str, path: Path, settings: Settings) -> None:
+    def __init__(self, user: str, path: Path, settings: Settings, site: UserModel | None = None) -> None:
         super().__init__(user, path, settings)
+        self.site = site
         self.lock = asyncio.Lock()
         self._filter: SpamFilter | None = None
         self.queue: list[tuple[Lesson, asyncio.Future]] = []
@@ -116,7 +132,7 @@ class UserModel(UserFiles):
             return await self._reload(create)
         return True
 
-    async def classify(self, raw: bytes, explain: bool) -> tuple[Verdict, bool, dict] | None:
+    async def classify(self, raw: bytes, explain: bool) -> Scored | None:
         """(verdict, ready, class counts), or None when the user has no model file yet.
 
         A check never waits for another writer: while one holds the write lock (or none can
@@ -133,7 +149,7 @@ class UserModel(UserFiles):
 
         Returns
         -------
-        tuple or None
+        Scored or None
             (verdict, whether the model has learned ``min_per_class`` messages of each class,
             the model's class counts); None when the user has no model file.
 
@@ -154,21 +170,46 @@ class UserModel(UserFiles):
             except (OSError, StreamNBError) as error:
                 if self.model is None:
                     raise
-                log.warning("user %s: its model files cannot be read now (%s); scoring with the model last read",
-                            self.user, error)
+                log.warning("%s: its model files cannot be read now (%s); scoring with the model last read",
+                            self.who, error)
                 found = True
             if not found:
                 return None
             spam_filter = self.spam_filter()
             spam_filter.evidence_k = 10 if explain else 0
             verdict = spam_filter.classify(raw, explain=explain)
-            return verdict, spam_filter.ready, self.model.class_counts
+            return Scored(verdict, spam_filter.ready, self.model.class_counts)
+
+    async def observe(self, raw: bytes, verdict: Verdict) -> None:
+        """The message was checked and delivered with this verdict, no label yet
+        (:meth:`SpamFilter.observe <streamnb.filter.spam_filter.SpamFilter.observe>`): the model
+        learns from it in memory, saved with the model (by a fold, a stop, or once
+        ``--snapshot-seconds`` old), never journaled: it is not an acknowledged lesson, and a
+        crash loses what was observed since the last save. Nothing for a model not loaded
+        (the user has none), read-only serving, or a model without ``observe_one``.
+
+        Parameters
+        ----------
+        raw
+            The message, as checked (the same object: the filter reuses its reading).
+        verdict
+            The verdict the check answered.
+        """
+        async with self.lock:
+            if self.model is None or self.closed or self.settings.read_only \
+                    or getattr(self.model, "observe_one", None) is None:
+                return
+            self.spam_filter().observe(raw, verdict)
+            if not self.observed:
+                self.oldest_observed = time.monotonic()
+            self.observed += 1
 
     async def tell(self, lesson: Lesson) -> bool:
-        """Journal the lesson (fsynced), apply it, and say whether it changed the model.
+        """Journal the lesson (fsynced), apply it, and say whether it changed the model (or
+        the site model it teaches too).
 
         Lessons told together share one lock, append and fsync; each is acknowledged (this
-        returns) only once it is on disk.
+        returns) only once it is on disk, in the site model's journal too.
 
         Parameters
         ----------
@@ -183,19 +224,52 @@ class UserModel(UserFiles):
         Raises
         ------
         ProtocolError
-            The model has no ledger (69).
+            The model (or the site model) has no ledger (69).
         OSError, ModelLockedError, JournalError, ModelFormatError
-            The lesson could not be made durable, the lock could not be taken, or the files
-            could not be read: nothing was acknowledged.
+            The lesson could not be made durable (here or in the site model's journal), the
+            lock could not be taken, or the files could not be read: nothing was acknowledged,
+            and the lesson is not applied.
         StreamNBError, ValueError, TypeError
             The model refused the lesson (it is journaled, and refused again on replay).
         """
+        changed, refusal = await self._submit(lesson)
+        if refusal is not None:
+            raise refusal
+        return changed
+
+    async def _submit(self, lesson: Lesson) -> tuple[bool, Exception | None]:
+        """Queue a lesson for the group commit: (changed, the model's refusal or None) once it
+        is durable and applied; raises when it could not be made durable."""
         future = asyncio.get_running_loop().create_future()
         self.queue.append((lesson, future))
         if not self.committing:
             self.committing = True
             self._committer = asyncio.ensure_future(self._commit())  # kept: a task without a reference may vanish
         return await future
+
+    async def ready_to_learn(self) -> None:
+        """Load the model under the write lock (making its file if need be) and check it takes
+        lessons: a user's lesson is refused before it is journaled when the site model would
+        refuse it (no ledger, files that cannot be read or locked).
+
+        Raises
+        ------
+        ProtocolError, OSError, ModelLockedError, StreamNBError, Evicted
+            As :meth:`tell`, before anything is journaled.
+        """
+        if self.owner and not self.closed and getattr(self.model, "ledger", None) is not None:
+            return  # loaded under the write lock, with a ledger: a change on disk is seen when it commits
+        async with self.lock:
+            if self.closed:
+                raise Evicted()
+            await self.current(create=True)
+            self._check_ledger()
+
+    def _check_ledger(self) -> None:
+        if getattr(self.model, "ledger", None) is None:
+            whose = "the site model" if self.user == SITE_NAME else f"the model of user {self.user}"
+            raise unavailable(f"{whose} has no ledger, which TELL needs to learn a message once (train it with "
+                              "--ledger)")
 
     async def _commit(self) -> None:
         """Group commit: every lesson queued meanwhile shares one lock, append and fsync."""
@@ -217,39 +291,62 @@ class UserModel(UserFiles):
         async with self.lock:
             if self.closed:
                 raise Evicted()
+            if self.site is not None:  # first: a lesson the site model cannot take changes nothing here
+                await self.site.ready_to_learn()
             await self.current(create=True)
-            if getattr(self.model, "ledger", None) is None:
-                raise unavailable(f"the model of user {self.user} has no ledger, which TELL needs to learn a "
-                                  "message once (train it with --ledger)")
+            self._check_ledger()
             lessons = [lesson for lesson, _ in batch]
             while not await asyncio.to_thread(self._append_sync, lessons):
                 await self._reload(create=True)  # another writer changed the files: start from them
             if not self.pending:
                 self.oldest_pending = time.monotonic()
             self.pending += len(lessons)
-            for lesson, future in batch:
+            at_site = await self._teach_site(lessons)
+            for (lesson, future), site in zip(batch, at_site):
+                if isinstance(site, BaseException):
+                    # Journaled here but not durable in the site model's journal: not
+                    # acknowledged, so not applied; the model is saved (without it) before
+                    # anything more is journaled, as after a failed append.
+                    self.must_save = True
+                    future.set_exception(site if isinstance(site, Exception) else Evicted())
+                    continue
                 try:
                     changed = journal.apply_lesson(self.model, lesson)
                 except (StreamNBError, ValueError, TypeError) as error:
-                    future.set_exception(error)  # refused now, and again (the same way) on replay
+                    future.set_result((False, error))  # refused now, and again (the same way) on replay
                 else:
-                    future.set_result(changed)
+                    future.set_result((changed or site[0], site[1]))
             journal_bytes = self.journal_stamp[1] if self.journal_stamp else 0
             if self.pending >= self.settings.snapshot_every or journal_bytes >= JOURNAL_FOLD_BYTES:
                 await self._fold_locked()
 
+    async def _teach_site(self, lessons: list[Lesson]) -> list:
+        """Each lesson's outcome in the site model ((changed, refusal), or the exception that
+        kept it from being durable there); (False, None) each without a site model."""
+        if self.site is None:
+            return [(False, None)] * len(lessons)
+        return await asyncio.gather(*(self.site._submit(lesson) for lesson in lessons), return_exceptions=True)
+
     async def _fold_locked(self) -> None:
-        if not self.pending or self.model is None:
+        """Save the model with its journaled lessons (then drop the journal), or with what it
+        observed: the latter only when the files were loaded under the write lock (a model
+        read without it is read again before anything is written)."""
+        if self.model is None or not (self.pending or (self.observed and self.owner)):
             return
         try:
             if not await asyncio.to_thread(self._fold_sync):
                 await self._reload(create=True)  # the other writer folded our journal already
         except (OSError, ModelLockedError, StreamNBError) as error:
-            log.error("user %s: could not fold %d lessons into %s (they stay in the journal): %s",
-                      self.user, self.pending, self.path, error)
+            if self.pending:
+                log.error("%s: could not fold %d lessons into %s (they stay in the journal): %s",
+                          self.who, self.pending, self.path, error)
+            else:
+                log.error("%s: could not save the %d messages it observed into %s (not lessons: lost if the "
+                          "service stops before a save succeeds): %s", self.who, self.observed, self.path, error)
 
     async def fold(self) -> None:
-        """Fold the journal into the model file now (a failure is logged; the lessons stay)."""
+        """Fold the journal (and what the model observed) into the model file now (a failure is
+        logged; the lessons stay)."""
         async with self.lock:
             await self._fold_locked()
 
@@ -269,18 +366,20 @@ class UserModel(UserFiles):
 
 
 class ModelCache:
-    """Loaded user models, least recently used out beyond ``max_models``.
+    """Loaded user models, least recently used out beyond ``max_models``, and the site model
+    (``site``: None without one), which stays.
 
     Parameters
     ----------
     settings
-        The server's settings: the models folder and ``max_models``.
+        The server's settings: the models folder, ``max_models``, ``site`` and ``site_learns``.
     """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.entries: OrderedDict[str, UserModel] = OrderedDict()
         self.closing: set[asyncio.Task] = set()
+        self.site = UserModel(SITE_NAME, site_model_path(settings.models), settings) if settings.site else None
 
     def get(self, user: str) -> UserModel:
         """The user's model, loaded or not yet (the least recently used beyond ``max_models``
@@ -305,7 +404,8 @@ class ModelCache:
         if entry is not None:
             self.entries.move_to_end(user)
             return entry
-        entry = self.entries[user] = UserModel(user, model_path(self.settings.models, user), self.settings)
+        site = self.site if self.settings.site_learns else None
+        entry = self.entries[user] = UserModel(user, model_path(self.settings.models, user), self.settings, site)
         while len(self.entries) > self.settings.max_models:
             _, old = self.entries.popitem(last=False)
             task = asyncio.ensure_future(old.close())
@@ -328,8 +428,19 @@ class ModelCache:
         """
         return user in self.entries or model_path(self.settings.models, user).exists()
 
+    def loaded(self) -> list[UserModel]:
+        """Every model in the cache, and the site model.
+
+        Returns
+        -------
+        list of UserModel
+            The users' entries, then the site model's (when there is one).
+        """
+        return [*self.entries.values(), *([self.site] if self.site is not None else [])]
+
     async def close(self) -> int:
-        """Fold and close every model.
+        """Fold and close every model: the users' first (a lesson under way waits for the site
+        model's journal), then the site model.
 
         Returns
         -------
@@ -339,4 +450,5 @@ class ModelCache:
         if self.closing:
             await asyncio.gather(*self.closing, return_exceptions=True)  # evicted: folded again when next loaded
         entries, self.entries = list(self.entries.values()), OrderedDict()
-        return sum([await entry.close() for entry in entries])
+        left = sum([await entry.close() for entry in entries])
+        return left + (await self.site.close() if self.site is not None else 0)

@@ -1,0 +1,154 @@
+"""The site model beside each user's: a user's verdict from both, weighed by the user's lessons.
+
+A few users report mail (TELL), everybody's mail is checked. The site model
+(``DIR/@site.snb``, :func:`streamnb.service.protocol.site_model_path`) learns every user's
+lessons, so a user who never taught anything still gets a verdict, and a user's own model
+speaks for that user's taste as it learns. A check of user u blends the two log-odds:
+
+    z = (1 - l) z_site + l z_u,    l = n / (n + K)
+
+n is the messages of the class u's model has learned fewest of (a model tells the two
+classes apart only as well as it knows the rarer one: a user who reports spam alone keeps
+the site's verdicts), K the lessons at which u's own model weighs as much as the site's
+(``--site-blend``, :attr:`streamnb.service.settings.Settings.site_blend`). l = 0 when u has
+no model, or one that knows fewer than two classes: u gets the site model's verdict as it
+stands, its rule and cutoffs included. l = 1 when there is no site model, or it knows fewer
+than two classes: u gets the verdict of u's model alone, as without a site model.
+
+Between the two, the verdict is the rule of u's model applied to z, reading the blend as a
+model that learned (1 - l) N_site + l N_u messages of each class (the cautious cutoffs of
+:class:`~streamnb.filter.rules.LogOddsRule` and ``--min-per-class`` look at those counts);
+its evidence is each model's strongest clues, weighed by its share. A rule that scores
+something other than the log-odds (``--rule chi2``, word counts) cannot blend: the command
+refuses it with a site model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from ..filter.base import Verdicts
+from ..filter.decision import HAM, SPAM, UNSURE, Evidence, Verdict, model_posterior
+
+__all__ = ["Scored", "Answer", "user_share", "answer"]
+
+
+class Scored(NamedTuple):
+    """What one model said of a message: its filter's verdict, whether it is ready
+    (``--min-per-class`` of each class learned), and its class counts."""
+
+    verdict: Verdict
+    ready: bool
+    counts: Mapping[Any, float]
+
+
+class Answer(NamedTuple):
+    """A check's verdict and the models that gave it.
+
+    ``share`` is l, the weight of the user's model (1: it answered alone; 0: the site model
+    did); ``counts`` the user's model's class counts ({} without one), ``site_counts`` the
+    site model's (None without one).
+    """
+
+    verdict: Verdict
+    ready: bool
+    counts: Mapping[Any, float]
+    site_counts: Mapping[Any, float] | None
+    share: float
+
+
+class _Counts(NamedTuple):
+    """The blend as the rules read a model: its class counts (LogOddsRule's cutoffs, the posterior)."""
+
+    class_counts: Mapping[Any, float]
+
+
+def _known(counts: Mapping[Any, float] | None) -> float:
+    """The messages of the class least learned (0 unless both are known)."""
+    if not counts:
+        return 0.0
+    return min(counts.get(SPAM, 0.0), counts.get(HAM, 0.0))
+
+
+def user_share(user_counts: Mapping[Any, float] | None, site_counts: Mapping[Any, float] | None,
+               k: float) -> float:
+    """l, the weight of the user's model against the site model's (see the module docstring).
+
+    Parameters
+    ----------
+    user_counts, site_counts
+        The class counts of the user's model and of the site model; None for a model there is not.
+    k
+        K: the lessons of each class at which the user's model weighs as much as the site's (> 0).
+
+    Returns
+    -------
+    float
+        n / (n + K); 1 when the site model knows fewer than two classes; 0 when the user's does.
+
+    Examples
+    --------
+    >>> user_share({"spam": 300.0, "ham": 2000.0}, {"spam": 9e3, "ham": 8e3}, 300.0)
+    0.5
+    >>> user_share(None, {"spam": 9e3, "ham": 8e3}, 300.0), user_share({"spam": 5.0, "ham": 5.0}, None, 300.0)
+    (0.0, 1.0)
+    """
+    if _known(site_counts) <= 0:
+        return 1.0
+    n = _known(user_counts)
+    return n / (n + k)
+
+
+def _clues(site: list[Evidence], user: list[Evidence], share: float, k: int) -> list[Evidence]:
+    """The k strongest clues of both models, each weight times its model's share."""
+    weights: dict[Any, float] = {}
+    for clues, part in ((site, 1.0 - share), (user, share)):
+        for clue in clues:
+            weights[clue.feature] = weights.get(clue.feature, 0.0) + part * clue.weight
+    strongest = sorted(weights.items(), key=lambda item: -abs(item[1]))[:k]
+    return [Evidence(feature, weight) for feature, weight in strongest if weight]
+
+
+def answer(site: Scored | None, user: Scored | None, k: float, rule: Any, min_per_class: float,
+           evidence_k: int) -> Answer | None:
+    """The verdict of a check from the site model's and the user's (either may be None).
+
+    Parameters
+    ----------
+    site, user
+        What each model said, or None for a model there is not.
+    k
+        K of :func:`user_share`.
+    rule
+        The decision rule of the user's model (a rule that decides on the log-odds).
+    min_per_class
+        The messages of each class the blend must know before its verdict leaves "unsure".
+    evidence_k
+        How many clues a blended verdict names.
+
+    Returns
+    -------
+    Answer or None
+        None when neither model answered.
+    """
+    if site is None and user is None:
+        return None
+    counts = user.counts if user is not None else {}
+    site_counts = site.counts if site is not None else None
+    share = user_share(counts if user is not None else None, site_counts, k)
+    if share >= 1.0 or site is None:
+        assert user is not None  # share < 1 needs a site model that knows both classes
+        return Answer(user.verdict, user.ready, counts, site_counts, 1.0)
+    if share <= 0.0 or user is None:
+        return Answer(site.verdict, site.ready, counts, site_counts, 0.0)
+    z = (1.0 - share) * site.verdict.log_odds + share * user.verdict.log_odds
+    view = _Counts({label: (1.0 - share) * site.counts.get(label, 0.0) + share * counts.get(label, 0.0)
+                    for label in (SPAM, HAM)})
+    probability = model_posterior(view, z, SPAM, HAM)
+    score = rule.score(view, None, z, probability, SPAM, HAM)
+    ready = all(n > 0 and n >= min_per_class for n in view.class_counts.values())
+    label: Verdicts = rule.decide(score) if ready else UNSURE
+    clues = _clues(site.verdict.evidence, user.verdict.evidence, share, evidence_k)
+    return Answer(Verdict(label, float(score), probability, clues, z, label == UNSURE), ready, counts, site_counts,
+                  share)

@@ -155,8 +155,8 @@ def stop(process: subprocess.Popen) -> None:
 
 # -- the clients --------------------------------------------------------------------------------
 
-def check_run(spamc: str, port: int, files: list[tuple[Path, str]], clients: int) -> dict[str, Any]:
-    """Every file through ``spamc -c`` by ``clients`` concurrent threads: rate, latencies, verdicts."""
+def check_run(spamc: str, port: int, files: list[tuple[Path, str]], clients: int, user: str = USER) -> dict[str, Any]:
+    """Every file through ``spamc -c`` as ``user`` by ``clients`` concurrent threads: rate, latencies, verdicts."""
     work: queue.Queue = queue.Queue()
     for item in files:
         work.put(item)
@@ -173,7 +173,7 @@ def check_run(spamc: str, port: int, files: list[tuple[Path, str]], clients: int
                 return
             with open(path, "rb") as stdin:
                 start = time.perf_counter()
-                done = subprocess.run([spamc, "-d", "127.0.0.1", "-p", str(port), "-u", USER, "-c"], stdin=stdin,
+                done = subprocess.run([spamc, "-d", "127.0.0.1", "-p", str(port), "-u", user, "-c"], stdin=stdin,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 elapsed = time.perf_counter() - start
             with lock:

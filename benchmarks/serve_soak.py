@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .service import Service
+from .service import Service, request
 
 SPAM_WORDS = [f"offer{i}" for i in range(1500)]
 HAM_WORDS = [f"meeting{i}" for i in range(1500)]
@@ -61,11 +61,6 @@ def message(number: int, spam: bool, rng: random.Random) -> bytes:
 def pool(size: int, seed: int) -> list[tuple[bytes, str]]:
     rng = random.Random(seed)
     return [(message(i, i % 2 == 1, rng), "spam" if i % 2 else "ham") for i in range(size)]
-
-
-def request(method: str, user: str, raw: bytes, label: str) -> bytes:
-    extra = f"Message-class: {label}\r\nSet: local\r\n" if method == "TELL" else ""
-    return f"{method} SPAMC/1.5\r\n{extra}User: {user}\r\nContent-length: {len(raw)}\r\n\r\n".encode() + raw
 
 
 async def exchange(port: int, data: bytes) -> bytes:

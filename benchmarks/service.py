@@ -1,11 +1,13 @@
-"""A ``streamnb serve`` subprocess for the service's benchmarks (serve, serve_fuzz, serve_soak):
-on 127.0.0.1, a free port, its log kept, and what it holds of the machine read from /proc."""
+"""A ``streamnb serve`` subprocess for the service's benchmarks (serve, site, serve_fuzz, serve_soak):
+on 127.0.0.1, a free port, its log kept, and what it holds of the machine read from /proc; and
+the requests a spamd client sends it."""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -68,3 +70,19 @@ class Service:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
+
+
+def request(method: str, user: str, raw: bytes, label: str | None = None) -> bytes:
+    """A spamd request as spamc sends it (TELL with ``label``: learn the message as that class)."""
+    extra = f"Message-class: {label}\r\nSet: local\r\n" if method == "TELL" else ""
+    return f"{method} SPAMC/1.5\r\n{extra}User: {user}\r\nContent-length: {len(raw)}\r\n\r\n".encode() + raw
+
+
+def exchange(port: int, data: bytes, timeout: float = 60.0) -> bytes:
+    """One request on a connection of its own, as spamc makes them: the whole reply."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+        connection.sendall(data)
+        parts = []
+        while part := connection.recv(65536):
+            parts.append(part)
+    return b"".join(parts)

@@ -33,6 +33,7 @@ TARGET_IDS = {"mnb_vs_river", "mnb_email_vs_river", "mnb_dicts_vs_river", "bnb_v
               "corrections_command_service_between"}
 OPT_IN_TARGET_IDS = {  # sections not run by default
     "serve": {"serve_vs_classify", "classify_one_message", "serve_default_vs_previous"},
+    "site": {"site_partial_vs_library", "site_check_throughput"},
     "smoothing": {"smoothing_20news_mnb_prequential", "smoothing_20news_mnb_test", "smoothing_20news_cnb_prequential",
                   "smoothing_20news_cnb_test", "smoothing_sa_mnb", "smoothing_sa_cnb", "smoothing_sa_bnb",
                   "smoothing_trec_mnb", "smoothing_trec_cnb", "smoothing_trec_bnb", "smoothing_predict_cost",

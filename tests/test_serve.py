@@ -554,6 +554,11 @@ def test_a_user_without_lessons_gets_the_site_models_verdict(serve, tmp_path):
     server = serve(models, "--allow-tell", "--no-observe")
     site = Expected()
     alice, carol, nobody = Expected(site), Expected(site), Expected(site)
+    assert_answers(check(server.port, spam(200), user="nobody"), nobody.filter.classify(spam(200)))  # none: empty
+    alice.tell(LEARN, "spam", spam(500))
+    assert tell_raw(server.port, spam(500), "spam") == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+    assert_answers(check(server.port, spam(200), user="nobody"), site.scored(spam(200)).verdict)  # one class known
+    assert_answers(check(server.port, spam(200)), alice.scored(spam(200)).verdict)  # the site's knows too little
     for i in range(40):
         for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
             assert tell_raw(server.port, raw, label) == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
@@ -573,7 +578,7 @@ def test_a_user_without_lessons_gets_the_site_models_verdict(serve, tmp_path):
         assert_answers(check(server.port, raw), blended.verdict)
     report = reply_fields(check(server.port, ham(201), user="nobody", method="REPORT"))["body"].split("\r\n")
     assert "  answered by the site model (user nobody has no model of both classes)" in report
-    assert "  model: 0 spam and 0 ham learned" in report and "  site model: 43 spam and 43 ham learned" in report
+    assert "  model: 0 spam and 0 ham learned" in report and "  site model: 44 spam and 43 ham learned" in report
     assert f"  log-odds {site.scored(ham(201)).verdict.log_odds:+.6f}" in report
     report = reply_fields(check(server.port, ham(201), method="REPORT"))["body"].split("\r\n")
     assert "  answered by the site model (weight 0.88) and user alice's model (weight 0.12)" in report  # 40 / 340

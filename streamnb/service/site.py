@@ -11,9 +11,10 @@ n is the messages of the class u's model has learned fewest of (a model tells th
 classes apart only as well as it knows the rarer one: a user who reports spam alone keeps
 the site's verdicts), K the lessons at which u's own model weighs as much as the site's
 (``--site-blend``, :attr:`streamnb.service.settings.Settings.site_blend`). l = 0 when u has
-no model, or one that knows fewer than two classes: u gets the site model's verdict as it
-stands, its rule and cutoffs included. l = 1 when there is no site model, or it knows fewer
-than two classes: u gets the verdict of u's model alone, as without a site model.
+no model: u gets the site model's verdict as it stands, its rule and cutoffs included. l = 1
+when there is no site model, or it knows fewer than two classes: u gets the verdict of u's
+model alone, as without a site model. l = 0 again when the site model knows both classes
+and u's model does not.
 
 Between the two, the verdict is the rule of u's model applied to z, reading the blend as a
 model that learned (1 - l) N_site + l N_u messages of each class (the cautious cutoffs of
@@ -132,16 +133,16 @@ def answer(site: Scored | None, user: Scored | None, k: float, rule: Any, min_pe
     Answer or None
         None when neither model answered.
     """
-    if site is None and user is None:
-        return None
-    counts = user.counts if user is not None else {}
-    site_counts = site.counts if site is not None else None
-    share = user_share(counts if user is not None else None, site_counts, k)
-    if share >= 1.0 or site is None:
-        assert user is not None  # share < 1 needs a site model that knows both classes
-        return Answer(user.verdict, user.ready, counts, site_counts, 1.0)
-    if share <= 0.0 or user is None:
-        return Answer(site.verdict, site.ready, counts, site_counts, 0.0)
+    if user is None:
+        return None if site is None else Answer(site.verdict, site.ready, {}, site.counts, 0.0)
+    if site is None:
+        return Answer(user.verdict, user.ready, user.counts, None, 1.0)
+    counts = user.counts
+    share = user_share(counts, site.counts, k)
+    if share >= 1.0:
+        return Answer(user.verdict, user.ready, counts, site.counts, 1.0)
+    if share <= 0.0:
+        return Answer(site.verdict, site.ready, counts, site.counts, 0.0)
     z = (1.0 - share) * site.verdict.log_odds + share * user.verdict.log_odds
     view = _Counts({label: (1.0 - share) * site.counts.get(label, 0.0) + share * counts.get(label, 0.0)
                     for label in (SPAM, HAM)})
@@ -150,5 +151,5 @@ def answer(site: Scored | None, user: Scored | None, k: float, rule: Any, min_pe
     ready = all(n > 0 and n >= min_per_class for n in view.class_counts.values())
     label: Verdicts = rule.decide(score) if ready else UNSURE
     clues = _clues(site.verdict.evidence, user.verdict.evidence, share, evidence_k)
-    return Answer(Verdict(label, float(score), probability, clues, z, label == UNSURE), ready, counts, site_counts,
+    return Answer(Verdict(label, float(score), probability, clues, z, label == UNSURE), ready, counts, site.counts,
                   share)

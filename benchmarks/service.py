@@ -56,6 +56,12 @@ class Service:
         with open(f"/proc/{self.process.pid}/status") as status:
             return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the service has used (user and system, from /proc)."""
+        with open(f"/proc/{self.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def open_files(self) -> int:
         """Open file descriptors (sockets, journals, the log pipe ...)."""
         return len(os.listdir(f"/proc/{self.process.pid}/fd"))

@@ -724,6 +724,20 @@ def test_unsure_verdicts_ask_for_their_label(serve, tmp_path):
     server.stop()
 
 
+def test_a_site_model_file_that_is_a_symbolic_link_is_refused_at_start(tmp_path, serve):
+    models = tmp_path / "models"
+    models.mkdir()
+    os.symlink(tmp_path / "elsewhere.snb", models / "@site.snb")
+    done = subprocess.run([sys.executable, "-m", "streamnb", "serve", "--models", str(models), "--port", "0"],
+                          capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert done.returncode == 3 and done.stderr.decode().count("\n") == 1
+    assert "@site.snb" in done.stderr.decode() and "symbolic link" in done.stderr.decode()
+    server = serve(models, "--no-site")  # without a site model, the link is nothing to the service
+    assert check(server.port, spam(1)).endswith(b"STREAMNB_UNSURE,STREAMNB_UNTRAINED,STREAMNB_ASK")
+    server.stop()
+    assert not (tmp_path / "elsewhere.snb").exists()
+
+
 def test_the_chi_square_rule_cannot_blend_with_a_site_model(tmp_path):
     models = tmp_path / "models"
     models.mkdir()

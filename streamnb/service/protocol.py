@@ -9,11 +9,14 @@ headers, an empty line and a body; the server closes the connection after it.
 ==============  ============================================================================
 method          reply (after ``SPAMD/1.5 0 EX_OK``)
 ==============  ============================================================================
-CHECK           ``Spam: True ; 9.9 / 9.0`` and ``X-StreamNB-Status: spam|ham|unsure``
+CHECK           ``Spam: True ; 9.9 / 9.0``, ``X-StreamNB-Status: spam|ham|unsure`` and
+                ``X-StreamNB-Log-Odds: -7.812211`` (the log-odds the verdict was drawn from)
 SYMBOLS         the same headers, a body ``STREAMNB_SPAM`` (``_HAM``, ``_UNSURE``, and
                 ``STREAMNB_UNTRAINED`` while the model lacks min-per-class messages of a class,
-                ``STREAMNB_UNSCORED`` when the model could not be used: below)
-REPORT          the same headers, a body: verdict, scores, model counts, strongest clues
+                ``STREAMNB_UNSCORED`` when the model could not be used: below; then
+                ``STREAMNB_ASK`` when the verdict asks for the message's label)
+REPORT          the same headers, a body: verdict, scores, log-odds, the models that answered
+                and their counts, strongest clues
 REPORT_IFSPAM   as REPORT for spam; an empty body otherwise
 PROCESS         the message with X-StreamNB-Status, X-StreamNB-Score, X-Spam-Status and (spam
                 only) X-Spam-Flag headers; the body byte for byte

@@ -1,8 +1,10 @@
 """The server: the models folder checked, a crash's journals folded, connections answered.
 
 A check never passes a message as clean because something failed: spamc, given an error
-reply, passes the message on unmarked and exits 0 as for ham. When the user's model cannot
-be used (unreadable, damaged, a file system gone bad), the reply is EX_OK with the verdict
+reply, passes the message on unmarked and exits 0 as for ham. A check is answered by the
+user's model and the site model (:mod:`streamnb.service.site`), which then observe the
+message. When one of them cannot be used (unreadable, damaged, a file system gone bad), the
+reply is EX_OK with the verdict
 "unsure" (score halfway between the cutoffs, ``X-StreamNB-Status: unsure``, the
 ``STREAMNB_UNSURE`` and ``STREAMNB_UNSCORED`` symbols) and the cause goes to the log. A
 check never waits for another writer's lock: while one holds it, the files are read without
@@ -11,8 +13,9 @@ cannot be read, the model last read is used.
 
 The models folder must exist (it is never made) and be writable: the server makes, fsyncs
 and removes a file in it at start, and refuses to start if it cannot. ``--read-only`` serves
-a folder as it is instead, writing nothing (the journals left in it are applied in memory)
-and refusing TELL with 69.
+a folder as it is instead, writing nothing (the journals left in it are applied in memory),
+observing nothing and refusing TELL with 69. The site model's file must be a file of the
+folder (not a symbolic link), or the server refuses to start.
 """
 
 from __future__ import annotations
@@ -390,7 +393,7 @@ class Server:
                 said["user"] = await user.classify(request.body, explain)
             if site is not None:
                 said["site"] = await site.classify(request.body, explain)
-            rule = settings.rule_of(user.model) if user is not None and said["user"] is not None else settings.rule
+            rule = user.spam_filter().rule if user is not None and said["user"] is not None else settings.rule
             result = answer(said["site"], said["user"], settings.site_blend, rule, settings.min_per_class,
                             10 if explain else 0)
             if result is None:  # no model file: an empty model's verdict, nothing written

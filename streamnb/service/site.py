@@ -10,11 +10,11 @@ speaks for that user's taste as it learns. A check of user u blends the two log-
 n is the messages of the class u's model has learned fewest of (a model tells the two
 classes apart only as well as it knows the rarer one: a user who reports spam alone keeps
 the site's verdicts), K the lessons at which u's own model weighs as much as the site's
-(``--site-blend``, :attr:`streamnb.service.settings.Settings.site_blend`). l = 0 when u has
-no model: u gets the site model's verdict as it stands, its rule and cutoffs included. l = 1
-when there is no site model, or it knows fewer than two classes: u gets the verdict of u's
-model alone, as without a site model. l = 0 again when the site model knows both classes
-and u's model does not.
+(``--site-blend``, :attr:`streamnb.service.settings.Settings.site_blend`). When u has a model
+and the site model knows fewer than two classes (or there is none), l = 1: u's model answers
+alone, as without a site model. Otherwise, when u has no model or one that knows fewer than
+two classes, l = 0: u gets the site model's verdict as it stands, its rule and cutoffs
+included.
 
 Between the two, the verdict is the rule of u's model applied to z, reading the blend as a
 model that learned (1 - l) N_site + l N_u messages of each class (the cautious cutoffs of

@@ -41,6 +41,9 @@ REPRODUCE = [
     "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz STREAMNB_TREC07P=PATH/trec07p-dev "
     "STREAMNB_TREC07P_FEEDBACK=PATH/trec07p-dev-feedback.tar.xz .venv/bin/python -m benchmarks --only feedback"
     "   # opt-in: TREC 2007's feedback tasks (full, delay, partial, active) and the SpamAssassin stream",
+    "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz STREAMNB_TREC07P=PATH/trec07p-dev "
+    "STREAMNB_TREC07P_FEEDBACK=PATH/trec07p-dev-feedback.tar.xz .venv/bin/python -m benchmarks --only site"
+    "   # opt-in: the site model and observed mail in streamnb serve (trec07p-dev's partial task; needs spamc)",
     ".venv/bin/python -m benchmarks.report   # RESULTS.md, plots and this section, from results.json",
 ]
 

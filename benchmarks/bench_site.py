@@ -310,61 +310,62 @@ def run(ctx: common.Context) -> dict[str, Any]:
 
 def markdown(data: dict[str, Any]) -> list[str]:
     lines: list[str] = []
-    part = data["partial"]
-    if "skipped" in part:
-        lines += [f"Partial task: not measured ({part['skipped']}).", ""]
-    else:
-        lines += [f"TREC 2007's partial task through the service: the first {part['messages']:,} messages of "
-                  f"trec07p-dev ({part['spam']:,} spam), each checked as a user without lessons, the "
-                  f"{part['labelled']:,} labelled ones told as the reporting user; ranked by the log-odds the service "
-                  "sends.", "",
-                  "| | (1-AUC)% |", "|---|---:|",
-                  f"| the library: SpamFilter(), classify then learn or observe | {part['library_auc']:.4f} |",
-                  f"| streamnb serve: the site model's verdicts for a user without lessons | {part['service_auc']:.4f} |",
-                  "",
-                  f"The two differ by {part.get('service_vs_library_percent', float('nan')):.2f}% (the largest "
-                  f"difference of one message's log-odds: {part['largest_log_odds_difference']:.2g}). The run: "
-                  f"{part['messages'] / part['service_check_seconds']:.0f} checks a second and "
-                  f"{part['labelled'] / max(part['service_tell_seconds'], 1e-9):.0f} TELLs a second from one client "
-                  "(each TELL fsynced in the reporter's journal and the site model's, and the folds every 1,000 "
-                  f"lessons); the library took {part['library_cpu_seconds']:.0f} s of CPU. Model files at the end: "
-                  + ", ".join(f"{name} {size / 1e6:.1f} MB" for name, size in part["model_bytes"].items()) + ".", ""]
-    part = data["blend"]
-    if "skipped" in part:
-        lines += [f"Blend: not measured ({part['skipped']}).", ""]
-    else:
-        ks = list(part["unlike"]["auc"])
-        names = {"0": "the user's model alone", "site": "the site model alone"}
-        lines += ["A user's (1-AUC)% by K, the lessons at which the user's model weighs as much as the site model "
-                  "(l = n / (n + K)):", "",
-                  "| site | user's messages | " + " | ".join(names.get(k, f"K {k}") for k in ks) + " |",
-                  "|---|---:|" + "---:|" * len(ks)]
-        for name, what in (("unlike", "the user's mail unlike the others' (SpamAssassin among trec07p)"),
-                           ("alike", "the same mail (every fifth trec07p message)")):
-            figures = part[name]["auc"]
-            lines.append(f"| {what} | {part[name]['user_messages']:,} | "
-                         + " | ".join("n/a" if figures[k] is None else f"{figures[k]:.4f}" for k in ks) + " |")
-        lines.append("")
-    part = data["throughput"]
-    if "skipped" in part:
-        lines += [f"Throughput: not measured ({part['skipped']}).", ""]
-    else:
-        lines += [f"CHECK throughput through spamc, {part['messages_checked']} messages no model has learned, the "
-                  f"models taught the other {part['messages_taught']:,}; the service's own CPU per check (its process, "
-                  "user and system), which the load of the machine's other work leaves alone where the wall clock "
-                  "does not:", "",
-                  "| service | clients | msg/s (min-max) | p50 ms | msg/s vs before the site model | service CPU ms "
-                  "per check | errors |", "|---|---:|---:|---:|---:|---:|---:|"]
-        for name, row in part["rows"].items():
-            for clients, r in row.items():
-                rate, ratio = r["msg_per_s"], part["vs_before"].get(name, {}).get(clients)
-                lines.append(f"| {name} | {clients} | {rate['median']:,.0f} ({rate['min']:,.0f}-{rate['max']:,.0f}) | "
-                             f"{r['p50_ms']['median']:.1f} | " + (f"{ratio['median']:.2f}x" if ratio else "") +
-                             f" | {r['service_cpu_ms']['median']:.2f} | {r['errors']} |")
-        lines += ["", "Service CPU per check over the service before the site model (1 client): "
-                  + ", ".join(f"{name} {r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
-                              for name, r in part["cpu_vs_before"].items()) + ".", ""]
+    for key, what, write in (("partial", "Partial task", partial_lines), ("blend", "Blend", blend_lines),
+                             ("throughput", "Throughput", throughput_lines)):
+        part = data[key]
+        lines += [f"{what}: not measured ({part['skipped']}).", ""] if "skipped" in part else write(part)
     return lines
+
+
+def partial_lines(part: dict[str, Any]) -> list[str]:
+    return [f"TREC 2007's partial task through the service: the first {part['messages']:,} messages of "
+            f"trec07p-dev ({part['spam']:,} spam), each checked as a user without lessons, the "
+            f"{part['labelled']:,} labelled ones told as the reporting user; ranked by the log-odds the service "
+            "sends.", "",
+            "| | (1-AUC)% |", "|---|---:|",
+            f"| the library: SpamFilter(), classify then learn or observe | {part['library_auc']:.4f} |",
+            f"| streamnb serve: the site model's verdicts for a user without lessons | {part['service_auc']:.4f} |",
+            "",
+            f"The two differ by {part.get('service_vs_library_percent', float('nan')):.2f}% (the largest "
+            f"difference of one message's log-odds: {part['largest_log_odds_difference']:.2g}). The run: "
+            f"{part['messages'] / part['service_check_seconds']:.0f} checks a second and "
+            f"{part['labelled'] / max(part['service_tell_seconds'], 1e-9):.0f} TELLs a second from one client "
+            "(each TELL fsynced in the reporter's journal and the site model's, and the folds every 1,000 "
+            f"lessons); the library took {part['library_cpu_seconds']:.0f} s of CPU. Model files at the end: "
+            + ", ".join(f"{name} {size / 1e6:.1f} MB" for name, size in part["model_bytes"].items()) + ".", ""]
+
+
+def blend_lines(part: dict[str, Any]) -> list[str]:
+    ks = list(part["unlike"]["auc"])
+    names = {"0": "the user's model alone", "site": "the site model alone"}
+    lines = ["A user's (1-AUC)% by K, the lessons at which the user's model weighs as much as the site model "
+             "(l = n / (n + K)):", "",
+             "| site | user's messages | " + " | ".join(names.get(k, f"K {k}") for k in ks) + " |",
+             "|---|---:|" + "---:|" * len(ks)]
+    for name, what in (("unlike", "the user's mail unlike the others' (SpamAssassin among trec07p)"),
+                       ("alike", "the same mail (every fifth trec07p message)")):
+        figures = part[name]["auc"]
+        lines.append(f"| {what} | {part[name]['user_messages']:,} | "
+                     + " | ".join("n/a" if figures[k] is None else f"{figures[k]:.4f}" for k in ks) + " |")
+    return lines + [""]
+
+
+def throughput_lines(part: dict[str, Any]) -> list[str]:
+    lines = [f"CHECK throughput through spamc, {part['messages_checked']} messages no model has learned, the "
+             f"models taught the other {part['messages_taught']:,}; the service's own CPU per check (its process, "
+             "user and system), which the load of the machine's other work leaves alone where the wall clock "
+             "does not:", "",
+             "| service | clients | msg/s (min-max) | p50 ms | msg/s vs before the site model | service CPU ms "
+             "per check | errors |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, row in part["rows"].items():
+        for clients, r in row.items():
+            rate, ratio = r["msg_per_s"], part["vs_before"].get(name, {}).get(clients)
+            lines.append(f"| {name} | {clients} | {rate['median']:,.0f} ({rate['min']:,.0f}-{rate['max']:,.0f}) | "
+                         f"{r['p50_ms']['median']:.1f} | " + (f"{ratio['median']:.2f}x" if ratio else "") +
+                         f" | {r['service_cpu_ms']['median']:.2f} | {r['errors']} |")
+    return lines + ["", "Service CPU per check over the service before the site model (1 client): "
+                    + ", ".join(f"{name} {r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
+                                for name, r in part["cpu_vs_before"].items()) + ".", ""]
 
 
 def targets(data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,14 +10,14 @@ label (a lower-case label: the one recipient who reports), told (TELL) as user `
 observes every checked message. The ranking is by the log-odds the service sends with every
 check (``X-StreamNB-Log-Odds``; spamd's score is a display score, cut to one decimal and
 saturating at 10), (1-AUC)% against every message's true label (``full/index``). The library's
-figure comes from the same run: ``SpamFilter()`` classifies each message, then learns it when
-labelled, else observes it. The requests are spamd's, one connection each as spamc makes them,
+figure comes from the same run: ``SpamFilter()`` under the task (``streamnb.filter.tasks``:
+each message classified, then learned when labelled, else observed). The requests are spamd's, one connection each as spamc makes them,
 sent by this process (spamc prints the score and nothing else of a CHECK), to a service that
 takes messages of any size (``--max-size`` 64 MiB: spamc would pass the few over 500 KB
-unchecked, the library classifies them). Needs
-$STREAMNB_TREC07P to be the corpus folder with its ``partial/index`` (research use only:
-nothing of it, nor any message's result, is kept); ``STREAMNB_SITE_MESSAGES=N`` runs the first N
-messages (``--quick``: 2,000).
+unchecked, the library classifies them). Needs $STREAMNB_TREC07P, and the ``partial/index``
+in it or in $STREAMNB_TREC07P_FEEDBACK (``streamnb.filter.trec.load_trec_task``; research use
+only: nothing of it, nor any message's result, is kept); ``STREAMNB_SITE_MESSAGES=N`` runs the
+first N messages (``--quick``: 2,000).
 
 **blend**: how a user's verdict weighs the site model against the user's own
 (streamnb/service/site.py: z = (1 - l) z_site + l z_user, l = n / (n + K)), as (1-AUC)% of the
@@ -96,31 +96,13 @@ def auc(labels: list[str], scores: list[float]) -> float | None:
 
 # -- partial: TREC's partial-feedback task through the service -----------------------------------
 
-def partial_labelled(folder: Path, names: list[str]) -> list[bool]:
-    """Whether partial/index gives each message's label (lower case: given; capitalised: not)."""
-    given = {}
-    for number, line in enumerate((folder / "partial" / "index").read_text().splitlines(), 1):
-        label, _, path = line.partition(" ")
-        if label.lower() not in ("spam", "ham"):
-            raise ValueError(f"{folder}/partial/index line {number}: not 'spam|ham|Spam|Ham PATH': {line[:80]!r}")
-        given[Path(path).name] = label.islower()
-    return [given[name] for name in names]
-
-
-def library_partial(messages, labelled: list[bool]) -> tuple[list[float], float]:
-    """(log-odds of each message, CPU seconds): SpamFilter() classifies, then learns or observes."""
+def library_partial(task) -> tuple[list[float], float]:
+    """(log-odds of each message, CPU seconds): ``SpamFilter()`` under the task (streamnb.filter.tasks)."""
     from streamnb import SpamFilter
 
-    spam_filter, scores = SpamFilter(), []
     start = time.process_time()
-    for message, given in zip(messages, labelled):
-        verdict = spam_filter.classify(message.raw, explain=False)
-        scores.append(verdict.log_odds)
-        if given:
-            spam_filter.learn(message.raw, message.label)
-        else:
-            spam_filter.observe(message.raw, verdict)
-    return scores, time.process_time() - start
+    report = task.run(SpamFilter())
+    return [float(z) for z in report.log_odds], time.process_time() - start
 
 
 def log_odds(reply: bytes) -> float:
@@ -159,18 +141,20 @@ def service_partial(messages, labelled: list[bool], ctx: common.Context) -> dict
 
 
 def partial(ctx: common.Context) -> dict[str, Any]:
-    location = os.environ.get(TREC_ENV)
-    if not location or not (Path(location) / "partial" / "index").is_file():
-        return {"skipped": f"${TREC_ENV} is not the trec07p-dev folder with its partial/index (research use only, "
-                           "not distributed)"}
-    from streamnb.filter.trec import load_trec
+    from streamnb.errors import CorpusNotFoundError
+    from streamnb.filter.trec import load_trec_task
 
+    if not os.environ.get(TREC_ENV):
+        return {"skipped": f"${TREC_ENV} is not set (the TREC 2007 corpus, research use only, is not distributed)"}
     limit = int(os.environ[MESSAGES_ENV]) if os.environ.get(MESSAGES_ENV) else ctx.pick(None, QUICK_MESSAGES)
-    messages = load_trec(location, limit=limit)
-    labelled = partial_labelled(Path(location), [message.name for message in messages])
+    try:
+        task = load_trec_task(task="partial", limit=limit)
+    except CorpusNotFoundError as error:
+        return {"skipped": str(error)}
+    messages, labelled = task.messages, task.labelled
     labels = [message.label for message in messages]
-    ctx.log(f"  partial: {len(messages):,} messages, {sum(labelled):,} labelled; the library ...")
-    library, library_seconds = library_partial(messages, labelled)
+    ctx.log(f"  partial: {len(messages):,} messages, {sum(labelled):,} labelled ({task.index}); the library ...")
+    library, library_seconds = library_partial(task)
     ctx.log("  partial: the service ...")
     served = service_partial(messages, labelled, ctx)
     data = {

@@ -30,18 +30,30 @@ class Served:
             [sys.executable, *program, "serve", "--models", str(models), "--port", "0", *options],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
         self.log: list[str] = []
-        watchdog = threading.Timer(60, self.process.kill)  # a server that never says where it listens
-        watchdog.start()
-        for raw in self.process.stderr:  # log lines (a recovery ...) may come before the address
-            line = raw.decode(errors="replace")
-            self.log.append(line)
-            match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-            if match:
-                break
+        # --log-file: the log is read from the file (standard error holds only what fails before it opens)
+        self.log_file = Path(options[options.index("--log-file") + 1]) if "--log-file" in options else None
+        if self.log_file is not None:
+            deadline = time.monotonic() + 60
+            while not (match := re.search(r"listening on 127\.0\.0\.1:(\d+)", self.text(wait=0))):
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.process.kill()
+                    raise AssertionError(f"the server did not start: {self.process.stderr.read().decode()}")
+                time.sleep(0.05)
         else:
-            raise AssertionError(f"the server did not start: {''.join(self.log)}")
-        watchdog.cancel()
+            watchdog = threading.Timer(60, self.process.kill)  # a server that never says where it listens
+            watchdog.start()
+            for raw in self.process.stderr:  # log lines (a recovery ...) may come before the address
+                line = raw.decode(errors="replace")
+                self.log.append(line)
+                match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+                if match:
+                    break
+            else:
+                raise AssertionError(f"the server did not start: {''.join(self.log)}")
+            watchdog.cancel()
         self.port = int(match.group(1))
+        metrics = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", self.text(wait=0))
+        self.metrics_port = int(metrics.group(1)) if metrics else None
         threading.Thread(target=self._collect, daemon=True).start()
 
     def _collect(self) -> None:
@@ -60,9 +72,11 @@ class Served:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def text(self) -> str:
-        """Its log so far (stderr)."""
-        time.sleep(0.2)  # the collecting thread may be a line behind
+    def text(self, wait: float = 0.2) -> str:
+        """Its log so far (stderr, or the --log-file)."""
+        time.sleep(wait)  # the collecting thread (the server's writes) may be a line behind
+        if self.log_file is not None:
+            return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
         return "".join(self.log)
 
 

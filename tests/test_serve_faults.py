@@ -486,10 +486,12 @@ def test_a_model_that_cannot_be_read_gives_unsure_with_a_symbol(damaged, tmp_pat
     processed = check(server.port, spam(1), user="carol", method="PROCESS")
     assert b"X-StreamNB-Status: unsure\r\n" in processed or b"X-StreamNB-Status: unsure\n" in processed
     assert b"tests=STREAMNB_UNSURE,STREAMNB_UNSCORED" in processed
-    assert re.search(r"user carol: a SYMBOLS answered unsure \(STREAMNB_UNSCORED\).*" + re.escape(damaged),
-                     server.text())
+    assert re.search(r"WARNING: SYMBOLS user=carol outcome=unscored verdict=unsure score=5\.5 .*reason=\"the model "
+                     r"could not score the message: .*" + re.escape(damaged), server.text())
     code, _ = error_line(tell_raw(server.port, spam(2), "spam", user="carol"))
     assert code == 74  # a lesson for it cannot be acknowledged
+    assert re.search(r"WARNING: TELL user=carol outcome=refused .*code=74 reason=\"I/O error: .*" + re.escape(damaged),
+                     server.text())
     assert (models / damaged).read_bytes() == b"PK\x03\x04 damaged"  # never overwritten
     if damaged == "@site.snb":  # refused before anything was journaled for carol
         assert not (models / "carol.snb.journal").exists()

@@ -38,7 +38,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
+from logging.handlers import SysLogHandler
 from typing import NoReturn
 
 from .. import __version__
@@ -56,7 +56,8 @@ from .cli_evaluate import (check_outputs, check_task_options, cmd_demo, cmd_eval
 from .cli_model import cmd_inspect, cmd_learn, cmd_train, cmd_unlearn, discriminative_features
 from .cli_options import (count, decision_options, finite_float, model_options, nonnegative_float, number, port,
                           positive_float, positive_int, probability, smoothing, source_options)
-from .settings import Limits, Settings
+from .cli_serve import address, run_serve
+from .settings import LOG_LEVELS, SYSLOG_SOCKET, Limits, Settings
 
 __all__ = [
     # the command line
@@ -301,7 +302,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--observe", action=argparse.BooleanOptionalAction, default=Settings.observe,
                        help="each check lets the site model and the user's own observe its message (mail without a "
                             "label yet; in memory until the model is saved; default: on)")
-    serve.add_argument("-v", "--verbose", action="store_true", help="log every refused request and model event")
+    serve.add_argument("--log-level", choices=LOG_LEVELS, default="info",
+                       help="info (default): a line per request, the start, signals and stop; warning: refusals, "
+                            "checks not scored and what went wrong; error: what could not be done")
+    serve.add_argument("-v", "--verbose", action="store_true", help="--log-level debug")
+    where = serve.add_mutually_exclusive_group()
+    where.add_argument("--log-file", metavar="PATH",
+                       help="append the log to PATH (reopened on SIGHUP, for logrotate; default: standard error)")
+    where.add_argument("--syslog", nargs="?", const="mail", choices=sorted(SysLogHandler.facility_names),
+                       metavar="FACILITY", help="log to syslog (facility mail, as spamd, unless named)")
+    serve.add_argument("--syslog-socket", default=SYSLOG_SOCKET, metavar="PATH",
+                       help=f"syslog's socket (default {SYSLOG_SOCKET})")
+    serve.add_argument("--metrics", type=address, metavar="HOST:PORT",
+                       help="answer Prometheus metrics at http://HOST:PORT/metrics and a health check at /health")
+    serve.add_argument("--config", metavar="FILE",
+                       help="more options of streamnb serve, as on the command line (# comments), read after it and "
+                            "again on SIGHUP")
     model_options(serve)
     decision_options(serve)
     serve.set_defaults(run=cmd_serve)
@@ -311,7 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """``streamnb serve``: the spamd-compatible service, until SIGTERM or SIGINT.
+    """``streamnb serve``: the spamd-compatible service, until SIGTERM or SIGINT
+    (:mod:`streamnb.service.cli_serve`).
 
     Parameters
     ----------
@@ -330,30 +347,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     ServiceError
         The models folder cannot be used, or the address cannot be listened on.
     CommandError
-        The decision rule's options do not go together.
+        Options that do not go together (in the ``--config`` file too).
+    OSError
+        The log file cannot be opened.
     """
-    import functools
-    import logging
-
-    from .serve import run
-
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s streamnb serve: %(message)s")
-    if args.read_only and args.allow_tell:
-        args.command_parser.error("--read-only refuses every TELL: it cannot go with --allow-tell")
-    if args.site and args.rule == "chi2":
-        args.command_parser.error("--rule chi2 scores words, not log-odds: it cannot blend the site model's verdict "
-                                  "with a user's; use another --rule, or --no-site")
-    rule = decision_rule(args, build_model(args))  # a bad option fails now, not at the first user
-    settings = Settings(
-        models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule,
-        rule_for=functools.partial(decision_rule, args), spam_cutoff=rule.spam_cutoff,
-        min_per_class=min_per_class(args), allow_tell=args.allow_tell, read_only=args.read_only,
-        max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
-        site=args.site, site_learns=args.site_learns, site_blend=args.site_blend, observe=args.observe,
-        limits=Limits(max_size=args.max_size, timeout=args.timeout, max_connections=args.max_connections,
-                      lock_timeout=args.lock_timeout))
-    return run(settings, args.host, args.port)
+    return run_serve(args)
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:

@@ -34,16 +34,19 @@ message learned before under the same class is left alone, under the other class
 
 Errors, as spamd sends them (then the connection is closed): ``76 Bad header line: (...)``
 EX_PROTOCOL for a malformed request (unknown method, bad header line or ``Content-length``,
-a body shorter than announced, an invalid user name, too many or too long header lines, a
-bad zlib stream); ``65`` EX_DATAERR for a message over ``--max-size`` (spamc's default
-500 KB); ``79 Timeout: (...)`` EX_TIMEOUT when a request takes longer than ``--timeout``
-seconds to arrive (slow clients); ``69 Service Unavailable: (...)`` EX_UNAVAILABLE for TELL
-without ``--allow-tell``, with ``--read-only``, or on a model without a ledger; ``75``
-EX_TEMPFAIL beyond ``--max-connections`` or when a model stays locked by another writer (TELL);
-``74`` EX_IOERR when a lesson cannot be made durable, or the model it is for cannot be read;
-``65`` when the model refuses a lesson; ``70`` EX_SOFTWARE for an internal error (logged).
-A check whose request was read is never answered with an error
-(:mod:`streamnb.service.server`). The server
+a body shorter than announced, too many or too long header lines, a bad zlib stream);
+``65`` EX_DATAERR for a message over ``--max-size`` (spamc's default 500 KB); ``79 Timeout:
+(...)`` EX_TIMEOUT when a request takes longer than ``--timeout`` seconds to arrive (slow
+clients); ``69 Service Unavailable: (...)`` EX_UNAVAILABLE for TELL without
+``--allow-tell``, with ``--read-only``, or on a model without a ledger; ``75`` EX_TEMPFAIL
+beyond ``--max-connections`` or when a model stays locked by another writer (TELL); ``74``
+EX_IOERR when a lesson cannot be made durable, or the model it is for cannot be read; ``65``
+when the model refuses a lesson; ``70`` EX_SOFTWARE for an internal error. Every one is
+logged with its reason. A check whose request line and headers were read is never answered
+with an error (:mod:`streamnb.service.server`): CHECK, SYMBOLS and REPORT whose message
+cannot be read (too big, cut short, too slow, a bad zlib stream) or scored are answered
+"unsure" with the ``STREAMNB_UNSCORED`` symbol; PROCESS and HEADERS, which must return the
+message, when it could be read. Any user name is served (:mod:`streamnb.service.names`). The server
 listens on 127.0.0.1 unless ``--host`` says otherwise.
 """
 
@@ -57,6 +60,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .names import file_stem, shown
 from .settings import Limits
 
 log = logging.getLogger("streamnb.serve")
@@ -68,8 +72,8 @@ EX_IOERR, EX_TEMPFAIL, EX_PROTOCOL, EX_TIMEOUT = 74, 75, 76, 79
 METHODS = ("CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS", "HEADERS", "PING", "SKIP", "TELL")
 DEFAULT_USER = "default"
 MODEL_SUFFIX = ".snb"
-USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+=-]{0,63}")
-# The site model's file is DIR/@site.snb: a user name never starts with "@", so no user's is it.
+# The site model's file is DIR/@site.snb: a user's file name never starts with "@" (it is
+# escaped, streamnb.service.names), so no user's is it.
 SITE_NAME = "@site"
 
 
@@ -195,8 +199,7 @@ async def read_head(reader: asyncio.StreamReader, limits: Limits) -> Request:
     ------
     ProtocolError
         A malformed request (76: unknown method, bad header, conflicting headers, too many,
-        a line too long, a bad ``Content-length`` or ``Compress``, an invalid user name), or
-        a ``Content-length`` over ``limits.max_size`` (65).
+        a line too long, a bad ``Content-length`` or ``Compress``).
     """
     first = await _line(reader)
     match = re.fullmatch(rb"([A-Z_]{1,20}) SPAMC/(\d{1,3}(?:\.\d{1,3})?)", first)
@@ -212,7 +215,10 @@ async def read_head(reader: asyncio.StreamReader, limits: Limits) -> Request:
         name, colon, value = line.partition(b":")
         if not colon or not name or not re.fullmatch(rb"[A-Za-z0-9-]+", name):
             raise protocol_error("header not in 'Name: value' format")
-        key, text = name.decode("ascii"), value.strip().decode("latin-1")
+        key = name.decode("ascii")
+        # The user's name as sent (UTF-8 from spamc; another byte kept, as a surrogate escape,
+        # for its file name: streamnb.service.names); the other headers are ASCII words.
+        text = value.strip().decode("utf-8" if key == "User" else "latin-1", "surrogateescape")
         if key in request.headers and request.headers[key] != text:
             raise protocol_error(f"conflicting {key} headers")
         request.headers[key] = text
@@ -221,8 +227,6 @@ async def read_head(reader: asyncio.StreamReader, limits: Limits) -> Request:
     length = request.headers.get("Content-length")
     if length is not None and not re.fullmatch(r"\d{1,18}", length):
         raise protocol_error(f"Content-length {length[:30]!r} is not a number of bytes")
-    if length is not None and int(length) > limits.max_size:
-        raise ProtocolError(EX_DATAERR, f"Message too big: ({int(length)} bytes; the limit is {limits.max_size})")
     compress = request.headers.get("Compress")
     if compress is not None and compress != "zlib":
         raise protocol_error(f"Compress {compress[:20]!r} is not supported (only zlib)")
@@ -252,9 +256,11 @@ async def read_body(reader: asyncio.StreamReader, request: Request, limits: Limi
     ------
     ProtocolError
         A body shorter than announced, a bad zlib stream (76), or a message over
-        ``limits.max_size`` (65).
+        ``limits.max_size`` (65: a ``Content-length`` over it is refused before anything is read).
     """
     length = request.headers.get("Content-length")
+    if length is not None and int(length) > limits.max_size:
+        raise ProtocolError(EX_DATAERR, f"Message too big: ({int(length)} bytes; the limit is {limits.max_size})")
     if length is not None:
         try:
             body = await reader.readexactly(int(length))
@@ -287,32 +293,25 @@ async def read_body(reader: asyncio.StreamReader, request: Request, limits: Limi
 
 
 def check_user(name: str) -> str:
-    """A user name that maps to a file in DIR and nowhere else.
+    """The user a ``User`` header names: any name is served (:mod:`streamnb.service.names`).
 
     Parameters
     ----------
     name
-        The ``User`` header: 1-64 letters, digits or ``_ . @ + = -``, not starting with
-        ``.`` or ``-``.
+        The ``User`` header, decoded as :func:`read_head` does.
 
     Returns
     -------
     str
-        The name, unchanged.
-
-    Raises
-    ------
-    ProtocolError
-        Any other name (76).
+        The name unchanged; :data:`DEFAULT_USER` for an empty one (as for a request without
+        the header).
     """
-    if not USER_NAME.fullmatch(name):
-        raise protocol_error(f"User {name[:70]!r} is not a valid user name: 1-64 letters, digits or _.@+=- "
-                             "not starting with . or -")
-    return name
+    return name if name else DEFAULT_USER
 
 
 def model_path(models: Path, user: str) -> Path:
-    """DIR/<user>.snb for a checked user name; refuses anything that would resolve outside DIR.
+    """DIR/<the user's file name>.snb (:func:`streamnb.service.names.file_stem`); refuses a file
+    that is a symbolic link or resolves outside DIR.
 
     Parameters
     ----------
@@ -329,11 +328,12 @@ def model_path(models: Path, user: str) -> Path:
     Raises
     ------
     ProtocolError
-        An invalid name, or one whose file is a symbolic link or resolves outside ``models`` (76).
+        The user's file is a symbolic link or resolves outside ``models`` (76).
     """
-    path = models / f"{check_user(user)}{MODEL_SUFFIX}"
+    path = models / f"{file_stem(check_user(user))}{MODEL_SUFFIX}"
     if not inside_models(models, path):
-        raise protocol_error(f"User {user!r} does not name a model file inside the models folder")
+        raise protocol_error(f"the model file of user {shown(user)[:70]!r} is a symbolic link or resolves outside "
+                             "the models folder")
     return path
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..filter.decision import SPAM, Verdict
 from ..filter.headers import rewrite_headers
+from .names import shown
 from .protocol import EX_OK, PROTOCOL
 from .settings import Settings
 from .site import Answer
@@ -122,7 +123,7 @@ def _learned(counts: Any) -> str:
     return f"{counts.get('spam', 0):g} spam and {counts.get('ham', 0):g} ham learned"
 
 
-def report_text(answer: Answer, user: str, settings: Settings, scored: bool = True) -> str:
+def report_text(answer: Answer, user: str, settings: Settings, scored: bool = True, why: str | None = None) -> str:
     """The body of a REPORT: the verdict, the score against the rule's cutoffs, the posterior
     and the log-odds, which models answered and what each learned, whether the verdict asks
     for the message's label, and the strongest clues.
@@ -136,7 +137,9 @@ def report_text(answer: Answer, user: str, settings: Settings, scored: bool = Tr
     settings
         The server's settings: the rule and ``min_per_class``.
     scored
-        False when the models could not be used: the report says so, and nothing else.
+        False when the message could not be scored: the report says so, and nothing else.
+    why
+        What the report says of an unscored message (default: a model could not be used).
 
     Returns
     -------
@@ -145,14 +148,15 @@ def report_text(answer: Answer, user: str, settings: Settings, scored: bool = Tr
     """
     rule, verdict, counts = settings.rule, answer.verdict, answer.counts
     if not scored:
-        return (f"streamnb verdict for user {user}: unsure\r\n  not scored: a model that answers for user {user} "
-                "could not be used (the service's log says which, and why)\r\n")
-    lines = [f"streamnb verdict for user {user}: {verdict.label}",
+        why = why or (f"a model that answers for user {shown(user)} could not be used (the service's log says "
+                      "which, and why)")
+        return f"streamnb verdict for user {shown(user)}: unsure\r\n  not scored: {why}\r\n"
+    lines = [f"streamnb verdict for user {shown(user)}: {verdict.label}",
              f"  score {10 * verdict.score:.2f} of 10 (rule {type(rule).__name__}: spam from "
              f"{10 * rule.spam_cutoff:.1f}, ham below {10 * rule.ham_cutoff:.1f})",
              f"  P(spam|x) = {verdict.probability:.6f} (naive Bayes posterior)",
              f"  log-odds {verdict.log_odds:+.6f}",
-             f"  answered by {answered_by(answer, user)}",
+             f"  answered by {answered_by(answer, shown(user))}",
              f"  model: {_learned(counts)}"
              + ("" if answer.ready else f" (unsure until {settings.min_per_class:g} of each)")]
     if answer.site_counts is not None:
@@ -195,7 +199,8 @@ def rewrite_message(raw: bytes, verdict: Verdict, score: str, threshold: str, te
                                                   "X-Spam-Flag"))
 
 
-def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Settings, scored: bool = True) -> bytes:
+def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Settings, scored: bool = True,
+                why: str | None = None) -> bytes:
     """The whole reply to a check (CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADERS).
 
     Parameters
@@ -212,7 +217,9 @@ def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Se
     settings
         The server's settings.
     scored
-        False when the models could not be used.
+        False when the message could not be scored.
+    why
+        Why not, as a REPORT says it (:func:`report_text`).
 
     Returns
     -------
@@ -233,7 +240,7 @@ def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Se
     if method == "SYMBOLS":
         body = ",".join(tests).encode("ascii")
     elif method == "REPORT" or (method == "REPORT_IFSPAM" and verdict.label == SPAM):
-        body = report_text(answer, user, settings, scored).encode("utf-8", "replace")
+        body = report_text(answer, user, settings, scored, why).encode("utf-8", "replace")
     elif method == "REPORT_IFSPAM":
         body = b""
     else:

@@ -10,6 +10,7 @@ re-exports:
 
 - :mod:`~streamnb.service.protocol`: the spamd protocol, requests read and checked, the
   errors (``76 Bad header line``, ``65``, ``69``, ``74``, ``75``, ``79``, ``70``);
+  :mod:`~streamnb.service.names`: any user's name and its model's file name;
 - :mod:`~streamnb.service.replies`: the replies to a check (score, symbols, report, the
   message with its headers);
 - :mod:`~streamnb.service.site`: a user's verdict from the site model and the user's own;
@@ -18,7 +19,8 @@ re-exports:
   file and journal on disk, the blocking half run in a thread;
 - :mod:`~streamnb.service.server`: the models folder checked, the journals a crash left
   folded, the connections answered (a check never passes a message as clean because
-  something failed).
+  something failed), the signals; :mod:`~streamnb.service.logs`: the log and its line per
+  request; :mod:`~streamnb.service.metrics`: ``/metrics`` and ``/health``.
 
 This module adds :func:`run`, the ``streamnb serve`` command's loop.
 """
@@ -26,14 +28,17 @@ This module adds :func:`run`, the ``streamnb serve`` command's loop.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SPAM, SpamFilter, Verdict
 from ..filter.headers import rewrite_headers
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
+from .logs import LogTarget
+from .metrics import Metrics, MetricsServer
 from .protocol import (DEFAULT_USER, EX_DATAERR, EX_IOERR, EX_OK, EX_PROTOCOL, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT,
-                       EX_UNAVAILABLE, METHODS, MODEL_SUFFIX, PROTOCOL, SITE_NAME, USER_NAME, ProtocolError, Request,
+                       EX_UNAVAILABLE, METHODS, MODEL_SUFFIX, PROTOCOL, SITE_NAME, ProtocolError, Request,
                        check_user, inside_models, log, model_path, protocol_error, read_body, read_head,
                        site_model_path, unavailable)
 from .replies import answered_by, check_reply, report_text, rewrite_message, score_fields, symbols, unscored_verdict
@@ -46,7 +51,7 @@ from .users import JOURNAL_FOLD_BYTES, Evicted, ModelCache, UserModel
 __all__ = [
     # protocol
     "PROTOCOL", "EX_OK", "EX_DATAERR", "EX_UNAVAILABLE", "EX_SOFTWARE", "EX_IOERR", "EX_TEMPFAIL", "EX_PROTOCOL",
-    "EX_TIMEOUT", "METHODS", "DEFAULT_USER", "MODEL_SUFFIX", "USER_NAME", "SITE_NAME", "ProtocolError",
+    "EX_TIMEOUT", "METHODS", "DEFAULT_USER", "MODEL_SUFFIX", "SITE_NAME", "ProtocolError",
     "protocol_error", "unavailable", "Request", "read_head", "read_body", "check_user", "model_path",
     "site_model_path", "inside_models", "log",
     # replies
@@ -63,8 +68,9 @@ __all__ = [
 ]
 
 
-def run(settings: Settings, host: str, port: int) -> int:
-    """Serve until SIGTERM/SIGINT (the ``streamnb serve`` command); prints where it listens.
+def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[Settings, str]] | None = None,
+        log_target: LogTarget | None = None, metrics: tuple[str, int] | None = None) -> int:
+    """Serve until SIGTERM/SIGINT (the ``streamnb serve`` command); logs where it listens.
 
     Parameters
     ----------
@@ -72,6 +78,12 @@ def run(settings: Settings, host: str, port: int) -> int:
         The server's settings.
     host, port
         Where to listen.
+    reread
+        Reads the settings again, and the log level, on SIGHUP (None: SIGHUP reopens the log only).
+    log_target
+        Where the log goes (reopened on SIGHUP).
+    metrics
+        (host, port) to answer ``/metrics`` and ``/health`` on (``--metrics``), or None.
 
     Returns
     -------
@@ -82,20 +94,30 @@ def run(settings: Settings, host: str, port: int) -> int:
     Raises
     ------
     ServiceError
-        The models folder cannot be used, or the address cannot be listened on.
+        The models folder cannot be used, or an address cannot be listened on.
     """
-    import sys
+    counted = http = None
+    if metrics is not None:
+        counted = Metrics()
+        try:
+            http = MetricsServer(counted, *metrics)
+        except OSError as error:
+            raise listen_error(*metrics, error, option=f"--metrics {metrics[0]}:{metrics[1]}") from None
 
     def ready(addresses: list) -> None:
+        if http is not None:  # (said first: a reader of the log that waits for "listening" has both)
+            http.start()
+            log.info("metrics on http://%s:%s/metrics, health on /health", *http.address)
         for address in addresses:
-            print(f"streamnb serve: listening on {address[0]}:{address[1]} (models in {settings.models})",
-                  file=sys.stderr, flush=True)
+            log.info("listening on %s:%s (models in %s)", address[0], address[1], settings.models)
 
-    left = asyncio.run(Server(settings).serve(host, port, ready))
+    try:
+        left = asyncio.run(Server(settings, reread, log_target, counted).serve(host, port, ready))
+    finally:
+        if http is not None:
+            http.stop()
     if left:  # durable in the journals, but the model files alone do not hold them: say so, and fail
-        print(f"streamnb serve: stopped; {left} acknowledged lessons could not be folded into their model files "
-              "and stay in their journals (the log says why); the next start folds them", file=sys.stderr, flush=True)
+        log.error("stopped; %d acknowledged lessons could not be folded into their model files and stay in their "
+                  "journals (the lines above say why); the next start folds them", left)
         return 3
-    print("streamnb serve: stopped" + ("" if settings.read_only else "; every lesson is in its model file"),
-          file=sys.stderr, flush=True)
     return 0

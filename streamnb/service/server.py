@@ -21,7 +21,9 @@ folder (not a symbolic link), or the server refuses to start.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
+import logging
 import os
 import signal
 import socket
@@ -34,10 +36,12 @@ from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SpamFilter
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
+from .logs import LogTarget, Outcome, request_line
+from .metrics import Metrics
 from .protocol import (EX_DATAERR, EX_IOERR, EX_OK, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT, MODEL_SUFFIX, PROTOCOL,
                        ProtocolError, Request, inside_models, log, model_path, protocol_error, read_body, read_head,
                        site_model_path, unavailable)
-from .replies import check_reply, unscored_verdict
+from .replies import check_reply, score_fields, unscored_verdict
 from .settings import Settings
 from .site import Answer, Scored, answer
 from .users import ModelCache, Evicted, UserModel
@@ -89,7 +93,7 @@ def check_models_folder(models: Path, read_only: bool) -> None:
             from None
 
 
-def listen_error(host: str, port: int, error: OSError) -> ServiceError:
+def listen_error(host: str, port: int, error: OSError, option: str | None = None) -> ServiceError:
     """What went wrong when binding host:port, in words that name them.
 
     Parameters
@@ -98,6 +102,8 @@ def listen_error(host: str, port: int, error: OSError) -> ServiceError:
         Where the server was asked to listen (``--host``, ``--port``).
     error
         The error of the bind (or of the name's lookup: ``socket.gaierror``).
+    option
+        The option that named the address (default ``--host HOST --port PORT``).
 
     Returns
     -------
@@ -114,7 +120,7 @@ def listen_error(host: str, port: int, error: OSError) -> ServiceError:
         hint = {errno.EADDRINUSE: " (another spamd or streamnb serve?)",
                 errno.EACCES: " (ports below 1024 need root or CAP_NET_BIND_SERVICE)" if port < 1024 else "",
                 errno.EADDRNOTAVAIL: " (not an address of this machine)"}.get(error.errno or 0, "")
-    return ServiceError(f"cannot listen on --host {host} --port {port}: {reason}{hint}")
+    return ServiceError(f"cannot listen on {option or f'--host {host} --port {port}'}: {reason}{hint}")
 
 
 def recover(models: Path, lock_timeout: float = 60.0) -> int:
@@ -166,6 +172,11 @@ def recover(models: Path, lock_timeout: float = 60.0) -> int:
     return folded
 
 
+# The checks whose reply needs no message: when it cannot be read (too big, cut short, too
+# slow, a bad zlib stream) they are answered "unsure" (PROCESS and HEADERS must return it).
+CHECKS_WITHOUT_BODY = ("CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM")
+
+
 class Server:
     """The spamd-compatible service: ``await Server(settings).serve(host, port)``.
 
@@ -173,16 +184,27 @@ class Server:
     ----------
     settings
         The models folder, the decision rule, the model of a new user, the limits ...
+    reread
+        Reads the settings again, and the log level (SIGHUP); None: SIGHUP keeps them.
+    log_target
+        Where the log goes: reopened on SIGHUP (a log file that logrotate moved).
+    metrics
+        The metrics each request counts (``--metrics``), or None.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, reread: Callable[[], tuple[Settings, str]] | None = None,
+                 log_target: LogTarget | None = None, metrics: Metrics | None = None) -> None:
         self.settings = settings
+        self.reread = reread
+        self.log_target = log_target
+        self.metrics = metrics
         self.cache = ModelCache(settings)
         self.active = 0
         self.tasks: set[asyncio.Task] = set()
         self._server: asyncio.base_events.Server | None = None
         self._stopping: asyncio.Event | None = None
         self._empty: SpamFilter | None = None
+        self._background: set[asyncio.Future] = set()
 
     def empty_filter(self) -> SpamFilter:
         """The verdicts of a user without a model file when there is no site model either: an
@@ -233,11 +255,14 @@ class Server:
                                                       limit=self.settings.limits.max_line, reuse_address=True)
         except OSError as error:
             raise listen_error(host, port, error) from None
-        asyncio.ensure_future(self._snapshots())
+        self._background.add(asyncio.ensure_future(self._snapshots()))
+        if self.metrics is not None:
+            self._background.add(asyncio.ensure_future(self._beat()))
         return [sock.getsockname() for sock in self._server.sockets]
 
     async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None) -> int:
-        """Serve until SIGTERM or SIGINT, then fold every model.
+        """Serve until SIGTERM or SIGINT, then fold every model; SIGHUP re-reads the settings
+        and reopens the log file (:meth:`hang_up`).
 
         Parameters
         ----------
@@ -260,11 +285,76 @@ class Server:
         assert self._stopping is not None  # made by start()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self._stopping.set)
-        if ready is not None:
-            ready(addresses)
-        await self._stopping.wait()
-        return await self.stop()
+            loop.add_signal_handler(sig, self._stop_signal, sig)
+        loop.add_signal_handler(signal.SIGHUP, self.hang_up)
+        try:
+            if ready is not None:
+                ready(addresses)
+            await self._stopping.wait()
+            return await self.stop()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.remove_signal_handler(sig)
+
+    def _stop_signal(self, sig: int) -> None:
+        assert self._stopping is not None  # made by start()
+        if self._stopping.is_set():
+            log.warning("%s: already stopping", signal.Signals(sig).name)
+            return
+        log.info("%s: stopping: no new connection; the requests under way finish, every journal is folded",
+                 signal.Signals(sig).name)
+        self._stopping.set()
+
+    def hang_up(self) -> None:
+        """SIGHUP, as spamd: reopen the log file, re-read the settings. The connections under
+        way and the lessons are untouched: what changes applies to the requests that follow.
+
+        What cannot change while serving (the models folder, ``--read-only``, ``--site``) is
+        kept as it was, and the log says so; settings that cannot be read (a bad option in the
+        ``--config`` file) leave every setting as it was, and the log says why.
+        """
+        log.info("SIGHUP: reopening the log file, re-reading the settings")
+        if self.log_target is not None:
+            try:
+                self.log_target.reopen()
+            except OSError as error:
+                log.error("SIGHUP: could not reopen the log file (logging on to the one open): %s", error)
+        if self.reread is None:
+            log.info("SIGHUP: log reopened; no settings to re-read")
+            return
+        try:
+            settings, level = self.reread()
+        except Exception as error:  # a bad settings file must not stop the service
+            log.error("SIGHUP: the settings were not changed: %s", " ".join(str(error).split()))
+            return
+        if self.log_target is not None and level != self.log_target.level:
+            self.log_target.level = level
+            logging.getLogger("streamnb").setLevel(level.upper())
+        self.apply(settings)
+
+    def apply(self, settings: Settings) -> None:
+        """Serve with these settings from now on (SIGHUP); what cannot change is kept.
+
+        Parameters
+        ----------
+        settings
+            The settings read again.
+        """
+        fixed = [name for name in ("models", "read_only", "site") if getattr(settings, name) != getattr(self.settings,
+                                                                                                      name)]
+        if fixed:
+            log.warning("SIGHUP: %s cannot change while serving (restart the service for it); kept as it was",
+                        ", ".join({"models": "--models", "read_only": "--read-only", "site": "--site"}[name]
+                                  for name in fixed))
+            settings = dataclasses.replace(settings, **{name: getattr(self.settings, name) for name in fixed})
+        changed = [field.name for field in dataclasses.fields(Settings)
+                   if field.name not in ("new_model", "rule", "rule_for")
+                   and getattr(settings, field.name) != getattr(self.settings, field.name)]
+        self.settings = self.cache.settings = settings
+        for entry in self.cache.loaded():
+            entry.reconfigure(settings)
+        self._empty = None
+        log.info("SIGHUP: settings re-read%s", f" ({', '.join(changed)} changed)" if changed else " (no change)")
 
     async def stop(self, grace: float = 10.0) -> int:
         """Stop accepting, let the requests under way finish (up to ``grace`` s), fold every model.
@@ -279,6 +369,8 @@ class Server:
         int
             The lessons left in journals (a fold failed: they are folded at the next start).
         """
+        if self.metrics is not None:
+            self.metrics.stopping = True
         if self._server is not None:
             self._server.close()
         if self.tasks:
@@ -286,6 +378,8 @@ class Server:
             for task in pending:
                 task.cancel()
         left = await self.cache.close()
+        for background in self._background:
+            background.cancel()
         log.info("stopped; %s", "nothing written (read-only)" if self.settings.read_only else
                  f"{left} lessons stay in journals (folded at the next start)" if left else
                  "every model folded into its file")
@@ -304,77 +398,125 @@ class Server:
                         (entry.observed and now - entry.oldest_observed >= self.settings.snapshot_seconds):
                     await entry.fold()
 
+    async def _beat(self) -> None:
+        """Every second: the metrics' gauges, and the mark /health looks for."""
+        assert self.metrics is not None and self._stopping is not None  # started with metrics, by start()
+        while not self._stopping.is_set():
+            self.metrics.beat(self.cache.loaded(), self.active)
+            await asyncio.sleep(1.0)
+
     # -- one connection ---------------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None  # each connection runs in a task of its own
         self.tasks.add(task)
+        outcome = Outcome()
+        told = False
         try:
             if self.active >= self.settings.limits.max_connections:
-                log.warning("refused a connection: %d under way (--max-connections)", self.active)
-                await self._finish(writer, reader, ProtocolError(
+                reply = self._refuse(outcome, ProtocolError(
                     EX_TEMPFAIL, f"Service Unavailable: (too many connections; limit "
-                                 f"{self.settings.limits.max_connections})").reply(), drain=True)
+                                 f"{self.settings.limits.max_connections})"))
+                told = self._account(outcome)
+                await self._finish(writer, reader, reply, drain=True)
                 return
             self.active += 1
             try:
-                reply, drain = await self._answer(reader)
+                reply, drain = await self._answer(reader, outcome)
+                told = self._account(outcome)  # before the reply: once the client has it, the log and metrics do
                 await self._finish(writer, reader, reply, drain)
             finally:
                 self.active -= 1
-        except Exception:  # a broken connection must never take the server down
+        except Exception as error:  # a broken connection must never take the server down
             log.exception("connection failed")
+            if not told:
+                outcome.outcome, outcome.reason = "error", f"{type(error).__name__}: {error}"
+                told = self._account(outcome)
             writer.transport.abort()
         finally:
             self.tasks.discard(task)
 
-    async def _answer(self, reader: asyncio.StreamReader) -> tuple[bytes, bool]:
-        """(reply, whether unread input may remain) for one request."""
+    def _account(self, outcome: Outcome) -> bool:
+        """The request's line in the log (but SKIP's) and its count in the metrics; True."""
+        if outcome.command != "SKIP":
+            level = {"ok": logging.INFO, "error": logging.ERROR}.get(outcome.outcome, logging.WARNING)
+            log.log(level, "%s", request_line(outcome))
+        if self.metrics is not None:
+            self.metrics.record(outcome)
+        return True
+
+    @staticmethod
+    def _refuse(outcome: Outcome, error: ProtocolError, result: str = "refused") -> bytes:
+        """The error reply, with what it says in the request's outcome (its log line, its metrics)."""
+        outcome.outcome, outcome.code, outcome.reason = result, error.code, error.text
+        return error.reply()
+
+    async def _answer(self, reader: asyncio.StreamReader, outcome: Outcome) -> tuple[bytes, bool]:
+        """(reply, whether unread input may remain) for one request; ``outcome`` says what it came to."""
         limits = self.settings.limits
         deadline = asyncio.get_running_loop().time() + limits.timeout
         body_read = False
         try:
             request = await asyncio.wait_for(read_head(reader, limits), limits.timeout)
+            outcome.command = request.method
             if request.method == "PING":
                 return f"{PROTOCOL} {EX_OK} PONG\r\n".encode(), False
             if request.method == "SKIP":
                 return b"", False
-            if request.method == "TELL" and self.settings.read_only:
-                raise unavailable("the models folder is served read-only (--read-only): TELL is refused")
-            if request.method == "TELL" and not self.settings.allow_tell:
-                raise unavailable("TELL commands are not enabled, set the --allow-tell switch.")
-            model_path(self.settings.models, request.user)  # refuse a bad name before reading the body
-            remaining = max(0.0, deadline - asyncio.get_running_loop().time())
-            request.body = await asyncio.wait_for(read_body(reader, request, limits), remaining)
-            body_read = True
+            outcome.user = request.user
             if request.method == "TELL":
-                return await self._tell(request), False
-            return await self._check(request), False
+                if self.settings.read_only:
+                    raise unavailable("the models folder is served read-only (--read-only): TELL is refused")
+                if not self.settings.allow_tell:
+                    raise unavailable("TELL commands are not enabled, set the --allow-tell switch.")
+                model_path(self.settings.models, request.user)  # refuse a file that is a link before the body
+            remaining = max(0.0, deadline - asyncio.get_running_loop().time())
+            try:
+                request.body = await asyncio.wait_for(read_body(reader, request, limits), remaining)
+            except (ProtocolError, asyncio.TimeoutError) as error:
+                if request.method not in CHECKS_WITHOUT_BODY:
+                    raise
+                why = f"{limits.timeout:g} second timeout reading the message" \
+                    if isinstance(error, asyncio.TimeoutError) else f"{error.code} {error.text}"
+                return self._unscored(request, outcome, f"the message could not be read: {why}",
+                                      "the message could not be read (the service's log says why)"), True
+            body_read = True
+            outcome.size = len(request.body)
+            if request.method == "TELL":
+                return await self._tell(request, outcome), False
+            return await self._check(request, outcome), False
         except asyncio.TimeoutError:
-            log.info("request timed out after %g s", limits.timeout)
-            return ProtocolError(EX_TIMEOUT, f"Timeout: ({limits.timeout:g} second timeout reading input "
-                                             "from client)").reply(), True
+            return self._refuse(outcome, ProtocolError(EX_TIMEOUT, f"Timeout: ({limits.timeout:g} second timeout "
+                                                                   "reading input from client)")), True
         except ProtocolError as error:
-            log.info("refused a request: %s %s", error.code, error.text)
-            return error.reply(), not body_read
+            return self._refuse(outcome, error), not body_read
         except ConnectionError as error:  # the client reset the connection: no one to answer
-            log.info("a client went away: %s", error)
+            outcome.outcome, outcome.reason = "gone", f"the client went away: {error}"
             return b"", False
         except ModelLockedError as error:
-            return ProtocolError(EX_TEMPFAIL, f"Service Unavailable: ({error})").reply(), not body_read
+            return self._refuse(outcome, ProtocolError(EX_TEMPFAIL, f"Service Unavailable: ({error})")), \
+                not body_read
         except (OSError, ModelFormatError, journal.JournalError) as error:  # the files, not the message
-            log.error("I/O error: %s", error)
-            return ProtocolError(EX_IOERR, f"I/O error: ({' '.join(str(error).split())[:200]})").reply(), \
-                not body_read
+            return self._refuse(outcome, ProtocolError(EX_IOERR, f"I/O error: ({' '.join(str(error).split())[:200]})"
+                                                       )), not body_read
         except (StreamNBError, ValueError, TypeError) as error:  # the model refused the message
-            log.info("a message was refused: %s", error)
-            return ProtocolError(EX_DATAERR, f"Message refused: ({' '.join(str(error).split())[:200]})").reply(), \
-                not body_read
+            return self._refuse(outcome, ProtocolError(EX_DATAERR, "Message refused: "
+                                                       f"({' '.join(str(error).split())[:200]})")), not body_read
         except Exception as error:
             log.exception("internal error")
-            return ProtocolError(EX_SOFTWARE, f"Internal error: ({type(error).__name__})").reply(), not body_read
+            return self._refuse(outcome, ProtocolError(EX_SOFTWARE, f"Internal error: ({type(error).__name__})"),
+                                "error"), not body_read
 
-    async def _check(self, request: Request) -> bytes:
+    def _unscored(self, request: Request, outcome: Outcome, reason: str, said: str | None = None) -> bytes:
+        """The reply to a check that could not be scored: "unsure", with the STREAMNB_UNSCORED
+        symbol; the reason goes to the log (``said``: what a REPORT says of it)."""
+        verdict = unscored_verdict(self.settings.rule)
+        outcome.outcome, outcome.reason = "unscored", reason
+        outcome.verdict, outcome.score = verdict.label, score_fields(verdict, self.settings.spam_cutoff)[1]
+        return check_reply(request.method, Answer(verdict, False, {}, None, 1.0), request.body, request.user,
+                           self.settings, scored=False, why=said)
+
+    async def _check(self, request: Request, outcome: Outcome) -> bytes:
         """The verdict of the user's model and the site model (:mod:`streamnb.service.site`);
         when they cannot give one, an "unsure" that says so. Then each model that answered
         observes the message (``--observe``).
@@ -399,14 +541,13 @@ class Server:
             if result is None:  # no model file: an empty model's verdict, nothing written
                 result = Answer(self.empty_filter().classify(request.body, explain=False), False, {}, None, 1.0)
         except Exception as error:  # whatever it was, the mail must not pass as clean
-            log.error("user %s: a %s answered unsure (STREAMNB_UNSCORED): the model could not score the message: "
-                      "%s: %s", request.user, request.method, type(error).__name__, " ".join(str(error).split()))
-            return check_reply(request.method, Answer(unscored_verdict(settings.rule), False, {}, None, 1.0),
-                               request.body, request.user, settings, scored=False)
+            return self._unscored(request, outcome, "the model could not score the message: "
+                                  f"{type(error).__name__}: {' '.join(str(error).split())}")
         if settings.observe and not settings.read_only:
             answered = [entry for entry, name in ((site, "site"), (user, "user"))
                         if entry is not None and said[name] is not None]
             await self._observe(request, answered, result)
+        outcome.verdict, outcome.score = result.verdict.label, score_fields(result.verdict, settings.spam_cutoff)[1]
         return check_reply(request.method, result, request.body, request.user, settings)
 
     @staticmethod
@@ -420,7 +561,7 @@ class Server:
                 log.warning("%s: could not observe a checked message: %s: %s", entry.who, type(error).__name__,
                             " ".join(str(error).split()))
 
-    async def _tell(self, request: Request) -> bytes:
+    async def _tell(self, request: Request, outcome: Outcome) -> bytes:
         headers = request.headers
         sets = {part.strip() for part in headers.get("Set", "").split(",") if part.strip()}
         removes = {part.strip() for part in headers.get("Remove", "").split(",") if part.strip()}
@@ -435,6 +576,7 @@ class Server:
             lesson = Lesson(FORGET, None, request.body)
         else:
             return f"{PROTOCOL} {EX_OK} EX_OK\r\n\r\n".encode()  # nothing local asked: nothing done
+        outcome.verdict = lesson.label if lesson.action == LEARN else "forget"
         for _ in range(3):
             try:
                 changed = await self.cache.get(request.user).tell(lesson)

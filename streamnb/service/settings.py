@@ -20,6 +20,9 @@ SPAMC_MAX_SIZE = 500 * 1024  # spamc's default --max-size
 # mail best, within 0.0001 of each other, where it differs from the site's and where it is the
 # same mail (benchmarks/bench_site.py); 300 lets the user's own model count sooner.
 SITE_BLEND = 300.0
+# The log (streamnb.service.logs): the levels --log-level takes, and syslog's socket.
+LOG_LEVELS = ("debug", "info", "warning", "error")
+SYSLOG_SOCKET = "/dev/log"
 
 
 @dataclass(frozen=True)

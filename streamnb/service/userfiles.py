@@ -18,7 +18,8 @@ from typing import Any
 from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from .journal import Lesson
-from .protocol import SITE_NAME, log
+from .names import shown
+from .protocol import MODEL_SUFFIX, SITE_NAME, log
 from .settings import Settings
 
 
@@ -84,7 +85,9 @@ class UserFiles:
 
     def __init__(self, user: str, path: Path, settings: Settings) -> None:
         self.user = user
-        self.who = "the site model" if user == SITE_NAME else f"user {user}"  # in the log
+        # (by its file: a user may be named "@site" too, stored as %40site.snb)
+        self.is_site = path.name == f"{SITE_NAME}{MODEL_SUFFIX}"
+        self.who = "the site model" if self.is_site else f"user {shown(user)}"  # in the log
         self.path = path
         self.journal_path = journal.journal_path(path)
         self.settings = settings

@@ -1,8 +1,8 @@
 """The users' models: each one's model file and journal, loaded, told and folded.
 
-Users: the ``User`` header picks ``DIR/<user>.snb`` (``default`` without one). A user name is
-1-64 characters of letters, digits and ``_ . @ + = -``, not starting with ``.`` or ``-``; no
-other name is accepted, so no path ever leaves DIR (symbolic links are refused too). A
+Users: the ``User`` header picks ``DIR/<user>.snb`` (``default`` without one). Any name is
+served, under a file name that encodes it (:mod:`streamnb.service.names`), so no path ever
+leaves DIR (symbolic links are refused too). A
 user's model file is made at the first TELL, with the default filter of ``streamnb train``
 plus a ledger; before that, that user's messages get the site model's verdict
 (:mod:`streamnb.service.site`; unsure without one) and nothing is written for the user. At
@@ -102,6 +102,17 @@ class UserModel(UserFiles):
             self._filter = SpamFilter(self.model, self.settings.rule_of(self.model),
                                       min_per_class=self.settings.min_per_class)
         return self._filter
+
+    def reconfigure(self, settings: Settings) -> None:
+        """Use these settings from now on (SIGHUP): the next check makes its filter with their rule.
+
+        Parameters
+        ----------
+        settings
+            The server's settings, read again.
+        """
+        self.settings = settings
+        self._filter = None
 
     async def _reload(self, create: bool) -> bool:
         if self.settings.read_only:
@@ -267,7 +278,7 @@ class UserModel(UserFiles):
 
     def _check_ledger(self) -> None:
         if getattr(self.model, "ledger", None) is None:
-            whose = "the site model" if self.user == SITE_NAME else f"the model of user {self.user}"
+            whose = "the site model" if self.is_site else f"the model of {self.who}"
             raise unavailable(f"{whose} has no ledger, which TELL needs to learn a message once (train it with "
                               "--ledger)")
 

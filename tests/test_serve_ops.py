@@ -207,14 +207,17 @@ def test_syslog(tmp_path):
     assert process.stderr.read() == b""
 
 
-def test_a_log_file_that_cannot_be_opened_is_refused_at_start(tmp_path):
+@pytest.mark.parametrize("where, said", [(("--log-file", "nowhere/serve.log"), "No such file or directory"),
+                                         (("--syslog", "--syslog-socket", "nowhere/log"), "is a syslog daemon running?"),
+                                         (("--syslog", "--syslog-socket", "models"), "not a socket")])
+def test_a_log_that_cannot_be_opened_is_refused_at_start(where, said, tmp_path):
     (tmp_path / "models").mkdir()
+    where = [str(tmp_path / word) if "/" in word or word == "models" else word for word in where]
     result = subprocess.run([sys.executable, "-m", "streamnb", "serve", "--models", str(tmp_path / "models"),
-                             "--port", "0", "--log-file", str(tmp_path / "nowhere" / "serve.log")],
-                            capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            timeout=60)
-    assert result.returncode == 3 and result.stderr.count("\n") == 1
-    assert "serve.log" in result.stderr and "No such file or directory" in result.stderr
+                             "--port", "0", *where], capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert result.returncode == 3 and result.stderr.count("\n") == 1, result.stderr
+    assert where[-1] in result.stderr and said in result.stderr, result.stderr
 
 
 # -- metrics and health -------------------------------------------------------------------------------------

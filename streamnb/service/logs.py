@@ -17,8 +17,11 @@ local socket ``/dev/log``; syslog stamps the time itself). ``--log-level`` (defa
 
 from __future__ import annotations
 
+import errno
 import logging
 import logging.handlers
+import os
+import stat
 import time
 from dataclasses import dataclass, field
 
@@ -78,12 +81,20 @@ class LogTarget:
         Raises
         ------
         OSError
-            The log file cannot be opened, or the syslog socket cannot be reached.
+            The log file cannot be opened, or the syslog socket is missing (or not a socket).
         """
         if self.path is not None:
             handler: logging.Handler = ReopenedFileHandler(self.path, encoding="utf-8", errors="backslashreplace")
             handler.setFormatter(_Formatter("%(asctime)s streamnb serve[%(process)d] %(levelname)s: %(message)s"))
         elif self.syslog is not None:
+            # the handler would drop every line, each with a traceback, when nothing listens there
+            try:
+                is_socket = stat.S_ISSOCK(os.stat(self.syslog_socket).st_mode)
+            except OSError as error:
+                raise OSError(error.errno, f"{error.strerror} (syslog's socket: is a syslog daemon running? "
+                                           "--syslog-socket names another)", self.syslog_socket) from None
+            if not is_socket:
+                raise OSError(errno.ENOTSOCK, "not a socket (syslog's: --syslog-socket)", self.syslog_socket)
             handler = logging.handlers.SysLogHandler(self.syslog_socket,
                                                      logging.handlers.SysLogHandler.facility_names[self.syslog])
             handler.setFormatter(logging.Formatter("streamnb[%(process)d]: %(levelname)s: %(message)s"))

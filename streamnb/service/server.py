@@ -438,8 +438,8 @@ class Server:
 
     def _account(self, outcome: Outcome) -> bool:
         """The request's line in the log (but SKIP's) and its count in the metrics; True."""
-        if outcome.command != "SKIP":
-            level = {"ok": logging.INFO, "error": logging.ERROR}.get(outcome.outcome, logging.WARNING)
+        level = {"ok": logging.INFO, "error": logging.ERROR}.get(outcome.outcome, logging.WARNING)
+        if outcome.command != "SKIP" and log.isEnabledFor(level):
             log.log(level, "%s", request_line(outcome))
         if self.metrics is not None:
             self.metrics.record(outcome)

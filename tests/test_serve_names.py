@@ -116,6 +116,7 @@ def test_raw_names_of_any_bytes_are_served_inside_the_folder(serve, tmp_path):
     log = server.text()
     assert 'TELL user="a\\\\x1bb" outcome=ok' in log  # an escape cannot reach the log as it came
     assert "\x1b" not in log
+    assert "TELL user=" + "x" * 200 + "... outcome=ok" in log  # a long name cut in the log (a line stays a line)
 
 
 def test_models_stored_under_plain_names_load_as_they_are(serve, tmp_path):

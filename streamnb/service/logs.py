@@ -192,9 +192,10 @@ def request_line(outcome: Outcome) -> str:
     -------
     str
         The fields, ``name=value`` (a value with a space or a quote in double quotes; a
-        character that is not printable as ``\\xNN``).
+        character that is not printable as ``\\xNN``; a user's name cut at 200 characters).
     """
-    fields = [outcome.command, f"user={_value(outcome.user)}", f"outcome={outcome.outcome}"]
+    user = outcome.user if len(outcome.user) <= 200 else outcome.user[:200] + "..."  # a line stays a line
+    fields = [outcome.command, f"user={_value(user)}", f"outcome={outcome.outcome}"]
     if outcome.verdict is not None:
         fields.append(f"verdict={outcome.verdict}")
     if outcome.score is not None:

@@ -32,11 +32,16 @@ _ROOT = "streamnb"  # the service's logger ("streamnb.serve") and the journal's 
 
 
 class _Formatter(logging.Formatter):
-    """ISO 8601 times with milliseconds and the UTC offset."""
+    """ISO 8601 times with milliseconds and the UTC offset (the second's text made once)."""
+
+    _second: tuple[int, str, str] = (-1, "", "")
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 (logging's name)
-        stamp = time.localtime(record.created)
-        return f"{time.strftime('%Y-%m-%dT%H:%M:%S', stamp)}.{int(record.msecs):03d}{time.strftime('%z', stamp)}"
+        second = int(record.created)
+        if second != self._second[0]:
+            stamp = time.localtime(second)
+            self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", stamp), time.strftime("%z", stamp))
+        return f"{self._second[1]}.{int(record.msecs):03d}{self._second[2]}"
 
 
 class ReopenedFileHandler(logging.FileHandler):
@@ -101,6 +106,10 @@ class LogTarget:
         else:
             handler = logging.StreamHandler()
             handler.setFormatter(_Formatter("%(asctime)s streamnb serve[%(process)d] %(levelname)s: %(message)s"))
+        # A line per request: what no line shows is not gathered (the logging HOWTO's "Optimization").
+        logging._srcfile = None  # the caller's file and line
+        logging.logThreads = False
+        logging.logMultiprocessing = False
         root = logging.getLogger(_ROOT)
         if self.handler is not None:
             root.removeHandler(self.handler)

@@ -446,3 +446,19 @@ def test_feedback_section_skips_with_its_reason(tmp_path):
     data = json.loads((tmp_path / "bare-out" / "results.json").read_text())["sections"]["feedback"]["data"]
     assert "has no delay/index, which the delay task needs" in data["skipped"]
     assert f"## {bench_feedback.TITLE}" in (tmp_path / "bare-out" / "RESULTS.md").read_text()
+
+
+def test_classic_section_scores_streamnb_from_spamassassins_window(monkeypatch):
+    """Past SpamAssassin's Bayes window (200 spam and 200 ham learned) the classic section runs the
+    command's model and rule again for the window's (1-AUC)%: that path must run and agree with the
+    whole-stream figure it checks against (--quick's 30 messages never reach it)."""
+    from benchmarks import bench_classic
+
+    monkeypatch.delenv("STREAMNB_SPAMASSASSIN", raising=False)
+    corpus = load_corpus(None, limit=700)
+    window = bench_classic.bayes_window(corpus.labels)
+    assert window is not None and window < len(corpus)
+    row = bench_classic.streamnb_command_row(corpus.raw, corpus.labels)
+    assert row["messages"] == len(corpus)
+    assert row["one_minus_auc_percent_window"] is not None
+    assert 0.0 <= row["one_minus_auc_percent_window"] <= 100.0

@@ -145,7 +145,11 @@ class Postfix:
             "virtual unix - n n - - virtual",
         ]) + "\n")
         self.postfix("start")
-        wait_for(self.listening, f"Postfix listening on 127.0.0.1:{self.port}")
+        try:
+            wait_for(self.listening, f"Postfix listening on 127.0.0.1:{self.port}")
+        except AssertionError:
+            self.stop()
+            raise
 
     def postfix(self, command: str) -> None:
         result = subprocess.run(["postfix", "-c", str(self.config), command], capture_output=True, text=True,
@@ -180,8 +184,16 @@ class Postfix:
             client.sendmail(f"sender@{DOMAIN}", [f"{user}@{DOMAIN}" for user in users], raw)
 
     def delivered(self, user: str) -> list[Message]:
+        """``user``'s mailbox, read under the locks Postfix's virtual agent takes (fcntl and dotlock)."""
         path = self.mail / user
-        return list(mailbox.mbox(path, create=False)) if path.exists() else []
+        if not path.exists():
+            return []
+        box = mailbox.mbox(path, create=False)
+        wait_for(lambda: locked(box), f"the lock of {user}'s mailbox")
+        try:
+            return list(box)
+        finally:
+            box.unlock()
 
     def arrived(self, user: str, message_id: str) -> Message:
         """The message with this Message-ID in ``user``'s mailbox, once it is there."""
@@ -191,6 +203,14 @@ class Postfix:
         wait_for(found, f"{message_id} delivered to {user}")
         [message] = found()
         return message
+
+
+def locked(box: mailbox.mbox) -> bool:
+    try:
+        box.lock()
+        return True
+    except mailbox.ExternalClashError:  # Postfix is delivering
+        return False
 
 
 class Milter:
@@ -207,8 +227,12 @@ class Milter:
                                         user="spamass-milter", group="spamass-milter", extra_groups=[],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
-        wait_for(lambda: self.socket.exists() or self.process.poll() is not None, "the milter's socket")
-        assert self.process.poll() is None, f"spamass-milter {options} exited {self.process.returncode}"
+        try:
+            wait_for(lambda: self.socket.exists() or self.process.poll() is not None, "the milter's socket")
+            assert self.process.poll() is None, f"spamass-milter {options} exited {self.process.returncode}"
+        except AssertionError:
+            self.stop()
+            raise
         shutil.chown(self.socket, "postfix", "postfix")
         self.socket.chmod(0o660)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import mailbox
 import os
+import pwd
 import re
 import shlex
 import shutil
@@ -99,7 +100,8 @@ class Postfix:
         self.log_file = folder / "maillog"
         for made in (self.config, self.queue, self.mail):
             made.mkdir()
-        shutil.chown(self.mail, "nobody", "nogroup")  # the virtual agent delivers as nobody
+        nobody = pwd.getpwnam("nobody")  # the virtual agent delivers as nobody
+        shutil.chown(self.mail, nobody.pw_uid, nobody.pw_gid)
         self.port = free_port()
         mailboxes = ", ".join(f"{user}@{DOMAIN}={user}" for user in USERS)
         (self.config / "main.cf").write_text("\n".join([
@@ -118,8 +120,8 @@ class Postfix:
             f"virtual_mailbox_domains = {DOMAIN}",
             f"virtual_mailbox_base = {self.mail}",
             f"virtual_mailbox_maps = inline:{{ {mailboxes} }}",
-            "virtual_uid_maps = static:65534",
-            "virtual_gid_maps = static:65534",
+            f"virtual_uid_maps = static:{nobody.pw_uid}",
+            f"virtual_gid_maps = static:{nobody.pw_gid}",
             *guide_lines("# /etc/postfix/main.cf"),
         ]) + "\n")
         # The services this Postfix needs, none chrooted; smtpd on 127.0.0.1 only, at the free port.
@@ -242,12 +244,12 @@ class Milter:
         self.socket.unlink(missing_ok=True)
 
 
-def sent(postfix: Postfix, raw: bytes, *users: str) -> bytes:
+def sent(postfix: Postfix, raw: bytes, *users: str) -> str:
     """Send ``raw`` to ``users``; its Message-ID (spam(i) and ham(i) share one: every i here is new)."""
     postfix.send(raw, *users)
     match = re.search(rb"^Message-ID: (.*)$", raw, flags=re.M | re.I)
     assert match
-    return match.group(1)
+    return match.group(1).decode()
 
 
 def status(message: Message) -> str:
@@ -330,25 +332,25 @@ def test_mail_sent_over_smtp_arrives_marked_by_the_recipients_model(service, pos
     unscored_id = sent(postfix, spam(1200), "bob")
     both_id = sent(postfix, spam(1300), "alice", "bob")
 
-    marked = postfix.arrived("alice", spam_id.decode())
+    marked = postfix.arrived("alice", spam_id)
     assert re.fullmatch(r"Yes, score=(9\.\d|10\.0) required=9\.0 tests=STREAMNB_SPAM", status(marked))
     assert marked["X-Spam-Flag"] == "YES"
     assert body(marked) == spam(1000).split(b"\n\n", 1)[1].decode()  # -m: the body as it came
     assert marked["Subject"] == "Cheap pills 1000"
 
-    clean = postfix.arrived("alice", ham_id.decode())
+    clean = postfix.arrived("alice", ham_id)
     assert re.fullmatch(r"No, score=\d\.\d required=9\.0 tests=STREAMNB_HAM", status(clean))
     assert clean["X-Spam-Flag"] is None
 
     # bob is checked with his own model, which cannot be read: unsure, never a clean pass.
-    unscored = postfix.arrived("bob", unscored_id.decode())
+    unscored = postfix.arrived("bob", unscored_id)
     assert status(unscored) == "No, score=5.5 required=9.0 tests=STREAMNB_UNSURE,STREAMNB_UNSCORED"
     assert unscored["X-Spam-Flag"] is None
 
     # Two recipients: checked once, as the user spamass-milter (no model of its own), so with
     # the site model only; both copies carry the same headers.
     for user in ("alice", "bob"):
-        copy = postfix.arrived(user, both_id.decode())
+        copy = postfix.arrived(user, both_id)
         assert re.fullmatch(r"Yes, score=(9\.\d|10\.0) required=9\.0 tests=STREAMNB_SPAM", status(copy))
     assert not (service.models / "spamass-milter.snb").exists()  # a check makes no model
 
@@ -359,7 +361,7 @@ def test_spam_is_rejected_at_smtp_time_when_configured(service, postfix, milter)
         postfix.send(spam(1010), "alice")
     assert (refused.value.smtp_code, refused.value.smtp_error) == (550, b"5.7.1 Blocked by SpamAssassin")
     ham_id = sent(postfix, ham(1110), "alice")
-    assert "STREAMNB_HAM" in status(postfix.arrived("alice", ham_id.decode()))
+    assert "STREAMNB_HAM" in status(postfix.arrived("alice", ham_id))
     assert not [message for message in postfix.delivered("alice") if message["Subject"] == "Cheap pills 1010"]
     assert "milter-reject: END-OF-MESSAGE" in postfix.log()
 
@@ -377,6 +379,6 @@ def test_with_the_service_down_mail_arrives_without_spam_headers(postfix, milter
     # delivered with no X-Spam-* header at all (not marked clean: not marked). The guide says so.
     milter(free_port())
     unchecked_id = sent(postfix, spam(1030), "alice")
-    unchecked = postfix.arrived("alice", unchecked_id.decode())
+    unchecked = postfix.arrived("alice", unchecked_id)
     assert not [name for name in unchecked.keys() if name.lower().startswith("x-spam")]
     assert body(unchecked) == spam(1030).split(b"\n\n", 1)[1].decode()

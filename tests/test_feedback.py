@@ -107,11 +107,11 @@ def test_coverage_falls_without_labels_and_the_answer_leans_on_the_part_that_won
         model.observe_one(f"unlabelled message number {i}")
     coverage = model._core.coverage
     assert 0 < coverage < 0.2
-    for lr_wins, nb_wins in [(1.0, 40.0), (6.0, 4.0)]:  # naive Bayes ahead; logistic regression not clearly
+    for lr_wins, nb_wins in [(1.0, 40.0), (4.0, 4.0)]:  # naive Bayes ahead; level
         lean(model, lr_wins, nb_wins)
         for probe in PROBES:
             assert model.log_odds_one(probe) == model._core.fused(*model.part_log_odds(probe))
-    lean(model, 40.0, 4.0)  # logistic regression clearly ahead: the answer moves towards its log-odds
+    lean(model, 4.5, 4.0)  # logistic regression ahead: the answer moves towards its log-odds
     for probe in PROBES:
         z_nb, z_lr = model.part_log_odds(probe)
         want = coverage * model._core.fused(z_nb, z_lr) + (1 - coverage) * z_lr

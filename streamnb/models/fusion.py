@@ -413,19 +413,22 @@ class Fusion:
             # observed since its lesson, if any: only naive Bayes' ledger can say it was learned
             raise InvalidInputError("this message was observed without a label and never learned: nothing to unlearn")
         held = self.nb.learned_as(x) == label
+        pair = self._pair()  # the classes its steps were taken under, though x may be its class's last message
         self.nb.unlearn_one(x, label, weight)  # first: refuses a message never learned, changing nothing
         self._version += 1
-        self._take_back_steps(x, label, weight, fingerprint, held)
+        self._take_back_steps(x, label, weight, fingerprint, held, pair)
         if not moving:
             self._core.unseen()
         self._version += 1
 
     def _take_back_steps(self, x: Document, label: Label, weight: float, fingerprint: bytes | None,
-                         held: bool) -> None:
+                         held: bool, pair: tuple[Label, Label] | None) -> None:
         """Logistic regression's and the stacker's steps on a lesson x that naive Bayes has
         unlearned: the kept ones taken back (by replay when its document is kept), else the
         reverse steps. ``held``: naive Bayes' ledger held x under ``label`` (and took out
-        the weight it held it with)."""
+        the weight it held it with); ``pair``: the two classes before naive Bayes unlearned
+        x (it hides a class whose last message it unlearned; logistic regression and the
+        stacker still hold both)."""
         observed = self._observed(fingerprint)
         if observed is not None and fingerprint is not None:
             self._core.labelled_later(self.lr._core.take_back_provisional(x, fingerprint))
@@ -433,10 +436,9 @@ class Fusion:
         if kept is not None and not (kept.label == label and (kept.weight == weight or held)):
             kept = None  # steps of another lesson: this one's were not kept
         if kept is not None and fingerprint is not None:
-            self._core.unlearn_kept(self.lr._core, x, fingerprint, self._pair())
+            self._core.unlearn_kept(self.lr._core, x, fingerprint, pair)
             return
         self.lr.unlearn_one(x, label, weight)
-        pair = self._pair()
         if pair is not None:
             z_nb, z_lr = self.part_log_odds(x)
             self._core.unlearn(z_nb, z_lr, label == pair[1], weight)
@@ -478,10 +480,11 @@ class Fusion:
                 raise InvalidInputError("a message of the batch was observed without a label and never learned: "
                                         "nothing to unlearn")
         held = [self.nb.learned_as(x) == label for x, label in zip(documents, labels)]
+        pair = self._pair()
         self.nb.unlearn_many(documents, labels, weights)
         self._version += 1
         for row in order:
-            self._take_back_steps(documents[row], labels[row], weights[row], fingerprints[row], held[row])
+            self._take_back_steps(documents[row], labels[row], weights[row], fingerprints[row], held[row], pair)
             self._core.unseen()
         self._version += 1
         return self
@@ -544,8 +547,10 @@ class Fusion:
                  "parts": {"nb": nb_info, "lr": lr_info}, "weights": list(self.weights),
                  "steps": self._core.steps, "feedback": list(self._core.feedback())}
         if self._records is not None:
-            arrays.update(self._records.arrays(RECORDS_PREFIX, self.classes.index, max(len(self.lr.classes) - 1, 0),
-                                               stacker=True))
+            # by logistic regression's classes: naive Bayes hides a class whose last message it
+            # unlearned, while the records may still name it
+            arrays.update(self._records.arrays(RECORDS_PREFIX, self.lr.classes.index,
+                                               max(len(self.lr.classes) - 1, 0), stacker=True))
         return state, arrays
 
     @classmethod
@@ -579,7 +584,7 @@ class Fusion:
             raise ModelFormatError(f"Fusion feedback must be [unlabelled, clock, wins, wins], got {describe(feedback)}")
         model._core.load_feedback(float(feedback[0]), feedback[1], (float(feedback[2]), float(feedback[3])))
         if model.records is not None:
-            restore_records(lr._core, arrays, RECORDS_PREFIX, model.classes, model.records, model.window,
+            restore_records(lr._core, arrays, RECORDS_PREFIX, lr.classes, model.records, model.window,
                           stacker=True)
             _check_stamps(model._records, feedback[1])
         elif any(name.startswith(RECORDS_PREFIX) for name in arrays):

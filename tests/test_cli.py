@@ -515,14 +515,18 @@ def test_learn_waits_for_the_write_lock(model_copy, tmp_path):
     assert streamnb.load(model_copy).class_counts == {"spam": before["spam"], "ham": before["ham"] + 1}
 
 
-def test_classify_imports_only_what_it_needs(mail):
-    """One message classified without numpy, scipy, calibration, plots, corpus code (streamnb/_lazy.py)."""
+def test_classify_imports_only_what_it_needs(mail, tmp_path):
+    """One message classified without numpy, scipy, calibration, plots, corpus code (streamnb/_lazy.py).
+    A model file without a ledger: a ledger's arrays are read with numpy."""
+    model = tmp_path / "no-ledger.snb"
+    assert run("train", str(model), "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]),
+               "--ledger", "0").returncode == 0
     script = ("import io, json, sys\n"
               "from streamnb.service.cli import main\n"
               "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
               "code = main(['classify', sys.argv[1]])\n"
               "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n")
-    result = subprocess.run([sys.executable, "-c", script, str(mail["model"]), spam(5).decode()],
+    result = subprocess.run([sys.executable, "-c", script, str(model), spam(5).decode()],
                             capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.decode().splitlines()[-1])
@@ -538,7 +542,7 @@ def test_classify_imports_only_what_it_needs(mail):
 # -- user mistakes (issue 28): one line naming what was wrong, nothing created, nothing changed ----
 
 @pytest.mark.parametrize("argv, needles", [
-    ([], ["required: command"]),
+    ([], ["a command is needed"]),
     (["train", "x.snb", "--alpha", "abc"], ["--alpha", "a finite number > 0", "'abc'"]),
     (["train", "x.snb", "--ledger", "-2"], ["--ledger", "an integer >= 0"]),
     (["classify", "m.snb", "--evidence", "-3"], ["--evidence", "an integer >= 0", "'-3'"]),
@@ -660,7 +664,8 @@ def test_counts_are_printed_as_whole_numbers(mail, tmp_path):
     trained = run("train", str(target), "--spam", str(mail["folder"] / "s1.eml"), "--ham", str(mail["maildir"]))
     assert trained.returncode == 0, trained.stderr
     assert "on 41 messages (ham 40, spam 1)" in trained.stdout.decode()  # classes in the order learned (Date order)
-    learned = run("learn", str(target), "--spam", str(mail["folder"] / "s1.eml"))
+    (tmp_path / "s2.eml").write_bytes(spam(51))
+    learned = run("learn", str(target), "--spam", str(tmp_path / "s2.eml"))
     assert learned.stdout.decode().startswith("learned 1 message; classes now ham 40, spam 2; saved ")
 
 
@@ -675,13 +680,14 @@ def test_a_mailbox_of_one_message_is_named_by_its_path(mail, tmp_path):
     assert lines[1].split("\t")[0] == f"{mail['mbox']}#0"
 
 
-def test_learning_twice_without_a_ledger_is_said(model_copy, mail, tmp_path):
+def test_learning_twice_without_a_ledger_is_said(mail, tmp_path):
     one = str(mail["folder"] / "s1.eml")
-    learned = run("learn", str(model_copy), "--spam", one)
+    trained = run("train", str(tmp_path / "twice.snb"), "--spam", one, "--spam", one, "--ham", str(mail["maildir"]),
+                  "--ledger", "0")
+    assert trained.returncode == 0 and "messages repeated in the sources count again (1 of 42)" in trained.stderr.decode()
+    learned = run("learn", str(tmp_path / "twice.snb"), "--spam", one)
     assert learned.returncode == 0
     assert "has no ledger" in learned.stderr.decode() and "counts again" in learned.stderr.decode()
-    trained = run("train", str(tmp_path / "twice.snb"), "--spam", one, "--spam", one, "--ham", str(mail["maildir"]))
-    assert trained.returncode == 0 and "messages repeated in the sources count again (1 of 42)" in trained.stderr.decode()
     with_ledger = run("train", str(tmp_path / "ledger.snb"), "--spam", one, "--ham", str(mail["maildir"]),
                       "--ledger", "100")
     assert with_ledger.returncode == 0 and with_ledger.stderr == b""
@@ -703,3 +709,112 @@ def test_an_email_nb_model_file_keeps_its_own_cutoffs(mail, tmp_path):
         verdict = SpamFilter(model, LogOddsRule(-5.0, 16.0, 8.0)).classify(message)
         printed = run("classify", str(target), stdin=message).stdout.decode().split("\t")
         assert printed[0] == verdict.label and float(printed[1]) == pytest.approx(verdict.score, abs=1e-6)
+
+
+# -- issue 35: the command as a new user finds it ------------------------------------------------
+
+def test_standard_input_is_capped_at_max_size(mail):
+    """`classify MODEL < /dev/zero` stops after --max-size bytes, with one line (it read 10.5 GB)."""
+    started = time.monotonic()
+    with open("/dev/zero", "rb") as zero:
+        result = subprocess.run([sys.executable, "-m", "streamnb", "classify", str(mail["model"])], stdin=zero,
+                                capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert_error(result, "standard input holds more than 512,000 bytes (--max-size)")
+    assert time.monotonic() - started < 30
+    big = spam(1) + b"padding " * 20_000  # 160 kB: under the default, over --max-size 100000
+    assert run("classify", str(mail["model"]), stdin=big).returncode == 0
+    assert_error(run("classify", str(mail["model"]), "--max-size", "100000", stdin=big),
+                 "more than 100,000 bytes (--max-size)")
+
+
+def test_an_mbox_on_standard_input_is_classified_message_by_message(mail):
+    result = run("classify", str(mail["model"]), stdin=mail["mbox"].read_bytes())
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert len(lines) == N_EACH
+    assert [line.split("\t")[0] for line in lines[:2]] == ["stdin#0", "stdin#1"]
+    assert all(line.split("\t")[1] == "spam" for line in lines)
+    # the same verdicts as the mbox given as a file
+    from_file = run("classify", str(mail["model"]), str(mail["mbox"])).stdout.decode().splitlines()
+    assert [line.split("\t", 1)[1] for line in lines] == [line.split("\t", 1)[1] for line in from_file]
+    # an mbox of one message on stdin: one verdict and its exit code, as a message
+    single = b"From deals@offers.example.com Mon Sep  2 10:00:00 2002\n" + spam(4)
+    one = run("classify", str(mail["model"]), stdin=single)
+    assert one.returncode == 0 and one.stdout.decode().startswith("spam\t")
+    # --tag and --evidence need one message: refused, never the first one only
+    assert_error(run("classify", str(mail["model"]), "--tag", stdin=mail["mbox"].read_bytes()),
+                 "--tag takes one message", f"{N_EACH} messages in standard input")
+
+
+def test_a_pipe_as_a_source_is_read_once_and_named(mail, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    command = [sys.executable, "-m", "streamnb", "classify", str(mail["model"]), str(fifo)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        with open(fifo, "wb") as writer:
+            writer.write(mail["mbox"].read_bytes())
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert out.decode().splitlines()[1].startswith(f"{fifo}#1\tspam\t")
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        with open(fifo, "wb") as writer:
+            writer.write(b"\x00\xff binary, not mail")
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 3 and out == b""
+    assert err.decode().strip() == f"streamnb classify: error: {str(fifo)!r} is not a mail message (it does not " \
+                                   "start with a header line)"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["learn", "m.snb", "--spa", "x"], "unrecognized arguments: --spa x"),  # not taken as --spam
+    (["train", "m.snb", "--led", "5", "--spam", "x"], "unrecognized arguments: --led 5"),
+    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["--frobnicate", "inspect", "m.snb"], "unrecognized arguments: --frobnicate"),
+])
+def test_options_are_never_abbreviated_and_unknown_ones_are_named(argv, needle, tmp_path):
+    result = run(*argv, cwd=tmp_path)
+    assert_error(result, needle)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [[], ["classify"], ["train"], ["serve"]])
+def test_help_lists_the_exit_codes(command):
+    result = run(*command, "--help")
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    epilog = text[text.index("exit codes:"):]
+    for line in ("3    an error", "130  interrupted (Ctrl-C): nothing was saved", "141  the reader of the output"):
+        assert line in epilog, epilog
+    if command in ([], ["classify"]):
+        assert "1    ham (one message)" in epilog and "2    unsure (one message)" in epilog
+
+
+def test_ctrl_c_exits_130_and_saves_nothing(mail, tmp_path):
+    """train waits on a pipe that never ends; SIGINT stops it: 130, one line, no model file."""
+    import signal
+
+    fifo, target = tmp_path / "spam-pipe", tmp_path / "new.snb"
+    os.mkfifo(fifo)
+    command = [sys.executable, "-m", "streamnb", "train", str(target), "--spam", str(fifo), "--ham",
+               str(mail["maildir"])]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}) as process:
+        deadline = time.monotonic() + 60
+        while True:  # opening the write end without blocking succeeds once train has opened the pipe to read
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+        try:
+            os.write(writer, spam(1))  # half a source: train reads on, waiting for the rest
+            time.sleep(0.2)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            os.close(writer)
+    assert process.returncode == 130, err
+    assert err.decode().strip() == "streamnb train: interrupted; nothing was saved"
+    assert not target.exists() and not Path(f"{target}.lock").exists()

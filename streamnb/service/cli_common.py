@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_OUTPUT_CLOSED = 141  # the reader of the output went away: 128 + SIGPIPE, as the shell reports other tools
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, the shells' convention
 EXIT_CODES = {"spam": EXIT_SPAM, "ham": EXIT_HAM, "unsure": EXIT_UNSURE}
 MODEL_TYPES = ("fusion", "email", "multinomial", "bernoulli", "complement")
 TOKENIZERS = ("email", "words")

@@ -818,3 +818,107 @@ def test_ctrl_c_exits_130_and_saves_nothing(mail, tmp_path):
     assert process.returncode == 130, err
     assert err.decode().strip() == "streamnb train: interrupted; nothing was saved"
     assert not target.exists() and not Path(f"{target}.lock").exists()
+
+
+def test_train_with_one_class_warns(mail, tmp_path):
+    result = run("train", str(tmp_path / "spam-only.snb"), "--spam", str(mail["mbox"]))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.decode().strip() == ("streamnb train: warning: every message is spam: the model tells nothing "
+                                              "apart until it learns ham too (streamnb learn MODEL --ham SRC)")
+    both = run("train", str(tmp_path / "both.snb"), "--spam", str(mail["folder"] / "s1.eml"), "--ham",
+               str(mail["folder"] / "h1.eml"))
+    assert both.returncode == 0 and both.stderr == b""
+
+
+def test_a_trained_model_is_teachable_by_the_service(mail):
+    """`streamnb train` keeps a ledger by default (as the service's new models): TELL needs one to learn a message
+    once and to forget one; the service refused TELL on a trained model before (issue 35)."""
+    from streamnb.service import journal
+
+    model = streamnb.load(mail["model"])
+    assert model.ledger == 100_000
+    before = dict(model.class_counts)
+    assert journal.apply_lesson(model, journal.Lesson("learn", "spam", spam(0))) is False  # learned by train: once
+    assert journal.apply_lesson(model, journal.Lesson("learn", "ham", spam(0))) is True  # moves
+    assert model.class_counts == {"spam": before["spam"] - 1, "ham": before["ham"] + 1}
+    assert journal.apply_lesson(model, journal.Lesson("forget", None, spam(0))) is True
+    assert model.class_counts == {"spam": before["spam"] - 1, "ham": before["ham"]}
+
+
+def test_inspect_and_classify_count_the_lessons_the_service_journaled(model_copy):
+    """A model left by a killed `streamnb serve`: its journal holds acknowledged lessons the file lacks."""
+    from streamnb.service import journal
+
+    before = model_copy.read_bytes()
+    descriptor = journal.create_journal(model_copy, journal.file_digest(model_copy))
+    lessons = [journal.Lesson("learn", "spam", spam(60 + i)) for i in range(3)] + [journal.Lesson("learn", "ham", ham(60))]
+    journal.append_lessons(descriptor, lessons)
+    os.close(descriptor)
+    result = run("inspect", str(model_copy), "--top", "0")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines[1] == ("journal: 4 lessons told to 'streamnb serve' and not yet folded into the file (learn spam 3, "
+                        "learn ham 1); counted below")
+    assert lines[2] == "classes: 'spam': 43 messages, 'ham': 41 messages"
+    assert run("classify", str(model_copy), stdin=spam(99)).returncode == 0
+    assert model_copy.read_bytes() == before and Path(f"{model_copy}.journal").exists()  # read only
+
+
+def test_unlearn_errors_speak_of_the_message(model_copy, mail, tmp_path):
+    before = model_copy.read_bytes()
+    stranger = tmp_path / "stranger.eml"
+    stranger.write_bytes(ham(70).replace(b"meeting", b"zebra"))
+    known = tmp_path / "known.eml"
+    known.write_bytes(ham(0))  # in the Maildir the model was trained on
+    assert_error(run("unlearn", str(model_copy), "--ham", str(known), "--ham", str(stranger)),
+                 f"{stranger}: {model_copy} never learned this message as ham (some of its words were never learned "
+                 "as ham); nothing was unlearned")
+    assert_error(run("unlearn", str(model_copy), "--ham", str(mail["mbox"])),
+                 f"{mail['mbox']}#0: {model_copy} never learned this message as ham (this message was learned as "
+                 "'spam', not as 'ham')")
+    assert_error(run("unlearn", str(model_copy), "--spam", str(mail["mbox"]), "--spam", str(mail["mbox"])),
+                 f"{mail['mbox']}#0 is given twice: a message is unlearned once")
+    assert "feature" not in run("unlearn", str(model_copy), "--ham", str(stranger)).stderr.decode()
+    assert model_copy.read_bytes() == before
+
+
+def tell(port: int, raw: bytes, label: str, user: str = "alice") -> bytes:
+    """A TELL (spamc -L LABEL) to `streamnb serve`, its reply's first line."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(f"TELL SPAMC/1.5\r\nMessage-class: {label}\r\nSet: local\r\nUser: {user}\r\n"
+                           f"Content-length: {len(raw)}\r\n\r\n".encode() + raw)
+        connection.shutdown(socket.SHUT_WR)
+        reply = b""
+        while part := connection.recv(65536):
+            reply += part
+    return reply.split(b"\r\n")[0]
+
+
+def test_the_command_and_the_service_learn_the_same_inputs(serve, mail, tmp_path):
+    """One check of what is mail (streamnb.filter.sources.mail_problem): random bytes are refused by `streamnb learn`
+    and by a TELL; a file of header-like lines (/proc/self/status) is learned by both. And a model made by
+    `streamnb train` takes a TELL (its ledger: a message it learned is not counted twice)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "alice.snb").write_bytes(mail["model"].read_bytes())
+    server = serve(models, "--allow-tell", "--no-site")
+    inputs = {"random": bytes(range(256)) * 4, "status": b"Name:\tpython3\nUmask:\t0022\nState:\tR (running)\n"}
+    for name, raw in inputs.items():
+        source = tmp_path / name
+        source.write_bytes(raw)
+        copy = tmp_path / f"{name}.snb"
+        copy.write_bytes(mail["model"].read_bytes())
+        learned = run("learn", str(copy), "--spam", str(source))
+        told = tell(server.port, raw, "spam")
+        if name == "random":
+            assert_error(learned, f"{str(source)!r} is not a mail message (it does not start with a header line)")
+            assert told == b"SPAMD/1.5 65 Message refused: (the message is not a mail message (it does not start with " \
+                           b"a header line))"
+        else:
+            assert learned.returncode == 0, learned.stderr
+            assert told == b"SPAMD/1.5 0 EX_OK"
+    assert tell(server.port, spam(0), "spam") == b"SPAMD/1.5 0 EX_OK"  # learned by train: nothing changes
+    server.stop()
+    assert streamnb.load(models / "alice.snb").class_counts == {"spam": N_EACH + 1.0, "ham": float(N_EACH)}

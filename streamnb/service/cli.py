@@ -46,11 +46,10 @@ from ..errors import StreamNBError
 from ..filter.headers import tag_message
 from .cli_common import (DEFAULT_ALPHA, DEFAULT_MODEL, DEFAULT_MU, DEFAULT_PRIOR, DEFAULT_RULE, DEFAULT_TOKENIZER,
                          EXIT_CODES, EXIT_ERROR, EXIT_HAM, EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED, EXIT_SPAM, EXIT_UNSURE,
-                         LOCK_TIMEOUT,
-                         MODEL_TYPES, SERVE_LEDGER, TOKENIZERS, CommandError, build_model, check_model_file,
-                         check_new_file, check_new_folder, counts_text, decision_rule, in_date_order, labelled,
-                         load_model, messages_text, min_per_class, model_alpha, model_mu, spam_filter,
-                         warn_without_ledger, with_progress)
+                         LOCK_TIMEOUT, MODEL_TYPES, SERVE_LEDGER, TOKENIZERS, CommandError, build_model,
+                         check_model_file, check_new_file, check_new_folder, counts_text, decision_rule, in_date_order,
+                         labelled, load_model, load_served_model, messages_text, min_per_class, model_alpha, model_mu,
+                         sourced, spam_filter, warn_without_ledger, with_progress)
 from .cli_evaluate import (check_outputs, check_task_options, cmd_demo, cmd_evaluate, evaluation_items, metrics_table,
                            order_fields, orders_table, other_orders, report_fields, rule_fields, run_evaluation,
                            run_task_evaluation, task_fields, task_table, write_plots)
@@ -73,7 +72,8 @@ __all__ = [
     "TOKENIZERS", "DEFAULT_MODEL", "DEFAULT_TOKENIZER", "DEFAULT_PRIOR", "DEFAULT_ALPHA", "DEFAULT_MU",
     "DEFAULT_RULE", "SERVE_LEDGER", "LOCK_TIMEOUT", "CommandError", "build_model", "model_alpha", "model_mu",
     "min_per_class", "labelled", "in_date_order", "with_progress", "check_model_file", "check_new_file",
-    "check_new_folder", "load_model", "counts_text", "messages_text", "warn_without_ledger", "spam_filter",
+    "check_new_folder", "load_model", "load_served_model", "sourced", "counts_text", "messages_text",
+    "warn_without_ledger", "spam_filter",
     "decision_rule",
     # the options the commands share, and the types of their values (streamnb.service.cli_options)
     "model_options", "source_options", "decision_options", "number", "positive_float", "nonnegative_float",
@@ -136,7 +136,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
     if args.tag and args.evidence:
         raise CommandError("--tag writes the message back and --evidence prints its clues: give one of them")
-    model = load_model(args.model)
+    model, _ = load_served_model(args.model)  # with the lessons the service journaled: its verdicts
     spam = spam_filter(model, args)
     if args.tag or args.evidence:
         raw = one_message(args.sources, "--tag" if args.tag else "--evidence", args.max_size)

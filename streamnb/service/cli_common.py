@@ -171,14 +171,38 @@ def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     SourceError
         A source that cannot be read.
     """
+    for _, x, label in sourced(args):
+        yield x, label
+
+
+def sourced(args: argparse.Namespace) -> Iterator[tuple[str, Any, Any]]:
+    """(origin, message, label): :func:`labelled`, with where each message came from, as an
+    error about it names it (``path``, ``mbox#N``, ``data.jsonl#N`` for the N-th row, from 0).
+
+    Parameters
+    ----------
+    args
+        As :func:`labelled`.
+
+    Yields
+    ------
+    tuple
+        The origin, the message and its label.
+
+    Raises
+    ------
+    SourceError
+        A source that cannot be read.
+    """
     from ..filter.sources import read_labelled, read_mail
 
     for label in ("spam", "ham"):
         for path in getattr(args, label) or []:
             for message in read_mail(path):
-                yield message.raw, label
+                yield message.origin, message.raw, label
     for path in args.data or []:
-        yield from read_labelled(path, args.text_column, args.label_column)
+        for row, (text, label) in enumerate(read_labelled(path, args.text_column, args.label_column)):
+            yield f"{path}#{row}", text, label
 
 
 def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
@@ -318,6 +342,40 @@ def load_model(path: str) -> Any:
     from ..persist import load
 
     return load(path)
+
+
+def load_served_model(path: str) -> tuple[Any, list[Any]]:
+    """The model of a model file as ``streamnb serve`` sees it: with the lessons its journal
+    holds (told to the service, acknowledged, not yet folded into the file) applied in
+    memory. Read only: neither file is written, no lock is taken.
+
+    Parameters
+    ----------
+    path
+        The model file, as given on the command line.
+
+    Returns
+    -------
+    tuple
+        The model, and the journaled lessons applied to it (:class:`streamnb.service.journal.Lesson`).
+
+    Raises
+    ------
+    CommandError, ModelFormatError
+        As :func:`load_model`.
+    JournalError
+        The journal beside the file is not a journal.
+    """
+    from . import journal
+
+    check_model_file(path)
+    digest = journal.file_digest(path) if Path(journal.journal_path(path)).exists() else None
+    model = load_model(path)
+    if digest is None:
+        return model, []
+    lessons = journal.pending_lessons(path, digest)
+    journal.replay(model, lessons, journal.journal_path(path))
+    return model, lessons
 
 
 def counts_text(counts: dict) -> str:

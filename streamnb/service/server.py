@@ -33,6 +33,7 @@ from pathlib import Path
 from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SpamFilter
+from ..filter.sources import mail_problem
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 from .protocol import (EX_DATAERR, EX_IOERR, EX_OK, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT, MODEL_SUFFIX, PROTOCOL,
                        ProtocolError, Request, inside_models, log, model_path, protocol_error, read_body, read_head,
@@ -435,6 +436,9 @@ class Server:
             lesson = Lesson(FORGET, None, request.body)
         else:
             return f"{PROTOCOL} {EX_OK} EX_OK\r\n\r\n".encode()  # nothing local asked: nothing done
+        problem = mail_problem(request.body)  # the check `streamnb learn` makes: both learn the same input
+        if problem is not None:
+            raise ProtocolError(EX_DATAERR, f"Message refused: (the message {problem})")
         for _ in range(3):
             try:
                 changed = await self.cache.get(request.user).tell(lesson)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import streamnb
+from streamnb.service import cli
 from tests.state import snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -265,7 +266,8 @@ def test_evaluate_writes_a_json_report(mail, tmp_path):
     report = json.loads(report_file.read_text())
     assert report["messages"] == 2 * N_EACH
     for key in ("accuracy", "false_positive_rate", "false_negative_rate", "one_minus_auc_percent",
-                "ece", "ece_calibrated", "unsure_rate", "log_loss", "brier", "per_class", "verdict_counts"):
+                "ece", "ece_calibrated", "unsure_rate", "log_loss", "brier", "per_class", "verdict_counts",
+                "class_counts", "error_counts"):
         assert key in report
     assert 0.5 <= report["accuracy"] <= 1.0
     assert set(report["per_class"]) == {"ham", "spam"}
@@ -274,9 +276,14 @@ def test_evaluate_writes_a_json_report(mail, tmp_path):
     out = result.stdout.decode()
     assert "model argmax: accuracy" in out
     # The table shows the verdicts' error rates and counts as the report holds them.
+    # The true classes, the verdicts and the errors apart (the verdicts sum to the messages: issue 35).
+    assert report["class_counts"] == {"ham": N_EACH, "spam": N_EACH}
     counts = report["verdict_counts"]
-    assert counts["ham"] == counts["spam"] == N_EACH
-    ham_as_spam = f"{report['verdict_false_positive_rate']:.2%} ({counts['ham_as_spam']} of {N_EACH})"
+    assert set(counts) == {"ham", "spam", "unsure"} and sum(counts.values()) == report["messages"]
+    errors = report["error_counts"]
+    assert set(errors) == {"ham_as_spam", "spam_as_ham"}
+    assert errors["ham_as_spam"] <= counts["spam"] and errors["spam_as_ham"] <= counts["ham"]
+    ham_as_spam = f"{report['verdict_false_positive_rate']:.2%} ({errors['ham_as_spam']} of {N_EACH})"
     unsure = f"{report['unsure_rate']:.2%} ({counts['unsure']} of {2 * N_EACH})"
     lines = out.splitlines()
     assert any(line.startswith("verdict spam on ham (ham called spam)") and line.endswith(ham_as_spam)
@@ -922,3 +929,72 @@ def test_the_command_and_the_service_learn_the_same_inputs(serve, mail, tmp_path
     assert tell(server.port, spam(0), "spam") == b"SPAMD/1.5 0 EX_OK"  # learned by train: nothing changes
     server.stop()
     assert streamnb.load(models / "alice.snb").class_counts == {"spam": N_EACH + 1.0, "ham": float(N_EACH)}
+
+
+def without_matplotlib(tmp_path: Path) -> dict[str, str]:
+    """An environment where `import matplotlib` fails, as where the plots extra is not installed."""
+    shadow = tmp_path / "no-matplotlib" / "matplotlib"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named matplotlib')\n")
+    return {**os.environ, "PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT}"}
+
+
+@pytest.fixture(scope="module")
+def small_corpus(mail) -> Path:
+    """The SpamAssassin layout (easy_ham/, spam/), 40 messages of each."""
+    corpus = mail["root"] / "corpus"
+    for group, make in (("easy_ham", ham), ("spam", spam)):
+        (corpus / group).mkdir(parents=True)
+        for i in range(N_EACH):
+            (corpus / group / f"{i:05d}.{i:032x}").write_bytes(make(i))  # the official names: number.md5
+    return corpus
+
+
+def test_plots_without_matplotlib_are_refused_before_any_work(mail, small_corpus, tmp_path):
+    env = without_matplotlib(tmp_path)
+
+    def command(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "streamnb", *args], capture_output=True, env=env, cwd=tmp_path,
+                              timeout=120)
+
+    out = tmp_path / "demo-out"
+    assert_error(command("demo", "--corpus", str(small_corpus), "--out", str(out)),
+                 "streamnb demo draws plots with matplotlib, which is not installed: pip install streamnb[plots]")
+    assert not out.exists()
+    report, plots = tmp_path / "report.json", tmp_path / "plots"
+    result = command("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]), "--json", str(report),
+                     "--plots", str(plots))
+    assert_error(result, "--plots draws plots with matplotlib, which is not installed")
+    assert result.stdout == b"" and not report.exists() and not plots.exists()  # nothing evaluated, nothing written
+    without_plots = command("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]), "--json",
+                            str(report))
+    assert without_plots.returncode == 0, without_plots.stderr
+
+
+def test_demo_reports_the_model_s_own_probability_and_names_the_model(small_corpus, tmp_path, monkeypatch):
+    """The demo applies no calibrator (on the SpamAssassin stream isotonic calibration made the fusion's ECE worse:
+    issue 35); its report and table say so, and the plots' legends name the model (a fusion, not naive Bayes)."""
+    from streamnb.filter import plots
+    from streamnb.service import cli_evaluate
+
+    drawn: dict[str, object] = {}
+    monkeypatch.setattr(plots, "plot_roc", lambda truth, series, path, **kw: drawn.setdefault("roc", series) and path)
+    monkeypatch.setattr(plots, "plot_learning_curve", lambda report, path, **kw: drawn.setdefault("curve", kw) and path)
+    monkeypatch.setattr(plots, "plot_reliability",
+                        lambda truth, series, path, **kw: drawn.setdefault("reliability", (series, kw)) and path)
+    out = tmp_path / "demo-out"
+    args = cli.parse_arguments(["demo", "--corpus", str(small_corpus), "--out", str(out)])
+    assert cli_evaluate.cmd_demo(args) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["ece_calibrated"] is None and report["log_loss_calibrated"] is None and 0 <= report["ece"] <= 1
+    assert list(drawn["roc"]) == ["Fusion log-odds"]
+    series, options = drawn["reliability"]
+    assert list(series) == ["Fusion P(spam|x)"] and options["title"] == "Reliability of Fusion's P(spam)"
+    assert drawn["curve"]["title"].startswith("Fusion: ")
+    assert streamnb.load(out / "model.snb").class_counts == {"ham": N_EACH, "spam": N_EACH}
+    # evaluate keeps its calibrator, drawn beside the model's own P(spam)
+    drawn.clear()
+    evaluated = cli.parse_arguments(["evaluate", "--corpus", str(small_corpus), "--also-orders", "none", "--plots",
+                                     str(tmp_path / "plots"), "--model-type", "email"])
+    assert cli_evaluate.cmd_evaluate(evaluated) == 0
+    assert list(drawn["reliability"][0]) == ["EmailNB P(spam|x)", "calibrated (isotonic, online)"]

@@ -844,6 +844,7 @@ def test_a_trained_model_is_teachable_by_the_service(mail):
 
     model = streamnb.load(mail["model"])
     assert model.ledger == 100_000
+    assert mail["model"].stat().st_mode & 0o777 == 0o600  # the guide says so: its owner's only
     before = dict(model.class_counts)
     assert journal.apply_lesson(model, journal.Lesson("learn", "spam", spam(0))) is False  # learned by train: once
     assert journal.apply_lesson(model, journal.Lesson("learn", "ham", spam(0))) is True  # moves

@@ -1,7 +1,7 @@
 """The ``streamnb`` command: a naive Bayes spam filter for real mail.
 
     streamnb train MODEL --spam SRC --ham SRC [--data FILE.jsonl]   build a model file
-    streamnb classify MODEL [SRC ...] [--tag]                       verdicts (stdin: one message)
+    streamnb classify MODEL [SRC ...] [--tag]                       verdicts (stdin: a message or an mbox)
     streamnb learn MODEL --spam SRC | --ham SRC                     corrections, in place
     streamnb unlearn MODEL --spam SRC | --ham SRC                   take messages back out
     streamnb evaluate (--corpus PATH | --spam SRC --ham SRC)        progressive evaluation
@@ -17,14 +17,17 @@ so a failed command leaves it as it was. learn, unlearn and train --force hold t
 write lock (``streamnb.journal``) from load to save, so commands run at once on one file (or
 beside ``streamnb serve``) each add their lessons: none is lost to a concurrent writer.
 
-Imports are made where they are needed: ``streamnb classify`` loads numpy, the model and the
-tokenizer, and nothing for evaluation, calibration, plots or the corpus.
+Imports are made where they are needed: ``streamnb classify`` loads the model and the
+tokenizer (and numpy for a model with a ledger, whose arrays it reads), and nothing for
+evaluation, calibration, plots or the corpus.
 
-Exit codes: ``classify`` of one message returns 0 for spam, 1 for ham, 2 for unsure (as
-bogofilter does); every command returns 3 on an error, with a one-line message on stderr
-(a usage error too: the usage is what --help prints), and 141 when the reader of its output
-went away (``| head``), as a tool stopped by SIGPIPE. No path given to a command makes a
-folder: a typo is an error, not a new folder.
+Exit codes (``--help`` lists them): ``classify`` of one message returns 0 for spam, 1 for
+ham, 2 for unsure (as bogofilter does); every command returns 3 on an error, with a one-line
+message on stderr (a usage error too: the usage is what --help prints; options are never
+abbreviated, and an unknown one is named), 130 when interrupted (Ctrl-C), and 141 when the
+reader of its output went away (``| head``), as a tool stopped by SIGPIPE. No path given to
+a command makes a folder: a typo is an error, not a new folder. Standard input is read up
+to ``--max-size`` bytes, as the service reads a message.
 
 This module holds the parser, :func:`main`, and the commands that run the filter on mail as
 it arrives: ``classify`` and ``serve``. The other commands are in
@@ -50,10 +53,12 @@ from .cli_common import (DEFAULT_ALPHA, DEFAULT_MODEL, DEFAULT_MU, DEFAULT_PRIOR
                          check_model_file, check_new_file, check_new_folder, counts_text, decision_rule, in_date_order,
                          labelled, load_model, load_served_model, messages_text, min_per_class, model_alpha, model_mu,
                          sourced, spam_filter, warn_without_ledger, with_progress)
-from .cli_evaluate import (check_outputs, check_task_options, cmd_demo, cmd_evaluate, evaluation_items, metrics_table,
-                           order_fields, orders_table, other_orders, report_fields, rule_fields, run_evaluation,
-                           run_task_evaluation, task_fields, task_table, write_plots)
-from .cli_model import cmd_inspect, cmd_learn, cmd_train, cmd_unlearn, discriminative_features
+from .cli_evaluate import (check_outputs, check_plotting, check_task_options, cmd_demo, cmd_evaluate, count_fields,
+                           evaluation_items, metrics_table, model_name, order_fields, orders_table, other_orders,
+                           report_fields, rule_fields, run_evaluation, run_task_evaluation, task_fields, task_table,
+                           write_plots)
+from .cli_model import (check_distinct, cmd_inspect, cmd_learn, cmd_train, cmd_unlearn, discriminative_features,
+                        unlearn_error, warn_one_class)
 from .cli_options import (count, decision_options, finite_float, model_options, nonnegative_float, number, port,
                           positive_float, positive_int, probability, smoothing, source_options)
 from .settings import Limits, Settings
@@ -79,10 +84,12 @@ __all__ = [
     "model_options", "source_options", "decision_options", "number", "positive_float", "nonnegative_float",
     "finite_float", "probability", "count", "positive_int", "port", "smoothing",
     # train, learn, unlearn, inspect (streamnb.service.cli_model)
-    "cmd_train", "cmd_learn", "cmd_unlearn", "cmd_inspect", "discriminative_features",
+    "cmd_train", "cmd_learn", "cmd_unlearn", "cmd_inspect", "discriminative_features", "warn_one_class",
+    "check_distinct", "unlearn_error",
     # evaluate, demo (streamnb.service.cli_evaluate)
     "evaluation_items", "other_orders", "check_outputs", "cmd_evaluate", "run_evaluation", "report_fields",
     "rule_fields", "order_fields", "orders_table", "metrics_table", "write_plots", "cmd_demo", "check_task_options",
+    "check_plotting", "count_fields", "model_name",
     "run_task_evaluation", "task_fields", "task_table",
     # names this module has always given
     "StreamNBError", "tag_message", "Limits", "Settings",

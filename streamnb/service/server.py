@@ -425,6 +425,9 @@ class Server:
         headers = request.headers
         sets = {part.strip() for part in headers.get("Set", "").split(",") if part.strip()}
         removes = {part.strip() for part in headers.get("Remove", "").split(",") if part.strip()}
+        problem = mail_problem(request.body)  # the check `streamnb learn` makes: both learn the same input
+        if problem is not None:
+            raise ProtocolError(EX_DATAERR, f"Message refused: (the message {problem})")
         if "local" in sets and "local" in removes:
             raise protocol_error("Unable to set local and remove local in the same operation.")
         if "local" in sets:
@@ -436,9 +439,6 @@ class Server:
             lesson = Lesson(FORGET, None, request.body)
         else:
             return f"{PROTOCOL} {EX_OK} EX_OK\r\n\r\n".encode()  # nothing local asked: nothing done
-        problem = mail_problem(request.body)  # the check `streamnb learn` makes: both learn the same input
-        if problem is not None:
-            raise ProtocolError(EX_DATAERR, f"Message refused: (the message {problem})")
         for _ in range(3):
             try:
                 changed = await self.cache.get(request.user).tell(lesson)

@@ -42,7 +42,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import NoReturn
 
 from .. import __version__
 from ..errors import StreamNBError
@@ -52,7 +52,7 @@ from .cli_common import (DEFAULT_ALPHA, DEFAULT_MODEL, DEFAULT_MU, DEFAULT_PRIOR
                          LOCK_TIMEOUT, MODEL_TYPES, SERVE_LEDGER, TOKENIZERS, CommandError, build_model,
                          check_model_file, check_new_file, check_new_folder, counts_text, decision_rule, in_date_order,
                          labelled, load_model, load_served_model, messages_text, min_per_class, model_alpha, model_mu,
-                         sourced, spam_filter, warn_without_ledger, with_progress)
+                         sourced, spam_filter, stdin_messages, warn_without_ledger, with_progress)
 from .cli_evaluate import (check_outputs, check_plotting, check_task_options, cmd_demo, cmd_evaluate, count_fields,
                            evaluation_items, metrics_table, model_name, order_fields, orders_table, other_orders,
                            report_fields, rule_fields, run_evaluation, run_task_evaluation, task_fields, task_table,
@@ -62,9 +62,6 @@ from .cli_model import (check_distinct, cmd_inspect, cmd_learn, cmd_train, cmd_u
 from .cli_options import (count, decision_options, finite_float, model_options, nonnegative_float, number, port,
                           positive_float, positive_int, probability, smoothing, source_options)
 from .settings import Limits, Settings
-
-if TYPE_CHECKING:
-    from ..filter.sources import RawMessage
 
 __all__ = [
     # the command line
@@ -100,11 +97,6 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr (not the usage, which --help prints)
     and exits with code 3 (2 means "unsure" for classify); an option is never abbreviated
     (``--spa`` is not ``--spam``: a typo is named, not guessed); --help ends with the exit codes."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)  # the epilog's lines kept
-        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -166,35 +158,6 @@ def cmd_classify(args: argparse.Namespace) -> int:
     return EXIT_CODES[verdict.label]
 
 
-def stdin_messages(max_size: int) -> list[RawMessage]:
-    """The messages on standard input: one message, or each of an mbox (``stdin#N``).
-
-    Parameters
-    ----------
-    max_size
-        The most bytes read (``--max-size``): more is refused, and /dev/zero stops at once.
-
-    Returns
-    -------
-    list of RawMessage
-        The messages, in order.
-
-    Raises
-    ------
-    CommandError
-        Standard input holds more than ``max_size`` bytes.
-    SourceError
-        Standard input is empty, or not mail.
-    """
-    from ..filter.sources import split_mail
-
-    raw = sys.stdin.buffer.read(max_size + 1)
-    if len(raw) > max_size:
-        raise CommandError(f"standard input holds more than {max_size:,} bytes (--max-size): give a larger "
-                           "--max-size, or the file as SRC")
-    return split_mail(raw, "stdin", "standard input")
-
-
 def one_message(sources: list[str], option: str, max_size: int = Limits.max_size) -> bytes:
     """The message on standard input (no sources), or the one message the sources hold.
 
@@ -243,8 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The parser; each command sets ``run`` (its function) and ``command_parser``.
     """
-    parser = _Parser(prog="streamnb", description="Streaming naive Bayes spam filtering for real mail.",
-                     epilog=exit_codes_text(None))
+    parser = _Parser(prog="streamnb", description="Streaming naive Bayes spam filtering for real mail.")
     parser.add_argument("--version", action="version", version=f"streamnb {__version__}")
     # not required here: parse_arguments names a missing command, or the unknown option given instead
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -364,9 +326,13 @@ def build_parser() -> argparse.ArgumentParser:
     model_options(serve)
     decision_options(serve)
     serve.set_defaults(run=cmd_serve)
-    for name, command in commands.choices.items():
-        command.set_defaults(command_parser=command)  # for the errors parse_arguments finds
-        command.epilog = exit_codes_text(name)
+    every: list[tuple[str | None, argparse.ArgumentParser]] = [(None, parser), *commands.choices.items()]
+    for command_name, each in every:
+        if command_name is not None:
+            each.set_defaults(command_parser=each)  # for the errors parse_arguments finds
+        each.epilog = exit_codes_text(command_name)
+        each.allow_abbrev = False  # read when parsing: `--spa` is not `--spam`
+        each.formatter_class = argparse.RawDescriptionHelpFormatter  # read by --help: the epilog's lines kept
     return parser
 
 

@@ -18,6 +18,7 @@ from ..errors import StreamNBError
 
 if TYPE_CHECKING:
     from ..filter.decision import SpamFilter
+    from ..filter.sources import RawMessage
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_OUTPUT_CLOSED = 141  # the reader of the output went away: 128 + SIGPIPE, as the shell reports other tools
@@ -203,6 +204,35 @@ def sourced(args: argparse.Namespace) -> Iterator[tuple[str, Any, Any]]:
     for path in args.data or []:
         for row, (text, label) in enumerate(read_labelled(path, args.text_column, args.label_column)):
             yield f"{path}#{row}", text, label
+
+
+def stdin_messages(max_size: int) -> list[RawMessage]:
+    """The messages on standard input: one message, or each of an mbox (``stdin#N``).
+
+    Parameters
+    ----------
+    max_size
+        The most bytes read (``--max-size``): more is refused, and /dev/zero stops at once.
+
+    Returns
+    -------
+    list of RawMessage
+        The messages, in order.
+
+    Raises
+    ------
+    CommandError
+        Standard input holds more than ``max_size`` bytes.
+    SourceError
+        Standard input is empty, or not mail.
+    """
+    from ..filter.sources import split_mail
+
+    raw = sys.stdin.buffer.read(max_size + 1)
+    if len(raw) > max_size:
+        raise CommandError(f"standard input holds more than {max_size:,} bytes (--max-size): give a larger "
+                           "--max-size, or the file as SRC")
+    return split_mail(raw, "stdin", "standard input")
 
 
 def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:

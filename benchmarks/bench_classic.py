@@ -667,13 +667,14 @@ def _streamnb_window_auc(args: Any, raws: Sequence[bytes], labels: Sequence[str]
     ``progressive_filter`` (the calibrator changes neither the log-odds nor the verdicts);
     the figure is kept only if this run's whole-stream (1-AUC)% equals the command's.
     """
-    from streamnb.service import cli
     from streamnb.filter.decision import SpamFilter, progressive_filter
+    from streamnb.service.cli_common import build_model, decision_rule, min_per_class
 
     window = bayes_window(labels)
     if window is None:
         return None
-    spam_filter = SpamFilter(cli.build_model(args), cli._rule(args), min_per_class=cli.min_per_class(args))
+    model = build_model(args)
+    spam_filter = SpamFilter(model, decision_rule(args, model), min_per_class=min_per_class(args))
     report = progressive_filter(spam_filter, list(zip(raws, labels)), curve=None)
     if whole is None or not math.isclose(report.one_minus_auc_percent, whole, rel_tol=1e-12, abs_tol=1e-12):
         return None

@@ -4,7 +4,7 @@ The SpamAssassin corpus is read on this machine, in Date order, and split: the f
 trains, the last 20% tests. The training messages are cut into partitions and scattered
 to the workers; each worker tokenizes and learns its partitions, and the partition models
 are merged up a tree into one ordinary streamnb model. The model then classifies the test
-messages on the cluster, learns them too (``streamnb.distributed.learn``), and is compared
+messages on the cluster, learns them too (``streamnb.integrations.distributed.learn``), and is compared
 with the same model trained in this process.
 
     python examples/distributed_training.py [--corpus PATH] [--scheduler ADDRESS]

@@ -5,9 +5,9 @@ progressive validation (``river.evaluate.progressive_val_score``: each message i
 then learned) with ``river.metrics.Accuracy``. The classifiers:
 
 - ``river.naive_bayes.MultinomialNB()``, river's own;
-- ``streamnb.river.MultinomialNB(unseen="score")``, the drop-in replacement: unseen words
+- ``streamnb.integrations.river.MultinomialNB(unseen="score")``, the drop-in replacement: unseen words
   are scored as river scores them, so its accuracy equals river's;
-- ``streamnb.river.MultinomialNB()``, streamnb's default (unseen words ignored).
+- ``streamnb.integrations.river.MultinomialNB()``, streamnb's default (unseen words ignored).
 
 It prints the accuracy and the throughput (messages per second, tokenization included:
 both sides use the same BagOfWords) of each.
@@ -17,7 +17,7 @@ Usage::
     STREAMNB_SPAMASSASSIN=/path/to/spamassassin-public-corpus.tgz python examples/river_pipeline.py
     python examples/river_pipeline.py --corpus /path/to/corpus.tgz --limit 500   # a quick run
 
-The stream is in Date-header order (streamnb.datasets.load_spamassassin).
+The stream is in Date-header order (streamnb.filter.datasets.load_spamassassin).
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'classifier':<48} {'accuracy':>8} {'msg/s':>8}")
     candidates = [
         ("river.naive_bayes.MultinomialNB()", naive_bayes.MultinomialNB()),
-        ("streamnb.river.MultinomialNB(unseen='score')", streamnb_river.MultinomialNB(unseen="score")),
-        ("streamnb.river.MultinomialNB()", streamnb_river.MultinomialNB()),
+        ("streamnb.integrations.river.MultinomialNB(unseen='score')", streamnb_river.MultinomialNB(unseen="score")),
+        ("streamnb.integrations.river.MultinomialNB()", streamnb_river.MultinomialNB()),
     ]
     for name, classifier in candidates:
         accuracy, throughput = evaluate_pipeline(classifier, stream)

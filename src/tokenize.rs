@@ -1,7 +1,7 @@
 //! The default word tokenizer: text -> words -> features, exactly as streamnb's `Tokenizer`
 //! (and scikit-learn's `CountVectorizer` default analyzer) sees text.
 //!
-//! Steps (numbered as in the Python docstring of `streamnb.text.Tokenizer`):
+//! Steps (numbered as in the Python docstring of `streamnb.features.text.Tokenizer`):
 //! 1. keep the first `max_chars` characters;
 //! 2. lowercase as Python's `str.lower()` (tables from Python's Unicode database);
 //! 3. words = runs of 2+ characters that Python's `re` calls `\w` (`str.isalnum()` or `_`),
@@ -281,7 +281,7 @@ impl<F: FnMut(&[u8])> Matches<'_, F> {
     }
 }
 
-/// Tokenizer settings (the `streamnb.text.Tokenizer` parameters the core implements).
+/// Tokenizer settings (the `streamnb.features.text.Tokenizer` parameters the core implements).
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     pub lowercase: bool,
@@ -571,7 +571,7 @@ fn char_ngrams(
     }
 }
 
-/// Common English function words (the list of `streamnb.text.ENGLISH_STOP_WORDS`).
+/// Common English function words (the list of `streamnb.features.text.ENGLISH_STOP_WORDS`).
 pub fn english_stop_words() -> HashSet<Box<[u8]>> {
     ENGLISH_STOP_WORDS
         .split_whitespace()

@@ -1,4 +1,4 @@
-//! The spam filter's weights (`streamnb.weighting.EmailWeights`, `streamnb.models.email.EmailNB`):
+//! The spam filter's weights (`streamnb.features.weighting.EmailWeights`, `streamnb.models.email.EmailNB`):
 //! every formula of the field-mass weighting and of EmailNB's scoring IDF, once.
 //!
 //! - Learning weights, from the message alone: `w_f = q(m_F * log(1 + x_f) / sum_{g in F} log(1 + x_g))`,

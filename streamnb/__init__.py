@@ -16,16 +16,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._moved import MOVED as _MOVED
+from ._moved import warn_moved as _warn_moved
+
 if TYPE_CHECKING:  # what __getattr__ gives, for type checkers and the API reference (mkdocstrings)
     from . import errors
-    from .mail import EmailTokenizer
+    from .features.email import EmailTokenizer
+    from .features.ngrams import ByteNgrams
+    from .features.text import OnlineTfidf, Tokenizer
+    from .features.weighting import EmailWeights
+    from .filter.decision import SpamFilter
     from .merging import merge
     from .models import (BernoulliNB, CategoricalNB, ComplementNB, EmailNB, GaussianNB, LogisticRegression, MixedNB,
                          MultinomialNB)
-    from .ngrams import ByteNgrams
     from .persist import load
-    from .text import OnlineTfidf, Tokenizer
-    from .weighting import EmailWeights
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
            "LogisticRegression", "ByteNgrams", "Tokenizer", "EmailTokenizer", "EmailWeights", "OnlineTfidf", "errors",
@@ -42,6 +46,9 @@ _NAMES = {
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MOVED:  # ``from streamnb import decision``: warn at that line, give the new module
+        _warn_moved(f"{__name__}.{name}", f"{__name__}.{_MOVED[name]}", stacklevel=3)
+        return importlib.import_module(f"{__name__}.{_MOVED[name]}")
     if name in _NAMES:
         value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
     else:

@@ -1,4 +1,4 @@
-"""``python -m streamnb``: the streamnb command (see streamnb.cli)."""
+"""``python -m streamnb``: the streamnb command (see streamnb.service.cli)."""
 
 import sys
 

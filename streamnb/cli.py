@@ -1,10 +1,13 @@
-"""Moved to :mod:`streamnb.service.cli` (the layout by layer, ARCHITECTURE.md); this old path
-stays importable and re-exports its public names."""
+"""Moved to :mod:`streamnb.service.cli`: this old path warns (DeprecationWarning) and re-exports it."""
 
 import sys
 
-from .service.cli import *  # noqa: F403
-from .service.cli import main
+from ._moved import warn_moved
+
+warn_moved(__name__, "streamnb.service.cli")
+
+from .service.cli import *  # noqa: E402, F403
+from .service.cli import main  # noqa: E402
 
 if __name__ == "__main__":  # python -m streamnb.cli
     sys.exit(main())

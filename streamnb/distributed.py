@@ -1,4 +1,7 @@
-"""Moved to :mod:`streamnb.integrations.distributed` (the layout by layer, ARCHITECTURE.md); this old path
-stays importable and re-exports its public names."""
+"""Moved to :mod:`streamnb.integrations.distributed`: this old path warns (DeprecationWarning) and re-exports it."""
 
-from .integrations.distributed import *  # noqa: F403
+from ._moved import warn_moved
+
+warn_moved(__name__, "streamnb.integrations.distributed")
+
+from .integrations.distributed import *  # noqa: E402, F403

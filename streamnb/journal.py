@@ -1,6 +1,9 @@
-"""Moved to :mod:`streamnb.service.journal` (the layout by layer, ARCHITECTURE.md); this old path
-stays importable and re-exports its public names."""
+"""Moved to :mod:`streamnb.service.journal`: this old path warns (DeprecationWarning) and re-exports it."""
 
-from .service.journal import *  # noqa: F403
+from ._moved import warn_moved
+
+warn_moved(__name__, "streamnb.service.journal")
+
+from .service.journal import *  # noqa: E402, F403
 # documented under this path, though not in the module's __all__:
-from .service.journal import LEARN as LEARN, journal_path as journal_path, replay as replay
+from .service.journal import LEARN as LEARN, journal_path as journal_path, replay as replay  # noqa: E402

@@ -1,4 +1,7 @@
-"""Moved to :mod:`streamnb.features.email` (the layout by layer, ARCHITECTURE.md); this old path
-stays importable and re-exports its public names."""
+"""Moved to :mod:`streamnb.features.email`: this old path warns (DeprecationWarning) and re-exports it."""
 
-from .features.email import *  # noqa: F403
+from ._moved import warn_moved
+
+warn_moved(__name__, "streamnb.features.email")
+
+from .features.email import *  # noqa: E402, F403

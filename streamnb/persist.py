@@ -102,9 +102,10 @@ directory; the local headers are followed here): the SHA-256 covers every byte, 
 zipfile's CRC-32 pass and its copy of each member would be the same work again. The
 SHA-256 is computed in a thread while the model is read (see ``loads``).
 
-Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.text``, ``streamnb.weighting`` and
-``streamnb.mail`` are known, others can be added with ``register_tokenizer``. Anything
-else (a lambda, a function) cannot be saved and ``save`` says so before writing.
+Tokenizers are saved by type name and ``get_params()``: classes of ``streamnb.features.text``,
+``streamnb.features.weighting`` and ``streamnb.features.email`` are known, others can be added
+with ``register_tokenizer``. Anything else (a lambda, a function) cannot be saved and ``save``
+says so before writing.
 
 The container itself (the tagged JSON values, the zip archive, its ``.npy`` members read
 without numpy, ``SavedArrays``) is written and read by :mod:`streamnb.archive`, the model and

@@ -1,4 +1,7 @@
-"""Moved to :mod:`streamnb.filter.plots` (the layout by layer, ARCHITECTURE.md); this old path
-stays importable and re-exports its public names."""
+"""Moved to :mod:`streamnb.filter.plots`: this old path warns (DeprecationWarning) and re-exports it."""
 
-from .filter.plots import *  # noqa: F403
+from ._moved import warn_moved
+
+warn_moved(__name__, "streamnb.filter.plots")
+
+from .filter.plots import *  # noqa: E402, F403

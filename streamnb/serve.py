@@ -1,4 +1,7 @@
-"""Moved to :mod:`streamnb.service.serve` (the layout by layer, ARCHITECTURE.md); this old path
-stays importable and re-exports its public names."""
+"""Moved to :mod:`streamnb.service.serve`: this old path warns (DeprecationWarning) and re-exports it."""
 
-from .service.serve import *  # noqa: F403
+from ._moved import warn_moved
+
+warn_moved(__name__, "streamnb.service.serve")
+
+from .service.serve import *  # noqa: E402, F403

@@ -14,18 +14,13 @@ from pathlib import Path
 import pytest
 
 import streamnb
+from streamnb import _moved
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "streamnb"
 
-# Each old module path and where it lives now; the old path is a module of a few lines that re-exports it.
-MOVED = {
-    "text": "features.text", "mail": "features.email", "weighting": "features.weighting", "ngrams": "features.ngrams",
-    "decision": "filter.decision", "calibrate": "filter.calibrate", "evaluate": "filter.evaluate",
-    "plots": "filter.plots", "datasets": "filter.datasets", "sources": "filter.sources", "trec": "filter.trec",
-    "cli": "service.cli", "serve": "service.serve", "journal": "service.journal",
-    "river": "integrations.river", "distributed": "integrations.distributed",
-}
+# Each old module path and where it lives now; the old path is a module of a few lines that warns and re-exports it.
+MOVED = _moved.MOVED
 # The layers, bottom up: a module imports its own layer and those below, never one above.
 # filter and integrations stand side by side on the models: neither imports the other.
 LAYERS = {"features": 1, "models": 2, "filter": 3, "integrations": 3, "service": 4}
@@ -163,35 +158,52 @@ def test_the_graph_sees_the_layers():
 # Run in a child interpreter: importing every old path imports river, Dask and matplotlib, and
 # the test process stays as the other tests leave it (the soak's client runs in it).
 _OLD_PATHS_CHECK = """
-import importlib, json, sys
+import importlib, json, sys, warnings
 report = {}
 for old, new in json.loads(sys.argv[1]).items():
-    try:
-        shim = importlib.import_module("streamnb." + old)
-    except ImportError as error:  # an optional extra that is not installed
-        report[old] = "skipped: " + str(error)
-        continue
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            shim = importlib.import_module("streamnb." + old)
+        except ImportError as error:  # an optional extra that is not installed
+            report[old] = "skipped: " + str(error)
+            continue
     moved = importlib.import_module("streamnb." + new)
     names = getattr(moved, "__all__", [name for name in vars(moved) if not name.startswith("_")])
     differ = [name for name in names if getattr(shim, name, None) is not getattr(moved, name)]
-    report[old] = "differ: " + ", ".join(differ) if differ or not names else "same"
+    warned = [str(w.message) for w in caught if w.category is DeprecationWarning and "streamnb." + old + " moved" in str(w.message)]
+    report[old] = {"objects": "differ: " + ", ".join(differ) if differ or not names else "same", "warned": warned}
 print(json.dumps(report))
 """
 
 
-def test_old_paths_still_import():
-    """``streamnb.decision`` and the other paths of the flat layout: the same objects as the new homes."""
+def test_old_paths_warn_and_still_import():
+    """``streamnb.decision`` and the other paths of the flat layout: a DeprecationWarning that names the
+    new path and the version that removes the old one, then the same objects as the new homes."""
     result = subprocess.run([sys.executable, "-c", _OLD_PATHS_CHECK, json.dumps(MOVED)], capture_output=True,
                             text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.splitlines()[-1])
     assert set(report) == set(MOVED)
-    assert {old: verdict for old, verdict in report.items() if verdict != "same" and not verdict.startswith("skipped")} == {}
-    assert report["decision"] == report["mail"] == report["cli"] == "same"  # these need no optional extra
+    imported = {old: verdict for old, verdict in report.items() if not isinstance(verdict, str)}
+    assert {"decision", "mail", "cli"} <= set(imported)  # these need no optional extra
+    for old, verdict in imported.items():
+        assert verdict["objects"] == "same", old
+        assert verdict["warned"] == [f"streamnb.{old} moved to streamnb.{MOVED[old]}; import it from there "
+                                     f"(the old path goes in streamnb {_moved.REMOVED_IN})"], old
     for old in MOVED:
-        assert len((PACKAGE / f"{old}.py").read_text(encoding="utf-8").splitlines()) <= 12, old
+        assert len((PACKAGE / f"{old}.py").read_text(encoding="utf-8").splitlines()) <= 14, old
 
 
+def test_from_streamnb_import_an_old_module_warns_at_the_caller():
+    with pytest.warns(DeprecationWarning, match=r"streamnb\.decision moved to streamnb\.filter\.decision") as caught:
+        vars(streamnb).pop("decision", None)  # as in a fresh interpreter: not yet an attribute
+        from streamnb import decision
+    assert decision is importlib.import_module("streamnb.filter.decision")
+    assert caught[0].filename == __file__
+
+
+@pytest.mark.filterwarnings("ignore:streamnb.* moved to:DeprecationWarning")
 def test_documented_names_under_the_old_paths():
     from streamnb.decision import SpamFilter
     from streamnb.mail import EmailTokenizer

@@ -28,7 +28,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Words kept per header value (bounds the features of absurdly long header lines).
 const MAX_HEADER_WORDS: usize = 16;
 
-/// The email tokenizer's settings (`streamnb.mail.EmailTokenizer`'s parameters).
+/// The email tokenizer's settings (`streamnb.features.email.EmailTokenizer`'s parameters).
 #[derive(Clone, Debug)]
 pub struct EmailFeatures {
     /// Body (and subject) tokenizer settings.

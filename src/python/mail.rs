@@ -1,4 +1,4 @@
-//! `_core.EmailTokenizer` and the email reading functions behind `streamnb.mail`.
+//! `_core.EmailTokenizer` and the email reading functions behind `streamnb.features.email`.
 
 use super::errors::guard;
 use super::tokenizer::{bag_hasher, bag_to_dict, WordTokenizer};

@@ -39,7 +39,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mail::html_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(mail::url_host, m)?)?;
     m.add("ENGLISH_STOP_WORDS", crate::tokenize::ENGLISH_STOP_WORDS)?;
-    // The email tokenizer's default header lists (streamnb.mail re-exports them as tuples).
+    // The email tokenizer's default header lists (streamnb.features.email re-exports them as tuples).
     m.add(
         "DEFAULT_ADDRESS_HEADERS",
         crate::mail::features::DEFAULT_ADDRESS_HEADERS.to_vec(),

@@ -459,7 +459,7 @@ fn encode_email(space: &Features, features: &EmailFeatures, raw: &[u8]) -> Doc {
 }
 
 /// The bytes of raw text: bytes as they are, str re-encoded as the Python tokenizer does
-/// (streamnb.mail._to_bytes).
+/// (streamnb.features.email._to_bytes).
 fn with_raw_bytes<R>(x: &Bound<'_, PyAny>, body: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
     if let Ok(raw) = x.cast::<PyBytes>() {
         return Ok(body(raw.as_bytes()));

@@ -411,7 +411,7 @@ class EmailTokenizer(PicklesSettings):
         names), ``"mime"`` (part types, charsets, encodings, attachments, defects),
         ``"sender"`` (``from-address:``, with ``sender_address``) or ``"other"`` (the word
         headers, e.g. X-Mailer). Fields are what ``EmailTfidf`` (``benchmarks/email_pipeline.py``)
-        and :class:`~streamnb.weighting.EmailWeights` normalise separately.
+        and :class:`~streamnb.features.weighting.EmailWeights` normalise separately.
 
         >>> t = EmailTokenizer()
         >>> [t.field(f) for f in ("free", "subject:free", "from:example.com", "charset:utf-8", "x-mailer:mutt")]

@@ -1,7 +1,7 @@
 """Email features weighted field by field from the message alone: the spam filter's tokenizer.
 
 :class:`EmailWeights` is a tokenizer (raw message -> ``{feature: weight}``) over
-:class:`streamnb.mail.EmailTokenizer` features: every feature weighs ``log(1 + count)``,
+:class:`streamnb.features.email.EmailTokenizer` features: every feature weighs ``log(1 + count)``,
 scaled so that each field of the message (body words, subject, sender, links, address
 domains, header names, MIME structure ...) carries a fixed total mass. The weights depend
 on the message alone, never on what a model learned before it, so a model fed with them

@@ -1,7 +1,7 @@
 """Spam decisions on top of a naive Bayes model: cutoffs, an unsure band, evidence.
 
 The names of the filter, from the modules that hold them (this module re-exports them, and
-``streamnb.decision`` re-exports this one):
+the old path ``streamnb.decision`` warns and re-exports this one):
 
 - :mod:`~streamnb.filter.base`: the verdicts ``HAM``, ``UNSURE``, ``SPAM`` and ``FilterModel``;
 - :mod:`~streamnb.filter.evidence`: :func:`evidence` and :func:`log_odds_terms`;

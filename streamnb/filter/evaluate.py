@@ -222,7 +222,7 @@ def _total(stream: Iterable[Any], total: int | None) -> int | None:
 def prequential(stream: Iterable[Any], step: Callable[[Any, Any], Any], *, progress: Progress = False,
                 total: int | None = None, label: str = "evaluate") -> float:
     """The predict-then-learn loop every progressive evaluation shares (``progressive_evaluate``,
-    ``progressive_evaluate_alphas``, :func:`streamnb.decision.progressive_filter`): ``step(x, y)``
+    ``progressive_evaluate_alphas``, :func:`streamnb.filter.decision.progressive_filter`): ``step(x, y)``
     for each (x, y) pair of the stream in order (it predicts x with the model as it stands,
     then learns it), with the progress bar. Returns the seconds the loop took;
     InvalidInputError for an item that is not a pair, or a stream with none.

@@ -32,7 +32,7 @@ def _figure(width: float, height: float) -> Any:
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:
-        raise ImportError(f"streamnb.plots needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+        raise ImportError(f"streamnb.filter.plots needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
     return Figure(figsize=(width, height), layout="constrained")
 
 
@@ -224,7 +224,7 @@ def plot_reliability(y_true: Sequence[Hashable], probabilities: Any, path: str |
     ``probabilities``: P(spam) per message (or a mapping name -> array); ``calibrated``: the
     same messages' calibrated P(spam), drawn alongside as "after calibration". Points on
     the diagonal are calibrated; below it the model over-states spam, above it
-    under-states it. Bins are those of :func:`streamnb.evaluate.reliability_table`; the
+    under-states it. Bins are those of :func:`streamnb.filter.evaluate.reliability_table`; the
     lower panel counts the messages per bin (log scale: most sit at the ends). Legends
     give each series' expected calibration error (ECE).
 

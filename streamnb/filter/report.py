@@ -147,7 +147,7 @@ class FilterReport(VerdictRates):
     ``predict_one``: None while untrained, the first-learned class on an exact tie) and
     ``model_probability`` = P(spam|x) of the model; ``probability`` (calibrated when the
     filter has a calibrator, else equal to model_probability). ``curve`` holds the running
-    metrics of the model's argmax (for :func:`streamnb.plots.learning_curve`). The verdicts'
+    metrics of the model's argmax (for :func:`streamnb.filter.plots.learning_curve`). The verdicts'
     rates and the ranking: :class:`VerdictRates`.
     """
 

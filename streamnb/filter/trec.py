@@ -101,7 +101,7 @@ def load_trec(path: str | os.PathLike[str] | None = None, *, order: str = "deliv
     """The corpus's messages with their labels: in delivery order (the index's), or shuffled.
 
     ``order``: ``"delivery"`` (the protocol's) or ``"shuffle"`` (``random.Random(seed)``);
-    ``limit``: only the first messages of the index. Each :class:`~streamnb.datasets.Message`
+    ``limit``: only the first messages of the index. Each :class:`~streamnb.filter.datasets.Message`
     has group ``"trec"``, the file's name (``inmail.1`` ...) and its Date header.
 
     Parameters

@@ -45,7 +45,7 @@ try:
     import pandas as pd
 except ImportError as exc:  # pragma: no cover - exercised by simulating a missing dask
     raise ImportError(
-        "streamnb.distributed needs Dask (dask.bag, dask.dataframe, distributed, pandas): "
+        "streamnb.integrations.distributed needs Dask (dask.bag, dask.dataframe, distributed, pandas): "
         "pip install streamnb[dask]") from exc
 
 from ..errors import InvalidTypeError, StreamNBError, describe

@@ -35,7 +35,7 @@ try:
     from river import base as river_base
 except ImportError as error:  # pragma: no cover - exercised by a test that hides river
     raise ImportError(
-        f"streamnb.river needs the optional dependency {error.name!r} (river and pandas); "
+        f"streamnb.integrations.river needs the optional dependency {error.name!r} (river and pandas); "
         "install it with: pip install streamnb[river]") from error
 
 from .. import models
@@ -170,7 +170,8 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
             cls.__init__ = _init_with_signature(cls.__qualname__, cls._parameters)  # type: ignore[method-assign]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError(f"{type(self).__name__} is abstract: use an adapter such as streamnb.river.MultinomialNB")
+        raise TypeError(f"{type(self).__name__} is abstract: use an adapter such as "
+                        "streamnb.integrations.river.MultinomialNB")
 
     def _setup(self, params: dict[str, Any]) -> None:
         for name, value in params.items():

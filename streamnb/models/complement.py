@@ -38,7 +38,7 @@ class ComplementNB(DiscreteNB):
     classes) with and without ``norm``, except the first prediction after such a change.
 
     TWCNB (Rennie's transformed, weight-normalised CNB) is this model with ``norm=True``
-    fed TF-IDF documents (``streamnb.text.OnlineTfidf``: ``learn_one(x)`` then
+    fed TF-IDF documents (``streamnb.features.text.OnlineTfidf``: ``learn_one(x)`` then
     ``transform_one(x)``). A unit-length document carries little mass, so alpha = 1
     smooths it away on a large vocabulary: on the SpamAssassin stream alpha = 0.01 did far
     better (benchmarks/bench_complement.py).

@@ -2,7 +2,7 @@
 scored with inverse document frequencies read from its own counts.
 
 :class:`EmailNB` is a :class:`MultinomialNB` (Dirichlet smoothing, uniform class prior)
-whose tokenizer is :class:`streamnb.weighting.EmailWeights` (a raw message -> weights that
+whose tokenizer is :class:`streamnb.features.weighting.EmailWeights` (a raw message -> weights that
 depend on the message alone) and whose predictions reweigh each message at scoring time:
 
     s_f = m_F * w_f * idf_f / sum_{g in F} w_g * idf_g,    idf_f = ln((1 + N) / (1 + D_f)) + k
@@ -25,7 +25,7 @@ Why split it so. Counts learned from message-alone weights keep every exact oper
 the count store (learn / unlearn / merge / forgetting / save and load, the ledger), and
 since the IDF is a function of the counts as they stand, the score of a message depends only
 on the model, never on the order it learned in: unlearning a message gives exactly the model
-that never saw it (to the last bit: see :data:`streamnb.weighting.QUANTUM_BITS`). Applying
+that never saw it (to the last bit: see :data:`streamnb.features.weighting.QUANTUM_BITS`). Applying
 the IDF when learning instead, with the document frequencies of the messages before (as
 ``EmailPipeline`` does), makes the counts depend on the order, so nothing could be
 unlearned or merged exactly; applying it at scoring time only ranks at least as well on the
@@ -66,7 +66,7 @@ def _default_weights() -> EmailWeights:
 
 @register_model
 class EmailNB(MultinomialNB):
-    """Multinomial NB on :class:`~streamnb.weighting.EmailWeights`, scored with the IDF of its
+    """Multinomial NB on :class:`~streamnb.features.weighting.EmailWeights`, scored with the IDF of its
     own document counts (see the module docstring). The naive Bayes part of the spam filter's
     default model, :class:`~streamnb.models.Fusion` (alone: ``streamnb train --model-type email``).
 
@@ -85,7 +85,7 @@ class EmailNB(MultinomialNB):
     class_prior
         As MultinomialNB's; default ``"uniform"``.
     tokenizer
-        An :class:`~streamnb.weighting.EmailWeights` (default ``EmailWeights()``).
+        An :class:`~streamnb.features.weighting.EmailWeights` (default ``EmailWeights()``).
     idf
         True (the default) scores with the IDF; False scores the learned weights as they are
         (a plain MultinomialNB on EmailWeights).

@@ -113,7 +113,7 @@ def default_lr() -> LogisticRegression:
 class Fusion:
     """A naive Bayes model and a logistic regression, fused online (see the module docstring).
 
-    The verdict cutoffs of :class:`~streamnb.decision.LogOddsRule` for the fused log-odds
+    The verdict cutoffs of :class:`~streamnb.filter.decision.LogOddsRule` for the fused log-odds
     are ``log_odds_cutoffs`` (ham below -2, spam from 3, caution 0.5; chosen with the
     fusion's defaults on the same streams).
 

@@ -130,7 +130,7 @@ class MultinomialNB(DiscreteNB):
         out, as predictions leave them out by default). U is what additive smoothing gives a
         class that has learned nothing (alpha / (alpha |V|)), so this is the log-odds of
         ``label`` against such a class with equal priors: large when x resembles what
-        ``label`` learned, low when x is new to it. :class:`streamnb.decision.SpamFilter`
+        ``label`` learned, low when x is new to it. :class:`streamnb.filter.decision.SpamFilter`
         scores with it while the model has learned only one of its two classes. Computed in
         the core (src/nb/predict.rs, ``log_odds_against_uniform``).
 

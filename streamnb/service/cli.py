@@ -11,10 +11,10 @@
     streamnb serve --models DIR [--allow-tell]                      spamd-compatible service (spamc)
 
 A source (SRC) is a Maildir, an mbox file, a folder of message files or one message file
-(see ``streamnb.sources``); ``--data`` takes JSONL/CSV files with text and label columns.
+(see ``streamnb.filter.sources``); ``--data`` takes JSONL/CSV files with text and label columns.
 The model file is streamnb's persistence format (``streamnb.persist``): written atomically,
 so a failed command leaves it as it was. learn, unlearn and train --force hold the model's
-write lock (``streamnb.journal``) from load to save, so commands run at once on one file (or
+write lock (``streamnb.service.journal``) from load to save, so commands run at once on one file (or
 beside ``streamnb serve``) each add their lessons: none is lost to a concurrent writer.
 
 Imports are made where they are needed: ``streamnb classify`` loads the model and the
@@ -244,8 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
         command.set_defaults(run=run)
 
     evaluate = commands.add_parser("evaluate", help="progressive evaluation: classify, then learn, each message")
-    evaluate.add_argument("--corpus", help="the SpamAssassin corpus, or the TREC 2007 one (streamnb.trec), as a folder "
-                                           "or an archive, instead of --spam/--ham")
+    evaluate.add_argument("--corpus", help="the SpamAssassin corpus, or the TREC 2007 one (streamnb.filter.trec), "
+                                           "as a folder or an archive, instead of --spam/--ham")
     source_options(evaluate)
     model_options(evaluate)
     decision_options(evaluate)

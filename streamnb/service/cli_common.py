@@ -36,7 +36,7 @@ TOKENIZERS = ("email", "words")
 DEFAULT_MODEL, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "fusion", "email", "uniform"
 DEFAULT_ALPHA = {"email": 0.3, "fusion": 0.3}  # others: 0.01 (EmailNB's own default: streamnb.models.email)
 DEFAULT_MU = {"email": 100.0, "fusion": 100.0}  # others: none (additive smoothing)
-# The default verdicts: LogOddsRule (streamnb.decision) at the model's own cutoffs
+# The default verdicts: LogOddsRule (streamnb.filter.decision) at the model's own cutoffs
 # (LogOddsRule.for_model: a fusion's, ham below -2 and spam from 3; EmailNB's, -5 and 16),
 # each cutoff moved out by caution * 100 / (messages learned of the class it rules out).
 DEFAULT_RULE = "logodds"

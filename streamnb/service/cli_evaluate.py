@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def evaluation_items(args: argparse.Namespace, order: Order, seed: int) -> list[tuple[Any, Any]]:
     """The labelled messages of --corpus or the sources, in the given order. A TREC corpus
-    (streamnb.trec) is read in delivery order for "date" and "file" (its index's order).
+    (streamnb.filter.trec) is read in delivery order for "date" and "file" (its index's order).
 
     Parameters
     ----------

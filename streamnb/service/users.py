@@ -9,7 +9,7 @@ plus a ledger; before that, that user's messages get the site model's verdict
 most ``--max-models`` models stay loaded (least recently used out); the site model
 (``DIR/@site.snb``) is one more model, made at the first TELL, that always stays.
 
-Durability (see :mod:`streamnb.journal`): one writer per model (the model file's lock, shared
+Durability (see :mod:`streamnb.service.journal`): one writer per model (the model file's lock, shared
 with ``streamnb learn``); each TELL is appended to ``DIR/<user>.snb.journal`` and to the site
 model's journal and fsynced before the reply (TELLs arriving together share one fsync), and
 only then acknowledged; a lesson that cannot be made durable (a full disk, an fsync that

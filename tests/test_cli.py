@@ -873,6 +873,13 @@ def test_inspect_and_classify_count_the_lessons_the_service_journaled(model_copy
     assert lines[2] == "classes: 'spam': 43 messages, 'ham': 41 messages"
     assert run("classify", str(model_copy), stdin=spam(99)).returncode == 0
     assert model_copy.read_bytes() == before and Path(f"{model_copy}.journal").exists()  # read only
+    # a journal that is not one (the service sets it aside): said, and the file alone is read
+    Path(f"{model_copy}.journal").write_bytes(b"not a journal\n")
+    damaged = run("inspect", str(model_copy), "--top", "0")
+    assert damaged.returncode == 0
+    assert damaged.stderr.decode().strip() == (f"streamnb: warning: '{model_copy}.journal' is not a streamnb journal "
+                                               "(bad header): its lessons are not counted")
+    assert "classes: 'spam': 40 messages, 'ham': 40 messages" in damaged.stdout.decode().splitlines()
 
 
 def test_unlearn_errors_speak_of_the_message(model_copy, mail, tmp_path):

@@ -392,9 +392,7 @@ def load_served_model(path: str) -> tuple[Any, list[Any]]:
     Raises
     ------
     CommandError, ModelFormatError
-        As :func:`load_model`.
-    JournalError
-        The journal beside the file is not a journal.
+        As :func:`load_model` (a journal that is not one is said in a warning, and left out).
     """
     from . import journal
 
@@ -403,7 +401,11 @@ def load_served_model(path: str) -> tuple[Any, list[Any]]:
     model = load_model(path)
     if digest is None:
         return model, []
-    lessons = journal.pending_lessons(path, digest)
+    try:
+        lessons = journal.pending_lessons(path, digest)
+    except journal.JournalError as error:  # the service sets such a journal aside and serves the file alone
+        print(f"streamnb: warning: {error}: its lessons are not counted", file=sys.stderr)
+        return model, []
     journal.replay(model, lessons, journal.journal_path(path))
     return model, lessons
 

@@ -246,8 +246,6 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         The model file does not exist.
     ModelFormatError
         The file is not a model file, or is damaged.
-    JournalError
-        The journal beside it is not a journal.
     """
     model, lessons = load_served_model(args.model)
     print(f"{type(model).__name__}: {model!r}")

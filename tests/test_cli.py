@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import streamnb
+from streamnb.service import cli
 from tests.state import snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -265,7 +266,8 @@ def test_evaluate_writes_a_json_report(mail, tmp_path):
     report = json.loads(report_file.read_text())
     assert report["messages"] == 2 * N_EACH
     for key in ("accuracy", "false_positive_rate", "false_negative_rate", "one_minus_auc_percent",
-                "ece", "ece_calibrated", "unsure_rate", "log_loss", "brier", "per_class", "verdict_counts"):
+                "ece", "ece_calibrated", "unsure_rate", "log_loss", "brier", "per_class", "verdict_counts",
+                "class_counts", "error_counts"):
         assert key in report
     assert 0.5 <= report["accuracy"] <= 1.0
     assert set(report["per_class"]) == {"ham", "spam"}
@@ -274,9 +276,14 @@ def test_evaluate_writes_a_json_report(mail, tmp_path):
     out = result.stdout.decode()
     assert "model argmax: accuracy" in out
     # The table shows the verdicts' error rates and counts as the report holds them.
+    # The true classes, the verdicts and the errors apart (the verdicts sum to the messages: issue 35).
+    assert report["class_counts"] == {"ham": N_EACH, "spam": N_EACH}
     counts = report["verdict_counts"]
-    assert counts["ham"] == counts["spam"] == N_EACH
-    ham_as_spam = f"{report['verdict_false_positive_rate']:.2%} ({counts['ham_as_spam']} of {N_EACH})"
+    assert set(counts) == {"ham", "spam", "unsure"} and sum(counts.values()) == report["messages"]
+    errors = report["error_counts"]
+    assert set(errors) == {"ham_as_spam", "spam_as_ham"}
+    assert errors["ham_as_spam"] <= counts["spam"] and errors["spam_as_ham"] <= counts["ham"]
+    ham_as_spam = f"{report['verdict_false_positive_rate']:.2%} ({errors['ham_as_spam']} of {N_EACH})"
     unsure = f"{report['unsure_rate']:.2%} ({counts['unsure']} of {2 * N_EACH})"
     lines = out.splitlines()
     assert any(line.startswith("verdict spam on ham (ham called spam)") and line.endswith(ham_as_spam)
@@ -515,14 +522,18 @@ def test_learn_waits_for_the_write_lock(model_copy, tmp_path):
     assert streamnb.load(model_copy).class_counts == {"spam": before["spam"], "ham": before["ham"] + 1}
 
 
-def test_classify_imports_only_what_it_needs(mail):
-    """One message classified without numpy, scipy, calibration, plots, corpus code (streamnb/_lazy.py)."""
+def test_classify_imports_only_what_it_needs(mail, tmp_path):
+    """One message classified without numpy, scipy, calibration, plots, corpus code (streamnb/_lazy.py).
+    A model file without a ledger: a ledger's arrays are read with numpy."""
+    model = tmp_path / "no-ledger.snb"
+    assert run("train", str(model), "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]),
+               "--ledger", "0").returncode == 0
     script = ("import io, json, sys\n"
               "from streamnb.service.cli import main\n"
               "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
               "code = main(['classify', sys.argv[1]])\n"
               "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n")
-    result = subprocess.run([sys.executable, "-c", script, str(mail["model"]), spam(5).decode()],
+    result = subprocess.run([sys.executable, "-c", script, str(model), spam(5).decode()],
                             capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.decode().splitlines()[-1])
@@ -538,7 +549,7 @@ def test_classify_imports_only_what_it_needs(mail):
 # -- user mistakes (issue 28): one line naming what was wrong, nothing created, nothing changed ----
 
 @pytest.mark.parametrize("argv, needles", [
-    ([], ["required: command"]),
+    ([], ["a command is needed"]),
     (["train", "x.snb", "--alpha", "abc"], ["--alpha", "a finite number > 0", "'abc'"]),
     (["train", "x.snb", "--ledger", "-2"], ["--ledger", "an integer >= 0"]),
     (["classify", "m.snb", "--evidence", "-3"], ["--evidence", "an integer >= 0", "'-3'"]),
@@ -612,7 +623,10 @@ def test_a_reader_that_goes_away_stops_the_command_quietly(mail, tmp_path):
         box.add(ham(i))
     box.close()
     assert read_some_then_close("classify", str(mail["model"]), str(many)) == (141, b"")
-    assert read_some_then_close("inspect", str(mail["model"]), "--top", "20000") == (141, b"")
+    # a model of thousands of features: its listing is more than a pipe holds, whatever the timing
+    big = tmp_path / "big.snb"
+    assert run("train", str(big), "--spam", str(mail["mbox"]), "--ham", str(many)).returncode == 0
+    assert read_some_then_close("inspect", str(big), "--top", "20000") == (141, b"")
 
 
 def test_paths_with_typos_create_nothing(mail, tmp_path):
@@ -660,7 +674,8 @@ def test_counts_are_printed_as_whole_numbers(mail, tmp_path):
     trained = run("train", str(target), "--spam", str(mail["folder"] / "s1.eml"), "--ham", str(mail["maildir"]))
     assert trained.returncode == 0, trained.stderr
     assert "on 41 messages (ham 40, spam 1)" in trained.stdout.decode()  # classes in the order learned (Date order)
-    learned = run("learn", str(target), "--spam", str(mail["folder"] / "s1.eml"))
+    (tmp_path / "s2.eml").write_bytes(spam(51))
+    learned = run("learn", str(target), "--spam", str(tmp_path / "s2.eml"))
     assert learned.stdout.decode().startswith("learned 1 message; classes now ham 40, spam 2; saved ")
 
 
@@ -675,13 +690,14 @@ def test_a_mailbox_of_one_message_is_named_by_its_path(mail, tmp_path):
     assert lines[1].split("\t")[0] == f"{mail['mbox']}#0"
 
 
-def test_learning_twice_without_a_ledger_is_said(model_copy, mail, tmp_path):
+def test_learning_twice_without_a_ledger_is_said(mail, tmp_path):
     one = str(mail["folder"] / "s1.eml")
-    learned = run("learn", str(model_copy), "--spam", one)
+    trained = run("train", str(tmp_path / "twice.snb"), "--spam", one, "--spam", one, "--ham", str(mail["maildir"]),
+                  "--ledger", "0")
+    assert trained.returncode == 0 and "messages repeated in the sources count again (1 of 42)" in trained.stderr.decode()
+    learned = run("learn", str(tmp_path / "twice.snb"), "--spam", one)
     assert learned.returncode == 0
     assert "has no ledger" in learned.stderr.decode() and "counts again" in learned.stderr.decode()
-    trained = run("train", str(tmp_path / "twice.snb"), "--spam", one, "--spam", one, "--ham", str(mail["maildir"]))
-    assert trained.returncode == 0 and "messages repeated in the sources count again (1 of 42)" in trained.stderr.decode()
     with_ledger = run("train", str(tmp_path / "ledger.snb"), "--spam", one, "--ham", str(mail["maildir"]),
                       "--ledger", "100")
     assert with_ledger.returncode == 0 and with_ledger.stderr == b""
@@ -703,3 +719,293 @@ def test_an_email_nb_model_file_keeps_its_own_cutoffs(mail, tmp_path):
         verdict = SpamFilter(model, LogOddsRule(-5.0, 16.0, 8.0)).classify(message)
         printed = run("classify", str(target), stdin=message).stdout.decode().split("\t")
         assert printed[0] == verdict.label and float(printed[1]) == pytest.approx(verdict.score, abs=1e-6)
+
+
+# -- issue 35: the command as a new user finds it ------------------------------------------------
+
+def test_standard_input_is_capped_at_max_size(mail):
+    """`classify MODEL < /dev/zero` stops after --max-size bytes, with one line (it read 10.5 GB)."""
+    started = time.monotonic()
+    with open("/dev/zero", "rb") as zero:
+        result = subprocess.run([sys.executable, "-m", "streamnb", "classify", str(mail["model"])], stdin=zero,
+                                capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert_error(result, "standard input holds more than 512,000 bytes (--max-size)")
+    assert time.monotonic() - started < 30
+    big = spam(1) + b"padding " * 20_000  # 160 kB: under the default, over --max-size 100000
+    assert run("classify", str(mail["model"]), stdin=big).returncode == 0
+    assert_error(run("classify", str(mail["model"]), "--max-size", "100000", stdin=big),
+                 "more than 100,000 bytes (--max-size)")
+
+
+def test_an_mbox_on_standard_input_is_classified_message_by_message(mail):
+    result = run("classify", str(mail["model"]), stdin=mail["mbox"].read_bytes())
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert len(lines) == N_EACH
+    assert [line.split("\t")[0] for line in lines[:2]] == ["stdin#0", "stdin#1"]
+    assert all(line.split("\t")[1] == "spam" for line in lines)
+    # the same verdicts as the mbox given as a file
+    from_file = run("classify", str(mail["model"]), str(mail["mbox"])).stdout.decode().splitlines()
+    assert [line.split("\t", 1)[1] for line in lines] == [line.split("\t", 1)[1] for line in from_file]
+    # an mbox of one message on stdin: one verdict and its exit code, as a message
+    single = b"From deals@offers.example.com Mon Sep  2 10:00:00 2002\n" + spam(4)
+    one = run("classify", str(mail["model"]), stdin=single)
+    assert one.returncode == 0 and one.stdout.decode().startswith("spam\t")
+    # --tag and --evidence need one message: refused, never the first one only
+    assert_error(run("classify", str(mail["model"]), "--tag", stdin=mail["mbox"].read_bytes()),
+                 "--tag takes one message", f"{N_EACH} messages in standard input")
+
+
+def test_a_pipe_as_a_source_is_read_once_and_named(mail, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    command = [sys.executable, "-m", "streamnb", "classify", str(mail["model"]), str(fifo)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        with open(fifo, "wb") as writer:
+            writer.write(mail["mbox"].read_bytes())
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert out.decode().splitlines()[1].startswith(f"{fifo}#1\tspam\t")
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        with open(fifo, "wb") as writer:
+            writer.write(b"\x00\xff binary, not mail")
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 3 and out == b""
+    assert err.decode().strip() == f"streamnb classify: error: {str(fifo)!r} is not a mail message (it does not " \
+                                   "start with a header line)"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["learn", "m.snb", "--spa", "x"], "unrecognized arguments: --spa x"),  # not taken as --spam
+    (["train", "m.snb", "--led", "5", "--spam", "x"], "unrecognized arguments: --led 5"),
+    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["--frobnicate", "inspect", "m.snb"], "unrecognized arguments: --frobnicate"),
+])
+def test_options_are_never_abbreviated_and_unknown_ones_are_named(argv, needle, tmp_path):
+    result = run(*argv, cwd=tmp_path)
+    assert_error(result, needle)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [[], ["classify"], ["train"], ["serve"]])
+def test_help_lists_the_exit_codes(command):
+    result = run(*command, "--help")
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    epilog = text[text.index("exit codes:"):]
+    for line in ("3    an error", "130  interrupted (Ctrl-C): nothing was saved", "141  the reader of the output"):
+        assert line in epilog, epilog
+    if command in ([], ["classify"]):
+        assert "1    ham (one message)" in epilog and "2    unsure (one message)" in epilog
+
+
+def test_ctrl_c_exits_130_and_saves_nothing(mail, tmp_path):
+    """train waits on a pipe that never ends; SIGINT stops it: 130, one line, no model file."""
+    import signal
+
+    fifo, target = tmp_path / "spam-pipe", tmp_path / "new.snb"
+    os.mkfifo(fifo)
+    command = [sys.executable, "-m", "streamnb", "train", str(target), "--spam", str(fifo), "--ham",
+               str(mail["maildir"])]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}) as process:
+        deadline = time.monotonic() + 60
+        while True:  # opening the write end without blocking succeeds once train has opened the pipe to read
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+        try:
+            os.write(writer, spam(1))  # half a source: train reads on, waiting for the rest
+            time.sleep(0.2)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            os.close(writer)
+    assert process.returncode == 130, err
+    assert err.decode().strip() == "streamnb train: interrupted; nothing was saved"
+    assert not target.exists() and not Path(f"{target}.lock").exists()
+
+
+def test_train_with_one_class_warns(mail, tmp_path):
+    result = run("train", str(tmp_path / "spam-only.snb"), "--spam", str(mail["mbox"]))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.decode().strip() == ("streamnb train: warning: every message is spam: the model tells nothing "
+                                              "apart until it learns ham too (streamnb learn MODEL --ham SRC)")
+    both = run("train", str(tmp_path / "both.snb"), "--spam", str(mail["folder"] / "s1.eml"), "--ham",
+               str(mail["folder"] / "h1.eml"))
+    assert both.returncode == 0 and both.stderr == b""
+
+
+def test_a_trained_model_is_teachable_by_the_service(mail):
+    """`streamnb train` keeps a ledger by default (as the service's new models): TELL needs one to learn a message
+    once and to forget one; the service refused TELL on a trained model before (issue 35)."""
+    from streamnb.service import journal
+
+    model = streamnb.load(mail["model"])
+    assert model.ledger == 100_000
+    assert mail["model"].stat().st_mode & 0o777 == 0o600  # the guide says so: its owner's only
+    before = dict(model.class_counts)
+    assert journal.apply_lesson(model, journal.Lesson("learn", "spam", spam(0))) is False  # learned by train: once
+    assert journal.apply_lesson(model, journal.Lesson("learn", "ham", spam(0))) is True  # moves
+    assert model.class_counts == {"spam": before["spam"] - 1, "ham": before["ham"] + 1}
+    assert journal.apply_lesson(model, journal.Lesson("forget", None, spam(0))) is True
+    assert model.class_counts == {"spam": before["spam"] - 1, "ham": before["ham"]}
+
+
+def test_inspect_and_classify_count_the_lessons_the_service_journaled(model_copy):
+    """A model left by a killed `streamnb serve`: its journal holds acknowledged lessons the file lacks."""
+    from streamnb.service import journal
+
+    before = model_copy.read_bytes()
+    descriptor = journal.create_journal(model_copy, journal.file_digest(model_copy))
+    lessons = [journal.Lesson("learn", "spam", spam(60 + i)) for i in range(3)] + [journal.Lesson("learn", "ham", ham(60))]
+    journal.append_lessons(descriptor, lessons)
+    os.close(descriptor)
+    result = run("inspect", str(model_copy), "--top", "0")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines[1] == ("journal: 4 lessons told to 'streamnb serve' and not yet folded into the file (learn spam 3, "
+                        "learn ham 1); counted below")
+    assert lines[2] == "classes: 'spam': 43 messages, 'ham': 41 messages"
+    assert run("classify", str(model_copy), stdin=spam(99)).returncode == 0
+    assert model_copy.read_bytes() == before and Path(f"{model_copy}.journal").exists()  # read only
+    # a journal that is not one (the service sets it aside): said, and the file alone is read
+    Path(f"{model_copy}.journal").write_bytes(b"not a journal\n")
+    damaged = run("inspect", str(model_copy), "--top", "0")
+    assert damaged.returncode == 0
+    assert damaged.stderr.decode().strip() == (f"streamnb: warning: '{model_copy}.journal' is not a streamnb journal "
+                                               "(bad header): its lessons are not counted")
+    assert "classes: 'spam': 40 messages, 'ham': 40 messages" in damaged.stdout.decode().splitlines()
+
+
+def test_unlearn_errors_speak_of_the_message(model_copy, mail, tmp_path):
+    before = model_copy.read_bytes()
+    stranger = tmp_path / "stranger.eml"
+    stranger.write_bytes(ham(70).replace(b"meeting", b"zebra"))
+    known = tmp_path / "known.eml"
+    known.write_bytes(ham(0))  # in the Maildir the model was trained on
+    assert_error(run("unlearn", str(model_copy), "--ham", str(known), "--ham", str(stranger)),
+                 f"{stranger}: {model_copy} never learned this message as ham (some of its words were never learned "
+                 "as ham); nothing was unlearned")
+    assert_error(run("unlearn", str(model_copy), "--ham", str(mail["mbox"])),
+                 f"{mail['mbox']}#0: {model_copy} never learned this message as ham (this message was learned as "
+                 "'spam', not as 'ham')")
+    assert_error(run("unlearn", str(model_copy), "--spam", str(mail["mbox"]), "--spam", str(mail["mbox"])),
+                 f"{mail['mbox']}#0 is given twice: a message is unlearned once")
+    assert "feature" not in run("unlearn", str(model_copy), "--ham", str(stranger)).stderr.decode()
+    assert model_copy.read_bytes() == before
+
+
+def tell(port: int, raw: bytes, label: str, user: str = "alice") -> bytes:
+    """A TELL (spamc -L LABEL) to `streamnb serve`, its reply's first line."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(f"TELL SPAMC/1.5\r\nMessage-class: {label}\r\nSet: local\r\nUser: {user}\r\n"
+                           f"Content-length: {len(raw)}\r\n\r\n".encode() + raw)
+        connection.shutdown(socket.SHUT_WR)
+        reply = b""
+        while part := connection.recv(65536):
+            reply += part
+    return reply.split(b"\r\n")[0]
+
+
+def test_the_command_and_the_service_learn_the_same_inputs(serve, mail, tmp_path):
+    """One check of what is mail (streamnb.filter.sources.mail_problem): random bytes are refused by `streamnb learn`
+    and by a TELL; a file of header-like lines (/proc/self/status) is learned by both. And a model made by
+    `streamnb train` takes a TELL (its ledger: a message it learned is not counted twice)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "alice.snb").write_bytes(mail["model"].read_bytes())
+    server = serve(models, "--allow-tell", "--no-site")
+    inputs = {"random": bytes(range(256)) * 4, "status": b"Name:\tpython3\nUmask:\t0022\nState:\tR (running)\n"}
+    for name, raw in inputs.items():
+        source = tmp_path / name
+        source.write_bytes(raw)
+        copy = tmp_path / f"{name}.snb"
+        copy.write_bytes(mail["model"].read_bytes())
+        learned = run("learn", str(copy), "--spam", str(source))
+        told = tell(server.port, raw, "spam")
+        if name == "random":
+            assert_error(learned, f"{str(source)!r} is not a mail message (it does not start with a header line)")
+            assert told == b"SPAMD/1.5 65 Message refused: (the message is not a mail message (it does not start with " \
+                           b"a header line))"
+        else:
+            assert learned.returncode == 0, learned.stderr
+            assert told == b"SPAMD/1.5 0 EX_OK"
+    assert tell(server.port, spam(0), "spam") == b"SPAMD/1.5 0 EX_OK"  # learned by train: nothing changes
+    server.stop()
+    assert streamnb.load(models / "alice.snb").class_counts == {"spam": N_EACH + 1.0, "ham": float(N_EACH)}
+
+
+def without_matplotlib(tmp_path: Path) -> dict[str, str]:
+    """An environment where `import matplotlib` fails, as where the plots extra is not installed."""
+    shadow = tmp_path / "no-matplotlib" / "matplotlib"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named matplotlib')\n")
+    return {**os.environ, "PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT}"}
+
+
+@pytest.fixture(scope="module")
+def small_corpus(mail) -> Path:
+    """The SpamAssassin layout (easy_ham/, spam/), 40 messages of each."""
+    corpus = mail["root"] / "corpus"
+    for group, make in (("easy_ham", ham), ("spam", spam)):
+        (corpus / group).mkdir(parents=True)
+        for i in range(N_EACH):
+            (corpus / group / f"{i:05d}.{i:032x}").write_bytes(make(i))  # the official names: number.md5
+    return corpus
+
+
+def test_plots_without_matplotlib_are_refused_before_any_work(mail, small_corpus, tmp_path):
+    env = without_matplotlib(tmp_path)
+
+    def command(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "streamnb", *args], capture_output=True, env=env, cwd=tmp_path,
+                              timeout=120)
+
+    out = tmp_path / "demo-out"
+    assert_error(command("demo", "--corpus", str(small_corpus), "--out", str(out)),
+                 "streamnb demo draws plots with matplotlib, which is not installed: pip install streamnb[plots]")
+    assert not out.exists()
+    report, plots = tmp_path / "report.json", tmp_path / "plots"
+    result = command("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]), "--json", str(report),
+                     "--plots", str(plots))
+    assert_error(result, "--plots draws plots with matplotlib, which is not installed")
+    assert result.stdout == b"" and not report.exists() and not plots.exists()  # nothing evaluated, nothing written
+    without_plots = command("evaluate", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]), "--json",
+                            str(report))
+    assert without_plots.returncode == 0, without_plots.stderr
+
+
+def test_demo_reports_the_model_s_own_probability_and_names_the_model(small_corpus, tmp_path, monkeypatch):
+    """The demo applies no calibrator (on the SpamAssassin stream isotonic calibration made the fusion's ECE worse:
+    issue 35); its report and table say so, and the plots' legends name the model (a fusion, not naive Bayes)."""
+    from streamnb.filter import plots
+    from streamnb.service import cli_evaluate
+
+    drawn: dict[str, object] = {}
+    monkeypatch.setattr(plots, "plot_roc", lambda truth, series, path, **kw: drawn.setdefault("roc", series) and path)
+    monkeypatch.setattr(plots, "plot_learning_curve", lambda report, path, **kw: drawn.setdefault("curve", kw) and path)
+    monkeypatch.setattr(plots, "plot_reliability",
+                        lambda truth, series, path, **kw: drawn.setdefault("reliability", (series, kw)) and path)
+    out = tmp_path / "demo-out"
+    args = cli.parse_arguments(["demo", "--corpus", str(small_corpus), "--out", str(out)])
+    assert cli_evaluate.cmd_demo(args) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["ece_calibrated"] is None and report["log_loss_calibrated"] is None and 0 <= report["ece"] <= 1
+    assert list(drawn["roc"]) == ["Fusion log-odds"]
+    series, options = drawn["reliability"]
+    assert list(series) == ["Fusion P(spam|x)"] and options["title"] == "Reliability of Fusion's P(spam)"
+    assert drawn["curve"]["title"].startswith("Fusion: ")
+    assert streamnb.load(out / "model.snb").class_counts == {"ham": N_EACH, "spam": N_EACH}
+    # evaluate keeps its calibrator, drawn beside the model's own P(spam)
+    drawn.clear()
+    evaluated = cli.parse_arguments(["evaluate", "--corpus", str(small_corpus), "--also-orders", "none", "--plots",
+                                     str(tmp_path / "plots"), "--model-type", "email"])
+    assert cli_evaluate.cmd_evaluate(evaluated) == 0
+    assert list(drawn["reliability"][0]) == ["EmailNB P(spam|x)", "calibrated (isotonic, online)"]

@@ -283,3 +283,39 @@ def test_without_a_budget_ask_says_whether_the_verdict_is_unsure():
     for probe in PROBES + UNLABELLED:
         verdict = spam_filter.classify(probe)
         assert verdict.ask == (verdict.label == "unsure")
+
+
+def _mail(kind: str, i: int) -> bytes:
+    if kind == "spam":
+        return f"Subject: cheap pills {i}\n\nbuy cheap pills now, offer {i}\n".encode()
+    return f"Subject: lunch {i}\n\nmeeting at noon about the report {i}\n".encode()
+
+
+@pytest.mark.parametrize("lessons, observe, forget", [
+    ([("spam", 0), ("ham", 1), ("ham", 2)], False, ("spam", 0)),  # the first lesson, its class's only one
+    ([("ham", 1), ("ham", 2), ("spam", 0)], True, ("spam", 0)),
+    ([("spam", 0), ("ham", 1)], True, ("spam", 0)),
+    ([("ham", 1)], True, ("ham", 1)),
+])
+def test_unlearning_a_class_last_message_leaves_a_model_that_saves_and_learns_on(tmp_path, lessons, observe, forget):
+    """Naive Bayes hides a class whose last message it unlearns; logistic regression, the stacker
+    and the records (observed mail included) still name it: the unlearn takes the steps back under
+    the two classes they were taken under, the file keeps the records, and the class comes back."""
+    spam_filter = SpamFilter()
+    for kind, i in lessons:
+        spam_filter.learn(_mail(kind, i), kind)
+    if observe:
+        for raw in (_mail("spam", 500), _mail("ham", 501)):
+            spam_filter.observe(raw, spam_filter.classify(raw))
+    spam_filter.unlearn(_mail(forget[0], forget[1]), forget[0])
+    assert forget[0] not in spam_filter.model.classes
+    path = tmp_path / "filter.snb"
+    spam_filter.model.save(path)
+    loaded = load(path)
+    probes = [_mail("spam", 900), _mail("ham", 901)]
+    assert [loaded.log_odds_one(p) for p in probes] == [spam_filter.model.log_odds_one(p) for p in probes]
+    for model in (spam_filter.model, loaded):
+        model.learn_one(_mail(forget[0], 7), forget[0])
+        assert set(model.classes) == {kind for kind, _ in lessons}
+        model.save(tmp_path / "again.snb")
+    assert [load(tmp_path / "again.snb").log_odds_one(p) for p in probes] == [loaded.log_odds_one(p) for p in probes]

@@ -229,7 +229,7 @@ def test_report_has_the_score_the_posterior_and_the_counts(trained):
     lines = spamc(server.port, "-R", stdin=raw).stdout.decode().splitlines()
     assert lines[0] == f"{score}/{threshold}"
     assert lines[1] == "streamnb verdict for user alice: spam"
-    assert f"  P(spam|x) = {verdict.probability:.6f} (naive Bayes posterior)" in lines
+    assert f"  P(spam|x) = {verdict.probability:.6f} (Fusion posterior)" in lines  # the default model, by name
     assert f"  model: {N_EACH} spam and {N_EACH} ham learned" in lines
     clues = [line for line in lines if re.match(r"\s+[+-]\d+\.\d{3}  ", line)]
     # (a feature may hold a space: the default model's word pairs, "viagra discount")

@@ -304,10 +304,12 @@ def test_the_command_under_a_failing_disk_leaves_the_model_as_it_was(fault, reas
     model = models / "m.snb"
     trained_model(model, range(4))
     (tmp_path / "more.eml").write_bytes(spam(20))
+    (tmp_path / "more-ham.eml").write_bytes(ham(21))  # both classes: train has no warning to give
     before = model.read_bytes()
     spec = f"full={models}" if fault == "full" else f"fsync={models}/*"
     for command in (("learn", str(model), "--spam", str(tmp_path / "more.eml")),
-                    ("train", str(model), "--force", "--spam", str(tmp_path / "more.eml"))):
+                    ("train", str(model), "--force", "--spam", str(tmp_path / "more.eml"), "--ham",
+                     str(tmp_path / "more-ham.eml"))):
         assert_command_failed_cleanly(streamnb_command(*command, faults=(spec,)), model, before, reason)
 
 

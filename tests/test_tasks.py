@@ -252,7 +252,12 @@ def test_evaluate_task_prints_and_writes_the_figures(corpus, tmp_path, task):
                         labelled=[labelled(task, i) for i in range(N_MESSAGES)] if task in ("delay", "partial") else None)
     assert report["task"] == task and report["messages"] == N_MESSAGES
     assert report["one_minus_auc_percent"] == {"whole": expected.one_minus_auc_percent}  # the command's default filter
-    assert report["verdict_counts"] == expected.verdict_counts()
+    expected_counts = expected.verdict_counts()
+    assert report["class_counts"] == {"ham": expected_counts["ham"], "spam": expected_counts["spam"]}
+    assert report["error_counts"] == {k: expected_counts[k] for k in ("ham_as_spam", "spam_as_ham")}
+    verdicts = [str(v) for v in expected.verdicts]
+    assert report["verdict_counts"] == {label: verdicts.count(label) for label in ("ham", "spam", "unsure")}
+    assert sum(report["verdict_counts"].values()) == N_MESSAGES
     assert report["labels_used"] == expected.labels_used and report["labels_asked"] == expected.labels_asked
     if task == "active":
         assert report["quota"] == 7 and report["labels_used"] <= 7 and report["labels_given"] == 0
@@ -260,12 +265,12 @@ def test_evaluate_task_prints_and_writes_the_figures(corpus, tmp_path, task):
         assert report["quota"] is None and report["labels_used"] == report["labels_given"] == sum(
             labelled(task, i) for i in range(N_MESSAGES))
     lines = done.stdout.splitlines()
-    counts = report["verdict_counts"]
+    errors, classes = report["error_counts"], report["class_counts"]
     assert lines[0].split() == ["task", task]
     assert any(line.startswith("(1-AUC)% (ranked by log-odds)") and line.endswith(f"{expected.one_minus_auc_percent:.4f}")
                for line in lines)
     assert any(line.startswith("verdict spam on ham (ham called spam)") and line.endswith(
-        f"({counts['ham_as_spam']} of {counts['ham']})") for line in lines)
+        f"({errors['ham_as_spam']} of {classes['ham']})") for line in lines)
     assert any(line.startswith("labels used") and f"  {report['labels_used']:,}" in line for line in lines)
 
 

@@ -6,11 +6,16 @@
 - an mbox file (its first line starts with ``From ``): each message, without the
   ``From `` separator line, in file order (named ``path#N``, or ``path`` alone when the file
   holds one message);
+- a pipe (a FIFO, ``<(command)``): read once, then as an mbox or one message;
 - a folder of files: every file below it (sorted, hidden files skipped), each one message;
 - any other file: one message.
 
 ``read_labelled(path)`` yields (text, label) pairs from a JSONL file (one JSON object a
 line) or a CSV file with a header row; the column names are parameters.
+
+``split_mail(raw, origin)`` does the same for bytes already read (standard input): the
+messages of an mbox, or the one message. Whether bytes are a mail message at all is decided
+by :func:`mail_problem`, for the ``streamnb`` command and ``streamnb serve`` alike.
 
 Errors (a missing path, an empty mailbox, a file that is not mail, a missing column) raise
 :class:`SourceError` with a message naming the path and the problem.
@@ -63,6 +68,67 @@ def looks_like_mail(raw: bytes) -> bool:
     return bool(_FIELD.match(first))
 
 
+def mail_problem(raw: bytes) -> str | None:
+    """Why bytes are not a mail message, or None when they are one: the one check of what is
+    mail, shared by the ``streamnb`` command (its sources, standard input) and the service
+    (a TELL), so both accept and refuse the same input.
+
+    Parameters
+    ----------
+    raw : bytes
+        The message.
+
+    Returns
+    -------
+    str or None
+        ``"is empty, not a mail message"``, ``"is not a mail message (it does not start with
+        a header line)"`` (to follow what was read: "standard input is empty ..."), or None.
+    """
+    if not raw.strip():
+        return "is empty, not a mail message"
+    if not looks_like_mail(raw):
+        return "is not a mail message (it does not start with a header line)"
+    return None
+
+
+def split_mail(raw: bytes, origin: str, where: str | None = None) -> list[RawMessage]:
+    """The messages of bytes read from a stream: each message of an mbox (``origin#N``, or
+    ``origin`` alone for one), or the one message.
+
+    Parameters
+    ----------
+    raw : bytes
+        What the stream held.
+    origin : str
+        Where it came from, as the messages are named.
+    where : str, optional
+        The same, as the errors name it (default: ``origin``).
+
+    Returns
+    -------
+    list of RawMessage
+        The messages, in order.
+
+    Raises
+    ------
+    SourceError
+        The bytes are not mail (:func:`mail_problem`), or an mbox without a message.
+    """
+    if not raw.startswith(b"From "):
+        problem = mail_problem(raw)
+        if problem is not None:
+            raise SourceError(f"{where or origin} {problem}")
+        return [RawMessage(origin, raw)]
+    import tempfile
+
+    # mailbox reads an mbox from a file only: the bytes go through one, so that a stream is
+    # split exactly as the same mbox on disk is
+    with tempfile.TemporaryDirectory(prefix="streamnb-") as folder:
+        path = Path(folder) / "stream.mbox"
+        path.write_bytes(raw)
+        return [RawMessage(origin + m.origin[len(str(path)):], m.raw) for m in _read_mbox(path)]
+
+
 def read_mail(path: str | Path) -> Iterator[RawMessage]:
     """Every raw message under path (see the module docstring for the layouts).
 
@@ -100,27 +166,33 @@ def read_mail(path: str | Path) -> Iterator[RawMessage]:
         if not found:
             raise SourceError(f"{str(source)!r}: no mail message found in this folder")
         return
+    if not source.is_file():  # a pipe can be read once only: its bytes, split as a file's would be
+        yield from split_mail(_read_bytes(source), str(source), repr(str(source)))
+        return
     if _read_bytes(source, 5) == b"From ":  # an mbox: read message by message below
-        import mailbox  # here: `streamnb classify` of a message on stdin does not need it
-
-        box = mailbox.mbox(str(source), create=False)
-        try:
-            keys = box.keys()
-            for number, key in enumerate(keys):
-                found += 1
-                # path#N names the N-th message of a mailbox; a file of one message is just its path
-                yield RawMessage(f"{source}#{number}" if len(keys) > 1 else str(source), box.get_bytes(key))
-        finally:
-            box.close()
-        if not found:
-            raise SourceError(f"{str(source)!r}: the mailbox holds no message")
+        yield from _read_mbox(source)
         return
     raw = _read_bytes(source)
-    if not raw.strip():
-        raise SourceError(f"{str(source)!r}: the file is empty, not a mail message")
-    if not looks_like_mail(raw):
-        raise SourceError(f"{str(source)!r}: not a mail message (it does not start with a header line)")
+    problem = mail_problem(raw)
+    if problem is not None:
+        raise SourceError(f"{str(source)!r} {problem}")
     yield RawMessage(str(source), raw)
+
+
+def _read_mbox(source: Path) -> Iterator[RawMessage]:
+    """The messages of an mbox file, ``path#N`` (``path`` alone for one)."""
+    import mailbox  # here: `streamnb classify` of a message on stdin does not need it
+
+    box = mailbox.mbox(str(source), create=False)
+    try:
+        keys = box.keys()
+        for number, key in enumerate(keys):
+            # path#N names the N-th message of a mailbox; a file of one message is just its path
+            yield RawMessage(f"{source}#{number}" if len(keys) > 1 else str(source), box.get_bytes(key))
+    finally:
+        box.close()
+    if not keys:
+        raise SourceError(f"{str(source)!r}: the mailbox holds no message")
 
 
 def read_labelled(path: str | Path, text_column: str = "text",

@@ -11,8 +11,7 @@ formula, and why naive Bayes' log-odds are scaled and clipped first: src/fusion.
 
 ``Fusion()`` is the spam filter's default model: :class:`~streamnb.models.EmailNB`
 (field-weighted email features) and :class:`~streamnb.LogisticRegression` on
-:class:`~streamnb.ByteNgrams` of the first 3,000 bytes, hashed into 2^20 buckets. Measured
-in benchmarks/bench_trec.py and benchmarks/accuracy_variants.py.
+:class:`~streamnb.ByteNgrams` of the first 3,000 bytes, hashed into 2^18 buckets.
 
 A Fusion is a binary model: the first class learned is class 0, the second class 1, and z
 is log P(class 1 | x) - log P(class 0 | x); a third class is refused.
@@ -27,7 +26,7 @@ What each operation does to each part:
   ``window`` steps, by replay (src/replay.rs): the steps after it undone, its own, and the
   later ones taken again, so logistic regression is the model that never saw it, to
   rounding, and the stacker nearly so (its later inputs from naive Bayes are kept as they
-  were; measured on the SpamAssassin stream: benchmarks/bench_corrections.py). An older
+  were). An older
   message has its own steps undone: exact right after the learn, but the steps after it
   keep what they did because of it. A message whose steps are no longer kept takes the
   reverse steps (approximate: see :class:`~streamnb.LogisticRegression`).
@@ -58,29 +57,25 @@ if TYPE_CHECKING:
     from ..store import Arrays
 
 #: The fusion's defaults (src/fusion.rs): naive Bayes' log-odds over 10, clipped at +-5 (50
-#: nats); the stacker starts at a = 1, b = 0.5 and steps at 0.001. Chosen on the Date-ordered
-#: SpamAssassin stream and the first 40,000 messages of trec07p-dev (benchmarks/bench_trec.py
-#: reports the rest of the stream and the other orders).
+#: nats); the stacker starts at a = 1, b = 0.5 and steps at 0.001 (chosen on the Date-ordered
+#: SpamAssassin stream and the first 40,000 messages of trec07p-dev: CHANGELOG.md).
 DEFAULT_NB_SCALE = 10.0
 DEFAULT_NB_CLIP = 5.0
 DEFAULT_LEARNING_RATE = 0.001
 DEFAULT_INITIAL_WEIGHTS = (1.0, 0.5)
 #: The default logistic regression: AdaGrad at 0.008 on byte 4-grams of the first 3,000
-#: bytes, hashed into 2^18 buckets (4 MiB of weights and AdaGrad sums; 2^20 and 2^22 ranked
-#: no better on either stream). Smaller rates generalise better once labels stop (trec07p-dev
-#: with labels for its first 10,000 messages and the rest observed: 0.0152 at 0.01, 0.0129 at
-#: 0.008, 0.0120 at 0.006), larger ones learn the small SpamAssassin stream better; 0.008 is
-#: the smallest of 0.005, 0.006, 0.007, 0.008 and 0.01 that keeps the SpamAssassin stream's
-#: goals with every label (Date order: (1-AUC)% 0.0555, ham called spam 0.19%, unsure 4.98%;
-#: at 0.006 10 hams, 0.24%, and 5.13% unsure). benchmarks/bench_feedback.py reports every task.
+#: bytes, hashed into 2^18 buckets (4 MiB of weights and AdaGrad sums). Smaller rates
+#: generalise better once labels stop, larger ones learn a small stream faster: 0.008 is the
+#: smallest that keeps the SpamAssassin stream's verdict goals with every label (the figures
+#: of each rate: CHANGELOG.md).
 DEFAULT_LR_RATE = 0.008
 DEFAULT_LR_BUCKETS = 2**18
 #: The default naive Bayes keeps at most this many features (memory: about 80 bytes each in
-#: the core, 60 in the model file). The SpamAssassin stream reaches 630,000 uncapped,
-#: trec07p-dev 3 million; the cap costs no ranking on either (benchmarks/bench_trec.py).
+#: the core, 60 in the model file); the cap costs no ranking on the SpamAssassin stream or
+#: trec07p-dev, which reach about 0.6 and 3 million uncapped.
 DEFAULT_NB_MAX_FEATURES = 500_000
 #: The default fusion keeps the steps of the last 10,000 messages learned (about 230 bytes
-#: each in memory, 100 in the model file: benchmarks/bench_corrections.py), so that each of
+#: each in memory, 100 in the model file), so that each of
 #: them can be unlearned by its own steps, and the documents of the newest 1,000 (the
 #: window, ``logistic.DEFAULT_WINDOW``), so that those are unlearned by replay. The command
 #: and the service give a model with a ledger as many records as its ledger holds messages
@@ -88,9 +83,8 @@ DEFAULT_NB_MAX_FEATURES = 500_000
 DEFAULT_RECORDS = 10_000
 #: The records' arrays in a model file (streamnb.steps)
 RECORDS_PREFIX = "records_"
-#: The weight of a provisional lesson before its class balance (src/feedback.rs): chosen on
-#: the first 40,000 messages of trec07p-dev's delay and partial tasks (0.2, 0.3 and 0.5
-#: ranked alike there; benchmarks/bench_feedback.py reports the rest).
+#: The weight of a provisional lesson before its class balance (src/feedback.rs), chosen on
+#: trec07p-dev's delay and partial tasks.
 DEFAULT_PROVISIONAL_WEIGHT = 0.3
 
 
@@ -413,19 +407,22 @@ class Fusion:
             # observed since its lesson, if any: only naive Bayes' ledger can say it was learned
             raise InvalidInputError("this message was observed without a label and never learned: nothing to unlearn")
         held = self.nb.learned_as(x) == label
+        pair = self._pair()  # the classes its steps were taken under, though x may be its class's last message
         self.nb.unlearn_one(x, label, weight)  # first: refuses a message never learned, changing nothing
         self._version += 1
-        self._take_back_steps(x, label, weight, fingerprint, held)
+        self._take_back_steps(x, label, weight, fingerprint, held, pair)
         if not moving:
             self._core.unseen()
         self._version += 1
 
     def _take_back_steps(self, x: Document, label: Label, weight: float, fingerprint: bytes | None,
-                         held: bool) -> None:
+                         held: bool, pair: tuple[Label, Label] | None) -> None:
         """Logistic regression's and the stacker's steps on a lesson x that naive Bayes has
         unlearned: the kept ones taken back (by replay when its document is kept), else the
         reverse steps. ``held``: naive Bayes' ledger held x under ``label`` (and took out
-        the weight it held it with)."""
+        the weight it held it with); ``pair``: the two classes before naive Bayes unlearned
+        x (it hides a class whose last message it unlearned; logistic regression and the
+        stacker still hold both)."""
         observed = self._observed(fingerprint)
         if observed is not None and fingerprint is not None:
             self._core.labelled_later(self.lr._core.take_back_provisional(x, fingerprint))
@@ -433,10 +430,9 @@ class Fusion:
         if kept is not None and not (kept.label == label and (kept.weight == weight or held)):
             kept = None  # steps of another lesson: this one's were not kept
         if kept is not None and fingerprint is not None:
-            self._core.unlearn_kept(self.lr._core, x, fingerprint, self._pair())
+            self._core.unlearn_kept(self.lr._core, x, fingerprint, pair)
             return
         self.lr.unlearn_one(x, label, weight)
-        pair = self._pair()
         if pair is not None:
             z_nb, z_lr = self.part_log_odds(x)
             self._core.unlearn(z_nb, z_lr, label == pair[1], weight)
@@ -478,10 +474,11 @@ class Fusion:
                 raise InvalidInputError("a message of the batch was observed without a label and never learned: "
                                         "nothing to unlearn")
         held = [self.nb.learned_as(x) == label for x, label in zip(documents, labels)]
+        pair = self._pair()
         self.nb.unlearn_many(documents, labels, weights)
         self._version += 1
         for row in order:
-            self._take_back_steps(documents[row], labels[row], weights[row], fingerprints[row], held[row])
+            self._take_back_steps(documents[row], labels[row], weights[row], fingerprints[row], held[row], pair)
             self._core.unseen()
         self._version += 1
         return self
@@ -544,8 +541,10 @@ class Fusion:
                  "parts": {"nb": nb_info, "lr": lr_info}, "weights": list(self.weights),
                  "steps": self._core.steps, "feedback": list(self._core.feedback())}
         if self._records is not None:
-            arrays.update(self._records.arrays(RECORDS_PREFIX, self.classes.index, max(len(self.lr.classes) - 1, 0),
-                                               stacker=True))
+            # by logistic regression's classes: naive Bayes hides a class whose last message it
+            # unlearned, while the records may still name it
+            arrays.update(self._records.arrays(RECORDS_PREFIX, self.lr.classes.index,
+                                               max(len(self.lr.classes) - 1, 0), stacker=True))
         return state, arrays
 
     @classmethod
@@ -579,7 +578,7 @@ class Fusion:
             raise ModelFormatError(f"Fusion feedback must be [unlabelled, clock, wins, wins], got {describe(feedback)}")
         model._core.load_feedback(float(feedback[0]), feedback[1], (float(feedback[2]), float(feedback[3])))
         if model.records is not None:
-            restore_records(lr._core, arrays, RECORDS_PREFIX, model.classes, model.records, model.window,
+            restore_records(lr._core, arrays, RECORDS_PREFIX, lr.classes, model.records, model.window,
                           stacker=True)
             _check_stamps(model._records, feedback[1])
         elif any(name.startswith(RECORDS_PREFIX) for name in arrays):

@@ -1,7 +1,7 @@
 """The ``streamnb`` command: a naive Bayes spam filter for real mail.
 
     streamnb train MODEL --spam SRC --ham SRC [--data FILE.jsonl]   build a model file
-    streamnb classify MODEL [SRC ...] [--tag]                       verdicts (stdin: one message)
+    streamnb classify MODEL [SRC ...] [--tag]                       verdicts (stdin: a message or an mbox)
     streamnb learn MODEL --spam SRC | --ham SRC                     corrections, in place
     streamnb unlearn MODEL --spam SRC | --ham SRC                   take messages back out
     streamnb evaluate (--corpus PATH | --spam SRC --ham SRC)        progressive evaluation
@@ -17,14 +17,17 @@ so a failed command leaves it as it was. learn, unlearn and train --force hold t
 write lock (``streamnb.service.journal``) from load to save, so commands run at once on one file (or
 beside ``streamnb serve``) each add their lessons: none is lost to a concurrent writer.
 
-Imports are made where they are needed: ``streamnb classify`` loads numpy, the model and the
-tokenizer, and nothing for evaluation, calibration, plots or the corpus.
+Imports are made where they are needed: ``streamnb classify`` loads the model and the
+tokenizer (and numpy for a model with a ledger, whose arrays it reads), and nothing for
+evaluation, calibration, plots or the corpus.
 
-Exit codes: ``classify`` of one message returns 0 for spam, 1 for ham, 2 for unsure (as
-bogofilter does); every command returns 3 on an error, with a one-line message on stderr
-(a usage error too: the usage is what --help prints), and 141 when the reader of its output
-went away (``| head``), as a tool stopped by SIGPIPE. No path given to a command makes a
-folder: a typo is an error, not a new folder.
+Exit codes (``--help`` lists them): ``classify`` of one message returns 0 for spam, 1 for
+ham, 2 for unsure (as bogofilter does); every command returns 3 on an error, with a one-line
+message on stderr (a usage error too: the usage is what --help prints; options are never
+abbreviated, and an unknown one is named), 130 when interrupted (Ctrl-C), and 141 when the
+reader of its output went away (``| head``), as a tool stopped by SIGPIPE. No path given to
+a command makes a folder: a typo is an error, not a new folder. Standard input is read up
+to ``--max-size`` bytes, as the service reads a message.
 
 This module holds the parser, :func:`main`, and the commands that run the filter on mail as
 it arrives: ``classify`` and ``serve``. The other commands are in
@@ -45,15 +48,17 @@ from .. import __version__
 from ..errors import StreamNBError
 from ..filter.headers import tag_message
 from .cli_common import (DEFAULT_ALPHA, DEFAULT_MODEL, DEFAULT_MU, DEFAULT_PRIOR, DEFAULT_RULE, DEFAULT_TOKENIZER,
-                         EXIT_CODES, EXIT_ERROR, EXIT_HAM, EXIT_OUTPUT_CLOSED, EXIT_SPAM, EXIT_UNSURE, LOCK_TIMEOUT,
-                         MODEL_TYPES, SERVE_LEDGER, TOKENIZERS, CommandError, build_model, check_model_file,
-                         check_new_file, check_new_folder, counts_text, decision_rule, in_date_order, labelled,
-                         load_model, messages_text, min_per_class, model_alpha, model_mu, spam_filter,
-                         warn_without_ledger, with_progress)
-from .cli_evaluate import (check_outputs, check_task_options, cmd_demo, cmd_evaluate, evaluation_items, metrics_table,
-                           order_fields, orders_table, other_orders, report_fields, rule_fields, run_evaluation,
-                           run_task_evaluation, task_fields, task_table, write_plots)
-from .cli_model import cmd_inspect, cmd_learn, cmd_train, cmd_unlearn, discriminative_features
+                         EXIT_CODES, EXIT_ERROR, EXIT_HAM, EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED, EXIT_SPAM, EXIT_UNSURE,
+                         LOCK_TIMEOUT, MODEL_TYPES, SERVE_LEDGER, TOKENIZERS, CommandError, build_model,
+                         check_model_file, check_new_file, check_new_folder, counts_text, decision_rule, in_date_order,
+                         labelled, load_model, load_served_model, messages_text, min_per_class, model_alpha, model_mu,
+                         sourced, spam_filter, stdin_messages, warn_without_ledger, with_progress)
+from .cli_evaluate import (check_outputs, check_plotting, check_task_options, cmd_demo, cmd_evaluate, count_fields,
+                           evaluation_items, metrics_table, model_name, order_fields, orders_table, other_orders,
+                           report_fields, rule_fields, run_evaluation, run_task_evaluation, task_fields, task_table,
+                           write_plots)
+from .cli_model import (check_distinct, cmd_inspect, cmd_learn, cmd_train, cmd_unlearn, discriminative_features,
+                        unlearn_error, warn_one_class)
 from .cli_options import (count, decision_options, finite_float, model_options, nonnegative_float, number, port,
                           positive_float, positive_int, probability, smoothing, source_options)
 from .cli_serve import address, run_serve
@@ -62,22 +67,27 @@ from .settings import LOG_LEVELS, SYSLOG_SOCKET, Limits, Settings
 __all__ = [
     # the command line
     "main", "build_parser", "parse_arguments", "error_text", "output_closed", "cmd_classify", "one_message",
+    "stdin_messages", "exit_codes_text",
     "cmd_serve",
     # what the commands share (streamnb.service.cli_common)
-    "EXIT_SPAM", "EXIT_HAM", "EXIT_UNSURE", "EXIT_ERROR", "EXIT_OUTPUT_CLOSED", "EXIT_CODES", "MODEL_TYPES",
+    "EXIT_SPAM", "EXIT_HAM", "EXIT_UNSURE", "EXIT_ERROR", "EXIT_OUTPUT_CLOSED", "EXIT_INTERRUPTED", "EXIT_CODES",
+    "MODEL_TYPES",
     "TOKENIZERS", "DEFAULT_MODEL", "DEFAULT_TOKENIZER", "DEFAULT_PRIOR", "DEFAULT_ALPHA", "DEFAULT_MU",
     "DEFAULT_RULE", "SERVE_LEDGER", "LOCK_TIMEOUT", "CommandError", "build_model", "model_alpha", "model_mu",
     "min_per_class", "labelled", "in_date_order", "with_progress", "check_model_file", "check_new_file",
-    "check_new_folder", "load_model", "counts_text", "messages_text", "warn_without_ledger", "spam_filter",
+    "check_new_folder", "load_model", "load_served_model", "sourced", "counts_text", "messages_text",
+    "warn_without_ledger", "spam_filter",
     "decision_rule",
     # the options the commands share, and the types of their values (streamnb.service.cli_options)
     "model_options", "source_options", "decision_options", "number", "positive_float", "nonnegative_float",
     "finite_float", "probability", "count", "positive_int", "port", "smoothing",
     # train, learn, unlearn, inspect (streamnb.service.cli_model)
-    "cmd_train", "cmd_learn", "cmd_unlearn", "cmd_inspect", "discriminative_features",
+    "cmd_train", "cmd_learn", "cmd_unlearn", "cmd_inspect", "discriminative_features", "warn_one_class",
+    "check_distinct", "unlearn_error",
     # evaluate, demo (streamnb.service.cli_evaluate)
     "evaluation_items", "other_orders", "check_outputs", "cmd_evaluate", "run_evaluation", "report_fields",
     "rule_fields", "order_fields", "orders_table", "metrics_table", "write_plots", "cmd_demo", "check_task_options",
+    "check_plotting", "count_fields", "model_name",
     "run_task_evaluation", "task_fields", "task_table",
     # names this module has always given
     "StreamNBError", "tag_message", "Limits", "Settings",
@@ -86,7 +96,8 @@ __all__ = [
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr (not the usage, which --help prints)
-    and exits with code 3 (2 means "unsure" for classify)."""
+    and exits with code 3 (2 means "unsure" for classify); an option is never abbreviated
+    (``--spa`` is not ``--spam``: a typo is named, not guessed); --help ends with the exit codes."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -104,18 +115,20 @@ def cmd_classify(args: argparse.Namespace) -> int:
     ----------
     args
         The options of ``streamnb classify``: the model file, the sources (none: standard
-        input), ``--tag``, ``--evidence`` and the decision rule's.
+        input, at most ``--max-size`` bytes: one message, or an mbox), ``--tag``,
+        ``--evidence`` and the decision rule's.
 
     Returns
     -------
     int
-        For one message: 0 spam, 1 ham, 2 unsure (as bogofilter); for many, 0.
+        For one message on standard input (or with ``--tag``/``--evidence``): 0 spam, 1 ham,
+        2 unsure (as bogofilter); for a line per message, 0.
 
     Raises
     ------
     CommandError
         ``--tag`` with ``--evidence``, a model file that is not there or not of spam and ham,
-        or not one message where one is needed.
+        standard input over ``--max-size``, or not one message where one is needed.
     SourceError, ModelFormatError, OSError
         A source or standard input that is not mail, or a model file that cannot be read.
     """
@@ -123,26 +136,30 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
     if args.tag and args.evidence:
         raise CommandError("--tag writes the message back and --evidence prints its clues: give one of them")
-    model = load_model(args.model)
+    model, _ = load_served_model(args.model)  # with the lessons the service journaled: its verdicts
     spam = spam_filter(model, args)
-    if not args.sources or args.tag or args.evidence:
-        raw = one_message(args.sources, "--tag" if args.tag else "--evidence")
-        verdict = spam.classify(raw, explain=bool(args.evidence))
-        if args.tag:
-            sys.stdout.buffer.write(tag_message(raw, verdict))
-        else:
-            print(f"{verdict.label}\t{verdict.score:.6f}")
-            for clue in verdict.evidence[: args.evidence]:
-                print(f"  {clue.feature}\t{clue.weight:+.3f}")
-        return EXIT_CODES[verdict.label]
-    messages = [m for source in args.sources for m in read_mail(source)]
-    for message in messages:
-        verdict = spam.classify(message.raw, explain=False)  # one line each: no clues
-        print(f"{message.origin}\t{verdict.label}\t{verdict.score:.6f}")
-    return 0
+    if args.tag or args.evidence:
+        raw = one_message(args.sources, "--tag" if args.tag else "--evidence", args.max_size)
+    else:
+        messages = [m for source in args.sources for m in read_mail(source)] if args.sources else \
+            stdin_messages(args.max_size)
+        if args.sources or len(messages) != 1:  # a line per message (an mbox on stdin: each of its messages)
+            for message in messages:
+                verdict = spam.classify(message.raw, explain=False)  # one line each: no clues
+                print(f"{message.origin}\t{verdict.label}\t{verdict.score:.6f}")
+            return 0
+        raw = messages[0].raw
+    verdict = spam.classify(raw, explain=bool(args.evidence))
+    if args.tag:
+        sys.stdout.buffer.write(tag_message(raw, verdict))
+    else:
+        print(f"{verdict.label}\t{verdict.score:.6f}")
+        for clue in verdict.evidence[: args.evidence]:
+            print(f"  {clue.feature}\t{clue.weight:+.3f}")
+    return EXIT_CODES[verdict.label]
 
 
-def one_message(sources: list[str], option: str) -> bytes:
+def one_message(sources: list[str], option: str, max_size: int = Limits.max_size) -> bytes:
     """The message on standard input (no sources), or the one message the sources hold.
 
     Parameters
@@ -151,34 +168,33 @@ def one_message(sources: list[str], option: str) -> bytes:
         The sources given on the command line (none: standard input).
     option
         The option that needs one message, as the error names it.
+    max_size
+        The most bytes read from standard input (``--max-size``).
 
     Returns
     -------
     bytes
-        The raw message, checked to start like mail when it comes from standard input.
+        The raw message, checked to be mail.
 
     Raises
     ------
     CommandError
-        The sources hold no message, or more than one.
+        The sources (or standard input, an mbox) hold no message or more than one, or
+        standard input is over ``max_size``.
     SourceError
         Standard input is empty, or not a mail message.
     """
-    from ..filter.sources import SourceError, looks_like_mail, read_mail
+    from ..filter.sources import read_mail
 
     if sources:
         messages = [m for source in sources for m in read_mail(source)]
-        if len(messages) != 1:
-            raise CommandError(f"{option} takes one message (on standard input, or one file); "
-                               f"{messages_text(len(messages))} in {', '.join(map(repr, sources))}")
-        return messages[0].raw
-    raw = sys.stdin.buffer.read()
-    if not raw.strip():
-        raise SourceError("no message on standard input")
-    if not looks_like_mail(raw):
-        raise SourceError("standard input is not a mail message (it does not start with a header line)")
-    return raw
-
+        where = ", ".join(map(repr, sources))
+    else:
+        messages, where = stdin_messages(max_size), "standard input"
+    if len(messages) != 1:
+        raise CommandError(f"{option} takes one message (on standard input, or one file); "
+                           f"{messages_text(len(messages))} in {where}")
+    return messages[0].raw
 
 
 # -- the parser ------------------------------------------------------------------------------------
@@ -193,16 +209,18 @@ def build_parser() -> argparse.ArgumentParser:
     """
     parser = _Parser(prog="streamnb", description="Streaming naive Bayes spam filtering for real mail.")
     parser.add_argument("--version", action="version", version=f"streamnb {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # not required here: parse_arguments names a missing command, or the unknown option given instead
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     train = commands.add_parser("train", help="build a model file from labelled mail")
     train.add_argument("model", help="model file to write")
     source_options(train)
     model_options(train)
     train.add_argument("--force", action="store_true", help="replace an existing model file")
-    train.add_argument("--ledger", type=count, default=0, metavar="N",
+    train.add_argument("--ledger", type=count, default=SERVE_LEDGER, metavar="N",
                        help="remember the last N messages learned: learning one again is a no-op, under the "
-                            "other class it moves (needed by 'streamnb serve' TELL; default 0: none)")
+                            "other class it moves; 'streamnb serve' TELL needs one (default "
+                            f"{SERVE_LEDGER:,}, as the service's new models; 0: none)")
     train.set_defaults(run=cmd_train)
 
     classify = commands.add_parser("classify", help="verdicts: one message on stdin, or many from sources")
@@ -213,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "(one message: on stdin, or one file)")
     classify.add_argument("--evidence", type=count, default=0, metavar="K",
                           help="print the K strongest clues (one message: on stdin, or one file; without --tag)")
+    classify.add_argument("--max-size", type=positive_int, default=Limits.max_size, metavar="BYTES",
+                          help=f"most bytes read from standard input (default {Limits.max_size}, as "
+                               "'streamnb serve' and spamc); more is an error")
     decision_options(classify)
     classify.set_defaults(run=cmd_classify)
 
@@ -321,9 +342,41 @@ def build_parser() -> argparse.ArgumentParser:
     model_options(serve)
     decision_options(serve)
     serve.set_defaults(run=cmd_serve)
-    for command in commands.choices.values():
-        command.set_defaults(command_parser=command)  # for the errors parse_arguments finds
+    every: list[tuple[str | None, argparse.ArgumentParser]] = [(None, parser), *commands.choices.items()]
+    for command_name, each in every:
+        if command_name is not None:
+            each.set_defaults(command_parser=each)  # for the errors parse_arguments finds
+        each.epilog = exit_codes_text(command_name)
+        each.allow_abbrev = False  # read when parsing: `--spa` is not `--spam`
+        each.formatter_class = argparse.RawDescriptionHelpFormatter  # read by --help: the epilog's lines kept
     return parser
+
+
+def exit_codes_text(command: str | None) -> str:
+    """The exit codes, as --help lists them (``streamnb --help``: every command's).
+
+    Parameters
+    ----------
+    command
+        The command (None: the ``streamnb`` command as a whole).
+
+    Returns
+    -------
+    str
+        The epilog of the command's --help.
+    """
+    verdicts = [f"  {EXIT_SPAM}    spam (one message)", f"  {EXIT_HAM}    ham (one message)",
+                f"  {EXIT_UNSURE}    unsure (one message)"]
+    if command == "classify":
+        codes = [*verdicts, f"  {EXIT_SPAM}    done (a line per message: many sources, or an mbox on stdin)"]
+    elif command is None:
+        codes = [f"  {EXIT_SPAM}    done", *[f"{line}, for classify" for line in verdicts]]
+    else:
+        codes = [f"  {EXIT_SPAM}    done"]
+    codes += [f"  {EXIT_ERROR}    an error, said in one line on stderr",
+              f"  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): nothing was saved",
+              f"  {EXIT_OUTPUT_CLOSED}  the reader of the output went away (| head)"]
+    return "exit codes:\n" + "\n".join(codes)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -369,6 +422,10 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    if args.command is None:
+        if extra:  # `streamnb --frobnicate`: the option is the error, not the command it stood in for
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parser.error("a command is needed (train, classify, learn, unlearn, evaluate, inspect, demo or serve)")
     if extra:
         # argparse gives a list of positionals (classify's SRC ...) only the words before the
         # first option; the words after one (`classify m.snb --tag FILE`) come back here.
@@ -423,9 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     except (StreamNBError, OSError) as error:  # SourceError, ModelLockedError ... are StreamNBErrors
         print(f"streamnb {args.command}: error: {error_text(error)}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # model files are replaced whole, or not at all
         print(f"streamnb {args.command}: interrupted; nothing was saved", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INTERRUPTED
 
 
 def output_closed() -> int:

@@ -18,9 +18,11 @@ from ..errors import StreamNBError
 
 if TYPE_CHECKING:
     from ..filter.decision import SpamFilter
+    from ..filter.sources import RawMessage
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_OUTPUT_CLOSED = 141  # the reader of the output went away: 128 + SIGPIPE, as the shell reports other tools
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, the shells' convention
 EXIT_CODES = {"spam": EXIT_SPAM, "ham": EXIT_HAM, "unsure": EXIT_UNSURE}
 MODEL_TYPES = ("fusion", "email", "multinomial", "bernoulli", "complement")
 TOKENIZERS = ("email", "words")
@@ -170,14 +172,67 @@ def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     SourceError
         A source that cannot be read.
     """
+    for _, x, label in sourced(args):
+        yield x, label
+
+
+def sourced(args: argparse.Namespace) -> Iterator[tuple[str, Any, Any]]:
+    """(origin, message, label): :func:`labelled`, with where each message came from, as an
+    error about it names it (``path``, ``mbox#N``, ``data.jsonl#N`` for the N-th row, from 0).
+
+    Parameters
+    ----------
+    args
+        As :func:`labelled`.
+
+    Yields
+    ------
+    tuple
+        The origin, the message and its label.
+
+    Raises
+    ------
+    SourceError
+        A source that cannot be read.
+    """
     from ..filter.sources import read_labelled, read_mail
 
     for label in ("spam", "ham"):
         for path in getattr(args, label) or []:
             for message in read_mail(path):
-                yield message.raw, label
+                yield message.origin, message.raw, label
     for path in args.data or []:
-        yield from read_labelled(path, args.text_column, args.label_column)
+        for row, (text, label) in enumerate(read_labelled(path, args.text_column, args.label_column)):
+            yield f"{path}#{row}", text, label
+
+
+def stdin_messages(max_size: int) -> list[RawMessage]:
+    """The messages on standard input: one message, or each of an mbox (``stdin#N``).
+
+    Parameters
+    ----------
+    max_size
+        The most bytes read (``--max-size``): more is refused, and /dev/zero stops at once.
+
+    Returns
+    -------
+    list of RawMessage
+        The messages, in order.
+
+    Raises
+    ------
+    CommandError
+        Standard input holds more than ``max_size`` bytes.
+    SourceError
+        Standard input is empty, or not mail.
+    """
+    from ..filter.sources import split_mail
+
+    raw = sys.stdin.buffer.read(max_size + 1)
+    if len(raw) > max_size:
+        raise CommandError(f"standard input holds more than {max_size:,} bytes (--max-size): give a larger "
+                           "--max-size, or the file as SRC")
+    return split_mail(raw, "stdin", "standard input")
 
 
 def in_date_order(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
@@ -317,6 +372,42 @@ def load_model(path: str) -> Any:
     from ..persist import load
 
     return load(path)
+
+
+def load_served_model(path: str) -> tuple[Any, list[Any]]:
+    """The model of a model file as ``streamnb serve`` sees it: with the lessons its journal
+    holds (told to the service, acknowledged, not yet folded into the file) applied in
+    memory. Read only: neither file is written, no lock is taken.
+
+    Parameters
+    ----------
+    path
+        The model file, as given on the command line.
+
+    Returns
+    -------
+    tuple
+        The model, and the journaled lessons applied to it (:class:`streamnb.service.journal.Lesson`).
+
+    Raises
+    ------
+    CommandError, ModelFormatError
+        As :func:`load_model` (a journal that is not one is said in a warning, and left out).
+    """
+    from . import journal
+
+    check_model_file(path)
+    digest = journal.file_digest(path) if Path(journal.journal_path(path)).exists() else None
+    model = load_model(path)
+    if digest is None:
+        return model, []
+    try:
+        lessons = journal.pending_lessons(path, digest)
+    except journal.JournalError as error:  # the service sets such a journal aside and serves the file alone
+        print(f"streamnb: warning: {error}: its lessons are not counted", file=sys.stderr)
+        return model, []
+    journal.replay(model, lessons, journal.journal_path(path))
+    return model, lessons
 
 
 def counts_text(counts: dict) -> str:

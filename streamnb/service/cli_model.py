@@ -9,11 +9,14 @@ add their lessons: none is lost to a concurrent writer.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from .cli_common import (LOCK_TIMEOUT, CommandError, build_model, check_model_file, check_new_file, counts_text,
-                         in_date_order, labelled, load_model, messages_text, warn_without_ledger, with_progress)
+                         in_date_order, labelled, load_model, load_served_model, messages_text, sourced,
+                         warn_without_ledger, with_progress)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -51,6 +54,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     journal.check_lock_file(target)  # before the training, not after it (the sources are read: a typo made nothing)
     model = build_model(args)
     warn_without_ledger(model, items, args.model, "train")
+    warn_one_class(items)
     # In Date order, as the mail arrived: naive Bayes' counts do not depend on the order, but a
     # logistic regression (the default model's second part) learns a step at a time, and a
     # folder of spam then a folder of ham would teach it one class, then the other.
@@ -66,20 +70,47 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def warn_one_class(items: list[tuple[Any, Any]]) -> None:
+    """Say so when every message is of one class: such a model cannot tell one class from
+    another (a filter of spam only calls nothing ham) until it learns the other.
+
+    Parameters
+    ----------
+    items
+        The (message, label) pairs about to be learned.
+    """
+    labels = {label for _, label in items}
+    if len(labels) == 1:
+        (label,) = labels
+        other = {"spam": "ham", "ham": "spam"}.get(str(label), "another class")
+        flag = f" (streamnb learn MODEL --{other} SRC)" if other in ("spam", "ham") else ""
+        print(f"streamnb train: warning: every message is {label}: the model tells nothing apart until it learns "
+              f"{other} too{flag}", file=sys.stderr)
+
+
 def _correct(args: argparse.Namespace, unlearn: bool) -> int:
     from . import journal
+    from ..errors import InvalidInputError
 
     check_model_file(args.model)  # before the lock, whose file a typo would otherwise leave behind
-    items = list(labelled(args))  # read the mail before taking the lock: others wait less
-    if not items:
+    sources = list(sourced(args))  # read the mail before taking the lock: others wait less
+    if not sources:
         raise CommandError(f"nothing to {'unlearn' if unlearn else 'learn'}: give --spam, --ham or --data sources")
+    if unlearn:
+        check_distinct(sources)
+    items = [(x, label) for _, x, label in sources]
     with journal.write_lock(args.model, LOCK_TIMEOUT):
         model = load_model(args.model)
         folded = journal.fold_pending(args.model, model)  # lessons `streamnb serve` acknowledged
         if not unlearn:
             warn_without_ledger(model, items, args.model, "learn")
         change = model.unlearn_many if unlearn else model.learn_many
-        change([x for x, _ in items], [label for _, label in items])  # all or nothing
+        try:
+            change([x for x, _ in items], [label for _, label in items])  # all or nothing
+        except InvalidInputError as error:
+            if not unlearn:
+                raise
+            raise unlearn_error(args.model, sources, error) from None
         model.save(args.model)
         journal.remove_journal(args.model)
     verb = "unlearned" if unlearn else "learned"
@@ -87,6 +118,66 @@ def _correct(args: argparse.Namespace, unlearn: bool) -> int:
     print(f"{verb} {messages_text(len(items))}{also}; classes now {counts_text(model.class_counts)}; "
           f"saved {args.model}")
     return 0
+
+
+def check_distinct(sources: list[tuple[str, Any, Any]]) -> None:
+    """A message given twice to unlearn is refused, naming both places (it was learned once).
+
+    Parameters
+    ----------
+    sources
+        (origin, message, label) of each message to unlearn.
+
+    Raises
+    ------
+    CommandError
+        Two of them are the same message.
+    """
+    seen: dict[Any, str] = {}
+    for origin, x, _ in sources:
+        key = x if isinstance(x, (bytes, str)) else repr(x)
+        if key in seen:
+            twice = f"{origin} is given twice" if origin == seen[key] else f"{origin} and {seen[key]} are one message"
+            raise CommandError(f"{twice}: a message is unlearned once; nothing was unlearned")
+        seen[key] = origin
+
+
+def unlearn_error(path: str, sources: list[tuple[str, Any, Any]], error: Exception) -> CommandError:
+    """The error of an unlearn the model refused, about the message: which one, and why.
+
+    The batch is all or nothing and its error speaks of features; the messages are unlearned
+    one by one from the model file (read again: the refused batch may have left the model in
+    memory changed) until one is refused, and that one is named.
+
+    Parameters
+    ----------
+    path
+        The model file (held under its write lock by the caller).
+    sources
+        (origin, message, label) of each message to unlearn.
+    error
+        What the model said of the batch.
+
+    Returns
+    -------
+    CommandError
+        "ORIGIN: this model never learned it as LABEL ...; nothing was unlearned".
+    """
+    from . import journal
+    from ..errors import InvalidInputError
+
+    model = load_model(path)
+    journal.fold_pending(path, model)
+    for origin, x, label in sources:
+        try:
+            model.unlearn_one(x, label)
+        except InvalidInputError as refused:
+            reason = str(refused)
+            if "feature" in reason:  # the counts' own words: a feature of the message is not in the class
+                reason = f"some of its words were never learned as {label}"
+            return CommandError(f"{origin}: {path} never learned this message as {label} ({reason}); nothing was "
+                                "unlearned")
+    return CommandError(f"{error}; nothing was unlearned")
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
@@ -136,7 +227,8 @@ def cmd_unlearn(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    """``streamnb inspect``: a model file's type, classes, counts, |V| and most telling tokens.
+    """``streamnb inspect``: a model file's type, classes, counts, |V| and most telling tokens,
+    with the lessons ``streamnb serve`` journaled beside it and not yet folded (as the service sees it).
 
     Parameters
     ----------
@@ -155,8 +247,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     ModelFormatError
         The file is not a model file, or is damaged.
     """
-    model = load_model(args.model)
+    model, lessons = load_served_model(args.model)
     print(f"{type(model).__name__}: {model!r}")
+    if lessons:
+        kinds = Counter(f"{lesson.action} {lesson.label}" if lesson.label else lesson.action for lesson in lessons)
+        print(f"journal: {messages_text(len(lessons), 'lesson')} told to 'streamnb serve' and not yet folded into the "
+              f"file ({', '.join(f'{kind} {n}' for kind, n in kinds.items())}); counted below")
     counts = getattr(model, "class_counts", {})
     print("classes: " + ", ".join(f"{label!r}: {count:g} message{'' if count == 1 else 's'}"
                                   for label, count in counts.items()))

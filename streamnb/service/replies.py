@@ -154,7 +154,7 @@ def report_text(answer: Answer, user: str, settings: Settings, scored: bool = Tr
     lines = [f"streamnb verdict for user {shown(user)}: {verdict.label}",
              f"  score {10 * verdict.score:.2f} of 10 (rule {type(rule).__name__}: spam from "
              f"{10 * rule.spam_cutoff:.1f}, ham below {10 * rule.ham_cutoff:.1f})",
-             f"  P(spam|x) = {verdict.probability:.6f} (naive Bayes posterior)",
+             f"  P(spam|x) = {verdict.probability:.6f} ({answer.model} posterior)",
              f"  log-odds {verdict.log_odds:+.6f}",
              f"  answered by {answered_by(answer, shown(user))}",
              f"  model: {_learned(counts)}"

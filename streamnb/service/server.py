@@ -35,6 +35,7 @@ from pathlib import Path
 from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SpamFilter
+from ..filter.sources import mail_problem
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 from .logs import LogTarget, Outcome, request_line
 from .metrics import Metrics
@@ -571,9 +572,9 @@ class Server:
             label = headers.get("Message-class")
             if label not in ("spam", "ham"):
                 raise protocol_error(f"Message-class must be spam or ham, got {str(label)[:20]!r}")
-            lesson = Lesson(LEARN, label, request.body)
+            lesson = self._lesson(LEARN, label, request.body)
         elif "local" in removes:
-            lesson = Lesson(FORGET, None, request.body)
+            lesson = self._lesson(FORGET, None, request.body)
         else:
             return f"{PROTOCOL} {EX_OK} EX_OK\r\n\r\n".encode()  # nothing local asked: nothing done
         outcome.verdict = lesson.label if lesson.action == LEARN else "forget"
@@ -589,6 +590,16 @@ class Server:
         if changed:
             done = "DidSet: local\r\n" if lesson.action == LEARN else "DidRemove: local\r\n"
         return f"{PROTOCOL} {EX_OK} EX_OK\r\n{done}\r\n".encode()
+
+    @staticmethod
+    def _lesson(action: str, label: str | None, body: bytes) -> Lesson:
+        """A TELL's lesson, its message checked as ``streamnb learn`` checks a source (the one
+        check of what is mail, :func:`streamnb.filter.sources.mail_problem`): both learn the
+        same input. ProtocolError (65) for bytes that are not mail."""
+        problem = mail_problem(body)
+        if problem is not None:
+            raise ProtocolError(EX_DATAERR, f"Message refused: (the message {problem})")
+        return Lesson(action, label, body)
 
     async def _finish(self, writer: asyncio.StreamWriter, reader: asyncio.StreamReader, reply: bytes,
                       drain: bool) -> None:

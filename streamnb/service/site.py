@@ -37,11 +37,13 @@ __all__ = ["Scored", "Answer", "user_share", "answer"]
 
 class Scored(NamedTuple):
     """What one model said of a message: its filter's verdict, whether it is ready
-    (``--min-per-class`` of each class learned), and its class counts."""
+    (``--min-per-class`` of each class learned), its class counts, and what model it is
+    (its type's name: ``Fusion``, ``EmailNB`` ...)."""
 
     verdict: Verdict
     ready: bool
     counts: Mapping[Any, float]
+    model: str = "model"
 
 
 class Answer(NamedTuple):
@@ -49,7 +51,8 @@ class Answer(NamedTuple):
 
     ``share`` is l, the weight of the user's model (1: it answered alone; 0: the site model
     did); ``counts`` the user's model's class counts ({} without one), ``site_counts`` the
-    site model's (None without one).
+    site model's (None without one); ``model`` what model gave the log-odds (``Fusion``; two
+    names for a blend of two types).
     """
 
     verdict: Verdict
@@ -57,6 +60,7 @@ class Answer(NamedTuple):
     counts: Mapping[Any, float]
     site_counts: Mapping[Any, float] | None
     share: float
+    model: str = "model"
 
 
 class _Counts(NamedTuple):
@@ -134,15 +138,15 @@ def answer(site: Scored | None, user: Scored | None, k: float, rule: Any, min_pe
         None when neither model answered.
     """
     if user is None:
-        return None if site is None else Answer(site.verdict, site.ready, {}, site.counts, 0.0)
+        return None if site is None else Answer(site.verdict, site.ready, {}, site.counts, 0.0, site.model)
     if site is None:
-        return Answer(user.verdict, user.ready, user.counts, None, 1.0)
+        return Answer(user.verdict, user.ready, user.counts, None, 1.0, user.model)
     counts = user.counts
     share = user_share(counts, site.counts, k)
     if share >= 1.0:
-        return Answer(user.verdict, user.ready, counts, site.counts, 1.0)
+        return Answer(user.verdict, user.ready, counts, site.counts, 1.0, user.model)
     if share <= 0.0:
-        return Answer(site.verdict, site.ready, counts, site.counts, 0.0)
+        return Answer(site.verdict, site.ready, counts, site.counts, 0.0, site.model)
     z = (1.0 - share) * site.verdict.log_odds + share * user.verdict.log_odds
     view = _Counts({label: (1.0 - share) * site.counts.get(label, 0.0) + share * counts.get(label, 0.0)
                     for label in (SPAM, HAM)})
@@ -151,5 +155,6 @@ def answer(site: Scored | None, user: Scored | None, k: float, rule: Any, min_pe
     ready = all(n > 0 and n >= min_per_class for n in view.class_counts.values())
     label: Verdicts = rule.decide(score) if ready else UNSURE
     clues = _clues(site.verdict.evidence, user.verdict.evidence, share, evidence_k)
+    blended = site.model if site.model == user.model else f"{site.model} and {user.model}"
     return Answer(Verdict(label, float(score), probability, clues, z, label == UNSURE), ready, counts, site.counts,
-                  share)
+                  share, blended)

@@ -189,7 +189,7 @@ class UserModel(UserFiles):
             spam_filter = self.spam_filter()
             spam_filter.evidence_k = 10 if explain else 0
             verdict = spam_filter.classify(raw, explain=explain)
-            return Scored(verdict, spam_filter.ready, self.model.class_counts)
+            return Scored(verdict, spam_filter.ready, self.model.class_counts, type(self.model).__name__)
 
     async def observe(self, raw: bytes, verdict: Verdict) -> None:
         """The message was checked and delivered with this verdict, no label yet

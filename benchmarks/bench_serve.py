@@ -43,12 +43,14 @@ from pathlib import Path
 from typing import Any
 
 from . import common
-from .service import Service, child_env
+from .service import Service, child_env, exchange, request
 
 NAME = "serve"
 TITLE = "Filter service: spamc against streamnb serve and spamd, and streamnb classify"
 DEFAULT = False
 CLIENTS = (1, 8, 32)
+# The scaling asked of the service (issue 35): CHECKs a second at 8 clients over 1 client's.
+SCALING = (1, 8)
 SPAMD_CHILDREN = 5
 USER = "bench"
 # The command's default model before the fusion (EmailNB), served beside it in the same rounds.
@@ -198,6 +200,37 @@ def check_run(spamc: str, port: int, files: list[tuple[Path, str]], clients: int
             "flagged": flagged, "errors": errors[:5], "n_errors": len(errors)}
 
 
+def in_process_run(port: int, files: list[tuple[Path, str]], clients: int) -> dict[str, Any]:
+    """Every file as a CHECK by ``clients`` threads of this process, each request on a
+    connection of its own as spamc makes them (no client process to start): rate and p50."""
+    work: queue.Queue = queue.Queue()
+    for path, _ in files:
+        work.put(request("CHECK", USER, path.read_bytes()))
+    latencies: list[float] = []
+    errors = [0]
+
+    def client() -> None:
+        while True:
+            try:
+                data = work.get_nowait()
+            except queue.Empty:
+                return
+            start = time.perf_counter()
+            reply = exchange(port, data)
+            latencies.append(time.perf_counter() - start)
+            if b"Spam: " not in reply:
+                errors[0] += 1
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    return {"msg_per_s": len(files) / wall, "p50_ms": 1e3 * statistics.median(latencies), "n_errors": errors[0]}
+
+
 def floor_run(code: str, times: int) -> float:
     """Median wall seconds of ``python -c code``: what any Python command pays here, now."""
     seconds = []
@@ -293,6 +326,10 @@ def run(ctx: common.Context) -> dict[str, Any]:
 
             jobs = {f"{name}|{clients}": (lambda port=port, clients=clients: check_run(spamc, port, files, clients))
                     for name, port in contenders.items() for clients in CLIENTS}
+            if "streamnb serve" in contenders:
+                for clients in SCALING:
+                    jobs[f"in-process {clients}"] = (lambda port=contenders["streamnb serve"], clients=clients:
+                                                     in_process_run(port, files, clients))
             jobs["classify"] = lambda: classify_run(model_copy, files[:n_classify])
             jobs["python"] = lambda: floor_run("pass", ctx.pick(10, 3))
             jobs["numpy"] = lambda: floor_run("import numpy", ctx.pick(10, 3))
@@ -321,6 +358,18 @@ def run(ctx: common.Context) -> dict[str, Any]:
             str(clients): common.ratio([r["msg_per_s"] for r in results[f"streamnb serve|{clients}"]],
                                        [r["msg_per_s"] for r in results[f"{PREVIOUS}|{clients}"]])
             for clients in CLIENTS}
+    if "streamnb serve" in data["rows"]:
+        one, many = (f"in-process {clients}" for clients in SCALING)
+        data["in_process"] = {str(clients): {
+            "msg_per_s": common.summary([r["msg_per_s"] for r in results[f"in-process {clients}"]], common.WALL),
+            "p50_ms": common.summary([r["p50_ms"] for r in results[f"in-process {clients}"]], common.WALL),
+            "errors": sum(r["n_errors"] for r in results[f"in-process {clients}"])} for clients in SCALING}
+        data["scaling"] = {
+            "spamc": common.ratio([r["msg_per_s"] for r in results[f"streamnb serve|{SCALING[1]}"]],
+                                  [r["msg_per_s"] for r in results[f"streamnb serve|{SCALING[0]}"]]),
+            "in-process": common.ratio([r["msg_per_s"] for r in results[many]], [r["msg_per_s"] for r in results[one]])}
+        ctx.log(f"  CHECKs a second, {SCALING[1]} clients over {SCALING[0]}: through spamc "
+                f"{data['scaling']['spamc']['median']:.2f}x, in-process {data['scaling']['in-process']['median']:.2f}x")
     runs = results["classify"]
     data["classify"] = {"messages": n_classify,
                         "seconds_per_message": common.summary([r["median_s"] for r in runs], common.WALL),
@@ -369,6 +418,14 @@ def markdown(data: dict[str, Any]) -> list[str]:
                      f"{data['previous_model_bytes'] / 1e6:.1f} MB file), same rounds: "
                      + ", ".join(f"{clients} clients {r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
                                  for clients, r in data["default_vs_previous"].items()) + ".")
+    if "scaling" in data:
+        rates = data["in_process"]
+        lines.append("In-process clients (threads of the benchmark, a connection per request, no spamc process): "
+                     + ", ".join(f"{clients} {r['msg_per_s']['median']:,.0f} msg/s (p50 {r['p50_ms']['median']:.2f} ms)"
+                                 for clients, r in rates.items())
+                     + f". CHECKs a second at {SCALING[1]} clients over {SCALING[0]}, round by round: through spamc "
+                     + "; in-process ".join(f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
+                                            for r in data["scaling"].values()) + ".")
     if "classify_vs_serve" in data:
         lines.append(f"Per message, `spamc -c` against streamnb serve (1 client, p50) is "
                      f"{data['classify_vs_serve']['median']:,.0f}x faster than `streamnb classify`.")
@@ -379,10 +436,21 @@ def markdown(data: dict[str, Any]) -> list[str]:
 
 
 def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 16: a message through spamc >= 20x faster than a classify process; classify <= 0.25 s."""
+    """Issue 16: a message through spamc >= 20x faster than a classify process; classify <= 0.25 s. Issue 35:
+    8 clients >= 1.8x one client's CHECKs a second, through spamc and in-process; one client's p50 <= 2.3 ms."""
     ratio = data.get("classify_vs_serve")
     versus_previous = data.get("default_vs_previous", {}).get("8")
+    scaling = data.get("scaling", {})
+    one_client = data["rows"].get("streamnb serve", {}).get("1")
     return [
+        {"id": "serve_scaling_spamc", "what": "streamnb serve CHECKs a second through spamc, 8 clients over 1 (two "
+         "cores)", "value": scaling["spamc"]["median"] if scaling else None, "op": ">=", "threshold": 1.8, "unit": "x"},
+        {"id": "serve_scaling_in_process", "what": "streamnb serve CHECKs a second from in-process clients, 8 over 1 "
+         "(two cores)", "value": scaling["in-process"]["median"] if scaling else None, "op": ">=", "threshold": 1.8,
+         "unit": "x"},
+        {"id": "serve_p50_one_client", "what": "streamnb serve p50 latency through spamc, 1 client (the previous "
+         "default's 2.3 ms)", "value": one_client["p50_ms"]["median"] if one_client else None, "op": "<=",
+         "threshold": 2.3, "unit": " ms"},
         {"id": "serve_default_vs_previous", "what": "streamnb serve CHECK throughput (8 clients), the default fusion "
          "model over the previous default (EmailNB), same rounds", "value": versus_previous["median"]
          if versus_previous else None, "op": ">=", "threshold": 0.9, "unit": "x"},

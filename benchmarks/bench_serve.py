@@ -254,6 +254,49 @@ def classify_run(model: Path, files: list[tuple[Path, str]]) -> dict[str, Any]:
     return {"seconds": seconds, "median_s": statistics.median(seconds), "failures": failures}
 
 
+# -- explanations --------------------------------------------------------------------------------
+
+def explained_models() -> dict[str, Any]:
+    """The models whose verdicts are explained (REPORT, ``classify(explain=True)``): name -> (make, raw text?)."""
+    from streamnb import BernoulliNB, ComplementNB, EmailNB, LogisticRegression, MultinomialNB, Tokenizer, cli
+    from streamnb.features.ngrams import ByteNgrams
+
+    return {
+        "the default filter (fusion)": (lambda: cli.build_model(cli.build_parser().parse_args(["train", "unused"])),
+                                        False),
+        "EmailNB": (EmailNB, False),
+        "LogisticRegression(ByteNgrams(4), n_buckets=2**20)": (
+            lambda: LogisticRegression(tokenizer=ByteNgrams(4), n_buckets=1 << 20), False),
+        "LogisticRegression(Tokenizer())": (lambda: LogisticRegression(tokenizer=Tokenizer()), True),
+        "MultinomialNB(Tokenizer())": (lambda: MultinomialNB(tokenizer=Tokenizer()), True),
+        "BernoulliNB(Tokenizer())": (lambda: BernoulliNB(tokenizer=Tokenizer()), True),
+        "ComplementNB(Tokenizer())": (lambda: ComplementNB(tokenizer=Tokenizer()), True),
+    }
+
+
+def explain_costs(messages, ctx: common.Context) -> dict[str, Any]:
+    """CPU seconds of SpamFilter(model).classify over the same messages with explanations
+    (the ten strongest features) and without, per model, in the same rounds: the ratio."""
+    from streamnb.filter.decision import SpamFilter
+
+    half = len(messages) // 2
+    checked = messages[half:][:ctx.pick(300, 40)]
+    out = {}
+    for name, (make, text) in explained_models().items():
+        model = make()
+        for message in messages[:half]:
+            model.learn_one(message.raw.decode("utf-8", "replace") if text else message.raw, message.label)
+        spam_filter = SpamFilter(model)
+        xs = [m.raw.decode("utf-8", "replace") if text else m.raw for m in checked]
+        jobs = {str(explain): (lambda explain=explain: common.cpu_seconds(
+            lambda: [spam_filter.classify(x, explain=explain) for x in xs])) for explain in (False, True)}
+        runs = common.rounds(jobs, ctx.repeats)
+        out[name] = {"messages": len(xs), "plain_s": common.summary(runs["False"]),
+                     "explained_s": common.summary(runs["True"]), "cost": common.ratio(runs["True"], runs["False"])}
+        ctx.log(f"  {name}: explanations cost {out[name]['cost']['median']:.2f}x")
+    return out
+
+
 # -- the section ---------------------------------------------------------------------------------
 
 def run(ctx: common.Context) -> dict[str, Any]:
@@ -374,6 +417,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
     data["classify"] = {"messages": n_classify,
                         "seconds_per_message": common.summary([r["median_s"] for r in runs], common.WALL),
                         "failures": sum(r["failures"] for r in runs)}
+    data["explanations"] = explain_costs(messages, ctx)
     data["python_start"] = common.summary(results["python"], common.WALL)
     data["numpy_import"] = common.summary(results["numpy"], common.WALL)
     ctx.log(f"  streamnb classify: {data['classify']['seconds_per_message']['median']:.3f} s per message "
@@ -429,6 +473,16 @@ def markdown(data: dict[str, Any]) -> list[str]:
     if "classify_vs_serve" in data:
         lines.append(f"Per message, `spamc -c` against streamnb serve (1 client, p50) is "
                      f"{data['classify_vs_serve']['median']:,.0f}x faster than `streamnb classify`.")
+    if data.get("explanations"):
+        lines += ["", "`SpamFilter(model).classify` with explanations (the ten strongest features) and without, CPU "
+                  "seconds over the same messages in the same rounds (the library, in-process; trained on the first "
+                  "half of the corpus, checked on the next messages):", "",
+                  "| model | messages | msg/s without | msg/s with | cost (min-max) |", "|---|---:|---:|---:|---:|"]
+        for name, row in data["explanations"].items():
+            cost = row["cost"]
+            lines.append(f"| {common.cell(name)} | {row['messages']} | {row['messages'] / row['plain_s']['median']:,.0f} "
+                         f"| {row['messages'] / row['explained_s']['median']:,.0f} | {cost['median']:.2f}x "
+                         f"({cost['min']:.2f}-{cost['max']:.2f}) |")
     lines += ["", "\"flagged\" counts the messages spamc reported as spam (exit 1), of the checked spam and ham: "
               "streamnb's spam verdict, spamd's score >= its required score; the counts show each server really "
               "classified (the messages checked were learned: this is not an accuracy figure)."]
@@ -442,7 +496,10 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
     versus_previous = data.get("default_vs_previous", {}).get("8")
     scaling = data.get("scaling", {})
     one_client = data["rows"].get("streamnb serve", {}).get("1")
+    costs = [row["cost"]["median"] for row in data.get("explanations", {}).values()]
     return [
+        {"id": "explain_cost", "what": "SpamFilter.classify with explanations over without, the costliest model "
+         "(CPU)", "value": max(costs) if costs else None, "op": "<=", "threshold": 2.0, "unit": "x"},
         {"id": "serve_scaling_spamc", "what": "streamnb serve CHECKs a second through spamc, 8 clients over 1 (two "
          "cores)", "value": scaling["spamc"]["median"] if scaling else None, "op": ">=", "threshold": 1.8, "unit": "x"},
         {"id": "serve_scaling_in_process", "what": "streamnb serve CHECKs a second from in-process clients, 8 over 1 "

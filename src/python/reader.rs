@@ -217,7 +217,17 @@ struct Last {
     x: Py<PyAny>,
     /// A copy of the dict as it was (it holds the items, so no other object can take their addresses).
     copy: Option<Py<PyDict>>,
+    /// The length of a text (None for a mapping): texts of other lengths are not compared.
+    size: Option<usize>,
     doc: Doc,
+}
+
+/// The length of a text (str or bytes), None for anything else.
+fn text_size(x: &Bound<'_, PyAny>) -> Option<usize> {
+    if let Ok(bytes) = x.cast::<PyBytes>() {
+        return Some(bytes.as_bytes().len());
+    }
+    x.cast::<PyString>().ok().and_then(|text| text.len().ok())
 }
 
 impl Reader {
@@ -514,8 +524,9 @@ impl Reader {
 
     /// Where x is among the documents remembered (its ids still holding), if it is.
     fn remembered(&self, space: &Features, x: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        let size = text_size(x);
         for (at, last) in self.recent.iter().enumerate() {
-            if reusable(space, &last.doc) && same_document(last, x)? {
+            if last.size == size && reusable(space, &last.doc) && same_document(last, x)? {
                 return Ok(Some(at));
             }
         }
@@ -587,6 +598,7 @@ impl Reader {
         self.recent.push_front(Last {
             x: x.clone().unbind(),
             copy,
+            size: text_size(x),
             doc: reading.doc,
         });
         Ok(())

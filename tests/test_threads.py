@@ -183,3 +183,14 @@ def test_logistic_regression_explains_a_verdict_with_its_own_weights():
     assert len(clues) == 10
     values = [weight / (view.weights[rows[feature], pos] - view.weights[rows[feature], neg]) for feature, weight in clues]
     assert values[0] > 0 and values == pytest.approx([values[0]] * len(values), rel=1e-9)
+
+
+def test_a_message_read_with_the_gil_released_gives_the_document_read_with_it_held():
+    """The same documents as a batch (read on several threads) and as a mapping of the same
+    features: counting apart, then looking up, changes nothing of what a model sees."""
+    messages = stream(60, seed=5)
+    model = trained("multinomial", messages[:40])
+    texts = [raw.decode() for raw, _ in messages[40:]]
+    one_by_one = [model.predict_log_proba_one(text) for text in texts]
+    assert one_by_one == model.predict_log_proba_many(texts)
+    assert one_by_one == [model.predict_log_proba_one(dict(model.tokenizer(text))) for text in texts]

@@ -79,18 +79,22 @@ pub(super) struct Reader {
     recent: VecDeque<Last>,
     /// A text counted away from the model for the `read` that follows (`offer`).
     offered: Option<(Py<PyAny>, Counted)>,
+    /// Bumped by `set_featurizer`: a text counted with another featurizer is read again.
+    generation: u64,
     signed: bool,
 }
 
 /// A raw text to count away from the model (`Reader::pending`), then `count`ed without the GIL.
 pub(super) struct Pending<'py> {
     featurizer: Featurizer,
+    generation: u64,
     shape: Shape,
     text: Bound<'py, PyAny>,
 }
 
-/// A text counted away from the model: its keys still to be looked up (`Encoder::finish_in`).
-pub(super) struct Counted(Encoder<'static>);
+/// A text counted away from the model (by the featurizer of a generation of the reader):
+/// its keys still to be looked up (`Encoder::finish_in`).
+pub(super) struct Counted(Encoder<'static>, u64);
 
 /// How long a call waits for a model another thread holds before it gives up (a call made
 /// from inside a call on the same model, by a Python tokenizer, would wait for itself).
@@ -170,7 +174,7 @@ impl<'py> Pending<'py> {
             }
             Featurizer::None | Featurizer::Python(_) => unreachable!("Reader::pending takes in-core featurizers only"),
         };
-        Ok(Counted(encoder.without_vocabulary()))
+        Ok(Counted(encoder.without_vocabulary(), self.generation))
     }
 }
 
@@ -238,6 +242,7 @@ impl Reader {
             featurizer: Featurizer::None,
             recent: VecDeque::new(),
             offered: None,
+            generation: 0,
             signed,
         }
     }
@@ -278,6 +283,7 @@ impl Reader {
             (None, None) => Featurizer::None,
         };
         self.recent.clear();
+        self.generation += 1;
     }
 
     /// A document from a mapping feature -> value: keys and values checked as the Python
@@ -517,6 +523,7 @@ impl Reader {
         }
         Ok(self.featurizer.in_core(x.py()).map(|featurizer| Pending {
             featurizer,
+            generation: self.generation,
             shape: space.shape(),
             text: x.clone(),
         }))
@@ -544,7 +551,11 @@ impl Reader {
     /// back with `keep` after the call, so predicting and then learning the same text
     /// tokenizes it once.
     pub fn read(&mut self, space: &Features, x: &Bound<'_, PyAny>) -> PyResult<Reading> {
-        let offered = self.offered.take().filter(|(offered, _)| offered.bind(x.py()).is(x));
+        let generation = self.generation;
+        let offered = self
+            .offered
+            .take()
+            .filter(|(offered, counted)| offered.bind(x.py()).is(x) && counted.1 == generation);
         let py = x.py();
         let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
         let is_dict = !is_text && x.is_instance_of::<PyDict>();
@@ -572,7 +583,7 @@ impl Reader {
         let cached = at.and_then(|at| self.recent.remove(at)).map(|last| last.doc);
         let doc = match cached {
             Some(doc) => doc,
-            None if is_text => match offered.and_then(|(_, Counted(encoder))| encoder.finish_in(space)) {
+            None if is_text => match offered.and_then(|(_, Counted(encoder, _))| encoder.finish_in(space)) {
                 Some(doc) => doc,
                 None => self.encode_text(space, x)?,
             },

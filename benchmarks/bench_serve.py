@@ -299,6 +299,39 @@ def explain_costs(messages, ctx: common.Context) -> dict[str, Any]:
     return out
 
 
+def library_scaling(messages, ctx: common.Context) -> dict[str, Any]:
+    """``SpamFilter.classify`` of the default filter (trained on every message) by 1 and by 8
+    threads of this process, the checked messages shared out: messages a second (wall), and
+    8 threads' over 1 thread's, round by round (what the core letting the GIL go gives)."""
+    from streamnb import cli
+    from streamnb.filter.decision import SpamFilter
+
+    model = cli.build_model(cli.build_parser().parse_args(["train", "unused"]))
+    for message in messages:
+        model.learn_one(message.raw, message.label)
+    spam_filter = SpamFilter(model)
+    checked = [m.raw for m in messages[::max(1, len(messages) // ctx.pick(2000, 200))]]
+
+    def rate(threads: int) -> float:
+        shares = [checked[i::threads] for i in range(threads)]
+        pool = [threading.Thread(target=lambda share=share: [spam_filter.classify(x, explain=False) for x in share])
+                for share in shares]
+        start = time.perf_counter()
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join()
+        return len(checked) / (time.perf_counter() - start)
+
+    rate(2)  # warm-up
+    runs = common.rounds({str(threads): (lambda threads=threads: rate(threads)) for threads in SCALING}, ctx.repeats)
+    one, many = (runs[str(threads)] for threads in SCALING)
+    out = {"messages": len(checked), "msg_per_s": {str(t): common.summary(runs[str(t)], common.WALL) for t in SCALING},
+           "scaling": common.ratio(many, one)}
+    ctx.log(f"  SpamFilter.classify, {SCALING[1]} threads over 1: {out['scaling']['median']:.2f}x")
+    return out
+
+
 # -- the section ---------------------------------------------------------------------------------
 
 def run(ctx: common.Context) -> dict[str, Any]:
@@ -420,6 +453,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
                         "seconds_per_message": common.summary([r["median_s"] for r in runs], common.WALL),
                         "failures": sum(r["failures"] for r in runs)}
     data["explanations"] = explain_costs(messages, ctx)
+    data["library_scaling"] = library_scaling(messages, ctx)
     data["python_start"] = common.summary(results["python"], common.WALL)
     data["numpy_import"] = common.summary(results["numpy"], common.WALL)
     ctx.log(f"  streamnb classify: {data['classify']['seconds_per_message']['median']:.3f} s per message "
@@ -475,6 +509,14 @@ def markdown(data: dict[str, Any]) -> list[str]:
     if "classify_vs_serve" in data:
         lines.append(f"Per message, `spamc -c` against streamnb serve (1 client, p50) is "
                      f"{data['classify_vs_serve']['median']:,.0f}x faster than `streamnb classify`.")
+    if data.get("library_scaling"):
+        library = data["library_scaling"]
+        rates = library["msg_per_s"]
+        lines += ["", f"The library in one process: `SpamFilter.classify` of the default filter, {library['messages']:,} "
+                  "messages shared out among threads (wall): " + ", ".join(
+                      f"{threads} thread(s) {r['median']:,.0f} msg/s" for threads, r in rates.items())
+                  + f"; {SCALING[1]} threads over 1, round by round: {library['scaling']['median']:.2f}x "
+                  f"({library['scaling']['min']:.2f}-{library['scaling']['max']:.2f})."]
     if data.get("explanations"):
         lines += ["", "`SpamFilter(model).classify` with explanations (the ten strongest features) and without, CPU "
                   "seconds over the same messages in the same rounds (the library, in-process; trained on the first "
@@ -499,7 +541,11 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
     scaling = data.get("scaling", {})
     one_client = data["rows"].get("streamnb serve", {}).get("1")
     costs = [row["cost"]["median"] for row in data.get("explanations", {}).values()]
+    library = data.get("library_scaling")
     return [
+        {"id": "library_scaling", "what": "SpamFilter.classify of the default filter, 8 threads over 1 in one process "
+         "(two cores, wall)", "value": library["scaling"]["median"] if library else None, "op": ">=",
+         "threshold": 1.8, "unit": "x"},
         {"id": "explain_cost", "what": "SpamFilter.classify with explanations over without, the costliest model "
          "(CPU)", "value": max(costs) if costs else None, "op": "<=", "threshold": 2.0, "unit": "x"},
         {"id": "serve_scaling_spamc", "what": "streamnb serve CHECKs a second through spamc, 8 clients over 1 (two "

@@ -32,7 +32,7 @@ TARGET_IDS = {"mnb_vs_river", "mnb_email_vs_river", "mnb_dicts_vs_river", "bnb_v
               "corrections_right_after", "corrections_in_between", "corrections_command_service",
               "corrections_command_service_between"}
 OPT_IN_TARGET_IDS = {  # sections not run by default
-    "serve": {"serve_vs_classify", "classify_one_message", "serve_default_vs_previous", "explain_cost",
+    "serve": {"serve_vs_classify", "classify_one_message", "serve_default_vs_previous", "explain_cost", "library_scaling",
               "serve_scaling_spamc", "serve_scaling_in_process", "serve_p50_one_client"},
     "site": {"site_partial_vs_library", "site_check_throughput"},
     "smoothing": {"smoothing_20news_mnb_prequential", "smoothing_20news_mnb_test", "smoothing_20news_cnb_prequential",

@@ -107,14 +107,17 @@ impl IdTable {
         self.slots[at] = slot;
     }
 
-    /// Room for `more` entries at a load of at most 5/8 (linear probing stays short).
+    /// Room for `more` entries at a load of at most 3/4: a search probes 2.5 slots on
+    /// average at that load when it finds its id, 8.5 when it does not (eight slots to a
+    /// cache line), and a table sized for 5/8 would take twice the memory for a third of
+    /// the vocabularies' sizes (177,451 tokens: 4 MiB at 5/8, 2 MiB at 3/4).
     pub fn reserve(&mut self, more: usize) {
         let needed = self.len + more;
-        if 8 * needed <= 5 * self.slots.len() {
+        if 4 * needed <= 3 * self.slots.len() {
             return;
         }
         let mut size = self.slots.len().max(16);
-        while 8 * needed > 5 * size {
+        while 4 * needed > 3 * size {
             size *= 2;
         }
         let old = std::mem::replace(&mut self.slots, vec![0; size]);
@@ -198,7 +201,7 @@ mod tests {
     }
 
     /// Every entry reachable from its home without an empty slot between, the count right,
-    /// the load at most 5/8.
+    /// the load at most 3/4.
     fn check(table: &IdTable) {
         let mask = table.slots.len().wrapping_sub(1);
         let mut count = 0;
@@ -214,7 +217,7 @@ mod tests {
             }
         }
         assert_eq!(count, table.len);
-        assert!(8 * table.len <= 5 * table.slots.len() || table.slots.is_empty());
+        assert!(4 * table.len <= 3 * table.slots.len() || table.slots.is_empty());
     }
 
     /// Homes in the last four slots of a table of 2^bits slots: the runs wrap around its end.

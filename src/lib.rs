@@ -15,6 +15,7 @@
 
 pub mod bag;
 pub mod doc;
+pub mod evidence;
 pub mod feedback;
 pub mod fusion;
 pub mod idf;

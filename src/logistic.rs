@@ -343,6 +343,29 @@ impl Logistic {
         dots
     }
 
+    /// The scores split by feature: for each feature with a weight, its terms x'_i w_{i,c}
+    /// over every class (row by row, n x K; the reference class's 0), then the rest, the
+    /// biases (s_c = rest_c + sum_i terms_ic, to rounding; x' the values as `prepared`).
+    /// Returns (the positions in `ids` of the features split, terms, rest).
+    pub fn contributions(&self, ids: &[u32], values: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+        let (k, cols, stride) = (self.n_classes, self.cols(), self.stride());
+        let prepared = self.prepared(ids, values);
+        let (mut positions, mut terms) = (Vec::new(), Vec::new());
+        for (i, (&id, &x)) in ids.iter().zip(prepared.iter()).enumerate() {
+            let r = id as usize;
+            if r >= self.rows || x == 0.0 || cols == 0 {
+                continue;
+            }
+            let row = &self.cells[r * cols * stride..(r + 1) * cols * stride];
+            positions.push(i);
+            terms.push(0.0);
+            terms.extend(row.chunks_exact(stride).map(|cell| x * cell[0] * self.scale));
+        }
+        let mut rest = vec![0.0; k];
+        rest.iter_mut().skip(1).zip(&self.bias).for_each(|(r, &b)| *r = b);
+        (positions, terms, rest)
+    }
+
     /// Scores s_c of every class (s_0 = 0) from the stored dot products.
     pub fn scores_of(&self, dots: &[f64]) -> Vec<f64> {
         let mut s = vec![0.0; self.n_classes];

@@ -8,6 +8,7 @@
 use crate::bag::Bag;
 use crate::doc::{Doc, IdCounts, Keys, UNKNOWN};
 use crate::vocab::{bucket, Vocabulary, VocabularyError};
+use std::hash::BuildHasher;
 
 /// Keys between the steps of the cache hints of a document's lookups (`Encoder::finish`).
 const LOOKUP_STEP: usize = 4;
@@ -129,17 +130,14 @@ impl Features {
 
     /// A document encoder: feature occurrences in, a document out.
     pub fn encoder(&self, features: usize, bytes: usize) -> Encoder<'_> {
-        match *self {
-            Features::Exact(_) => Encoder {
-                space: self,
-                bag: Bag::with_capacity(features, bytes),
-                buckets: IdCounts::with_capacity(features),
-            },
-            Features::Hashed(_) => Encoder {
-                space: self,
-                bag: Bag::default(),
-                buckets: IdCounts::with_capacity(features),
-            },
+        Encoder::new(self.shape(), self.vocabulary(), features, bytes)
+    }
+
+    /// What counting a document needs of this space (see `Shape`).
+    pub fn shape(&self) -> Shape {
+        Shape {
+            hasher: self.hasher(),
+            n_buckets: self.n_buckets(),
         }
     }
 
@@ -216,38 +214,82 @@ impl Features {
     }
 }
 
+/// What counting a document's features needs of its space, and no more: the vocabulary's
+/// seeded hasher, or the number of buckets. A reader counts a message with it away from the
+/// model, without the GIL (`Shape::encoder`), and the vocabulary is asked once the model is
+/// at hand again (`Encoder::finish_in`): another thread may use the model in between.
+#[derive(Clone)]
+pub struct Shape {
+    hasher: foldhash::fast::RandomState,
+    n_buckets: Option<u32>,
+}
+
+impl Shape {
+    /// An encoder that counts without the vocabulary; finish it with `Encoder::finish_in`.
+    pub fn encoder(&self, features: usize, bytes: usize) -> Encoder<'static> {
+        Encoder::new(self.clone(), None, features, bytes)
+    }
+
+    pub fn hasher(&self) -> &foldhash::fast::RandomState {
+        &self.hasher
+    }
+
+    pub fn n_buckets(&self) -> Option<u32> {
+        self.n_buckets
+    }
+}
+
 /// Builds a document from feature occurrences: counted by key first (a small table that
 /// stays in cache), then each distinct key looked up once in the vocabulary (hashed
 /// models: everything counted by bucket).
 pub struct Encoder<'a> {
-    space: &'a Features,
+    shape: Shape,
+    /// The vocabulary asked as the document is finished (None: counted away from the model,
+    /// for `finish_in`).
+    vocabulary: Option<&'a Vocabulary>,
     bag: Bag,
     buckets: IdCounts,
 }
 
-impl Encoder<'_> {
+impl<'a> Encoder<'a> {
+    fn new(shape: Shape, vocabulary: Option<&'a Vocabulary>, features: usize, bytes: usize) -> Self {
+        let exact = shape.n_buckets.is_none();
+        Encoder {
+            shape,
+            vocabulary,
+            bag: if exact {
+                Bag::with_capacity(features, bytes)
+            } else {
+                Bag::default()
+            },
+            buckets: IdCounts::with_capacity(features),
+        }
+    }
+
     /// Count `by` more of the feature `key` (hashed models: of its bucket).
     #[inline]
     pub fn add(&mut self, key: &[u8], by: f64) {
-        match self.space {
-            Features::Exact(vocabulary) => self.bag.add(key, vocabulary.hash(key), by),
-            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
+        match self.shape.n_buckets {
+            None => self.bag.add(key, self.shape.hasher.hash_one(key), by),
+            Some(n) => self.buckets.add(bucket(key, n), by),
         }
     }
 
     /// `add` for a key the document holds once (a mapping's keys): looked up in the
-    /// vocabulary at once, without counting by key first.
+    /// vocabulary at once, without counting by key first. (A mapping is read with its
+    /// model at hand; an encoder without the vocabulary counts the key as `add` does.)
     #[inline]
     pub fn add_distinct(&mut self, key: &[u8], by: f64) {
-        match self.space {
-            Features::Exact(vocabulary) => {
+        match (self.shape.n_buckets, self.vocabulary) {
+            (Some(n), _) => self.buckets.add(bucket(key, n), by),
+            (None, Some(vocabulary)) => {
                 let hash = vocabulary.hash(key);
                 match vocabulary.find_hashed(key, hash) {
                     Some(id) => self.buckets.add(id, by), // ids of known keys (their own table)
                     None => self.bag.add(key, hash, by),
                 }
             }
-            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
+            (None, None) => self.add(key, by),
         }
     }
 
@@ -255,8 +297,8 @@ impl Encoder<'_> {
     /// first, then looked up, so the lookups (cache misses in a big vocabulary) overlap
     /// instead of each waiting for the Python objects of the next key to be read.
     pub fn add_distinct_all<'k>(&mut self, keys: impl Iterator<Item = &'k [u8]> + Clone, values: &[f64]) {
-        match self.space {
-            Features::Exact(vocabulary) => {
+        match (self.shape.n_buckets, self.vocabulary) {
+            (None, Some(vocabulary)) => {
                 let hashes: Vec<u64> = keys.clone().map(|key| vocabulary.hash(key)).collect();
                 for ((key, hash), &by) in keys.zip(hashes).zip(values) {
                     match vocabulary.find_hashed(key, hash) {
@@ -265,9 +307,9 @@ impl Encoder<'_> {
                     }
                 }
             }
-            Features::Hashed(n) => {
+            _ => {
                 for (key, &by) in keys.zip(values) {
-                    self.buckets.add(bucket(key, *n), by);
+                    self.add_distinct(key, by);
                 }
             }
         }
@@ -276,9 +318,9 @@ impl Encoder<'_> {
     /// `add` with the key's hash already computed (with the model's `hasher`).
     #[inline]
     pub fn add_hashed(&mut self, key: &[u8], hash: u64, by: f64) {
-        match self.space {
-            Features::Exact(_) => self.bag.add(key, hash, by),
-            Features::Hashed(n) => self.buckets.add(bucket(key, *n), by),
+        match self.shape.n_buckets {
+            None => self.bag.add(key, hash, by),
+            Some(n) => self.buckets.add(bucket(key, n), by),
         }
     }
 
@@ -286,7 +328,7 @@ impl Encoder<'_> {
     /// of the key, e.g. `ByteNgrams::for_each_bucket`).
     #[inline]
     pub fn add_bucket(&mut self, id: u32, by: f64) {
-        debug_assert!(matches!(self.space, Features::Hashed(_)));
+        debug_assert!(self.shape.n_buckets.is_some());
         self.buckets.add(id, by);
     }
 
@@ -295,7 +337,7 @@ impl Encoder<'_> {
     /// `add_bucket` in one document).
     #[inline]
     pub fn add_new_bucket(&mut self, id: u32) {
-        debug_assert!(matches!(self.space, Features::Hashed(_)));
+        debug_assert!(self.shape.n_buckets.is_some());
         self.buckets.push_distinct(id, 1.0);
     }
 
@@ -305,8 +347,43 @@ impl Encoder<'_> {
         self.bag.binarize();
     }
 
+    /// The same counts, to be finished by `finish_in` (the vocabulary is asked then).
+    pub fn without_vocabulary(self) -> Encoder<'static> {
+        Encoder {
+            shape: self.shape,
+            vocabulary: None,
+            bag: self.bag,
+            buckets: self.buckets,
+        }
+    }
+
+    /// The document, counted with its space at hand (`Features::encoder`).
     pub fn finish(self) -> Doc {
-        let Features::Exact(vocabulary) = self.space else {
+        let vocabulary = self.vocabulary;
+        self.finish_with(vocabulary)
+    }
+
+    /// The document of an encoder that counted away from the model (`Shape::encoder`), its
+    /// keys looked up in `space` now; None when the space is no longer the one it counted
+    /// for (another hasher or other buckets: the model was loaded again in between).
+    pub fn finish_in(self, space: &Features) -> Option<Doc> {
+        let same = match (space, self.shape.n_buckets) {
+            (Features::Hashed(n), Some(counted)) => *n == counted,
+            // one key's hash tells whether the hasher is the vocabulary's (seeds differ by process and model)
+            (Features::Exact(vocabulary), None) => {
+                self.bag.is_empty() || vocabulary.hash(self.bag.feature(0)) == self.bag.hash(0)
+            }
+            _ => false,
+        };
+        same.then(|| self.finish_with(space.vocabulary()))
+    }
+
+    fn finish_with(self, vocabulary: Option<&Vocabulary>) -> Doc {
+        let Some(vocabulary) = vocabulary.filter(|_| self.shape.n_buckets.is_none()) else {
+            debug_assert!(
+                self.shape.n_buckets.is_some(),
+                "an exact space's document finished without its vocabulary"
+            );
             return Doc::new(self.buckets.ids, self.buckets.values, Keys::default(), Vec::new(), None);
         };
         // known ids: those `add_distinct` found, then the counted keys the vocabulary holds

@@ -860,9 +860,9 @@ def test_example_river_pipeline_small():
     for line in lines[2:]:
         name, accuracy, throughput = line.rsplit(maxsplit=2)
         rows[name] = (float(accuracy), float(throughput))
-    assert set(rows) == {"river.naive_bayes.MultinomialNB()", "streamnb.river.MultinomialNB(unseen='score')",
-                         "streamnb.river.MultinomialNB()"}
+    assert set(rows) == {"river.naive_bayes.MultinomialNB()", "streamnb.integrations.river.MultinomialNB(unseen='score')",
+                         "streamnb.integrations.river.MultinomialNB()"}
     # The drop-in replacement makes the same predictions as river's model.
-    assert rows["streamnb.river.MultinomialNB(unseen='score')"][0] == rows["river.naive_bayes.MultinomialNB()"][0]
+    assert rows["streamnb.integrations.river.MultinomialNB(unseen='score')"][0] == rows["river.naive_bayes.MultinomialNB()"][0]
     for accuracy, throughput in rows.values():
         assert 0.7 < accuracy <= 1.0 and throughput > 0

@@ -6,10 +6,11 @@ use super::errors::{error, guard, Kind as ErrorKind};
 use super::keys::{doc_feature_name, feature_names, find_ids, key_arrays};
 use super::labels::Labels;
 use super::output::Output;
-use super::reader::Reader;
+use super::reader::{borrowed, counted_apart, Reader};
 use super::records;
 use super::values::{describe, f64_bytes};
 use crate::doc::{Doc, UNKNOWN};
+use crate::evidence::strongest;
 use crate::logistic::{
     balanced_omega, check_doc_freqs, check_parameters, check_state, Logistic, Schedule, Settings, Step,
 };
@@ -399,14 +400,84 @@ impl LogisticCore {
 
     /// The most probable class, or None before anything is learned (`what` 0); {label:
     /// P(c|x)} (1) or {label: log P(c|x)} (2) over the classes learned.
-    fn predict<'py>(&mut self, x: &Bound<'py, PyAny>, what: u8) -> PyResult<Bound<'py, PyAny>> {
+    fn predict<'py>(slf: &Bound<'py, Self>, x: &Bound<'py, PyAny>, what: u8) -> PyResult<Bound<'py, PyAny>> {
         guard(|| {
             let output = Output::from_code(what)?;
             let py = x.py();
-            let mut reading = self.reader.read(&self.space, x)?;
-            let result = self.predict_doc(py, &mut reading.doc, output);
-            self.reader.keep(x, reading)?;
+            let mut this = counted_apart(slf, x, |core| (&mut core.reader, &core.space))?;
+            let this = &mut *this;
+            let mut reading = this.reader.read(&this.space, x)?;
+            let result = this.predict_doc(py, &mut reading.doc, output);
+            this.reader.keep(x, reading)?;
             result
+        })
+    }
+
+    /// The scores of x split by feature over every class: (features, terms as float64
+    /// bytes (n x K), the rest per class, the labels); see `Logistic::contributions`.
+    #[allow(clippy::type_complexity)]
+    fn contributions<'py>(
+        slf: &Bound<'py, Self>,
+        x: &Bound<'py, PyAny>,
+    ) -> PyResult<(
+        Bound<'py, PyList>,
+        Bound<'py, PyByteArray>,
+        Vec<f64>,
+        Bound<'py, PyList>,
+    )> {
+        guard(|| {
+            let py = x.py();
+            let mut this = counted_apart(slf, x, |core| (&mut core.reader, &core.space))?;
+            let this = &mut *this;
+            let mut reading = this.reader.read(&this.space, x)?;
+            this.known(&mut reading.doc);
+            let doc = &reading.doc;
+            let (positions, terms, rest) = this.model.contributions(&doc.ids, &doc.values);
+            let names = PyList::empty(py);
+            for &i in &positions {
+                names.append(doc_feature_name(py, &this.space, doc, i)?)?;
+            }
+            let labels = PyList::new(py, (0..rest.len()).map(|c| this.labels.label(py, c)))?;
+            let out = (names, f64_bytes(py, &terms)?, rest, labels);
+            this.reader.keep(x, reading)?;
+            Ok(out)
+        })
+    }
+
+    /// The `top` features of x that push its log-odds of `positive` against `negative`
+    /// most, strongest first: [(feature, weight)] (see `crate::evidence::strongest`, over
+    /// the terms of `contributions`).
+    fn strongest<'py>(
+        slf: &Bound<'py, Self>,
+        x: &Bound<'py, PyAny>,
+        positive: &Bound<'py, PyAny>,
+        negative: &Bound<'py, PyAny>,
+        top: usize,
+    ) -> PyResult<Vec<(Bound<'py, PyAny>, f64)>> {
+        guard(|| {
+            let py = x.py();
+            let mut this = counted_apart(slf, x, |core| (&mut core.reader, &core.space))?;
+            let this = &mut *this;
+            let (pos, neg) = (
+                this.known_class(positive, "explain a verdict of")?,
+                this.known_class(negative, "explain a verdict of")?,
+            );
+            if pos.max(neg) >= this.model.n_classes() {
+                return Err(error(
+                    ErrorKind::UnknownClass,
+                    "cannot explain a verdict of a class that has learned nothing",
+                ));
+            }
+            let mut reading = this.reader.read(&this.space, x)?;
+            this.known(&mut reading.doc);
+            let doc = &reading.doc;
+            let (positions, terms, _) = this.model.contributions(&doc.ids, &doc.values);
+            let out = strongest(&terms, this.model.n_classes(), pos, neg, top)
+                .into_iter()
+                .map(|(i, w)| Ok((doc_feature_name(py, &this.space, doc, positions[i])?, w)))
+                .collect::<PyResult<Vec<_>>>();
+            this.reader.keep(x, reading)?;
+            out
         })
     }
 
@@ -421,6 +492,7 @@ impl LogisticCore {
             for mut doc in docs {
                 out.append(self.predict_doc(py, &mut doc, output)?)?;
             }
+            self.last_dots = None; // the batch's last document is not the one the reader remembers first
             Ok(out)
         })
     }
@@ -431,30 +503,32 @@ impl LogisticCore {
     /// model read it (a message kept already: its record is replaced; move it first).
     #[pyo3(signature = (x, label, weight, fingerprint=None))]
     fn learn_one(
-        &mut self,
+        slf: &Bound<'_, Self>,
         x: &Bound<'_, PyAny>,
         label: &Bound<'_, PyAny>,
         weight: f64,
         fingerprint: Option<&[u8]>,
     ) -> PyResult<(Vec<f64>, f64)> {
         guard(|| {
+            let mut this = borrowed(slf)?;
+            let this = &mut *this;
             Self::check_weight(weight)?;
             let fp = match fingerprint {
                 Some(bytes) => {
-                    self.records()?; // refused before anything is learned
+                    this.records()?; // refused before anything is learned
                     Some(records::fingerprint(bytes)?)
                 }
                 None => None,
             };
-            let fixed = self.fixed_weight(label)?;
-            let mut reading = self.reader.read(&self.space, x)?;
-            let c = self.class_or_add(label)?;
+            let fixed = this.fixed_weight(label)?;
+            let mut reading = this.reader.read(&this.space, x)?;
+            let c = this.class_or_add(label)?;
             let reused = reading.reused;
-            let result = self.learn_doc(&mut reading.doc, c, weight, fixed, reused);
+            let result = this.learn_doc(&mut reading.doc, c, weight, fixed, reused);
             if let (Ok(step), Some(fp)) = (&result, fp) {
-                self.keep_lesson(fp, c, weight, step.clone(), &reading.doc);
+                this.keep_lesson(fp, c, weight, step.clone(), &reading.doc);
             }
-            self.reader.keep(x, reading)?;
+            this.reader.keep(x, reading)?;
             result.map(|step| (step.g, step.decay))
         })
     }

@@ -7,12 +7,13 @@ use super::keys::{doc_feature_name, feature_names, find_ids, first_foreign_key, 
 use super::labels::Labels;
 use super::model_errors::{evidence_error, nb_error, unknown_class};
 use super::output::Output;
-use super::reader::Reader;
+use super::reader::{borrowed, counted_apart, Reader};
 use super::values::{f64_bytes, i64_bytes, repr};
 use super::weighting::EmailWeights;
 use crate::doc::Doc;
+use crate::evidence::strongest;
 use crate::idf::idf_values;
-use crate::nb::{Kind, NaiveBayes, NbError, Prior, Smoothing};
+use crate::nb::{Contributions, Kind, NaiveBayes, NbError, Prior, Smoothing};
 use crate::smoothing::{inverse_temperature, AutoSmoothing};
 use crate::snapshot::{self, RawArray};
 use crate::weighting::MAX_IDF_OFFSET;
@@ -100,6 +101,24 @@ impl Core {
     /// The name of a document's i-th feature.
     fn doc_token<'py>(&self, py: Python<'py>, doc: &Doc, i: usize) -> PyResult<Bound<'py, PyAny>> {
         doc_feature_name(py, &self.nb.features, doc, i)
+    }
+
+    /// The model, borrowed for a call on x once x is counted without it (when the core
+    /// tokenizes x itself: `reader::counted_apart`, the GIL released meanwhile).
+    fn apart<'py>(slf: &Bound<'py, Self>, x: &Bound<'py, PyAny>) -> PyResult<PyRefMut<'py, Self>> {
+        counted_apart(slf, x, |core| (&mut core.reader, &core.nb.features))
+    }
+
+    /// The score of a read document split by known feature (`NaiveBayes::contributions`),
+    /// as predictions score it.
+    fn split(&mut self, doc: &mut Doc, smoothing: Smoothing) -> Contributions {
+        self.scoring(doc, |core, doc| {
+            let mut known = core.nb.known(doc);
+            if core.idf.is_some() {
+                known.retain_positive(); // what the reweighting leaves out is not in the split
+            }
+            core.nb.contributions(&known, smoothing)
+        })
     }
 
     /// Run `body` on the document `x`, read once (see `Reader::read`).
@@ -366,18 +385,30 @@ impl Core {
 
     /// The most probable class (first learned wins ties); None when nothing is learned.
     /// `alpha` None (here and below): the smoothing the model chooses online.
-    fn predict_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| self.predict(x, alpha, Output::Label))
+    fn predict_one<'py>(
+        slf: &Bound<'py, Self>,
+        x: &Bound<'py, PyAny>,
+        alpha: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| Self::apart(slf, x)?.predict(x, alpha, Output::Label))
     }
 
     /// {label: P(c | x)} over the active classes (from log space); {} when untrained.
-    fn predict_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| self.predict(x, alpha, Output::Proba))
+    fn predict_proba_one<'py>(
+        slf: &Bound<'py, Self>,
+        x: &Bound<'py, PyAny>,
+        alpha: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| Self::apart(slf, x)?.predict(x, alpha, Output::Proba))
     }
 
     /// {label: log P(c | x)} over the active classes; {} when untrained.
-    fn predict_log_proba_one<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| self.predict(x, alpha, Output::LogProba))
+    fn predict_log_proba_one<'py>(
+        slf: &Bound<'py, Self>,
+        x: &Bound<'py, PyAny>,
+        alpha: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| Self::apart(slf, x)?.predict(x, alpha, Output::LogProba))
     }
 
     /// One prediction per document (`what`: 0 labels, 1 probabilities, 2 log-probabilities).
@@ -401,11 +432,17 @@ impl Core {
     }
 
     /// {label: log P(c) + log P(x | c)} over the active classes (the unnormalised scores).
-    fn joint_log_likelihood<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Bound<'py, PyDict>> {
+    fn joint_log_likelihood<'py>(
+        slf: &Bound<'py, Self>,
+        x: &Bound<'py, PyAny>,
+        alpha: Option<f64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
+            let mut this = Self::apart(slf, x)?;
+            let this = &mut *this;
             let py = x.py();
-            let smoothing = self.smoothing(alpha)?;
-            self.with_doc(x, |core, doc| {
+            let smoothing = this.smoothing(alpha)?;
+            this.with_doc(x, |core, doc| {
                 let jll = core.scoring(doc, |core, doc| core.nb.joint_log_likelihood(doc, smoothing));
                 let active = core.nb.active();
                 let values: Vec<f64> = active.iter().map(|&c| jll[c]).collect();
@@ -416,10 +453,12 @@ impl Core {
 
     /// log P(x | c) without the class prior, for every class of the store (NaN for the
     /// inactive ones): what a model using this one as a part sums.
-    fn log_likelihood(&mut self, x: &Bound<'_, PyAny>, alpha: Option<f64>) -> PyResult<Vec<f64>> {
+    fn log_likelihood<'py>(slf: &Bound<'py, Self>, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Vec<f64>> {
         guard(|| {
-            let smoothing = self.smoothing(alpha)?;
-            self.with_doc(x, |core, doc| {
+            let mut this = Self::apart(slf, x)?;
+            let this = &mut *this;
+            let smoothing = this.smoothing(alpha)?;
+            this.with_doc(x, |core, doc| {
                 let known = core.nb.known(doc);
                 Ok(core.nb.log_likelihood(&known, smoothing))
             })
@@ -428,16 +467,18 @@ impl Core {
 
     /// log P(x | label) - log U(x), U uniform over the vocabulary: see
     /// `Nb::log_odds_against_uniform` (None for a model that is not multinomial).
-    fn log_odds_against_uniform(
-        &mut self,
-        x: &Bound<'_, PyAny>,
+    fn log_odds_against_uniform<'py>(
+        slf: &Bound<'py, Self>,
+        x: &Bound<'py, PyAny>,
         label: &Bound<'_, PyAny>,
         alpha: Option<f64>,
     ) -> PyResult<Option<f64>> {
         guard(|| {
-            let smoothing = self.smoothing(alpha)?;
-            let c = match self.labels.class_of(label)? {
-                Some(c) if self.nb.active().contains(&c) => c,
+            let mut this = Self::apart(slf, x)?;
+            let this = &mut *this;
+            let smoothing = this.smoothing(alpha)?;
+            let c = match this.labels.class_of(label)? {
+                Some(c) if this.nb.active().contains(&c) => c,
                 _ => {
                     return Err(error(
                         ErrorKind::UnknownClass,
@@ -448,7 +489,7 @@ impl Core {
                     ))
                 }
             };
-            self.with_doc(x, |core, doc| {
+            this.with_doc(x, |core, doc| {
                 Ok(core.scoring(doc, |core, doc| {
                     let mut known = core.nb.known(doc);
                     if core.idf.is_some() {
@@ -462,18 +503,14 @@ impl Core {
 
     /// The score split by known feature over the active classes: (features, terms as
     /// float64 bytes (n x active), rest per active class, the active classes' labels).
-    fn contributions<'py>(&mut self, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Split<'py>> {
+    fn contributions<'py>(slf: &Bound<'py, Self>, x: &Bound<'py, PyAny>, alpha: Option<f64>) -> PyResult<Split<'py>> {
         guard(|| {
+            let mut this = Self::apart(slf, x)?;
+            let this = &mut *this;
             let py = x.py();
-            let smoothing = self.smoothing(alpha)?;
-            self.with_doc(x, |core, doc| {
-                let split = core.scoring(doc, |core, doc| {
-                    let mut known = core.nb.known(doc);
-                    if core.idf.is_some() {
-                        known.retain_positive(); // what the reweighting leaves out is not in the split
-                    }
-                    core.nb.contributions(&known, smoothing)
-                });
+            let smoothing = this.smoothing(alpha)?;
+            this.with_doc(x, |core, doc| {
+                let split = core.split(doc, smoothing);
                 let active = core.nb.active();
                 let k = core.nb.n_classes();
                 let mut terms = Vec::with_capacity(split.ids.len() * active.len());
@@ -495,15 +532,54 @@ impl Core {
         })
     }
 
+    /// The `top` features of x that push its log-odds of `positive` against `negative`
+    /// most, strongest first: [(feature, weight)], weight the difference of the two classes'
+    /// terms of `contributions` (see `crate::evidence::strongest`).
+    fn strongest<'py>(
+        slf: &Bound<'py, Self>,
+        x: &Bound<'py, PyAny>,
+        alpha: Option<f64>,
+        positive: &Bound<'py, PyAny>,
+        negative: &Bound<'py, PyAny>,
+        top: usize,
+    ) -> PyResult<Vec<(Bound<'py, PyAny>, f64)>> {
+        guard(|| {
+            let mut this = Self::apart(slf, x)?;
+            let this = &mut *this;
+            let py = x.py();
+            let smoothing = this.smoothing(alpha)?;
+            let active = this.nb.active();
+            let class = |label: &Bound<'py, PyAny>| -> PyResult<usize> {
+                match this.labels.class_of(label)? {
+                    Some(c) if active.contains(&c) => Ok(c),
+                    _ => Err(error(
+                        ErrorKind::UnknownClass,
+                        format!("class {} has not been learned; log-odds need both classes", repr(label)),
+                    )),
+                }
+            };
+            let (pos, neg) = (class(positive)?, class(negative)?);
+            this.with_doc(x, |core, doc| {
+                let split = core.split(doc, smoothing);
+                strongest(&split.terms, core.nb.n_classes(), pos, neg, top)
+                    .into_iter()
+                    .map(|(i, w)| Ok((core.doc_token(py, doc, split.positions[i])?, w)))
+                    .collect()
+            })
+        })
+    }
+
     /// The known features of x with a value > 0 and their document counts D_cf for every
     /// class: (features, float64 bytes n x K). What chi-square combining reads.
     fn document_counts<'py>(
-        &mut self,
+        slf: &Bound<'py, Self>,
         x: &Bound<'py, PyAny>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyByteArray>)> {
         guard(|| {
+            let mut this = Self::apart(slf, x)?;
+            let this = &mut *this;
             let py = x.py();
-            self.with_doc(x, |core, doc| {
+            this.with_doc(x, |core, doc| {
                 let known = core.nb.known(doc);
                 let keep: Vec<usize> = (0..known.ids.len()).filter(|&i| known.values[i] > 0.0).collect();
                 let ids: Vec<u32> = keep.iter().map(|&i| known.ids[i]).collect();
@@ -554,7 +630,7 @@ impl Core {
     /// All or nothing. `check_only`: check everything and change nothing.
     #[pyo3(signature = (x, label, weight, factor, allow_empty=false, check_only=false))]
     fn learn_one(
-        &mut self,
+        slf: &Bound<'_, Self>,
         x: &Bound<'_, PyAny>,
         label: &Bound<'_, PyAny>,
         weight: f64,
@@ -563,10 +639,12 @@ impl Core {
         check_only: bool,
     ) -> PyResult<()> {
         guard(|| {
+            let mut this = borrowed(slf)?;
+            let this = &mut *this;
             let py = x.py();
-            let c = self.labels.class_of(label)?;
-            let prior_weight = if c.is_none() { self.prior_weight(label)? } else { 1.0 };
-            self.with_doc(x, |core, doc| {
+            let c = this.labels.class_of(label)?;
+            let prior_weight = if c.is_none() { this.prior_weight(label)? } else { 1.0 };
+            this.with_doc(x, |core, doc| {
                 let empty_learn = core.nb.empty_learn;
                 core.nb.empty_learn = empty_learn || allow_empty;
                 let result = if check_only {

@@ -1,8 +1,14 @@
 //! How a document becomes ids and values of a model's feature space (`crate::space`): a
 //! mapping feature -> value, or raw text through the model's tokenizer (run in the core
-//! when it can be, else called once per text). The last document read is remembered, so
-//! predicting and then learning the same text reads it once. Every model class of the
-//! core (`Core`, `LogisticCore`) reads its documents through a `Reader`.
+//! when it can be, else called once per text). The last documents read are remembered, so
+//! predicting and then learning the same text reads it once, even when other threads read
+//! other texts in between. Every model class of the core (`Core`, `LogisticCore`) reads its
+//! documents through a `Reader`.
+//!
+//! A raw text the core tokenizes itself can be counted before the call, without the GIL
+//! and without the model (`Reader::pending`, `Pending::count`): a model's methods hold the
+//! GIL, and with it their borrow of the model, only to look the counted keys up and score;
+//! parsing and tokenizing, most of a message's cost, run on as many cores as threads call.
 
 use super::errors::{error, Kind as ErrorKind};
 use super::keys::{bucket_text, key_of, unpack};
@@ -15,10 +21,13 @@ use crate::bag::Bag;
 use crate::doc::{Doc, UNKNOWN};
 use crate::mail::features::EmailFeatures;
 use crate::parallel;
-use crate::space::Features;
+use crate::space::{Encoder, Features, Shape};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyString};
+use pyo3::PyClass;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 /// How raw text becomes features.
 pub(super) enum Featurizer {
@@ -36,11 +45,168 @@ pub(super) enum Featurizer {
     Python(Py<PyAny>),
 }
 
+impl Featurizer {
+    /// Another handle on the same featurizer, for a text counted away from the model (None:
+    /// not one the core runs on raw text).
+    fn in_core(&self, py: Python<'_>) -> Option<Featurizer> {
+        Some(match self {
+            Featurizer::Words { tokenizer, binary } => Featurizer::Words {
+                tokenizer: tokenizer.clone_ref(py),
+                binary: *binary,
+            },
+            Featurizer::Email { tokenizer } => Featurizer::Email {
+                tokenizer: tokenizer.clone_ref(py),
+            },
+            Featurizer::Weights { weights } => Featurizer::Weights {
+                weights: weights.clone_ref(py),
+            },
+            Featurizer::Bytes { ngrams } => Featurizer::Bytes {
+                ngrams: ngrams.clone_ref(py),
+            },
+            Featurizer::None | Featurizer::Python(_) => return None,
+        })
+    }
+}
+
+/// Documents remembered: enough for the predictions of several threads to be learned or
+/// observed right after, each still read once.
+const REMEMBERED: usize = 16;
+
 /// A model's way of reading documents (see the module docstring).
 pub(super) struct Reader {
     pub featurizer: Featurizer,
-    last: Option<Last>,
+    /// The documents read last, the newest first.
+    recent: VecDeque<Last>,
+    /// A text counted away from the model for the `read` that follows (`offer`).
+    offered: Option<(Py<PyAny>, Counted)>,
+    /// Bumped by `set_featurizer`: a text counted with another featurizer is read again.
+    generation: u64,
     signed: bool,
+}
+
+/// A raw text to count away from the model (`Reader::pending`), then `count`ed without the GIL.
+pub(super) struct Pending<'py> {
+    featurizer: Featurizer,
+    generation: u64,
+    shape: Shape,
+    text: Bound<'py, PyAny>,
+}
+
+/// A text counted away from the model (by the featurizer of a generation of the reader):
+/// its keys still to be looked up (`Encoder::finish_in`).
+pub(super) struct Counted(Encoder<'static>, u64);
+
+/// How long a call waits for a model another thread holds before it gives up (a call made
+/// from inside a call on the same model, by a Python tokenizer, would wait for itself).
+const WAIT_FOR_MODEL: Duration = Duration::from_secs(60);
+
+/// The model of `slf` for a call, waiting with the GIL released while another thread's call
+/// holds it: that call may have let the GIL go in Python code it ran (the first import of a
+/// helper, a garbage collection's finalizer, a label's `__hash__`), and without waiting
+/// PyO3 refuses the borrow ("Already borrowed").
+pub(super) fn borrowed<'py, T>(slf: &Bound<'py, T>) -> PyResult<PyRefMut<'py, T>>
+where
+    T: PyClass<Frozen = pyo3::pyclass::boolean_struct::False>,
+{
+    let since = Instant::now();
+    loop {
+        match slf.try_borrow_mut() {
+            Ok(this) => return Ok(this),
+            Err(busy) if since.elapsed() >= WAIT_FOR_MODEL => return Err(busy.into()),
+            Err(_) => slf.py().detach(|| std::thread::sleep(Duration::from_micros(20))),
+        }
+    }
+}
+
+/// x counted away from the model of `slf` (`Reader::pending`, `Pending::count`: the model
+/// borrowed only to see how it reads x, the GIL released while x is parsed and tokenized),
+/// then the model borrowed for the call, x offered to its reader (`Reader::offer`).
+pub(super) fn counted_apart<'py, T>(
+    slf: &Bound<'py, T>,
+    x: &Bound<'py, PyAny>,
+    parts: impl Fn(&mut T) -> (&mut Reader, &Features),
+) -> PyResult<PyRefMut<'py, T>>
+where
+    T: PyClass<Frozen = pyo3::pyclass::boolean_struct::False>,
+{
+    let pending = {
+        let mut this = borrowed(slf)?;
+        let (reader, space) = parts(&mut this);
+        reader.pending(space, x)?
+    };
+    let counted = pending.map(Pending::count).transpose()?;
+    let mut this = borrowed(slf)?;
+    if let Some(counted) = counted {
+        parts(&mut this).0.offer(x, counted);
+    }
+    Ok(this)
+}
+
+impl<'py> Pending<'py> {
+    /// Parse and tokenize the text with the GIL released (the featurizers the core runs are
+    /// frozen: nothing of them changes while other threads run).
+    pub fn count(self) -> PyResult<Counted> {
+        let py = self.text.py();
+        let apart = Space::Apart(&self.shape);
+        let encoder = match &self.featurizer {
+            Featurizer::Words { tokenizer, binary } => {
+                let Ok(text) = self.text.cast::<PyString>() else {
+                    return Err(error(
+                        ErrorKind::InvalidType,
+                        format!("Tokenizer expects a str, got {}", describe(&self.text)),
+                    ));
+                };
+                let tokenizer = tokenizer.get();
+                let input = TextInput::of(tokenizer, text)?;
+                py.detach(|| encode_str(apart, tokenizer, *binary, &input))
+            }
+            Featurizer::Email { tokenizer } => {
+                let features = &tokenizer.get().features;
+                with_raw_bytes(&self.text, |raw| py.detach(|| encode_email(apart, features, raw)))?
+            }
+            Featurizer::Weights { weights } => {
+                let weights = weights.get();
+                with_raw_bytes(&self.text, |raw| py.detach(|| encode_weighted(apart, weights, raw)))?
+            }
+            Featurizer::Bytes { ngrams } => {
+                let ngrams = ngrams.get();
+                with_raw_bytes(&self.text, |raw| py.detach(|| encode_ngrams(apart, ngrams, raw)))?
+            }
+            Featurizer::None | Featurizer::Python(_) => unreachable!("Reader::pending takes in-core featurizers only"),
+        };
+        Ok(Counted(encoder.without_vocabulary(), self.generation))
+    }
+}
+
+/// Where a reading counts: in the model's space, or by the space's shape alone, away from
+/// the model (looked up later by `Encoder::finish_in`).
+#[derive(Clone, Copy)]
+enum Space<'a> {
+    Model(&'a Features),
+    Apart(&'a Shape),
+}
+
+impl<'a> Space<'a> {
+    fn encoder(self, features: usize, bytes: usize) -> Encoder<'a> {
+        match self {
+            Space::Model(space) => space.encoder(features, bytes),
+            Space::Apart(shape) => shape.encoder(features, bytes),
+        }
+    }
+
+    fn hasher(self) -> foldhash::fast::RandomState {
+        match self {
+            Space::Model(space) => space.hasher(),
+            Space::Apart(shape) => shape.hasher().clone(),
+        }
+    }
+
+    fn n_buckets(self) -> Option<u32> {
+        match self {
+            Space::Model(space) => space.n_buckets(),
+            Space::Apart(shape) => shape.n_buckets(),
+        }
+    }
 }
 
 /// A document read for one call (`Reader::read`), to be handed back with `Reader::keep`.
@@ -55,7 +221,17 @@ struct Last {
     x: Py<PyAny>,
     /// A copy of the dict as it was (it holds the items, so no other object can take their addresses).
     copy: Option<Py<PyDict>>,
+    /// The length of a text (None for a mapping): texts of other lengths are not compared.
+    size: Option<usize>,
     doc: Doc,
+}
+
+/// The length of a text (str or bytes), None for anything else.
+fn text_size(x: &Bound<'_, PyAny>) -> Option<usize> {
+    if let Ok(bytes) = x.cast::<PyBytes>() {
+        return Some(bytes.as_bytes().len());
+    }
+    x.cast::<PyString>().ok().and_then(|text| text.len().ok())
 }
 
 impl Reader {
@@ -64,7 +240,9 @@ impl Reader {
     pub fn new(signed: bool) -> Self {
         Reader {
             featurizer: Featurizer::None,
-            last: None,
+            recent: VecDeque::new(),
+            offered: None,
+            generation: 0,
             signed,
         }
     }
@@ -104,7 +282,8 @@ impl Reader {
             (None, Some(callable)) => Featurizer::Python(callable.unbind()),
             (None, None) => Featurizer::None,
         };
-        self.last = None;
+        self.recent.clear();
+        self.generation += 1;
     }
 
     /// A document from a mapping feature -> value: keys and values checked as the Python
@@ -219,7 +398,7 @@ impl Reader {
         text: &Bound<'_, PyString>,
     ) -> PyResult<Doc> {
         let input = TextInput::of(tokenizer, text)?;
-        Ok(encode_str(space, tokenizer, binary, &input))
+        Ok(encode_str(Space::Model(space), tokenizer, binary, &input).finish())
     }
 
     /// The documents of a batch: raw texts the core tokenizes itself are read on several
@@ -236,26 +415,36 @@ impl Reader {
                     .iter()
                     .map(|x| TextInput::of(tokenizer, x.cast::<PyString>()?))
                     .collect::<PyResult<_>>()?;
-                Ok(py.detach(|| parallel::map(&inputs, |input| encode_str(space, tokenizer, *binary, input))))
+                Ok(py.detach(|| {
+                    parallel::map(&inputs, |input| {
+                        encode_str(Space::Model(space), tokenizer, *binary, input).finish()
+                    })
+                }))
             }
             Featurizer::Email { tokenizer } => match all_bytes(xs) {
                 Some(raws) => {
                     let features = &tokenizer.get().features;
-                    Ok(py.detach(|| parallel::map(&raws, |raw| encode_email(space, features, raw))))
+                    Ok(py.detach(|| {
+                        parallel::map(&raws, |raw| encode_email(Space::Model(space), features, raw).finish())
+                    }))
                 }
                 None => self.one_by_one(space, xs),
             },
             Featurizer::Weights { weights } => match all_bytes(xs) {
                 Some(raws) => {
                     let weights = weights.get();
-                    Ok(py.detach(|| parallel::map(&raws, |raw| encode_weighted(space, weights, raw))))
+                    Ok(py.detach(|| {
+                        parallel::map(&raws, |raw| encode_weighted(Space::Model(space), weights, raw).finish())
+                    }))
                 }
                 None => self.one_by_one(space, xs),
             },
             Featurizer::Bytes { ngrams } => match all_bytes(xs) {
                 Some(raws) => {
                     let ngrams = ngrams.get();
-                    Ok(py.detach(|| parallel::map(&raws, |raw| encode_ngrams(space, ngrams, raw))))
+                    Ok(py.detach(|| {
+                        parallel::map(&raws, |raw| encode_ngrams(Space::Model(space), ngrams, raw).finish())
+                    }))
                 }
                 None => self.one_by_one(space, xs),
             },
@@ -302,10 +491,14 @@ impl Reader {
             }
             Featurizer::Email { tokenizer } => {
                 let features = &tokenizer.get().features;
-                with_raw_bytes(x, |raw| encode_email(space, features, raw))
+                with_raw_bytes(x, |raw| encode_email(Space::Model(space), features, raw).finish())
             }
-            Featurizer::Weights { weights } => with_raw_bytes(x, |raw| encode_weighted(space, weights.get(), raw)),
-            Featurizer::Bytes { ngrams } => with_raw_bytes(x, |raw| encode_ngrams(space, ngrams.get(), raw)),
+            Featurizer::Weights { weights } => {
+                with_raw_bytes(x, |raw| encode_weighted(Space::Model(space), weights.get(), raw).finish())
+            }
+            Featurizer::Bytes { ngrams } => {
+                with_raw_bytes(x, |raw| encode_ngrams(Space::Model(space), ngrams.get(), raw).finish())
+            }
             Featurizer::Python(tokenizer) => {
                 let py = x.py();
                 let features = tokenizer.bind(py).call1((x,))?;
@@ -320,10 +513,49 @@ impl Reader {
         }
     }
 
-    /// The document `x` for one call: the one remembered when x is the text (or the same
-    /// dict) read last and its ids still hold, else read now. Hand it back with `keep`
-    /// after the call, so predicting and then learning the same text tokenizes it once.
+    /// Before a call on x that holds the model: x as a text to count away from the model
+    /// (`Pending::count`, without the GIL), or None when the model reads it itself (a
+    /// mapping, a Python tokenizer, or x remembered).
+    pub fn pending<'py>(&self, space: &Features, x: &Bound<'py, PyAny>) -> PyResult<Option<Pending<'py>>> {
+        let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
+        if !is_text || self.remembered(space, x)?.is_some() {
+            return Ok(None);
+        }
+        Ok(self.featurizer.in_core(x.py()).map(|featurizer| Pending {
+            featurizer,
+            generation: self.generation,
+            shape: space.shape(),
+            text: x.clone(),
+        }))
+    }
+
+    /// Where x is among the documents remembered (its ids still holding), if it is.
+    fn remembered(&self, space: &Features, x: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        let size = text_size(x);
+        for (at, last) in self.recent.iter().enumerate() {
+            if last.size == size && reusable(space, &last.doc) && same_document(last, x)? {
+                return Ok(Some(at));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Hand the reader x counted away from the model (`pending`), for the `read` of x
+    /// that follows at once.
+    pub fn offer(&mut self, x: &Bound<'_, PyAny>, counted: Counted) {
+        self.offered = Some((x.clone().unbind(), counted));
+    }
+
+    /// The document `x` for one call: one remembered when x is a text (or the same dict)
+    /// read lately and its ids still hold, else the one `offer`ed, else read now. Hand it
+    /// back with `keep` after the call, so predicting and then learning the same text
+    /// tokenizes it once.
     pub fn read(&mut self, space: &Features, x: &Bound<'_, PyAny>) -> PyResult<Reading> {
+        let generation = self.generation;
+        let offered = self
+            .offered
+            .take()
+            .filter(|(offered, counted)| offered.bind(x.py()).is(x) && counted.1 == generation);
         let py = x.py();
         let is_text = x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>();
         let is_dict = !is_text && x.is_instance_of::<PyDict>();
@@ -344,14 +576,17 @@ impl Reader {
                 reused: false,
             });
         }
-        let cached = match self.last.take() {
-            Some(last) if reusable(space, &last.doc) && same_document(&last, x)? => Some(last.doc),
-            _ => None,
-        };
-        let reused = cached.is_some();
+        let at = self.remembered(space, x)?;
+        // "reused": the newest document read, the one a prediction just scored (logistic
+        // regression keeps its dot products for the learning step that follows)
+        let reused = at == Some(0);
+        let cached = at.and_then(|at| self.recent.remove(at)).map(|last| last.doc);
         let doc = match cached {
             Some(doc) => doc,
-            None if is_text => self.encode_text(space, x)?,
+            None if is_text => match offered.and_then(|(_, Counted(encoder, _))| encoder.finish_in(space)) {
+                Some(doc) => doc,
+                None => self.encode_text(space, x)?,
+            },
             None => self.encode_mapping(space, x)?,
         };
         Ok(Reading {
@@ -370,22 +605,24 @@ impl Reader {
             Ok(dict) => Some(dict.copy()?.unbind()),
             Err(_) => None,
         };
-        self.last = Some(Last {
+        self.recent.truncate(REMEMBERED - 1);
+        self.recent.push_front(Last {
             x: x.clone().unbind(),
             copy,
+            size: text_size(x),
             doc: reading.doc,
         });
         Ok(())
     }
 
-    /// Forget the remembered document (its ids may no longer hold).
+    /// Forget the remembered documents (their ids may no longer hold).
     pub fn forget(&mut self) {
-        self.last = None;
+        self.recent.clear();
     }
 
-    /// Bytes held by the remembered document.
+    /// Bytes held by the remembered documents.
     pub fn heap_bytes(&self) -> usize {
-        self.last.as_ref().map_or(0, |last| last.doc.heap_bytes())
+        self.recent.iter().map(|last| last.doc.heap_bytes()).sum()
     }
 }
 
@@ -431,8 +668,8 @@ impl<'a> TextInput<'a> {
     }
 }
 
-/// A text through the core's word tokenizer into a document of the model (no Python).
-fn encode_str(space: &Features, tokenizer: &WordTokenizer, binary: bool, input: &TextInput<'_>) -> Doc {
+/// A text through the core's word tokenizer, counted in `space` (no Python).
+fn encode_str<'a>(space: Space<'a>, tokenizer: &WordTokenizer, binary: bool, input: &TextInput<'_>) -> Encoder<'a> {
     let options = &tokenizer.options;
     let (text, lowercase, max_chars) = match input {
         TextInput::Borrowed(s) => (*s, options.lowercase, options.max_chars),
@@ -444,18 +681,18 @@ fn encode_str(space: &Features, tokenizer: &WordTokenizer, binary: bool, input: 
     if binary {
         encoder.binarize();
     }
-    encoder.finish()
+    encoder
 }
 
-/// A raw message through the core's email tokenizer into a document of the model.
-fn encode_email(space: &Features, features: &EmailFeatures, raw: &[u8]) -> Doc {
+/// A raw message through the core's email tokenizer, counted in `space`.
+fn encode_email<'a>(space: Space<'a>, features: &EmailFeatures, raw: &[u8]) -> Encoder<'a> {
     let mut bag = Bag::default();
     features.count_into(raw, &mut bag, &space.hasher());
     let mut encoder = space.encoder(bag.len(), 0);
     for i in 0..bag.len() {
         encoder.add_hashed(bag.feature(i), bag.hash(i), bag.count(i));
     }
-    encoder.finish()
+    encoder
 }
 
 /// The bytes of raw text: bytes as they are, str re-encoded as the Python tokenizer does
@@ -470,8 +707,8 @@ fn with_raw_bytes<R>(x: &Bound<'_, PyAny>, body: impl FnOnce(&[u8]) -> R) -> PyR
     Ok(body(raw.cast::<PyBytes>()?.as_bytes()))
 }
 
-/// A raw message through the spam filter's weighting into a document of the model.
-fn encode_weighted(space: &Features, weights: &EmailWeights, raw: &[u8]) -> Doc {
+/// A raw message through the spam filter's weighting, counted in `space`.
+fn encode_weighted<'a>(space: Space<'a>, weights: &EmailWeights, raw: &[u8]) -> Encoder<'a> {
     let (bag, values) = weights.weigh_raw(raw, &space.hasher());
     let mut encoder = space.encoder(bag.len(), 0);
     for (i, &v) in values.iter().enumerate() {
@@ -479,15 +716,15 @@ fn encode_weighted(space: &Features, weights: &EmailWeights, raw: &[u8]) -> Doc 
             encoder.add_hashed(bag.feature(i), bag.hash(i), v);
         }
     }
-    encoder.finish()
+    encoder
 }
 
-/// A raw message's byte n-grams (and email features) into a document of the space.
-fn encode_ngrams(space: &Features, ngrams: &ByteNgrams, raw: &[u8]) -> Doc {
+/// A raw message's byte n-grams (and email features), counted in `space`.
+fn encode_ngrams<'a>(space: Space<'a>, ngrams: &ByteNgrams, raw: &[u8]) -> Encoder<'a> {
     let windows = raw.len().min(ngrams.grams.max_bytes);
     let mut encoder = space.encoder(windows + 64, 2 * windows);
     ngrams.encode_into(raw, &mut encoder, &space.hasher(), space.n_buckets());
-    encoder.finish()
+    encoder
 }
 
 /// Do two dicts hold the same key and value objects in the same order? One walk over both

@@ -25,7 +25,8 @@ Verdicts = Literal["ham", "unsure", "spam"]
 class FilterModel(Protocol):
     """What a SpamFilter and its rules ask of a model: every streamnb discrete model has it.
 
-    Used when the model has them: ``contributions_one`` (exact evidence, else ``log_linear``),
+    Used when the model has them: ``strongest_one`` (a verdict's clues, chosen in the core),
+    ``contributions_one`` (exact evidence, else ``log_linear``),
     ``document_counts`` (chi-square combining), ``unlearn_one`` (corrections),
     ``log_odds_against_uniform_one`` (ranking while one class is learned) and ``tokenizer``
     (raw messages).

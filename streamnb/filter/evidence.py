@@ -134,6 +134,11 @@ def evidence(model: FilterModel, x: Any, k: int = 10, positive: Label = SPAM,
         For a ``k`` that is not an int >= 0.
     """
     check_int("k", k, 0)
+    strongest = getattr(model, "strongest_one", None)
+    if callable(strongest):  # chosen in the core: no list of every feature's weight made here
+        classes = list(model.class_counts)  # the classes with documents: those a score is split over
+        _class_column(classes, positive), _class_column(classes, negative)
+        return [Evidence(feature, float(weight)) for feature, weight in strongest(x, k, positive, negative)]
     contributions = getattr(model, "contributions_one", None)
     if callable(contributions):  # the weights of log_odds_terms, kept as lists: `streamnb classify` needs no numpy
         features, weights, _ = _split_log_odds(contributions(x), positive, negative)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _core, persist
@@ -275,6 +275,10 @@ class Fusion:
         """Naive Bayes' score of x split by feature (the evidence a verdict shows: byte grams
         hashed into buckets have no readable names)."""
         return self.nb.contributions_one(x)
+
+    def strongest_one(self, x: Document, k: int, positive: Label, negative: Label) -> list[tuple[Hashable, float]]:
+        """Naive Bayes' strongest features of x (see :meth:`contributions_one`)."""
+        return self.nb.strongest_one(x, k, positive, negative)
 
     def document_counts(self, x: Document) -> DocumentCounts:
         return self.nb.document_counts(x)

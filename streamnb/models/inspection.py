@@ -59,6 +59,13 @@ class InspectionParts(ModelParts):
         features, terms, rest, classes = self._core.contributions(x, self._call_alpha)
         return Contributions(classes, features, terms, list(rest))
 
+    def strongest_one(self, x: Document, k: int, positive: Label, negative: Label) -> list[tuple[Hashable, float]]:
+        """The k features of x that push its log-odds of ``positive`` against ``negative``
+        most, strongest first: (feature, weight), weight the difference of the two classes'
+        terms of :meth:`contributions_one` (chosen in the core: what ``evidence`` reads).
+        """
+        return self._core.strongest(x, self._call_alpha, positive, negative, k)
+
     def document_counts(self, x: Document) -> DocumentCounts:
         """x's known features with a value > 0 and their document counts (chi-square combining).
 

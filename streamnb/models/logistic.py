@@ -49,6 +49,7 @@ from ..validate import (Label, check_bool, check_choice, check_class_weight, che
 from ..features.weighting import EmailWeights
 from ..store import _raw_array
 from .base import Document, LogLinear, TextTokenizer
+from .values import Contributions
 from .learning import _batch_documents, _tokenizer_signature
 
 SCHEDULES = ("adagrad", "constant")
@@ -339,6 +340,31 @@ class LogisticRegression:
         return self._core.predict_many(X, 2)
 
     # -- the weights ----------------------------------------------------------------------
+    def contributions_one(self, x: Document) -> Contributions:
+        """The scores of x split by feature (what ``evidence`` and a verdict's clues read):
+        each feature's x_i w_ic over every class, and the biases as the rest; rest +
+        terms.sum(axis=0) is the score ``predict_log_proba_one`` normalises (the reference
+        class's 0).
+
+        Parameters
+        ----------
+        x
+            A document (a mapping, or raw text with a tokenizer).
+
+        Returns
+        -------
+        Contributions
+            Every class learned, x's features with a weight, their (n, K) terms and the rest.
+        """
+        features, terms, rest, classes = self._core.contributions(x)
+        return Contributions(classes, features, terms, list(rest))
+
+    def strongest_one(self, x: Document, k: int, positive: Label, negative: Label) -> list[tuple[Hashable, float]]:
+        """The k features of x that push its log-odds of ``positive`` against ``negative``
+        most, strongest first: (feature, weight), from the terms of :meth:`contributions_one`
+        (chosen in the core: what ``evidence`` reads)."""
+        return self._core.strongest(x, positive, negative, k)
+
     def log_linear(self) -> LogLinear:
         """Bias and weights per class, centred over the classes (the softmax is unchanged by a
         common shift): score_c(x) = bias[c] + x . weights[:, c] up to a term shared by all classes."""

@@ -358,6 +358,45 @@ def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, ser
     assert learned(streamnb.load(models / "@site.snb")) == once_each(range(5))
 
 
+def wait_for(condition, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_a_model_whose_save_raises_keeps_its_journal_and_stops_nothing_else(tmp_path, serve):
+    """A save that raises something no file error is (a bug in a model's save: ValueError)
+    fails that model's fold alone: logged with the user and why, its lessons kept in its
+    journal; the snapshot task goes on folding the others, the user's checks are scored, and
+    a restart after kill -9 recovers every other journal and starts."""
+    models, switch = tmp_path / "models", tmp_path / "bug"
+    faults = (f"savebug={models}/bob.snb@{switch}",)
+    server = serve(models, "--allow-tell", "--snapshot-seconds", "0.5", faults=faults)
+    assert tell_raw(server.port, *lesson(0), user="bob") == LEARNED  # bob.snb made, the lesson journaled
+    switch.touch()
+    assert tell_raw(server.port, *lesson(1), user="alice") == LEARNED
+    assert wait_for(lambda: "user bob: could not fold 1 lessons" in server.text())
+    assert "ValueError: 'ham' is not in list" in server.text()
+    assert wait_for(lambda: not (models / "alice.snb.journal").exists())
+    for i in (2, 3):  # told after bob's fold failed: folded all the same (the snapshot task lives)
+        assert tell_raw(server.port, *lesson(i), user="alice") == LEARNED
+        assert (models / "alice.snb.journal").exists()
+        assert wait_for(lambda: not (models / "alice.snb.journal").exists())
+    assert learned(streamnb.load(models / "alice.snb")) == once_each([1, 2, 3])
+    assert (models / "bob.snb.journal").exists()
+    assert check(server.port, ham(90), user="bob", method="CHECK").startswith(b"SPAMD/1.5 0 EX_OK\r\nSpam: ")
+    server.kill()  # bob's lessons are in its journal alone
+    again = serve(models, "--allow-tell", faults=faults)  # recover() fails bob's journal alone, and serves
+    assert re.search(r"bob\.snb: could not recover its journal now .*ValueError: 'ham' is not in list", again.text())
+    again.stop()
+    switch.unlink()  # the bug fixed: bob's lessons, kept in its journal, are folded
+    serve(models).stop()
+    assert learned(streamnb.load(models / "bob.snb")) == once_each([0])
+    assert learned(streamnb.load(models / "@site.snb")) == once_each(range(4))
+    assert not (models / "bob.snb.journal").exists()
+
+
 # -- kill -9 at every step of a save ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("whose, options", [("@site.snb", ()), ("alice.snb", ("--no-site-learns",))])

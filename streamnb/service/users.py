@@ -39,7 +39,7 @@ from . import journal
 from ..errors import StreamNBError
 from ..filter.decision import SpamFilter, Verdict
 from .journal import Lesson, ModelLockedError
-from .protocol import SITE_NAME, log, model_path, site_model_path, unavailable
+from .protocol import SITE_NAME, failure, log, model_path, site_model_path, unavailable
 from .settings import Settings
 from .site import Scored
 from .userfiles import UserFiles
@@ -341,19 +341,21 @@ class UserModel(UserFiles):
     async def _fold_locked(self) -> None:
         """Save the model with its journaled lessons (then drop the journal), or with what it
         observed: the latter only when the files were loaded under the write lock (a model
-        read without it is read again before anything is written)."""
+        read without it is read again before anything is written). Never raises: a failure
+        (of the files, or of the model's own save) is logged, the lessons stay in the journal."""
         if self.model is None or not (self.pending or (self.observed and self.owner)):
             return
         try:
             if not await asyncio.to_thread(self._fold_sync):
                 await self._reload(create=True)  # the other writer folded our journal already
-        except (OSError, ModelLockedError, StreamNBError) as error:
+        except Exception as error:  # whatever failed (the files, or the model's own save), the others go on
+            reason = failure(error)
             if self.pending:
                 log.error("%s: could not fold %d lessons into %s (they stay in the journal): %s",
-                          self.who, self.pending, self.path, error)
+                          self.who, self.pending, self.path, reason)
             else:
                 log.error("%s: could not save the %d messages it observed into %s (not lessons: lost if the "
-                          "service stops before a save succeeds): %s", self.who, self.observed, self.path, error)
+                          "service stops before a save succeeds): %s", self.who, self.observed, self.path, reason)
 
     async def fold(self) -> None:
         """Fold the journal (and what the model observed) into the model file now (a failure is

@@ -595,6 +595,34 @@ def test_a_user_without_lessons_gets_the_site_models_verdict(serve, tmp_path):
     alone.stop()
 
 
+def test_a_blended_check_weighs_the_two_models_log_odds_by_hand(serve, tmp_path):
+    """The blend, computed here from the formula of docs/design.md section 6 and each model's
+    own log-odds (not with streamnb.service.site): z = (1 - l) z_site + l z_user with
+    l = n / (n + K), n the messages of the class the user's model learned fewest of, K
+    --site-blend."""
+    k = 50.0
+    server = serve(tmp_path / "models", "--allow-tell", "--no-observe", "--site-blend", "50")
+    site = Expected()
+    alice, carol = Expected(site), Expected(site)
+    for teacher, user, numbers in ((alice, "alice", range(20)), (carol, "carol", range(100, 130))):
+        for i in numbers:
+            for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+                assert tell_raw(server.port, raw, label, user=user) == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+                teacher.tell(LEARN, label, raw)
+    counts = alice.model.class_counts
+    n = min(counts["spam"], counts["ham"])
+    assert n == 20.0 and min(site.model.class_counts.values()) == 50.0
+    share = n / (n + k)
+    for raw in (spam(300), ham(300), spam(301), ham(301)):
+        z_site = site.filter.classify(raw).log_odds
+        z_user = alice.filter.classify(raw).log_odds
+        blended = (1 - share) * z_site + share * z_user
+        swapped = share * z_site + (1 - share) * z_user
+        assert abs(blended - swapped) > 1e-3  # the messages tell the two apart
+        served = float(reply_fields(check(server.port, raw))["X-StreamNB-Log-Odds"])
+        assert served == pytest.approx(blended, abs=2e-6), (served, blended, swapped)
+
+
 def test_a_tell_teaches_the_users_model_and_the_site_model(serve, tmp_path):
     """Each user's lessons go to that user's model and to the site model, which holds a message
     once, under the label told last; --no-site-learns and --no-site teach the user's model alone."""

@@ -571,6 +571,32 @@ def test_a_check_does_not_wait_for_another_writer(locked, tmp_path, serve):
     assert f"X-StreamNB-Status: {verdict.label}\r\nX-StreamNB-Log-Odds: {verdict.log_odds:.6f}\r\n".encode() in reply
 
 
+def test_checks_do_not_wait_while_another_writer_holds_a_model_with_observed_mail(tmp_path, serve):
+    """Once the site model observed mail, the snapshot task saves it; while another writer
+    holds its lock, that save must not hold up the checks (every user's go through the site
+    model): it tries the lock without waiting and tries again later, and saves once the lock
+    is free."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--snapshot-seconds", "0.5", "--lock-timeout", "10")
+    for i in range(6):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    assert wait_for(lambda: not (models / "@site.snb.journal").exists())  # folded: only observations to save
+    with journal.write_lock(models / "@site.snb"):  # `streamnb learn DIR/@site.snb` at work, say
+        before = journal.stamp(models / "@site.snb")
+        times, until = [], time.monotonic() + 3
+        while time.monotonic() < until:  # observed by the site model: the snapshot task wants to save it
+            started = time.monotonic()
+            reply = check(server.port, ham(200 + len(times)), user="nobody", method="CHECK")
+            times.append(time.monotonic() - started)
+            assert reply.startswith(b"SPAMD/1.5 0 EX_OK\r\nSpam: False"), reply
+            time.sleep(0.1)
+        assert max(times) < 1, times
+        assert journal.stamp(models / "@site.snb") == before
+        assert "the site model: another writer holds" in server.text()  # the save was tried, and put off
+    assert wait_for(lambda: journal.stamp(models / "@site.snb") != before)  # saved once the lock is free
+    server.stop()
+
+
 # -- where to listen ----------------------------------------------------------------------------------------------
 
 def test_listening_errors_name_the_host_and_port(tmp_path):

@@ -399,7 +399,7 @@ class Server:
                 if (entry.pending and now - entry.oldest_pending >= self.settings.snapshot_seconds) or \
                         (entry.observed and now - entry.oldest_observed >= self.settings.snapshot_seconds):
                     try:
-                        await entry.fold()
+                        await entry.fold(wait=False)  # never holds up the checks behind another writer
                     except Exception:  # fold() logs its own failures; this task must outlive any other
                         log.exception("%s: its snapshot failed", entry.who)
 

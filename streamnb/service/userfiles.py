@@ -248,9 +248,10 @@ class UserFiles:
                 self.journal_stamp = journal.stamp(self.journal_path)
             return True
 
-    def _fold_sync(self) -> bool:
-        """Save the model with its lessons, then drop the journal; False if the files changed under us."""
-        with self._held():
+    def _fold_sync(self, wait: bool = True) -> bool:
+        """Save the model with its lessons, then drop the journal; False if the files changed under us.
+        ``wait=False``: ModelLockedError at once if another writer holds the lock."""
+        with self._held(None if wait else 0.0):
             if self._outside_change():
                 self._restore_sync()
                 return True

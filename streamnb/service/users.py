@@ -338,30 +338,45 @@ class UserModel(UserFiles):
             return [(False, None)] * len(lessons)
         return await asyncio.gather(*(self.site._submit(lesson) for lesson in lessons), return_exceptions=True)
 
-    async def _fold_locked(self) -> None:
+    async def _fold_locked(self, wait: bool = True) -> None:
         """Save the model with its journaled lessons (then drop the journal), or with what it
         observed: the latter only when the files were loaded under the write lock (a model
         read without it is read again before anything is written). Never raises: a failure
-        (of the files, or of the model's own save) is logged, the lessons stay in the journal."""
+        (of the files, or of the model's own save) is logged, the lessons stay in the journal.
+
+        ``wait=False`` (the snapshot task): when another writer holds the write lock, give up
+        at once and try again ``--snapshot-seconds`` later; waiting would hold ``self.lock``,
+        and with it every check of this model (of every user's, for the site model)."""
         if self.model is None or not (self.pending or (self.observed and self.owner)):
             return
         try:
-            if not await asyncio.to_thread(self._fold_sync):
+            if not await asyncio.to_thread(self._fold_sync, wait):
                 await self._reload(create=True)  # the other writer folded our journal already
+        except ModelLockedError as error:
+            if wait:
+                self._fold_failed(error)
+            else:  # the lessons are durable in the journal, the observations in memory: later will do
+                self.oldest_pending = self.oldest_observed = time.monotonic()
+                log.info("%s: another writer holds %s; its save is tried again in %g s", self.who, self.path,
+                         self.settings.snapshot_seconds)
         except Exception as error:  # whatever failed (the files, or the model's own save), the others go on
-            reason = failure(error)
-            if self.pending:
-                log.error("%s: could not fold %d lessons into %s (they stay in the journal): %s",
-                          self.who, self.pending, self.path, reason)
-            else:
-                log.error("%s: could not save the %d messages it observed into %s (not lessons: lost if the "
-                          "service stops before a save succeeds): %s", self.who, self.observed, self.path, reason)
+            self._fold_failed(error)
 
-    async def fold(self) -> None:
+    def _fold_failed(self, error: Exception) -> None:
+        reason = failure(error)
+        if self.pending:
+            log.error("%s: could not fold %d lessons into %s (they stay in the journal): %s",
+                      self.who, self.pending, self.path, reason)
+        else:
+            log.error("%s: could not save the %d messages it observed into %s (not lessons: lost if the "
+                      "service stops before a save succeeds): %s", self.who, self.observed, self.path, reason)
+
+    async def fold(self, wait: bool = True) -> None:
         """Fold the journal (and what the model observed) into the model file now (a failure is
-        logged; the lessons stay)."""
+        logged; the lessons stay); ``wait=False``: not if another writer holds the write lock
+        (tried again later: :meth:`_fold_locked`)."""
         async with self.lock:
-            await self._fold_locked()
+            await self._fold_locked(wait)
 
     async def close(self) -> int:
         """Fold and let go (eviction, shutdown); a TELL still queued is sent to a fresh entry.

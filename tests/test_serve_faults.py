@@ -339,6 +339,25 @@ def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(f
     assert learned(streamnb.load(models / "@site.snb")) == once_each([0, 1, 2, 4, 5, 6])
 
 
+def test_a_lesson_the_site_models_journal_failed_is_never_applied_to_a_restored_file(tmp_path, serve):
+    """A TELL answered 74 because the site model's journal failed is in the user's journal
+    already: the running service must never apply it, not even when the user's model file is
+    replaced under it (a restore), which gets the acknowledged lessons of the journal."""
+    models, switch = tmp_path / "models", tmp_path / "eio"
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000", faults=(f"fsync={models}/?site.snb.journal@{switch}",))
+    for i in range(2):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    switch.touch()
+    assert error_line(tell_raw(server.port, *lesson(2)))[0] == 74
+    switch.unlink()
+    trained_model(models / "restored.tmp", range(50, 52))
+    os.replace(models / "restored.tmp", models / "alice.snb")  # a restore, `cp` say
+    assert tell_raw(server.port, *lesson(3)) == LEARNED
+    server.stop()
+    assert 2 not in learned(streamnb.load(models / "alice.snb"))
+    assert 2 not in learned(streamnb.load(models / "@site.snb"))
+
+
 def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, serve):
     """fsync of the folder fails after os.replace put the new model file in place: the server
     does not know the file is its own, and must not apply the journal to it again."""

@@ -313,12 +313,13 @@ class UserModel(UserFiles):
                 self.oldest_pending = time.monotonic()
             self.pending += len(lessons)
             at_site = await self._teach_site(lessons)
+            unacknowledged = False
             for (lesson, future), site in zip(batch, at_site):
                 if isinstance(site, BaseException):
                     # Journaled here but not durable in the site model's journal: not
-                    # acknowledged, so not applied; the model is saved (without it) before
-                    # anything more is journaled, as after a failed append.
-                    self.must_save = True
+                    # acknowledged, so not applied; the model is saved (without it) at once,
+                    # and if that fails, before anything more is journaled.
+                    self.must_save = unacknowledged = True
                     future.set_exception(site if isinstance(site, Exception) else Evicted())
                     continue
                 try:
@@ -328,7 +329,9 @@ class UserModel(UserFiles):
                 else:
                     future.set_result((changed or site[0], site[1]))
             journal_bytes = self.journal_stamp[1] if self.journal_stamp else 0
-            if self.pending >= self.settings.snapshot_every or journal_bytes >= JOURNAL_FOLD_BYTES:
+            # A record left unacknowledged in the journal is counted in `pending` (which the
+            # repair of a replaced model file replays): the save drops it with the journal.
+            if unacknowledged or self.pending >= self.settings.snapshot_every or journal_bytes >= JOURNAL_FOLD_BYTES:
                 await self._fold_locked()
 
     async def _teach_site(self, lessons: list[Lesson]) -> list:

@@ -28,6 +28,7 @@ from streamnb.service import cli, journal
 from streamnb.filter.decision import ChiSquareRule, SpamFilter
 from streamnb.service.journal import FORGET, LEARN, Lesson
 from streamnb.service.serve import Settings, UserModel, recover, rewrite_message, score_fields, symbols
+from streamnb.service.protocol import SITE_NAME, site_model_path
 from streamnb.service.site import Answer, Scored
 from streamnb.service.site import answer as site_answer
 from streamnb.errors import InvalidParameterError
@@ -521,6 +522,36 @@ def test_a_crash_between_snapshot_and_journal_removal_applies_each_lesson_once(t
     assert docs(model, "uniq00001") == {}
     assert docs(model, "uniq00002") == {"spam": 1.0}
     assert docs(model, "uniq00003") == {"ham": 1.0}
+
+
+def test_a_lesson_the_site_model_refuses_is_answered_with_the_users_models_outcome(tmp_path, monkeypatch, caplog):
+    """The user's model took the lesson, the site model refused it: the client hears the user's
+    model's outcome (not 65), and the site model's refusal is logged (checked in process)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=ChiSquareRule(),
+                        spam_cutoff=0.9, allow_tell=True)
+    apply = journal.apply_lesson
+
+    async def scenario() -> None:
+        site = UserModel(SITE_NAME, site_model_path(models), settings)
+        alice = UserModel("alice", models / "alice.snb", settings, site)
+        assert await alice.tell(Lesson(LEARN, "spam", spam(1))) is True
+
+        def refusing(model, lesson: Lesson) -> bool:
+            if model is site.model:
+                raise ValueError("the site model cannot take this")
+            return apply(model, lesson)
+
+        monkeypatch.setattr(journal, "apply_lesson", refusing)
+        assert await alice.tell(Lesson(LEARN, "ham", ham(2))) is True
+        assert docs(alice.model, "uniq00002") == {"ham": 1.0} and docs(site.model, "uniq00002") == {}
+        await alice.close()
+        await site.close()
+
+    asyncio.run(scenario())
+    assert re.search(r"WARNING .*user alice: its model took a lesson the site model refused: ValueError: the site "
+                     r"model cannot take this", caplog.text), caplog.text
 
 
 def test_journals_are_folded_after_snapshot_seconds(serve, tmp_path):

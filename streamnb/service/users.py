@@ -241,7 +241,8 @@ class UserModel(UserFiles):
             lock could not be taken, or the files could not be read: nothing was acknowledged,
             and the lesson is not applied.
         StreamNBError, ValueError, TypeError
-            The model refused the lesson (it is journaled, and refused again on replay).
+            The model refused the lesson (it is journaled, and refused again on replay). The
+            site model's refusal of a lesson this model took is logged, not raised.
         """
         changed, refusal = await self._submit(lesson)
         if refusal is not None:
@@ -327,7 +328,10 @@ class UserModel(UserFiles):
                 except (StreamNBError, ValueError, TypeError) as error:
                     future.set_result((False, error))  # refused now, and again (the same way) on replay
                 else:
-                    future.set_result((changed or site[0], site[1]))
+                    if site[1] is not None:  # the client asked this user's model: it took the lesson
+                        log.warning("%s: its model took a lesson the site model refused: %s", self.who,
+                                    failure(site[1]))
+                    future.set_result((changed or site[0], None))
             journal_bytes = self.journal_stamp[1] if self.journal_stamp else 0
             # A record left unacknowledged in the journal is counted in `pending` (which the
             # repair of a replaced model file replays): the save drops it with the journal.

@@ -14,10 +14,13 @@ test turns it on and off while the process runs; without ``@SWITCH`` it is alway
                               EIO (the disk lost what was written since the last fsync)
     kill=PHASE                SIGKILL in a save of a user's model (``UserModel._save_sync``), at
                               PHASE: see KILL_PHASES
+    savebug=GLOB[@SWITCH]     a save of a model file whose path matches GLOB raises ValueError before
+                              writing anything (a bug in a model's save, like issue 35's "'ham' is
+                              not in list"): ``persist.write_atomically`` is replaced
 
 Before acting, a fault writes one line to stderr (``fault: ...``), so a test can check that
 the fault it meant is the one that struck. Only os.* calls are wrapped (those the journal,
-the lock and ``persist.write_atomically`` make); nothing of streamnb is changed.
+the lock and ``persist.write_atomically`` make), except by kill and savebug.
 """
 
 from __future__ import annotations
@@ -150,6 +153,20 @@ def _kill(phase: str) -> None:
     serve.UserModel._save_sync = saving  # type: ignore[method-assign]
 
 
+def _savebug(pattern: str, active: Callable[[], bool]) -> None:
+    from streamnb import persist
+
+    write = persist.write_atomically
+
+    def failing(path: str, data: bytes) -> None:
+        if active() and fnmatch.fnmatch(os.path.abspath(path), pattern):
+            _say(f"save {path!r}: ValueError")
+            raise ValueError("'ham' is not in list")
+        write(path, data)
+
+    persist.write_atomically = failing
+
+
 def install(faults: list[str]) -> None:
     for fault in faults:
         kind, _, spec = fault.partition("=")
@@ -163,6 +180,8 @@ def install(faults: list[str]) -> None:
             _full(os.path.abspath(value), active)
         elif kind == "fsync":
             _fsync(value, active)
+        elif kind == "savebug":
+            _savebug(value, active)
         else:
             raise SystemExit(f"unknown fault {fault!r} (see tests/faults.py)")
 

@@ -28,6 +28,7 @@ from streamnb.service import cli, journal
 from streamnb.filter.decision import ChiSquareRule, SpamFilter
 from streamnb.service.journal import FORGET, LEARN, Lesson
 from streamnb.service.serve import Settings, UserModel, recover, rewrite_message, score_fields, symbols
+from streamnb.service.protocol import SITE_NAME, site_model_path
 from streamnb.service.site import Answer, Scored
 from streamnb.service.site import answer as site_answer
 from streamnb.errors import InvalidParameterError
@@ -523,6 +524,36 @@ def test_a_crash_between_snapshot_and_journal_removal_applies_each_lesson_once(t
     assert docs(model, "uniq00003") == {"ham": 1.0}
 
 
+def test_a_lesson_the_site_model_refuses_is_answered_with_the_users_models_outcome(tmp_path, monkeypatch, caplog):
+    """The user's model took the lesson, the site model refused it: the client hears the user's
+    model's outcome (not 65), and the site model's refusal is logged (checked in process)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=ChiSquareRule(),
+                        spam_cutoff=0.9, allow_tell=True)
+    apply = journal.apply_lesson
+
+    async def scenario() -> None:
+        site = UserModel(SITE_NAME, site_model_path(models), settings)
+        alice = UserModel("alice", models / "alice.snb", settings, site)
+        assert await alice.tell(Lesson(LEARN, "spam", spam(1))) is True
+
+        def refusing(model, lesson: Lesson) -> bool:
+            if model is site.model:
+                raise ValueError("the site model cannot take this")
+            return apply(model, lesson)
+
+        monkeypatch.setattr(journal, "apply_lesson", refusing)
+        assert await alice.tell(Lesson(LEARN, "ham", ham(2))) is True
+        assert docs(alice.model, "uniq00002") == {"ham": 1.0} and docs(site.model, "uniq00002") == {}
+        await alice.close()
+        await site.close()
+
+    asyncio.run(scenario())
+    assert re.search(r"WARNING .*user alice: its model took a lesson the site model refused: ValueError: the site "
+                     r"model cannot take this", caplog.text), caplog.text
+
+
 def test_journals_are_folded_after_snapshot_seconds(serve, tmp_path):
     models = tmp_path / "models"
     server = serve(models, "--allow-tell", "--snapshot-seconds", "0.5")
@@ -593,6 +624,34 @@ def test_a_user_without_lessons_gets_the_site_models_verdict(serve, tmp_path):
     assert reply_fields(reply)["body"] == "STREAMNB_UNSURE,STREAMNB_UNTRAINED,STREAMNB_ASK"
     assert_answers(check(alone.port, spam(200)), alice.scored(spam(200)).verdict)  # alice's model alone
     alone.stop()
+
+
+def test_a_blended_check_weighs_the_two_models_log_odds_by_hand(serve, tmp_path):
+    """The blend, computed here from the formula of docs/design.md section 6 and each model's
+    own log-odds (not with streamnb.service.site): z = (1 - l) z_site + l z_user with
+    l = n / (n + K), n the messages of the class the user's model learned fewest of, K
+    --site-blend."""
+    k = 50.0
+    server = serve(tmp_path / "models", "--allow-tell", "--no-observe", "--site-blend", "50")
+    site = Expected()
+    alice, carol = Expected(site), Expected(site)
+    for teacher, user, numbers in ((alice, "alice", range(20)), (carol, "carol", range(100, 130))):
+        for i in numbers:
+            for raw, label in ((spam(i), "spam"), (ham(i), "ham")):
+                assert tell_raw(server.port, raw, label, user=user) == b"SPAMD/1.5 0 EX_OK\r\nDidSet: local\r\n\r\n"
+                teacher.tell(LEARN, label, raw)
+    counts = alice.model.class_counts
+    n = min(counts["spam"], counts["ham"])
+    assert n == 20.0 and min(site.model.class_counts.values()) == 50.0
+    share = n / (n + k)
+    for raw in (spam(300), ham(300), spam(301), ham(301)):
+        z_site = site.filter.classify(raw).log_odds
+        z_user = alice.filter.classify(raw).log_odds
+        blended = (1 - share) * z_site + share * z_user
+        swapped = share * z_site + (1 - share) * z_user
+        assert abs(blended - swapped) > 1e-3  # the messages tell the two apart
+        served = float(reply_fields(check(server.port, raw))["X-StreamNB-Log-Odds"])
+        assert served == pytest.approx(blended, abs=2e-6), (served, blended, swapped)
 
 
 def test_a_tell_teaches_the_users_model_and_the_site_model(serve, tmp_path):

@@ -339,6 +339,25 @@ def test_a_failed_fsync_of_the_journal_is_not_acknowledged_and_poisons_nothing(f
     assert learned(streamnb.load(models / "@site.snb")) == once_each([0, 1, 2, 4, 5, 6])
 
 
+def test_a_lesson_the_site_models_journal_failed_is_never_applied_to_a_restored_file(tmp_path, serve):
+    """A TELL answered 74 because the site model's journal failed is in the user's journal
+    already: the running service must never apply it, not even when the user's model file is
+    replaced under it (a restore), which gets the acknowledged lessons of the journal."""
+    models, switch = tmp_path / "models", tmp_path / "eio"
+    server = serve(models, "--allow-tell", "--snapshot-every", "1000", faults=(f"fsync={models}/?site.snb.journal@{switch}",))
+    for i in range(2):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    switch.touch()
+    assert error_line(tell_raw(server.port, *lesson(2)))[0] == 74
+    switch.unlink()
+    trained_model(models / "restored.tmp", range(50, 52))
+    os.replace(models / "restored.tmp", models / "alice.snb")  # a restore, `cp` say
+    assert tell_raw(server.port, *lesson(3)) == LEARNED
+    server.stop()
+    assert 2 not in learned(streamnb.load(models / "alice.snb"))
+    assert 2 not in learned(streamnb.load(models / "@site.snb"))
+
+
 def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, serve):
     """fsync of the folder fails after os.replace put the new model file in place: the server
     does not know the file is its own, and must not apply the journal to it again."""
@@ -356,6 +375,67 @@ def test_a_save_that_fails_after_its_rename_is_never_applied_twice(tmp_path, ser
     server.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each(range(5))
     assert learned(streamnb.load(models / "@site.snb")) == once_each(range(5))
+
+
+def wait_for(condition, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_a_model_whose_save_raises_keeps_its_journal_and_stops_nothing_else(tmp_path, serve):
+    """A save that raises something no file error is (a bug in a model's save: ValueError)
+    fails that model's fold alone: logged with the user and why, its lessons kept in its
+    journal; the snapshot task goes on folding the others, the user's checks are scored, and
+    a restart after kill -9 recovers every other journal and starts."""
+    models, switch = tmp_path / "models", tmp_path / "bug"
+    faults = (f"savebug={models}/bob.snb@{switch}",)
+    server = serve(models, "--allow-tell", "--snapshot-seconds", "0.5", faults=faults)
+    assert tell_raw(server.port, *lesson(0), user="bob") == LEARNED  # bob.snb made, the lesson journaled
+    switch.touch()
+    assert tell_raw(server.port, *lesson(1), user="alice") == LEARNED
+    assert wait_for(lambda: "user bob: could not fold 1 lessons" in server.text())
+    assert "ValueError: 'ham' is not in list" in server.text()
+    assert wait_for(lambda: not (models / "alice.snb.journal").exists())
+    for i in (2, 3):  # told after bob's fold failed: folded all the same (the snapshot task lives)
+        assert tell_raw(server.port, *lesson(i), user="alice") == LEARNED
+        assert (models / "alice.snb.journal").exists()
+        assert wait_for(lambda: not (models / "alice.snb.journal").exists())
+    assert learned(streamnb.load(models / "alice.snb")) == once_each([1, 2, 3])
+    assert (models / "bob.snb.journal").exists()
+    assert check(server.port, ham(90), user="bob", method="CHECK").startswith(b"SPAMD/1.5 0 EX_OK\r\nSpam: ")
+    server.kill()  # bob's lessons are in its journal alone
+    again = serve(models, "--allow-tell", faults=faults)  # recover() fails bob's journal alone, and serves
+    assert re.search(r"bob\.snb: could not recover its journal now .*ValueError: 'ham' is not in list", again.text())
+    again.stop()
+    switch.unlink()  # the bug fixed: bob's lessons, kept in its journal, are folded
+    serve(models).stop()
+    assert learned(streamnb.load(models / "bob.snb")) == once_each([0])
+    assert learned(streamnb.load(models / "@site.snb")) == once_each(range(4))
+    assert not (models / "bob.snb.journal").exists()
+
+
+def test_a_user_whose_save_raises_is_served_after_leaving_the_cache(tmp_path, serve):
+    """The user's model left the cache with its fold failed (its save raises ValueError):
+    loaded again, it cannot fold the journal either; its checks are scored all the same (the
+    file plus the journal's lessons, in memory), and the lessons stay in the journal."""
+    models, switch = tmp_path / "models", tmp_path / "bug"
+    faults = (f"savebug={models}/bob.snb@{switch}",)
+    server = serve(models, "--allow-tell", "--max-models", "1", "--snapshot-every", "1000", faults=faults)
+    for i in range(4):
+        assert tell_raw(server.port, *lesson(i), user="bob") == LEARNED
+    switch.touch()
+    assert tell_raw(server.port, *lesson(10), user="alice") == LEARNED  # bob leaves the cache
+    assert wait_for(lambda: "user bob: could not fold 4 lessons" in server.text())
+    reply = check(server.port, ham(90), user="bob")
+    assert reply.startswith(b"SPAMD/1.5 0 EX_OK") and b"STREAMNB_UNSCORED" not in reply, reply
+    assert re.search(r"user bob: could not fold the 4 lessons journaled .*ValueError: 'ham' is not in list",
+                     server.text())
+    server.stop(expect=3)  # bob's lessons stay in its journal
+    switch.unlink()
+    serve(models).stop()
+    assert learned(streamnb.load(models / "bob.snb")) == once_each(range(4))
 
 
 # -- kill -9 at every step of a save ----------------------------------------------------------------------
@@ -530,6 +610,32 @@ def test_a_check_does_not_wait_for_another_writer(locked, tmp_path, serve):
         assert time.monotonic() - started < 5
     verdict = expected.verdict(ham(95))
     assert f"X-StreamNB-Status: {verdict.label}\r\nX-StreamNB-Log-Odds: {verdict.log_odds:.6f}\r\n".encode() in reply
+
+
+def test_checks_do_not_wait_while_another_writer_holds_a_model_with_observed_mail(tmp_path, serve):
+    """Once the site model observed mail, the snapshot task saves it; while another writer
+    holds its lock, that save must not hold up the checks (every user's go through the site
+    model): it tries the lock without waiting and tries again later, and saves once the lock
+    is free."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--snapshot-seconds", "0.5", "--lock-timeout", "10")
+    for i in range(6):
+        assert tell_raw(server.port, *lesson(i)) == LEARNED
+    assert wait_for(lambda: not (models / "@site.snb.journal").exists())  # folded: only observations to save
+    with journal.write_lock(models / "@site.snb"):  # `streamnb learn DIR/@site.snb` at work, say
+        before = journal.stamp(models / "@site.snb")
+        times, until = [], time.monotonic() + 3
+        while time.monotonic() < until:  # observed by the site model: the snapshot task wants to save it
+            started = time.monotonic()
+            reply = check(server.port, ham(200 + len(times)), user="nobody", method="CHECK")
+            times.append(time.monotonic() - started)
+            assert reply.startswith(b"SPAMD/1.5 0 EX_OK\r\nSpam: False"), reply
+            time.sleep(0.1)
+        assert max(times) < 1, times
+        assert journal.stamp(models / "@site.snb") == before
+        assert "the site model: another writer holds" in server.text()  # the save was tried, and put off
+    assert wait_for(lambda: journal.stamp(models / "@site.snb") != before)  # saved once the lock is free
+    server.stop()
 
 
 # -- where to listen ----------------------------------------------------------------------------------------------

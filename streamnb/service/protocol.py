@@ -60,6 +60,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import StreamNBError
 from .names import file_stem, shown
 from .settings import Limits
 
@@ -102,6 +103,18 @@ class ProtocolError(Exception):
             The line in ASCII (any other character as ``?``).
         """
         return f"{PROTOCOL} {self.code} {self.text}\r\n".encode("ascii", "replace")
+
+
+def failure(error: BaseException) -> str:
+    """The reason an error gives, for the log: its message, with its type when that is no
+    error of the files or of streamnb (a bug, as a ``ValueError`` from a model's save).
+
+    Examples
+    --------
+    >>> failure(OSError(28, "No space left on device")), failure(ValueError("'ham' is not in list"))
+    ('[Errno 28] No space left on device', "ValueError: 'ham' is not in list")
+    """
+    return str(error) if isinstance(error, (OSError, StreamNBError)) else f"{type(error).__name__}: {error}"
 
 
 def protocol_error(reason: str) -> ProtocolError:

@@ -39,8 +39,8 @@ from .logs import LogTarget
 from .metrics import Metrics, MetricsServer
 from .protocol import (DEFAULT_USER, EX_DATAERR, EX_IOERR, EX_OK, EX_PROTOCOL, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT,
                        EX_UNAVAILABLE, METHODS, MODEL_SUFFIX, PROTOCOL, SITE_NAME, ProtocolError, Request,
-                       check_user, inside_models, log, model_path, protocol_error, read_body, read_head,
-                       site_model_path, unavailable)
+                       check_user, failure, inside_models, log, model_path, protocol_error, read_body,
+                       read_head, site_model_path, unavailable)
 from .replies import answered_by, check_reply, report_text, rewrite_message, score_fields, symbols, unscored_verdict
 from .server import Server, ServiceError, check_models_folder, listen_error, recover
 from .settings import Limits, Settings
@@ -53,7 +53,7 @@ __all__ = [
     "PROTOCOL", "EX_OK", "EX_DATAERR", "EX_UNAVAILABLE", "EX_SOFTWARE", "EX_IOERR", "EX_TEMPFAIL", "EX_PROTOCOL",
     "EX_TIMEOUT", "METHODS", "DEFAULT_USER", "MODEL_SUFFIX", "SITE_NAME", "ProtocolError",
     "protocol_error", "unavailable", "Request", "read_head", "read_body", "check_user", "model_path",
-    "site_model_path", "inside_models", "log",
+    "site_model_path", "inside_models", "failure", "log",
     # replies
     "score_fields", "symbols", "unscored_verdict", "answered_by", "report_text", "rewrite_message", "check_reply",
     # site

@@ -40,8 +40,8 @@ from .journal import FORGET, LEARN, Lesson, ModelLockedError
 from .logs import LogTarget, Outcome, request_line
 from .metrics import Metrics
 from .protocol import (EX_DATAERR, EX_IOERR, EX_OK, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT, MODEL_SUFFIX, PROTOCOL,
-                       ProtocolError, Request, inside_models, log, model_path, protocol_error, read_body, read_head,
-                       site_model_path, unavailable)
+                       ProtocolError, Request, failure, inside_models, log, model_path, protocol_error, read_body,
+                       read_head, site_model_path, unavailable)
 from .replies import check_reply, score_fields, unscored_verdict
 from .settings import Settings
 from .site import Answer, Scored, answer
@@ -167,9 +167,10 @@ def recover(models: Path, lock_timeout: float = 60.0) -> int:
                     folded += len(lessons)
                     log.warning("%s: folded %d lessons journaled before a crash", path, len(lessons))
                 journal.remove_journal(path)
-        except (ModelLockedError, OSError, StreamNBError) as error:
+        except Exception as error:  # one model that cannot be folded keeps its journal; the others go on
+            reason = failure(error)
             log.error("%s: could not recover its journal now (it is folded when the user is next served): %s",
-                      path, error)
+                      path, reason)
     return folded
 
 
@@ -397,7 +398,10 @@ class Server:
             for entry in self.cache.loaded():
                 if (entry.pending and now - entry.oldest_pending >= self.settings.snapshot_seconds) or \
                         (entry.observed and now - entry.oldest_observed >= self.settings.snapshot_seconds):
-                    await entry.fold()
+                    try:
+                        await entry.fold(wait=False)  # never holds up the checks behind another writer
+                    except Exception:  # fold() logs its own failures; this task must outlive any other
+                        log.exception("%s: its snapshot failed", entry.who)
 
     async def _beat(self) -> None:
         """Every second: the metrics' gauges, and the mark /health looks for."""

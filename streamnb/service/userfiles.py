@@ -19,7 +19,7 @@ from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from .journal import Lesson
 from .names import shown
-from .protocol import MODEL_SUFFIX, SITE_NAME, log
+from .protocol import MODEL_SUFFIX, SITE_NAME, failure, log
 from .settings import Settings
 
 
@@ -116,8 +116,9 @@ class UserFiles:
 
     def _load_sync(self, create: bool, wait: bool = True) -> bool:
         """Load the file under the write lock (making it if asked), fold any journal left
-        behind. False: no model file. ``wait=False``: ModelLockedError at once if another
-        writer holds the lock (a check then reads without it: :meth:`_read_sync`)."""
+        behind (when that fold fails, the model is served from memory, the lessons pending
+        in that journal). False: no model file. ``wait=False``: ModelLockedError at once if
+        another writer holds the lock (a check then reads without it: :meth:`_read_sync`)."""
         with self._held(None if wait else 0.0):
             if self._outside_change():
                 self._restore_sync()
@@ -139,7 +140,16 @@ class UserFiles:
             self.must_save, self.unconfirmed = False, None
             if lessons:  # left by a crash or by another server: fold now, start with no journal
                 journal.replay(model, lessons, self.who)
-                self._save_sync()
+                try:
+                    self._save_sync()
+                except Exception as error:  # served from memory all the same: the journal keeps the lessons
+                    # The journal (its base: this file) stays as it is, its lessons pending; the
+                    # model is saved before anything is appended to it (a new journal is made then).
+                    self.journal_stamp = journal.stamp(self.journal_path)
+                    self.pending, self.must_save = len(lessons), True
+                    log.error("%s: could not fold the %d lessons journaled for %s (they stay in the journal): %s",
+                              self.who, len(lessons), self.path, failure(error))
+                    return True
                 log.info("%s: folded %d journaled lessons into %s", self.who, len(lessons), self.path)
             else:
                 journal.remove_journal(self.path)  # none, or one already folded
@@ -248,9 +258,10 @@ class UserFiles:
                 self.journal_stamp = journal.stamp(self.journal_path)
             return True
 
-    def _fold_sync(self) -> bool:
-        """Save the model with its lessons, then drop the journal; False if the files changed under us."""
-        with self._held():
+    def _fold_sync(self, wait: bool = True) -> bool:
+        """Save the model with its lessons, then drop the journal; False if the files changed under us.
+        ``wait=False``: ModelLockedError at once if another writer holds the lock."""
+        with self._held(None if wait else 0.0):
             if self._outside_change():
                 self._restore_sync()
                 return True

@@ -39,7 +39,7 @@ from . import journal
 from ..errors import StreamNBError
 from ..filter.decision import SpamFilter, Verdict
 from .journal import Lesson, ModelLockedError
-from .protocol import SITE_NAME, log, model_path, site_model_path, unavailable
+from .protocol import SITE_NAME, failure, log, model_path, site_model_path, unavailable
 from .settings import Settings
 from .site import Scored
 from .userfiles import UserFiles
@@ -241,7 +241,8 @@ class UserModel(UserFiles):
             lock could not be taken, or the files could not be read: nothing was acknowledged,
             and the lesson is not applied.
         StreamNBError, ValueError, TypeError
-            The model refused the lesson (it is journaled, and refused again on replay).
+            The model refused the lesson (it is journaled, and refused again on replay). The
+            site model's refusal of a lesson this model took is logged, not raised.
         """
         changed, refusal = await self._submit(lesson)
         if refusal is not None:
@@ -313,12 +314,13 @@ class UserModel(UserFiles):
                 self.oldest_pending = time.monotonic()
             self.pending += len(lessons)
             at_site = await self._teach_site(lessons)
+            unacknowledged = False
             for (lesson, future), site in zip(batch, at_site):
                 if isinstance(site, BaseException):
                     # Journaled here but not durable in the site model's journal: not
-                    # acknowledged, so not applied; the model is saved (without it) before
-                    # anything more is journaled, as after a failed append.
-                    self.must_save = True
+                    # acknowledged, so not applied; the model is saved (without it) at once,
+                    # and if that fails, before anything more is journaled.
+                    self.must_save = unacknowledged = True
                     future.set_exception(site if isinstance(site, Exception) else Evicted())
                     continue
                 try:
@@ -326,9 +328,14 @@ class UserModel(UserFiles):
                 except (StreamNBError, ValueError, TypeError) as error:
                     future.set_result((False, error))  # refused now, and again (the same way) on replay
                 else:
-                    future.set_result((changed or site[0], site[1]))
+                    if site[1] is not None:  # the client asked this user's model: it took the lesson
+                        log.warning("%s: its model took a lesson the site model refused: %s", self.who,
+                                    failure(site[1]))
+                    future.set_result((changed or site[0], None))
             journal_bytes = self.journal_stamp[1] if self.journal_stamp else 0
-            if self.pending >= self.settings.snapshot_every or journal_bytes >= JOURNAL_FOLD_BYTES:
+            # A record left unacknowledged in the journal is counted in `pending` (which the
+            # repair of a replaced model file replays): the save drops it with the journal.
+            if unacknowledged or self.pending >= self.settings.snapshot_every or journal_bytes >= JOURNAL_FOLD_BYTES:
                 await self._fold_locked()
 
     async def _teach_site(self, lessons: list[Lesson]) -> list:
@@ -338,28 +345,45 @@ class UserModel(UserFiles):
             return [(False, None)] * len(lessons)
         return await asyncio.gather(*(self.site._submit(lesson) for lesson in lessons), return_exceptions=True)
 
-    async def _fold_locked(self) -> None:
+    async def _fold_locked(self, wait: bool = True) -> None:
         """Save the model with its journaled lessons (then drop the journal), or with what it
         observed: the latter only when the files were loaded under the write lock (a model
-        read without it is read again before anything is written)."""
+        read without it is read again before anything is written). Never raises: a failure
+        (of the files, or of the model's own save) is logged, the lessons stay in the journal.
+
+        ``wait=False`` (the snapshot task): when another writer holds the write lock, give up
+        at once and try again ``--snapshot-seconds`` later; waiting would hold ``self.lock``,
+        and with it every check of this model (of every user's, for the site model)."""
         if self.model is None or not (self.pending or (self.observed and self.owner)):
             return
         try:
-            if not await asyncio.to_thread(self._fold_sync):
+            if not await asyncio.to_thread(self._fold_sync, wait):
                 await self._reload(create=True)  # the other writer folded our journal already
-        except (OSError, ModelLockedError, StreamNBError) as error:
-            if self.pending:
-                log.error("%s: could not fold %d lessons into %s (they stay in the journal): %s",
-                          self.who, self.pending, self.path, error)
-            else:
-                log.error("%s: could not save the %d messages it observed into %s (not lessons: lost if the "
-                          "service stops before a save succeeds): %s", self.who, self.observed, self.path, error)
+        except ModelLockedError as error:
+            if wait:
+                self._fold_failed(error)
+            else:  # the lessons are durable in the journal, the observations in memory: later will do
+                self.oldest_pending = self.oldest_observed = time.monotonic()
+                log.info("%s: another writer holds %s; its save is tried again in %g s", self.who, self.path,
+                         self.settings.snapshot_seconds)
+        except Exception as error:  # whatever failed (the files, or the model's own save), the others go on
+            self._fold_failed(error)
 
-    async def fold(self) -> None:
+    def _fold_failed(self, error: Exception) -> None:
+        reason = failure(error)
+        if self.pending:
+            log.error("%s: could not fold %d lessons into %s (they stay in the journal): %s",
+                      self.who, self.pending, self.path, reason)
+        else:
+            log.error("%s: could not save the %d messages it observed into %s (not lessons: lost if the "
+                      "service stops before a save succeeds): %s", self.who, self.observed, self.path, reason)
+
+    async def fold(self, wait: bool = True) -> None:
         """Fold the journal (and what the model observed) into the model file now (a failure is
-        logged; the lessons stay)."""
+        logged; the lessons stay); ``wait=False``: not if another writer holds the write lock
+        (tried again later: :meth:`_fold_locked`)."""
         async with self.lock:
-            await self._fold_locked()
+            await self._fold_locked(wait)
 
     async def close(self) -> int:
         """Fold and let go (eviction, shutdown); a TELL still queued is sent to a fresh entry.

@@ -31,10 +31,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.accuracy_variants import TARGET_FPR  # noqa: E402
-from streamnb import MultinomialNB  # noqa: E402
-from streamnb.filter.datasets import load_spamassassin  # noqa: E402
 from benchmarks.email_pipeline import EmailPipeline  # noqa: E402
+from streamnb import MultinomialNB  # noqa: E402
 from streamnb.features.email import parse_message  # noqa: E402
+from streamnb.filter.datasets import load_spamassassin  # noqa: E402
 
 _ADDRESS = re.compile(r"[\w.+-]+@[\w.-]+")
 

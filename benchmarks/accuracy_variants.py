@@ -190,15 +190,15 @@ import numpy as np
 # Run from a checkout without installing: make `import streamnb` find the sibling package.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from streamnb import BernoulliNB, EmailNB, EmailWeights, MultinomialNB  # noqa: E402
-from streamnb.filter.calibrate import IsotonicCalibrator  # noqa: E402
-from streamnb.filter.decision import ChiSquareRule, LogOddsRule, PosteriorRule, SpamFilter, progressive_filter  # noqa: E402
-from streamnb.filter.datasets import load_spamassassin  # noqa: E402
-from streamnb.filter.evaluate import progressive_evaluate, roc_auc  # noqa: E402
 from benchmarks.email_pipeline import EmailPipeline, EmailTfidf, default_model  # noqa: E402
+from streamnb import BernoulliNB, EmailNB, EmailWeights, MultinomialNB  # noqa: E402
 from streamnb.features.email import EmailTokenizer, ParsedMessage, parse_message  # noqa: E402
 from streamnb.features.text import OnlineTfidf  # noqa: E402
 from streamnb.features.weighting import DEFAULT_MASSES  # noqa: E402
+from streamnb.filter.calibrate import IsotonicCalibrator  # noqa: E402
+from streamnb.filter.datasets import load_spamassassin  # noqa: E402
+from streamnb.filter.decision import ChiSquareRule, LogOddsRule, PosteriorRule, SpamFilter, progressive_filter  # noqa: E402
+from streamnb.filter.evaluate import progressive_evaluate, roc_auc  # noqa: E402
 
 QUICK_MESSAGES = 1000
 TARGET_FPR = 0.003

@@ -25,13 +25,26 @@ import math
 from typing import Any
 
 from streamnb.errors import InvalidInputError
-from streamnb.filter.evaluate import accuracy, false_negative_rate, false_positive_rate, one_minus_auc_percent, \
-    progressive_evaluate
+from streamnb.filter.evaluate import (
+    accuracy,
+    false_negative_rate,
+    false_positive_rate,
+    one_minus_auc_percent,
+    progressive_evaluate,
+)
 
 from . import common
 from .bench_throughput import PREFIX, QUICK_PREFIX
-from .contenders import (MODELS, TOKENIZERS, RiverTokenizeOnce, TfidfModel, river_logistic, river_model,
-                         streamnb_inputs, streamnb_model)
+from .contenders import (
+    MODELS,
+    TOKENIZERS,
+    RiverTokenizeOnce,
+    TfidfModel,
+    river_logistic,
+    river_model,
+    streamnb_inputs,
+    streamnb_model,
+)
 
 NAME = "accuracy"
 TITLE = "Accuracy"

@@ -170,7 +170,6 @@ def through_command(base: Any, lesson: Any, between: list[Any], probes: list[byt
     """``streamnb learn`` + ``streamnb unlearn`` (right after), or ``streamnb unlearn`` on the model
     saved after the lesson and ``between``: what is left against the filter that never learned it."""
     import streamnb
-
     from streamnb.filter.sources import read_mail
 
     path, eml = folder / "model.snb", folder / "lesson.eml"

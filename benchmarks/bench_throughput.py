@@ -29,8 +29,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import common
-from .contenders import (MODELS, TOKENIZERS, RiverTokenizeOnce, SklearnHashingNB, river_model, river_pipeline,
-                         streamnb_inputs, streamnb_model)
+from .contenders import (
+    MODELS,
+    TOKENIZERS,
+    RiverTokenizeOnce,
+    SklearnHashingNB,
+    river_model,
+    river_pipeline,
+    streamnb_inputs,
+    streamnb_model,
+)
 
 NAME = "throughput"
 TITLE = "Throughput: prequential predict + learn"

@@ -231,8 +231,8 @@ def run(ctx: common.Context) -> dict[str, Any]:
         return skipped
     path = os.environ[TREC_ENV]
     from streamnb.filter.decision import SpamFilter
-    from streamnb.models import EmailNB
     from streamnb.filter.trec import load_trec
+    from streamnb.models import EmailNB
 
     messages = load_trec(path, limit=ctx.pick(None, QUICK_MESSAGES))
     raws, labels, names = [m.raw for m in messages], [m.label for m in messages], [m.name for m in messages]

@@ -16,9 +16,25 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import (bench_accuracy, bench_batch, bench_ceilings, bench_classic, bench_corrections, bench_distributed,
-               bench_feedback, bench_fullstream, bench_logistic, bench_memory, bench_scaling, bench_serve, bench_site,
-               bench_smoothing, bench_throughput, bench_tokenizers, bench_trec)
+from . import (
+    bench_accuracy,
+    bench_batch,
+    bench_ceilings,
+    bench_classic,
+    bench_corrections,
+    bench_distributed,
+    bench_feedback,
+    bench_fullstream,
+    bench_logistic,
+    bench_memory,
+    bench_scaling,
+    bench_serve,
+    bench_site,
+    bench_smoothing,
+    bench_throughput,
+    bench_tokenizers,
+    bench_trec,
+)
 
 SECTIONS: dict[str, ModuleType] = {module.NAME: module for module in (
     bench_throughput,

@@ -28,8 +28,8 @@ import pandas as pd
 from distributed import Client, LocalCluster
 
 from streamnb import BernoulliNB, MultinomialNB, Tokenizer
-from streamnb.integrations import distributed
 from streamnb.filter.datasets import load_spamassassin
+from streamnb.integrations import distributed
 
 
 def main(argv: list[str] | None = None) -> None:

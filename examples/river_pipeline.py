@@ -28,8 +28,9 @@ import time
 
 from river import evaluate, feature_extraction, metrics, naive_bayes
 
-from streamnb.integrations import river as streamnb_river
 from streamnb.filter.datasets import load_spamassassin
+from streamnb.integrations import river as streamnb_river
+
 
 def spamassassin_stream(corpus: str | None, limit: int | None = None) -> list[tuple[str, str]]:
     """(raw message text, "ham"/"spam") in Date-header order, the way a filter meets its mail.

@@ -366,7 +366,7 @@ impl Vocabulary {
     /// length: they grow by doubling, and the spare capacity past the length is never
     /// written, so the allocator's large blocks (mapped lazily, grown by mremap) leave it
     /// without pages; counting it put nbytes up to 1.5x the resident memory right after a
-    /// doubling (tests/test_core_memory.py). The hash table's entries spread over all of
+    /// doubling (tests/core/test_core_memory.py). The hash table's entries spread over all of
     /// it (a grown table is at least 5/16 full: every page holds some), so it counts whole.
     pub fn heap_bytes(&self) -> usize {
         self.arena.len()

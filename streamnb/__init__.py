@@ -27,8 +27,16 @@ if TYPE_CHECKING:  # what __getattr__ gives, for type checkers and the API refer
     from .features.weighting import EmailWeights
     from .filter.decision import SpamFilter
     from .merging import merge
-    from .models import (BernoulliNB, CategoricalNB, ComplementNB, EmailNB, GaussianNB, LogisticRegression, MixedNB,
-                         MultinomialNB)
+    from .models import (
+        BernoulliNB,
+        CategoricalNB,
+        ComplementNB,
+        EmailNB,
+        GaussianNB,
+        LogisticRegression,
+        MixedNB,
+        MultinomialNB,
+    )
     from .persist import load
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",

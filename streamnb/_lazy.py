@@ -5,7 +5,7 @@ reading the model and classifying, and that command's path never needs it (the m
 is read without numpy, the core does the counting, ``filter.combining`` combines with ``math``).
 Modules write ``from ._lazy import numpy as np``; the first attribute looked up on ``np``
 imports numpy and copies its namespace in, so later lookups cost what a module's do.
-``tests/test_cli.py::test_classify_imports_only_what_it_needs`` checks that a
+``tests/service/test_cli.py::test_classify_imports_only_what_it_needs`` checks that a
 classification imports neither.
 """
 

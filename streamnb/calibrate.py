@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.filter.calibrate")
 
-from .filter.calibrate import *  # noqa: E402, F403
+from .filter.calibrate import *  # noqa: F403

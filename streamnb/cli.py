@@ -6,8 +6,8 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.service.cli")
 
-from .service.cli import *  # noqa: E402, F403
-from .service.cli import main  # noqa: E402
+from .service.cli import *  # noqa: F403
+from .service.cli import main
 
 if __name__ == "__main__":  # python -m streamnb.cli
     sys.exit(main())

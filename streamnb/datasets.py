@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.filter.datasets")
 
-from .filter.datasets import *  # noqa: E402, F403
+from .filter.datasets import *  # noqa: F403

@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.filter.decision")
 
-from .filter.decision import *  # noqa: E402, F403
+from .filter.decision import *  # noqa: F403

@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.integrations.distributed")
 
-from .integrations.distributed import *  # noqa: E402, F403
+from .integrations.distributed import *  # noqa: F403

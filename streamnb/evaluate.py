@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.filter.evaluate")
 
-from .filter.evaluate import *  # noqa: E402, F403
+from .filter.evaluate import *  # noqa: F403

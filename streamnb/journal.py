@@ -4,6 +4,9 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.service.journal")
 
-from .service.journal import *  # noqa: E402, F403
+from .service.journal import *  # noqa: F403
+
 # documented under this path, though not in the module's __all__:
-from .service.journal import LEARN as LEARN, journal_path as journal_path, replay as replay  # noqa: E402
+from .service.journal import LEARN as LEARN
+from .service.journal import journal_path as journal_path
+from .service.journal import replay as replay

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator, Sequence
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe

@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.features.email")
 
-from .features.email import *  # noqa: E402, F403
+from .features.email import *  # noqa: F403

@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.features.ngrams")
 
-from .features.ngrams import *  # noqa: E402, F403
+from .features.ngrams import *  # noqa: F403

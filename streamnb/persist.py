@@ -129,9 +129,18 @@ import tempfile
 import threading
 from typing import TYPE_CHECKING, Any, cast
 
+from .archive import (
+    ARRAY_DTYPES,
+    FORMAT,
+    READABLE,
+    VERSION,
+    SavedArrays,
+    _pack,
+    _read_archive,
+    decode_value,
+    encode_value,
+)
 from .archive import METADATA as METADATA  # re-exported: the names of the format stay readable here
-from .archive import (ARRAY_DTYPES, FORMAT, READABLE, VERSION, SavedArrays, _pack, _read_archive, decode_value,
-                      encode_value)
 from .errors import InvalidTypeError, ModelFormatError, StreamNBError, describe
 from .registry import MODEL_TYPES as MODEL_TYPES  # re-exported, as the names below: their home was here
 from .registry import Saveable as Saveable

@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.filter.plots")
 
-from .filter.plots import *  # noqa: E402, F403
+from .filter.plots import *  # noqa: F403

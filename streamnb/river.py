@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.integrations.river")
 
-from .integrations.river import *  # noqa: E402, F403
+from .integrations.river import *  # noqa: F403

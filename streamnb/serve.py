@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.service.serve")
 
-from .service.serve import *  # noqa: E402, F403
+from .service.serve import *  # noqa: F403

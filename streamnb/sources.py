@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.filter.sources")
 
-from .filter.sources import *  # noqa: E402, F403
+from .filter.sources import *  # noqa: F403

@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.features.text")
 
-from .features.text import *  # noqa: E402, F403
+from .features.text import *  # noqa: F403

@@ -4,4 +4,4 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.filter.trec")
 
-from .filter.trec import *  # noqa: E402, F403
+from .filter.trec import *  # noqa: F403

@@ -4,6 +4,7 @@ from ._moved import warn_moved
 
 warn_moved(__name__, "streamnb.features.weighting")
 
-from .features.weighting import *  # noqa: E402, F403
+from .features.weighting import *  # noqa: F403
+
 # documented under this path, though not in the module's __all__:
-from .features.weighting import QUANTUM_BITS as QUANTUM_BITS  # noqa: E402
+from .features.weighting import QUANTUM_BITS as QUANTUM_BITS

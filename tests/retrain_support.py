@@ -11,8 +11,7 @@ import scipy.sparse as sp
 from sklearn.naive_bayes import BernoulliNB as SkBernoulli
 from sklearn.naive_bayes import MultinomialNB as SkMultinomial
 
-from streamnb import BernoulliNB, MultinomialNB
-from streamnb import persist
+from streamnb import BernoulliNB, MultinomialNB, persist
 
 PROBES = [{"w0": 1}, {"w1": 2, "w3": 1}, {"w2": 1, "w5": 3, "w7": 1}, {"w4": 1, "w9": 1, "w11": 2},
           {"zz-unseen": 1}, {"w6": 1, "w8": 1, "w10": 1, "w12": 1}]

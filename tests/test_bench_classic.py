@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from benchmarks import bench_classic as classic
-from benchmarks.bench_classic import HAM, SPAM, UNSURE, Classified, ClassicFilterError
+from benchmarks.bench_classic import HAM, SPAM, UNSURE, ClassicFilterError, Classified
 from streamnb.filter.decision import FilterReport
 
 # -- bogofilter ---------------------------------------------------------------------------------

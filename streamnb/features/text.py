@@ -26,8 +26,16 @@ from streamnb.errors import (
     InvalidTypeError,
     describe,
 )
-from streamnb.validate import (check_bool, check_choice, check_one_of, check_optional_int, check_range,
-                               check_some_ngrams, check_stop_words, check_token_pattern)
+from streamnb.validate import (
+    check_bool,
+    check_choice,
+    check_one_of,
+    check_optional_int,
+    check_range,
+    check_some_ngrams,
+    check_stop_words,
+    check_token_pattern,
+)
 
 __all__ = [
     "DEFAULT_TOKEN_PATTERN",

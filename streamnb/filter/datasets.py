@@ -73,8 +73,14 @@ from typing import Literal
 from streamnb.errors import CorpusIntegrityError, CorpusNotFoundError
 from streamnb.validate import check_group, check_one_of
 
-from .download import (CACHE_ENV, SPAMASSASSIN_ARCHIVES, SPAMASSASSIN_ENV, SPAMASSASSIN_URL, default_cache_dir,
-                       download_spamassassin)
+from .download import (
+    CACHE_ENV,
+    SPAMASSASSIN_ARCHIVES,
+    SPAMASSASSIN_ENV,
+    SPAMASSASSIN_URL,
+    default_cache_dir,
+    download_spamassassin,
+)
 from .worked_examples import WorkedExample, china_japan, play_tennis
 
 __all__ = [

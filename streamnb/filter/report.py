@@ -27,8 +27,18 @@ else:
     from .._lazy import numpy as np
 
 from .base import HAM, SPAM, UNSURE
-from .evaluate import (CurvePoint, RunningMetrics, _objects, accuracy, expected_calibration_error,
-                       false_negative_rate, false_positive_rate, log_loss, one_minus_auc_percent, prequential)
+from .evaluate import (
+    CurvePoint,
+    RunningMetrics,
+    _objects,
+    accuracy,
+    expected_calibration_error,
+    false_negative_rate,
+    false_positive_rate,
+    log_loss,
+    one_minus_auc_percent,
+    prequential,
+)
 
 __all__ = ["VerdictRates", "FilterReport", "progressive_filter"]
 

@@ -30,8 +30,16 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
-from ..validate import (check_cutoffs, check_finite, check_finite_nonnegative, check_finite_positive, check_int,
-                        check_interval, check_not_above, check_open_cutoffs)
+from ..validate import (
+    check_cutoffs,
+    check_finite,
+    check_finite_nonnegative,
+    check_finite_positive,
+    check_int,
+    check_interval,
+    check_not_above,
+    check_open_cutoffs,
+)
 from .base import HAM, SPAM, UNSURE, Verdicts
 from .combining import ChiSquareResult, chi_square_indicator, robinson_probabilities
 from .evidence import Evidence, evidence

@@ -18,10 +18,16 @@ if TYPE_CHECKING:
     from .calibrate import Calibrator
 
 from ..errors import InvalidInputError, InvalidTypeError, describe
-from ..validate import (check_calibrator, check_distinct_labels, check_filter_model, check_int, check_nonnegative,
-                        check_filter_tokenizer)
-from .base import HAM, SPAM, UNSURE, FilterModel, Verdicts
+from ..validate import (
+    check_calibrator,
+    check_distinct_labels,
+    check_filter_model,
+    check_filter_tokenizer,
+    check_int,
+    check_nonnegative,
+)
 from .asking import LabelRequests, check_budget, disagree
+from .base import HAM, SPAM, UNSURE, FilterModel, Verdicts
 from .evidence import Evidence
 from .rules import DecisionRule, LogOddsRule, model_posterior
 

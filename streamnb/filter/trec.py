@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+from ..errors import CorpusNotFoundError
+from ..validate import check_one_of, check_positive
 from .datasets import Message, parse_date
 from .evaluate import Progress
 from .tasks import TASKS, TaskFilter, TaskReport, run_task
-from ..errors import CorpusNotFoundError
-from ..validate import check_one_of, check_positive
 
 TREC_ENV = "STREAMNB_TREC07P"
 FEEDBACK_ENV = "STREAMNB_TREC07P_FEEDBACK"

@@ -39,9 +39,9 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
         "install it with: pip install streamnb[river]") from error
 
 from .. import models
+from ..errors import InvalidInputError, InvalidTypeError, describe
 from ..features import email as mail
 from ..features import text as text_features
-from ..errors import InvalidInputError, InvalidTypeError, describe
 from ..models.base import DiscreteNB
 from ..models.record import RecordNB
 from ..validate import Label

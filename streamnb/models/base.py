@@ -31,14 +31,25 @@ else:
 
 from .. import _core, persist
 from ..clock import Clock
-from ..ledger import Ledger
-from ..store import CountStore
+from ..errors import InvalidParameterError
 from ..features.email import EmailTokenizer
 from ..features.text import Tokenizer as WordTokenizer
 from ..features.weighting import EmailWeights
-from ..errors import InvalidParameterError
-from ..validate import (Label, check_alpha, check_auto_grid, check_bool, check_choice, check_class_prior,
-                        check_evidence_half_life, check_n_buckets, check_positive, check_positive_int, check_tokenizer)
+from ..ledger import Ledger
+from ..store import CountStore
+from ..validate import (
+    Label,
+    check_alpha,
+    check_auto_grid,
+    check_bool,
+    check_choice,
+    check_class_prior,
+    check_evidence_half_life,
+    check_n_buckets,
+    check_positive,
+    check_positive_int,
+    check_tokenizer,
+)
 from .inspection import InspectionParts
 from .learning import STORAGE_PARAMS as STORAGE_PARAMS
 from .learning import LearningParts

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-
 from ..persist import register_model
 from ..validate import Label, check_finite
-from .base import DiscreteNB, discrete_args, LogLinear, TextTokenizer
+from .base import DiscreteNB, LogLinear, TextTokenizer, discrete_args
 
 if TYPE_CHECKING:
     from .base import Floats

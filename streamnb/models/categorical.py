@@ -6,8 +6,7 @@ import math
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
-
-from ..errors import (InvalidInputError, InvalidTypeError, ModelFormatError, describe)
+from ..errors import InvalidInputError, InvalidTypeError, ModelFormatError, describe
 from ..persist import register_model
 from ..store import Vocabulary, settle
 from ..validate import Label, check_alpha, check_choice, check_count

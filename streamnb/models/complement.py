@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidParameterError
 from ..persist import register_model
 from ..validate import Label, check_bool, check_complement_alpha
-from .base import DiscreteNB, discrete_args, LogLinear, TextTokenizer
+from .base import DiscreteNB, LogLinear, TextTokenizer, discrete_args
 
 if TYPE_CHECKING:
     import numpy as np

@@ -38,9 +38,9 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidTypeError, describe
+from ..features.weighting import EmailWeights
 from ..persist import register_model
 from ..validate import Label, check_finite, check_flag
-from ..features.weighting import EmailWeights
 from .base import Document, FeatureValues
 from .multinomial import MultinomialNB
 

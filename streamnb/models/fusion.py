@@ -48,8 +48,18 @@ from ..ledger import message_fingerprint
 from ..persist import register_model
 from ..steps import FUSION_SUFFIXES, MessageSteps, StepRecords
 from ..steps import restore as restore_records
-from ..validate import (Label, check_count, check_finite_nonnegative, check_finite_pair, check_finite_positive,
-                        check_instance, check_label, check_no_ledger, check_positive, check_weight)
+from ..validate import (
+    Label,
+    check_count,
+    check_finite_nonnegative,
+    check_finite_pair,
+    check_finite_positive,
+    check_instance,
+    check_label,
+    check_no_ledger,
+    check_positive,
+    check_weight,
+)
 from .base import Contributions, DiscreteNB, Document, DocumentCounts, LogLinear
 from .logistic import DEFAULT_WINDOW, LogisticRegression
 

@@ -8,8 +8,7 @@ import sys
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
-
-from ..errors import (InvalidInputError, InvalidTypeError, ModelFormatError, describe)
+from ..errors import InvalidInputError, InvalidTypeError, ModelFormatError, describe
 from ..persist import register_model
 from ..store import Vocabulary, settle
 from ..validate import Label, check_nonnegative

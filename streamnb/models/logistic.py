@@ -37,20 +37,33 @@ from .. import _core, persist
 from ..errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, ModelFormatError, describe
 from ..features.email import EmailTokenizer
 from ..features.ngrams import ByteNgrams
+from ..features.text import Tokenizer as WordTokenizer
+from ..features.weighting import EmailWeights
 from ..ledger import message_fingerprint
 from ..persist import register_model
-from ..features.text import Tokenizer as WordTokenizer
 from ..steps import SUFFIXES as STEP_SUFFIXES
 from ..steps import StepRecords
 from ..steps import restore as restore_records
-from ..validate import (Label, check_bool, check_choice, check_class_weight, check_count, check_finite_positive,
-                        check_label, check_ledger_passes, check_n_buckets, check_nonnegative, check_passes,
-                        check_positive, check_tokenizer, check_weight)
-from ..features.weighting import EmailWeights
 from ..store import _raw_array
+from ..validate import (
+    Label,
+    check_bool,
+    check_choice,
+    check_class_weight,
+    check_count,
+    check_finite_positive,
+    check_label,
+    check_ledger_passes,
+    check_n_buckets,
+    check_nonnegative,
+    check_passes,
+    check_positive,
+    check_tokenizer,
+    check_weight,
+)
 from .base import Document, LogLinear, TextTokenizer
-from .values import Contributions
 from .learning import _batch_documents, _tokenizer_signature
+from .values import Contributions
 
 SCHEDULES = ("adagrad", "constant")
 #: AdaGrad at 1.0 on sublinear, L2-normalised documents: the best single pass on a random

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import UnknownClassError
 from ..persist import register_model
 from ..validate import Label, check_auto_grid, check_count, check_label, check_one_auto, check_positive, check_seed
-from .base import DiscreteNB, discrete_args, Document, LogLinear, TextTokenizer
+from .base import DiscreteNB, Document, LogLinear, TextTokenizer, discrete_args
 
 if TYPE_CHECKING:
     import numpy as np

@@ -22,7 +22,6 @@ A subclass defines:
 from __future__ import annotations
 
 import abc
-
 import copy
 import math
 import os
@@ -30,8 +29,14 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import persist
-from ..errors import (IncompatibleModelsError, InvalidInputError, InvalidTypeError, ModelFormatError,
-                      UnknownClassError, describe)
+from ..errors import (
+    IncompatibleModelsError,
+    InvalidInputError,
+    InvalidTypeError,
+    ModelFormatError,
+    UnknownClassError,
+    describe,
+)
 from ..store import settle
 from ..validate import Label, check_class_allowed, check_class_prior, check_label, check_weight
 from .base import ManyPredictions, class_log_prior, log_posterior

@@ -76,8 +76,8 @@ def build_model(args: argparse.Namespace) -> Any:
         ``--mu`` for a model without Dirichlet smoothing.
     """
     from ..features.email import EmailTokenizer
-    from ..models import BernoulliNB, ComplementNB, MultinomialNB
     from ..features.text import Tokenizer
+    from ..models import BernoulliNB, ComplementNB, MultinomialNB
 
     ledger = getattr(args, "ledger", None) or None  # 0: no ledger
     alpha, mu = model_alpha(args), model_mu(args)
@@ -521,8 +521,8 @@ def decision_rule(args: argparse.Namespace, model: Any) -> Any:
     CommandError
         The options do not go together (the rule's error, with the options' names).
     """
-    from ..filter.decision import ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
     from ..errors import InvalidParameterError
+    from ..filter.decision import ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
 
     try:
         if args.rule == "argmax":

@@ -6,12 +6,22 @@ tables and plots.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from .cli_common import (CommandError, build_model, check_new_file, check_new_folder, decision_rule, in_date_order,
-                         labelled, min_per_class, model_alpha, model_mu)
+from .cli_common import (
+    CommandError,
+    build_model,
+    check_new_file,
+    check_new_folder,
+    decision_rule,
+    in_date_order,
+    labelled,
+    min_per_class,
+    model_alpha,
+    model_mu,
+)
 
 if TYPE_CHECKING:
     from ..filter.datasets import Order
@@ -714,8 +724,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     CorpusNotFoundError
         The SpamAssassin corpus is not found (the message names --corpus and --download).
     """
-    from ..filter.datasets import load_spamassassin
     from ..errors import CorpusNotFoundError
+    from ..filter.datasets import load_spamassassin
 
     check_new_folder(args.out, "--out")
     check_plotting("streamnb demo")

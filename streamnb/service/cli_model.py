@@ -14,9 +14,22 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .cli_common import (LOCK_TIMEOUT, CommandError, build_model, check_model_file, check_new_file, counts_text,
-                         in_date_order, labelled, load_model, load_served_model, messages_text, sourced,
-                         warn_without_ledger, with_progress)
+from .cli_common import (
+    LOCK_TIMEOUT,
+    CommandError,
+    build_model,
+    check_model_file,
+    check_new_file,
+    counts_text,
+    in_date_order,
+    labelled,
+    load_model,
+    load_served_model,
+    messages_text,
+    sourced,
+    warn_without_ledger,
+    with_progress,
+)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -89,8 +102,8 @@ def warn_one_class(items: list[tuple[Any, Any]]) -> None:
 
 
 def _correct(args: argparse.Namespace, unlearn: bool) -> int:
-    from . import journal
     from ..errors import InvalidInputError
+    from . import journal
 
     check_model_file(args.model)  # before the lock, whose file a typo would otherwise leave behind
     sources = list(sourced(args))  # read the mail before taking the lock: others wait less
@@ -163,8 +176,8 @@ def unlearn_error(path: str, sources: list[tuple[str, Any, Any]], error: Excepti
     CommandError
         "ORIGIN: this model never learned it as LABEL ...; nothing was unlearned".
     """
-    from . import journal
     from ..errors import InvalidInputError
+    from . import journal
 
     model = load_model(path)
     journal.fold_pending(path, model)

@@ -30,17 +30,40 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SPAM, SpamFilter, Verdict
 from ..filter.headers import rewrite_headers
+from . import journal
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 from .logs import LogTarget
 from .metrics import Metrics, MetricsServer
-from .protocol import (DEFAULT_USER, EX_DATAERR, EX_IOERR, EX_OK, EX_PROTOCOL, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT,
-                       EX_UNAVAILABLE, METHODS, MODEL_SUFFIX, PROTOCOL, SITE_NAME, ProtocolError, Request,
-                       check_user, failure, inside_models, log, model_path, protocol_error, read_body,
-                       read_head, site_model_path, unavailable)
+from .protocol import (
+    DEFAULT_USER,
+    EX_DATAERR,
+    EX_IOERR,
+    EX_OK,
+    EX_PROTOCOL,
+    EX_SOFTWARE,
+    EX_TEMPFAIL,
+    EX_TIMEOUT,
+    EX_UNAVAILABLE,
+    METHODS,
+    MODEL_SUFFIX,
+    PROTOCOL,
+    SITE_NAME,
+    ProtocolError,
+    Request,
+    check_user,
+    failure,
+    inside_models,
+    log,
+    model_path,
+    protocol_error,
+    read_body,
+    read_head,
+    site_model_path,
+    unavailable,
+)
 from .replies import answered_by, check_reply, report_text, rewrite_message, score_fields, symbols, unscored_verdict
 from .server import Server, ServiceError, check_models_folder, listen_error, recover
 from .settings import Limits, Settings

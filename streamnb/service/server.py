@@ -32,20 +32,38 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import journal
 from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SpamFilter
 from ..filter.sources import mail_problem
+from . import journal
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 from .logs import LogTarget, Outcome, request_line
 from .metrics import Metrics
-from .protocol import (EX_DATAERR, EX_IOERR, EX_OK, EX_SOFTWARE, EX_TEMPFAIL, EX_TIMEOUT, MODEL_SUFFIX, PROTOCOL,
-                       ProtocolError, Request, failure, inside_models, log, model_path, protocol_error, read_body,
-                       read_head, site_model_path, unavailable)
+from .protocol import (
+    EX_DATAERR,
+    EX_IOERR,
+    EX_OK,
+    EX_SOFTWARE,
+    EX_TEMPFAIL,
+    EX_TIMEOUT,
+    MODEL_SUFFIX,
+    PROTOCOL,
+    ProtocolError,
+    Request,
+    failure,
+    inside_models,
+    log,
+    model_path,
+    protocol_error,
+    read_body,
+    read_head,
+    site_model_path,
+    unavailable,
+)
 from .replies import check_reply, score_fields, unscored_verdict
 from .settings import Settings
 from .site import Answer, Scored, answer
-from .users import ModelCache, Evicted, UserModel
+from .users import Evicted, ModelCache, UserModel
 
 
 class ServiceError(StreamNBError):

@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import journal
 from ..errors import ModelFormatError, StreamNBError
+from . import journal
 from .journal import Lesson
 from .names import shown
 from .protocol import MODEL_SUFFIX, SITE_NAME, failure, log

@@ -35,9 +35,9 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from . import journal
 from ..errors import StreamNBError
 from ..filter.decision import SpamFilter, Verdict
+from . import journal
 from .journal import Lesson, ModelLockedError
 from .protocol import SITE_NAME, failure, log, model_path, site_model_path, unavailable
 from .settings import Settings

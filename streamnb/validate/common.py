@@ -8,9 +8,14 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeVar, Union, overload
 
-from ..errors import (InvalidInputError, InvalidLabelError, InvalidParameterError, InvalidTypeError,
-                      UnknownClassError, describe)
-
+from ..errors import (
+    InvalidInputError,
+    InvalidLabelError,
+    InvalidParameterError,
+    InvalidTypeError,
+    UnknownClassError,
+    describe,
+)
 
 Label = Union[str, int, bool]
 T = TypeVar("T")

@@ -10,10 +10,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePath
 from typing import Any, cast
 
-from ..errors import (InvalidParameterError, InvalidTypeError,
-                      describe)
-from .common import check_finite, T
-
+from ..errors import InvalidParameterError, InvalidTypeError, describe
+from .common import T, check_finite
 
 # --- filter, feature and storage parameters ---
 

@@ -8,9 +8,8 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import (InvalidParameterError, describe)
-from .common import _numpy, check_positive, check_finite, check_grid, T
-
+from ..errors import InvalidParameterError, describe
+from .common import T, _numpy, check_finite, check_grid, check_positive
 
 # --- model parameters ---------------------------------------------------------------------
 # The checks of the models' constructors and methods (streamnb/models/): each raises

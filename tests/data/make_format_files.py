@@ -1,5 +1,5 @@
 """Write the model files of tests/data/format-v<N> (N: the format the running code writes)
-and the log-probabilities they give; tests/test_persist.py::test_older_format_files_still_load
+and the log-probabilities they give; tests/models/test_persist.py::test_older_format_files_still_load
 loads them with today's code.
 
 Run with the code of the last commit that wrote each format: format-v1 at commit 3be5f82,
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import streamnb
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB
+from streamnb.features.text import Tokenizer
 from streamnb.models.email import EmailNB
 from streamnb.persist import VERSION, encode_value
-from streamnb.features.text import Tokenizer
 
 OUT = Path(__file__).parent / f"format-v{VERSION}"
 # Feature names of every kind a vocabulary keys: str (with a lone surrogate), tuple, int,

@@ -108,7 +108,7 @@ streamnb serve --models models --host 127.0.0.1 --port 0 --read-only 2> serve.lo
 server=$!
 port=
 for _ in $(seq 1 300); do
-  port=$(sed -n 's/^streamnb serve: listening on 127\.0\.0\.1:\([0-9][0-9]*\) .*/\1/p' serve.log | head -1)
+  port=$(sed -n 's/^.*streamnb serve\[[0-9]*\] INFO: listening on 127\.0\.0\.1:\([0-9][0-9]*\) .*/\1/p' serve.log | head -1)
   [ -n "$port" ] && break
   kill -0 "$server" 2>/dev/null || { cat serve.log >&2; fail "streamnb serve exited before listening"; }
   sleep 0.1
@@ -147,5 +147,5 @@ kill -TERM "$server"
 code=0; wait "$server" || code=$?
 server=
 [ "$code" -eq 0 ] || { cat serve.log >&2; fail "streamnb serve exited $code on SIGTERM"; }
-grep -q "streamnb serve: stopped" serve.log || { cat serve.log >&2; fail "streamnb serve did not report stopping"; }
+grep -q "streamnb serve\[[0-9]*\] INFO: stopped" serve.log || { cat serve.log >&2; fail "streamnb serve did not report stopping"; }
 step "passed: the wheel installs and runs without Rust"

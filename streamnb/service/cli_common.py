@@ -36,8 +36,11 @@ TOKENIZERS = ("email", "words")
 # SpamAssassin stream better than EmailNB alone, and trec07p-dev better than either
 # (benchmarks/bench_trec.py). "email" is EmailNB alone (exact unlearning of everything).
 DEFAULT_MODEL, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "fusion", "email", "uniform"
-DEFAULT_ALPHA = {"email": 0.3, "fusion": 0.3}  # others: 0.01 (EmailNB's own default: streamnb.models.email)
-DEFAULT_MU = {"email": 100.0, "fusion": 100.0}  # others: none (additive smoothing)
+# --alpha and --mu by model type: EmailNB's own defaults (streamnb.models.email; tests/service/
+# test_cli.py checks they agree) for the fusion and EmailNB; the plain naive Bayes models get
+# alpha 0.01 and no mu (additive smoothing: model_alpha, model_mu).
+DEFAULT_ALPHA = {"email": 0.3, "fusion": 0.3}
+DEFAULT_MU = {"email": 100.0, "fusion": 100.0}
 # The ledger of a model made by `streamnb serve` for a new user: the last 100,000 messages
 # learned are remembered, so a TELL repeated is a no-op and one in the other class moves.
 SERVE_LEDGER = 100_000

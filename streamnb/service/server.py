@@ -261,6 +261,7 @@ class Server:
             cannot be listened on (:func:`listen_error`).
         """
         check_models_folder(self.settings.models, self.settings.read_only)
+        self.empty_filter()  # made now: an unscored reply reads its rule, and must not fail making it
         site = site_model_path(self.settings.models)
         if self.settings.site and not inside_models(self.settings.models, site):
             raise ServiceError(f"the site model {str(site)!r} is a symbolic link or resolves outside the models "
@@ -374,6 +375,7 @@ class Server:
         for entry in self.cache.loaded():
             entry.reconfigure(settings)
         self._empty = None
+        self.empty_filter()  # with the new rule, made now (see start)
         log.info("SIGHUP: settings re-read%s", f" ({', '.join(changed)} changed)" if changed else " (no change)")
 
     async def stop(self, grace: float = 10.0) -> int:
@@ -533,7 +535,7 @@ class Server:
     def _unscored(self, request: Request, outcome: Outcome, reason: str, said: str | None = None) -> bytes:
         """The reply to a check that could not be scored: "unsure", with the STREAMNB_UNSCORED
         symbol; the reason goes to the log (``said``: what a REPORT says of it)."""
-        rule = self.empty_filter().rule
+        rule = self.empty_filter().rule  # made at start: its cutoffs on the score are the reply's
         verdict = unscored_verdict(rule)
         outcome.outcome, outcome.reason = "unscored", reason
         outcome.verdict, outcome.score = verdict.label, score_fields(verdict, rule)[1]

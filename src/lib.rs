@@ -9,6 +9,7 @@
 //! - `weighting`: the spam filter's field-mass weights and scoring IDF;
 //! - `idf`: EmailNB's scoring of a document, those formulas over a model's counts;
 //! - `smoothing`: smoothing chosen online (`alpha="auto"`): the candidates and their evidence;
+//! - `rule`: the spam filter's default verdicts, decided on the log-odds, and their display score;
 //! - `site`: the service's blend of the site model's verdict with a user's.
 //!
 //! With the `python` feature (what maturin builds), `python` exposes them to Python as the
@@ -30,6 +31,7 @@ pub mod prefetch;
 pub mod pruning;
 pub mod records;
 pub mod replay;
+pub mod rule;
 pub mod site;
 pub mod smoothing;
 pub mod snapshot;

@@ -1,11 +1,11 @@
 //! Formulas Python calls without a model: the class prior and the posterior normalisation for
 //! models whose likelihood is computed in numpy (the record models: Gaussian, categorical,
-//! mixed: `nb::class_log_prior`, `nb::log_posterior`), and the service's site blend (`site`),
-//! so each stays in one place.
+//! mixed: `nb::class_log_prior`, `nb::log_posterior`), the spam filter's log-odds verdicts
+//! (`rule`) and the service's site blend (`site`), so each stays in one place.
 
 use super::errors::{error, guard, Kind};
 use crate::nb::{self, Prior};
-use crate::site;
+use crate::{rule, site};
 use pyo3::prelude::*;
 
 /// log P(c) for every class from N_c (`prior`: "mle", "laplace", "uniform" or "fixed" with
@@ -66,4 +66,37 @@ pub fn site_blend_clues(
     top: usize,
 ) -> PyResult<Vec<(usize, f64)>> {
     guard(|| Ok(site::blend_clues(n_features, &site, &user, share, top)))
+}
+
+/// (h, t) of the log-odds rule (ham_log_odds, spam_log_odds, caution) for a model that
+/// learned `n_spam` and `n_ham` messages (`rule::LogOddsRule::cutoffs`).
+#[pyfunction]
+pub fn log_odds_cutoffs(rule: (f64, f64, f64), n_spam: f64, n_ham: f64) -> PyResult<(f64, f64)> {
+    guard(|| {
+        let (ham_log_odds, spam_log_odds, caution) = rule;
+        Ok(rule::LogOddsRule {
+            ham_log_odds,
+            spam_log_odds,
+            caution,
+        }
+        .cutoffs(n_spam, n_ham))
+    })
+}
+
+/// The verdict of log-odds z between cutoffs h and t (`rule::decide`): -1 ham, 0 unsure, 1 spam.
+#[pyfunction]
+pub fn log_odds_decide(z: f64, h: f64, t: f64) -> PyResult<i8> {
+    guard(|| {
+        Ok(match rule::decide(z, h, t) {
+            rule::Verdict::Ham => -1,
+            rule::Verdict::Unsure => 0,
+            rule::Verdict::Spam => 1,
+        })
+    })
+}
+
+/// The display score of log-odds z, h drawn at `low` and t at `high` (`rule::display_score`).
+#[pyfunction]
+pub fn log_odds_score(z: f64, h: f64, t: f64, low: f64, high: f64) -> PyResult<f64> {
+    guard(|| Ok(rule::display_score(z, h, t, low, high)))
 }

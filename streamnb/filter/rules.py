@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
+from .. import _core
 from ..errors import InvalidParameterError
 from ..validate import (
     check_cutoffs,
@@ -60,6 +61,7 @@ HAM_SCORE, SPAM_SCORE = 0.20, 0.90
 #: LogOddsRule's (ham_log_odds, spam_log_odds, caution) for a model whose class declares no
 #: ``log_odds_cutoffs`` of its own (:class:`~streamnb.models.Fusion` does); chosen for EmailNB.
 LOG_ODDS_CUTOFFS = (-5.0, 16.0, 8.0)
+_VERDICTS: dict[int, Verdicts] = {-1: HAM, 0: UNSURE, 1: SPAM}  # the core's verdicts (src/python/formulas.rs)
 #: The rules by the name a command gives them (``--rule``); the first is the default.
 RULES = ("logodds", "chi2", "posterior", "argmax")
 #: By rule, the messages of each class a model learns before its verdicts leave "unsure"
@@ -336,7 +338,7 @@ class LogOddsRule:
     is for display only: it maps z onto [0, 1] so that the verdict reads off it as for the
     other rules, below :data:`HAM_SCORE` (0.2) for ham and from :data:`SPAM_SCORE` (0.9) for
     spam: linear in z between h and t, approaching 0 or 1 exponentially beyond (one e-fold
-    every 10 nats).
+    every 10 nats). The formulas are the core's (``src/rule.rs``).
 
     Parameters
     ----------
@@ -353,7 +355,6 @@ class LogOddsRule:
         For a value out of its range.
     """
 
-    SCALE = 10.0  # nats per e-fold of the score beyond the cutoffs
     ham_cutoff, spam_cutoff = HAM_SCORE, SPAM_SCORE  # where h and t stand on the display score
 
     def __init__(self, ham_log_odds: float = LOG_ODDS_CUTOFFS[0], spam_log_odds: float = LOG_ODDS_CUTOFFS[1],
@@ -404,20 +405,14 @@ class LogOddsRule:
             (h, t); infinite while the model lacks the class the cutoff would rule out.
         """
         counts = model.class_counts
-        n_pos, n_neg = counts.get(positive, 0.0), counts.get(negative, 0.0)
-        t = self.spam_log_odds + (self.caution * 100.0 / n_neg if n_neg > 0 else math.inf)
-        h = self.ham_log_odds - (self.caution * 100.0 / n_pos if n_pos > 0 else math.inf)
-        return h, t
+        return _core.log_odds_cutoffs((self.ham_log_odds, self.spam_log_odds, self.caution),
+                                      float(counts.get(positive, 0.0)), float(counts.get(negative, 0.0)))
 
     @staticmethod
     def decide(z: float, h: float, t: float) -> Verdicts:
         """The verdict of log-odds z between cutoffs h <= t: spam from t, ham below h, else
         unsure (also for a z that is NaN, or while either cutoff is infinite)."""
-        if not math.isfinite(t - h) or math.isnan(z):
-            return UNSURE
-        if z >= t:
-            return SPAM
-        return HAM if z < h else UNSURE
+        return _VERDICTS[_core.log_odds_decide(float(z), h, t)]
 
     def judge(self, model: Any, features: Document, log_odds: float, probability: float,
               positive: Label, negative: Label) -> tuple[Verdicts, float]:
@@ -433,14 +428,7 @@ class LogOddsRule:
     def scaled(self, z: float, h: float, t: float) -> float:
         """The display score of log-odds z between cutoffs h <= t (see the class docstring);
         the middle of the band for a NaN z or an infinite cutoff (a class unknown)."""
-        low, high = self.ham_cutoff, self.spam_cutoff
-        if math.isnan(z) or not math.isfinite(t - h):
-            return 0.5 * (low + high)
-        if z >= t:
-            return 1.0 if math.isinf(z) else high + (1.0 - high) * -math.expm1(-(z - t) / self.SCALE)
-        if z < h:
-            return 0.0 if math.isinf(z) else low * math.exp((z - h) / self.SCALE)
-        return min(low + (high - low) * (z - h) / (t - h), math.nextafter(high, 0.0))
+        return _core.log_odds_score(float(z), h, t, self.ham_cutoff, self.spam_cutoff)
 
     def __repr__(self) -> str:
         return (f"LogOddsRule(ham_log_odds={self.ham_log_odds!r}, spam_log_odds={self.spam_log_odds!r}, "

@@ -3,7 +3,10 @@ says, is refused where it would move none, and every default is written once."""
 
 from __future__ import annotations
 
+import math
+import random
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from streamnb import EmailNB
 from streamnb.errors import InvalidParameterError
 from streamnb.filter.decision import HAM, SPAM, UNSURE, ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
-from streamnb.filter.rules import HAM_SCORE, LOG_ODDS_CUTOFFS, MIN_PER_CLASS, RuleOptions
+from streamnb.filter.rules import HAM_SCORE, LOG_ODDS_CUTOFFS, MIN_PER_CLASS, SPAM_SCORE, RuleOptions
 from streamnb.models import Fusion
 from streamnb.service import cli
 
@@ -118,3 +121,43 @@ def test_each_default_of_the_decision_rules_is_written_once():
     option = r"--(ham-cutoff|spam-cutoff|min-per-class|ham-log-odds|spam-log-odds|caution)\"[^\n]*default=\s*-?\d"
     assert [(path.name, m.group()) for path, text in code.items() for pattern in (parameter, option)
             for m in re.finditer(pattern, text)] == []
+
+
+def reference_cutoffs(rule: LogOddsRule, n_spam: float, n_ham: float) -> tuple[float, float]:
+    """The Python formulas the core's (src/rule.rs) replaced."""
+    t = rule.spam_log_odds + (rule.caution * 100.0 / n_ham if n_ham > 0 else math.inf)
+    h = rule.ham_log_odds - (rule.caution * 100.0 / n_spam if n_spam > 0 else math.inf)
+    return h, t
+
+
+def reference_score(z: float, h: float, t: float, low: float = HAM_SCORE, high: float = SPAM_SCORE) -> float:
+    if math.isnan(z) or not math.isfinite(t - h):
+        return 0.5 * (low + high)
+    if z >= t:
+        return 1.0 if math.isinf(z) else high + (1.0 - high) * -math.expm1(-(z - t) / 10.0)
+    if z < h:
+        return 0.0 if math.isinf(z) else low * math.exp((z - h) / 10.0)
+    return min(low + (high - low) * (z - h) / (t - h), math.nextafter(high, 0.0))
+
+
+class Counts:
+    def __init__(self, n_spam: float, n_ham: float) -> None:
+        self.class_counts = {SPAM: n_spam, HAM: n_ham}
+
+
+def test_the_cores_log_odds_verdicts_are_what_the_python_formulas_gave():
+    rng = random.Random(3)
+    verdicts = Counter()
+    for _ in range(5000):
+        rule = LogOddsRule(*rng.choice([LOG_ODDS_CUTOFFS, Fusion.log_odds_cutoffs, (-1.0, -1.0, 0.0)]))
+        n_spam, n_ham = (rng.choice([0.0, 1.0, 7.5, 300.0, 1e5]) for _ in range(2))
+        z = rng.choice([rng.uniform(-200, 200), rng.uniform(-5, 20), 3.0, -2.0, math.inf, -math.inf, math.nan])
+        h, t = rule.cutoffs(Counts(n_spam, n_ham))
+        assert (h, t) == reference_cutoffs(rule, n_spam, n_ham)
+        label, score = rule.judge(Counts(n_spam, n_ham), {}, z, 0.5, SPAM, HAM)
+        expected = reference_score(z, h, t)
+        assert score == expected, (z, h, t)
+        # the verdict decided on z is the one the score-based rule gave
+        assert label == (SPAM if expected >= SPAM_SCORE else HAM if expected < HAM_SCORE else UNSURE), (z, h, t)
+        verdicts[label] += 1
+    assert min(verdicts.values()) > 500, verdicts

@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def messages(n: int) -> list[tuple[bytes, str]]:
     words = {SPAM: "cheap pills offer winner", HAM: "meeting notes agenda draft"}
-    return [(f"Subject: {i}\n\n{words[label]} {i}\n".encode(), label)
-            for i, label in enumerate(SPAM if i % 2 else HAM for i in range(n))]
+    return [
+        (f"Subject: {i}\n\n{words[label]} {i}\n".encode(), label)
+        for i, label in enumerate(SPAM if i % 2 else HAM for i in range(n))
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +53,17 @@ def test_the_factory_makes_each_rule_with_the_models_own_log_odds_cutoffs():
     assert RuleOptions(min_per_class=3).required_per_class == 3.0
 
 
-@pytest.mark.parametrize("options, named", [
-    ({"spam_cutoff": 0.5}, "spam_log_odds"), ({"ham_cutoff": 0.5}, "ham_log_odds"),
-    ({"rule": "chi2", "spam_log_odds": 3.0}, "spam_log_odds"), ({"rule": "posterior", "caution": 1.0}, "caution"),
-    ({"rule": "argmax", "spam_cutoff": 0.5}, "spam_cutoff"), ({"rule": "bayes"}, "logodds, chi2"),
-])
+@pytest.mark.parametrize(
+    "options, named",
+    [
+        ({"spam_cutoff": 0.5}, "spam_log_odds"),
+        ({"ham_cutoff": 0.5}, "ham_log_odds"),
+        ({"rule": "chi2", "spam_log_odds": 3.0}, "spam_log_odds"),
+        ({"rule": "posterior", "caution": 1.0}, "caution"),
+        ({"rule": "argmax", "spam_cutoff": 0.5}, "spam_cutoff"),
+        ({"rule": "bayes"}, "logodds, chi2"),
+    ],
+)
 def test_an_option_the_rule_would_not_move_is_refused(options, named):
     with pytest.raises(InvalidParameterError, match=named):
         RuleOptions(**options)
@@ -89,8 +97,20 @@ def test_the_score_cutoffs_move_the_verdicts_of_the_rules_that_decide_on_a_score
         score = cli.spam_filter(model, args).classify(raw).score
         assert 0.0 < score < 1.0
         for cutoff, label in ((score, SPAM), (min(1.0, score + 1e-9), UNSURE)):
-            args = parser.parse_args(["classify", "m.snb", "--rule", rule, "--min-per-class", "1", "--ham-cutoff",
-                                      "0", "--spam-cutoff", repr(cutoff)])
+            args = parser.parse_args(
+                [
+                    "classify",
+                    "m.snb",
+                    "--rule",
+                    rule,
+                    "--min-per-class",
+                    "1",
+                    "--ham-cutoff",
+                    "0",
+                    "--spam-cutoff",
+                    repr(cutoff),
+                ]
+            )
             assert cli.spam_filter(model, args).classify(raw).label == label
 
 
@@ -112,15 +132,20 @@ DEFAULTS = {
 def test_each_default_of_the_decision_rules_is_written_once():
     code = {path: source_without_docstrings(path) for path in sorted((ROOT / "streamnb").rglob("*.py"))}
     for name, pattern in DEFAULTS.items():
-        places = [path.relative_to(ROOT).as_posix() for path, text in code.items()
-                  for _ in re.finditer(pattern, text)]
+        places = [path.relative_to(ROOT).as_posix() for path, text in code.items() for _ in re.finditer(pattern, text)]
         assert len(places) == 1, (name, places)
     # and no parameter or command option writes a cutoff or min_per_class again as a number
     # (ArgmaxRule's 1/2 is what that rule is, not a default)
-    parameter = r"\b(ham_cutoff|spam_cutoff|min_per_class|ham_log_odds|spam_log_odds|caution)\b[^=\n(]*=\s*(?!0\.5\b)-?\d"
+    parameter = (
+        r"\b(ham_cutoff|spam_cutoff|min_per_class|ham_log_odds|spam_log_odds|caution)\b[^=\n(]*=\s*(?!0\.5\b)-?\d"
+    )
     option = r"--(ham-cutoff|spam-cutoff|min-per-class|ham-log-odds|spam-log-odds|caution)\"[^\n]*default=\s*-?\d"
-    assert [(path.name, m.group()) for path, text in code.items() for pattern in (parameter, option)
-            for m in re.finditer(pattern, text)] == []
+    assert [
+        (path.name, m.group())
+        for path, text in code.items()
+        for pattern in (parameter, option)
+        for m in re.finditer(pattern, text)
+    ] == []
 
 
 def reference_cutoffs(rule: LogOddsRule, n_spam: float, n_ham: float) -> tuple[float, float]:

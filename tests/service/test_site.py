@@ -36,20 +36,31 @@ class _Counts:
         self.class_counts = class_counts
 
 
-def reference_answer(site: Scored, user: Scored, k: float, rule: LogOddsRule, min_per_class: float,
-                     evidence_k: int) -> tuple:
+def reference_answer(
+    site: Scored, user: Scored, k: float, rule: LogOddsRule, min_per_class: float, evidence_k: int
+) -> tuple:
     """The blended verdict as the Python formulas gave it (the rule decided on its score then)."""
     share = reference_share(user.counts, site.counts, k)
     z = (1.0 - share) * site.verdict.log_odds + share * user.verdict.log_odds
-    view = _Counts({label: (1.0 - share) * site.counts.get(label, 0.0) + share * user.counts.get(label, 0.0)
-                    for label in (SPAM, HAM)})
+    view = _Counts(
+        {
+            label: (1.0 - share) * site.counts.get(label, 0.0) + share * user.counts.get(label, 0.0)
+            for label in (SPAM, HAM)
+        }
+    )
     probability = model_posterior(view, z, SPAM, HAM)
     h, t = rule.cutoffs(view, SPAM, HAM)
     score = rule.scaled(z, h, t)
     ready = all(n > 0 and n >= min_per_class for n in view.class_counts.values())
     label = (SPAM if score >= rule.spam_cutoff else HAM if score < rule.ham_cutoff else UNSURE) if ready else UNSURE
-    return share, z, label, score, probability, reference_clues(site.verdict.evidence, user.verdict.evidence,
-                                                                share, evidence_k)
+    return (
+        share,
+        z,
+        label,
+        score,
+        probability,
+        reference_clues(site.verdict.evidence, user.verdict.evidence, share, evidence_k),
+    )
 
 
 def scored(rng: random.Random, features: list[str]) -> Scored:
@@ -89,4 +100,6 @@ def test_a_missing_model_leaves_the_other_to_answer():
     assert answer(None, None, 300.0, rule, 1.0, 3) is None
     assert answer(site, None, 300.0, rule, 1.0, 3).share == 0.0
     assert answer(None, user, 300.0, rule, 1.0, 3).share == 1.0
-    assert user_share(None, {SPAM: 9e3, HAM: 8e3}, 300.0) == 0.0 and user_share({SPAM: 5.0, HAM: 5.0}, None, 300.0) == 1.0
+    assert (
+        user_share(None, {SPAM: 9e3, HAM: 8e3}, 300.0) == 0.0 and user_share({SPAM: 5.0, HAM: 5.0}, None, 300.0) == 1.0
+    )

@@ -434,7 +434,7 @@ class SpamFilter:
         Returns
         -------
         SpamFilter
-            The filter itself.
+            This filter (calls chain).
 
         Raises
         ------

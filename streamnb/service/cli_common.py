@@ -221,7 +221,7 @@ def stdin_messages(max_size: int) -> list[RawMessage]:
     Returns
     -------
     list of RawMessage
-        The messages, in order.
+        What standard input held: one message, or each of an mbox's.
 
     Raises
     ------

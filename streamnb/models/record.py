@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from ..store import Arrays
-    from .base import Floats
+    from .values import Floats
 else:
     from .._lazy import numpy as np
 

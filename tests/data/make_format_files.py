@@ -17,6 +17,7 @@ from pathlib import Path
 import streamnb
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB
 from streamnb.features.text import Tokenizer
+from streamnb.models import Storage
 from streamnb.models.email import EmailNB
 from streamnb.persist import VERSION, encode_value
 
@@ -47,7 +48,7 @@ def main():
         "multinomial": (multinomial, [x for x, _ in DOCS]),
         "bernoulli": (trained(BernoulliNB(alpha=1.0), DOCS), [x for x, _ in DOCS]),
         "complement": (trained(ComplementNB(norm=True), DOCS), [x for x, _ in DOCS]),
-        "hashed": (trained(MultinomialNB(n_buckets=64), as_text), [x for x, _ in as_text]),
+        "hashed": (trained(MultinomialNB(storage=Storage(n_buckets=64)), as_text), [x for x, _ in as_text]),
         "text": (trained(MultinomialNB(tokenizer=Tokenizer(ngram_range=(1, 2))), TEXTS),
                  [x for x, _ in TEXTS] + ["never seen words"]),
         "email": (trained(EmailNB(), MAILS), [x for x, _ in MAILS]),

@@ -18,7 +18,7 @@ import copy
 import inspect
 import os
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ else:
 
 from .. import _core, persist
 from ..clock import check_stamp
-from ..errors import IncompatibleModelsError, InvalidInputError
+from ..errors import InvalidInputError
 from ..features.email import EmailTokenizer
 from ..features.text import Tokenizer as WordTokenizer
 from ..features.weighting import EmailWeights
@@ -52,7 +52,7 @@ from ..validate import (
     check_weight,
 )
 from . import state
-from .learning import Learner, batch_documents, tokenizer_signature
+from .learning import Learner, batch_documents, check_same_model
 from .settings import SETTINGS, Forgetting, Pruning, Smoothing, Storage, flatten, regroup, resolved
 from .values import Contributions, DocumentCounts, LogLinear, SmoothingReport, TextTokenizer
 from .values import Document as Document  # and FeatureValues: the filter's names for what a model reads
@@ -582,17 +582,12 @@ class DiscreteNB(abc.ABC):
         return self
 
     def _check_mergeable(self, other: DiscreteNB) -> None:
-        if type(other) is not type(self):
-            raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
-        mine, theirs = self.get_params(), other.get_params()
-        for name in mine:
-            a, b = mine[name], theirs.get(name)
-            if name == "tokenizer":
-                a, b = tokenizer_signature(a), tokenizer_signature(b)
-            elif name == "storage":  # a layout alone does not keep two models apart
-                b = replace(cast(Storage, b), **{field: getattr(a, field) for field in Storage.LAYOUT_ONLY})
-            if a != b:
-                raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
+        def comparable(name: str, value: Any) -> Any:  # a layout alone does not keep two models apart
+            if name != "storage":
+                return value
+            return [getattr(value, item.name) for item in fields(value) if item.name not in Storage.LAYOUT_ONLY]
+
+        check_same_model(self, other, comparable)
         if self._learner.ledger is not None and other._learner.ledger is not None:
             self._learner.ledger.check_mergeable(other._learner.ledger)
 

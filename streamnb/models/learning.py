@@ -9,7 +9,7 @@ said in its docstring there.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ else:
 
 from .. import _core
 from ..clock import Clock
-from ..errors import InvalidInputError, InvalidTypeError, describe
+from ..errors import IncompatibleModelsError, InvalidInputError, InvalidTypeError, describe
 from ..ledger import Ledger
 from ..validate import Label, check_class_allowed
 from .settings import Forgetting, Pruning
@@ -194,6 +194,22 @@ class Learner:
             self.prune()
         elif expire_after is not None and self.n_learned - self.pass_at >= max(1, expire_after // 10):
             self.prune()
+
+
+def check_same_model(model: Any, other: Any, comparable: Callable[[str, Any], Any] = lambda name, value: value) -> None:
+    """IncompatibleModelsError, naming the first difference, unless ``other`` is a model of
+    ``model``'s type with the same parameters (``get_params``): tokenizers compared by
+    ``tokenizer_signature``, any other parameter as ``comparable(name, value)`` gives it (the
+    value itself by default; a part of it, or None for a parameter that does not matter)."""
+    if type(other) is not type(model):
+        raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(model).__name__}")
+    mine, theirs = model.get_params(), other.get_params()
+    for name, a in mine.items():
+        b = theirs.get(name)
+        same = (tokenizer_signature(a) == tokenizer_signature(b) if name == "tokenizer"
+                else comparable(name, a) == comparable(name, b))
+        if not same:
+            raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
 
 
 def tokenizer_signature(tokenizer: object) -> object:

@@ -61,7 +61,7 @@ from ..validate import (
     check_tokenizer,
     check_weight,
 )
-from .learning import batch_documents, tokenizer_signature
+from .learning import batch_documents, check_same_model
 from .values import Contributions, Document, LogLinear, TextTokenizer
 
 SCHEDULES = ("adagrad", "constant")
@@ -308,15 +308,7 @@ class LogisticRegression:
 
     def _check_mergeable(self, other: "LogisticRegression") -> None:
         """Raise IncompatibleModelsError unless other is a model of the same settings (passes aside)."""
-        if type(other) is not type(self):
-            raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
-        mine, theirs = self.get_params(), other.get_params()
-        for name in mine:
-            a, b = mine[name], theirs[name]
-            if name == "tokenizer":
-                a, b = tokenizer_signature(a), tokenizer_signature(b)
-            if name != "passes" and a != b:
-                raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
+        check_same_model(self, other, lambda name, value: None if name == "passes" else value)
         # with ledgers of their own (a fusion's part keeps its fusion's records: its naive Bayes decides)
         ledgers = self._steps is not None and other._steps is not None and other is not self
         shared = self._core.records_overlap(other._core) if ledgers else None

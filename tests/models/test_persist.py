@@ -294,7 +294,7 @@ DATA = pathlib.Path(__file__).parents[1] / "data"
 VERSION_1 = DATA / "format-v1"
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 5, 6])
+@pytest.mark.parametrize("version", [1, 2, 3, 5, 6, 7])
 @pytest.mark.parametrize("name", ["multinomial", "bernoulli", "complement", "hashed", "text", "email"])
 def test_older_format_files_still_load(version, name, tmp_path):
     """Files written by the code of an older format (tests/data/make_format_files.py) give
@@ -313,6 +313,38 @@ def test_older_format_files_still_load(version, name, tmp_path):
         assert model.predict_log_proba_one(probe) == want
         assert again.predict_log_proba_one(probe) == want
     assert again.store.vocabulary.mapping() == model.store.vocabulary.mapping()
+
+
+@pytest.mark.parametrize("name", ["settings", "settings-mu", "fusion"])
+def test_files_written_before_the_settings_objects_load_with_them(name, tmp_path):
+    """Format-7 files of the code before the models took settings objects (their fields flat
+    among the params, as files keep them still): the same log-probabilities, bit for bit, the
+    settings grouped, the ledger and the evidence of the smoothing chosen online kept."""
+    from streamnb.models.fusion import DEFAULT_NB_MAX_FEATURES
+
+    folder = DATA / "format-v7"
+    model = streamnb.load(folder / f"{name}.snb")
+    resaved = tmp_path / "again.snb"
+    model.save(resaved)
+    again = streamnb.load(resaved)
+    for case in json.loads((folder / "expected.json").read_text())["log_proba"][name]:
+        probe, want = persist.decode_value(case["probe"]), persist.decode_value(case["log_proba"])
+        assert model.predict_log_proba_one(probe) == want and again.predict_log_proba_one(probe) == want
+    if name == "fusion":
+        assert model.nb.pruning == Pruning(max_features=DEFAULT_NB_MAX_FEATURES)
+        return
+    if name == "settings":
+        assert model.smoothing == Smoothing(unseen="score", grid=(0.1, 1.0), evidence_half_life=50.0,
+                                            sample_evidence=True)
+        assert model.forgetting == Forgetting(half_life=20.0)
+        assert model.pruning == Pruning(max_features=40, min_count=0.1, expire_after=30)
+        assert model.storage == Storage(dense_max_classes=1) and model.ledger == 10
+        assert len(model._learner.ledger) == 3 and model.smoothing_.documents > 0
+    else:
+        assert model.mu == "auto" and model.smoothing.grid == (10.0, 100.0)
+        assert model.forgetting == Forgetting(half_life_seconds=3600.0) and model.last_t is not None
+    assert again.get_params() == model.get_params()
+    assert again._core.evidence_state() == model._core.evidence_state()
 
 
 def test_a_merged_pruning_survives_saving_and_arrays_a_model_does_not_read_are_refused(tmp_path):

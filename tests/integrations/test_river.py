@@ -284,8 +284,8 @@ def test_predict_many_is_predict_one_on_dense_and_sparse_frames(adapter):
 def test_learn_many_is_learn_one_row_by_row():
     data = bag_of_words(text_stream(500, seed=2))
     texts = [text for text, _ in text_stream(500, seed=2)]
-    one = snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
-    many_dense, many_sparse = snr.MultinomialNB(smoothing=Smoothing(unseen="score")), snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
+    scored = Smoothing(unseen="score")
+    one, many_dense, many_sparse = (snr.MultinomialNB(smoothing=scored) for _ in range(3))
     for start in range(0, 400, 100):
         batch = data[start:start + 100]
         for x, y in batch:
@@ -400,7 +400,8 @@ def test_tfidf_pipeline_matches_river_multinomial():
 
 def test_progressive_val_score_equals_river():
     stream = text_stream(1500, seed=8)
-    ours = evaluate.progressive_val_score(stream, feature_extraction.BagOfWords() | snr.MultinomialNB(smoothing=Smoothing(unseen="score")),
+    scored = snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
+    ours = evaluate.progressive_val_score(stream, feature_extraction.BagOfWords() | scored,
                                           metrics.Accuracy() + metrics.LogLoss())
     theirs = evaluate.progressive_val_score(stream, feature_extraction.BagOfWords() | river_nb.MultinomialNB(),
                                             metrics.Accuracy() + metrics.LogLoss())

@@ -197,8 +197,8 @@ def test_merge_equals_sequential_learning_and_needs_the_same_mu():
                              ham_words=["meeting", "lunch", "notes", "report"],
                              shared=["the", "now", "today", "you"], n_shared=3)
     sequential = trained(stream, alpha=0.1, mu=40.0, smoothing=Smoothing(unseen="score"))
-    left, right = trained(stream[:70], alpha=0.1, mu=40.0, smoothing=Smoothing(unseen="score")), trained(stream[70:], alpha=0.1, mu=40.0,
-                                                                                    smoothing=Smoothing(unseen="score"))
+    params = {"alpha": 0.1, "mu": 40.0, "smoothing": Smoothing(unseen="score")}
+    left, right = trained(stream[:70], **params), trained(stream[70:], **params)
     merged = left.merge(right)
     for doc, _ in stream[:10] + [(QUERY, None)]:
         assert_close(merged.predict_log_proba_one(doc), sequential.predict_log_proba_one(doc))

@@ -214,8 +214,8 @@ def test_learn_many_follows_the_schedule_of_its_rows_in_turn(make, sample):
     assert snapshot(batched) == snapshot(streamed)
     # and so does a batch that continues a model, from any point of the schedule
     cut = RAMP + BLOCK // 2
-    continued = learned(make(smoothing=Smoothing(sample_evidence=sample)), LONG[:cut]).learn_many([x for x, _ in LONG[cut:]],
-                                                                            [y for _, y in LONG[cut:]])
+    continued = learned(make(smoothing=Smoothing(sample_evidence=sample)), LONG[:cut])
+    continued.learn_many([x for x, _ in LONG[cut:]], [y for _, y in LONG[cut:]])
     assert same(continued._core.evidence_state(), streamed._core.evidence_state(), make)
 
 

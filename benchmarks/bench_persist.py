@@ -33,6 +33,7 @@ import numpy as np
 import streamnb
 from streamnb import MultinomialNB
 from streamnb.filter.datasets import load_spamassassin
+from streamnb.models import Forgetting, Pruning
 
 WORD = re.compile(r"\b\w\w+\b")
 
@@ -109,10 +110,11 @@ def bench_forgetting_cost(stream, repeats):
     timestamps = [1_000_000.0 + 60.0 * i for i in range(len(stream))]
     cases = [
         ("off", lambda: learn_all(MultinomialNB, stream)),
-        ("half_life=1000 docs", lambda: learn_all(lambda: MultinomialNB(half_life=1000), stream)),
-        ("half_life_seconds=86400 + t", lambda: learn_all(lambda: MultinomialNB(half_life_seconds=86400.0),
-                                                          stream, timestamps)),
-        ("half_life=5 docs (rescale /3300)", lambda: learn_all(lambda: MultinomialNB(half_life=5), stream)),
+        ("half_life=1000 docs", lambda: learn_all(lambda: MultinomialNB(forgetting=Forgetting(half_life=1000)), stream)),
+        ("half_life_seconds=86400 + t",
+         lambda: learn_all(lambda: MultinomialNB(forgetting=Forgetting(half_life_seconds=86400.0)), stream, timestamps)),
+        ("half_life=5 docs (rescale /3300)",
+         lambda: learn_all(lambda: MultinomialNB(forgetting=Forgetting(half_life=5)), stream)),
     ]
     # Interleave the cases so that machine noise hits them alike.
     runs = {name: [] for name, _ in cases}
@@ -147,7 +149,7 @@ def growing_stream(n_docs, rng):
 def bench_capped_memory(n_docs, cap, checkpoints):
     print(f"\n## Memory over a growing stream of {n_docs:,} documents (5 new words each), tracemalloc")
     results = {}
-    for name, factory in ((f"max_features={cap:,}", lambda: MultinomialNB(max_features=cap)),
+    for name, factory in ((f"max_features={cap:,}", lambda: MultinomialNB(pruning=Pruning(max_features=cap))),
                           ("no cap", MultinomialNB)):
         limit = n_docs if name != "no cap" else n_docs // 4  # uncapped memory grows: a shorter run shows it
         rng = np.random.default_rng(0)

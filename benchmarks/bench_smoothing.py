@@ -53,6 +53,7 @@ import numpy as np
 
 from streamnb import BernoulliNB, ComplementNB, EmailTokenizer, MultinomialNB, Tokenizer
 from streamnb.filter.evaluate import one_minus_auc_percent
+from streamnb.models import Smoothing
 from streamnb.models.base import DEFAULT_ALPHA_GRID
 from streamnb.models.multinomial import DEFAULT_MU_GRID
 
@@ -298,16 +299,16 @@ def cost_part(ctx: common.Context, docs: Sequence[dict[str, int]], labels: Seque
     n = min(COST_DOCS if not ctx.quick else 100, len(docs) - half)
     timed = list(zip(docs[half:half + n], labels[half:half + n]))
     out: dict[str, Any] = {"documents": n, "learned_first": half, "kinds": {}}
-    sampled = {"sample_evidence": True}
     makers: dict[str, Callable[[str], Any]] = {
         "MNB": lambda mode: (MultinomialNB(alpha=0.1) if mode == "fixed" else
-                             MultinomialNB(alpha="auto", sample_evidence=mode == "sampled")),
+                             MultinomialNB(alpha="auto", smoothing=Smoothing(sample_evidence=mode == "sampled"))),
         "CNB": lambda mode: (ComplementNB(alpha=0.1) if mode == "fixed" else
-                             ComplementNB(alpha="auto", sample_evidence=mode == "sampled")),
+                             ComplementNB(alpha="auto", smoothing=Smoothing(sample_evidence=mode == "sampled"))),
         "BNB": lambda mode: (BernoulliNB(alpha=0.1) if mode == "fixed" else
-                             BernoulliNB(alpha="auto", sample_evidence=mode == "sampled")),
+                             BernoulliNB(alpha="auto", smoothing=Smoothing(sample_evidence=mode == "sampled"))),
         "MNB mu": lambda mode: (MultinomialNB(alpha=MU_ALPHA, mu=1000.0) if mode == "fixed" else
-                                MultinomialNB(alpha=MU_ALPHA, mu="auto", **(sampled if mode == "sampled" else {}))),
+                                MultinomialNB(alpha=MU_ALPHA, mu="auto",
+                                              smoothing=Smoothing(sample_evidence=mode == "sampled"))),
     }
     for kind, make in makers.items():
         trained: dict[str, Any] = {}

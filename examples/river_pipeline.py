@@ -5,8 +5,9 @@ progressive validation (``river.evaluate.progressive_val_score``: each message i
 then learned) with ``river.metrics.Accuracy``. The classifiers:
 
 - ``river.naive_bayes.MultinomialNB()``, river's own;
-- ``streamnb.integrations.river.MultinomialNB(unseen="score")``, the drop-in replacement: unseen words
-  are scored as river scores them, so its accuracy equals river's;
+- ``streamnb.integrations.river.MultinomialNB(smoothing=Smoothing(unseen="score"))``, the
+  drop-in replacement: unseen words are scored as river scores them, so its accuracy equals
+  river's;
 - ``streamnb.integrations.river.MultinomialNB()``, streamnb's default (unseen words ignored).
 
 It prints the accuracy and the throughput (messages per second, tokenization included:
@@ -30,6 +31,7 @@ from river import evaluate, feature_extraction, metrics, naive_bayes
 
 from streamnb.filter.datasets import load_spamassassin
 from streamnb.integrations import river as streamnb_river
+from streamnb.models import Smoothing
 
 
 def spamassassin_stream(corpus: str | None, limit: int | None = None) -> list[tuple[str, str]]:
@@ -62,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'classifier':<48} {'accuracy':>8} {'msg/s':>8}")
     candidates = [
         ("river.naive_bayes.MultinomialNB()", naive_bayes.MultinomialNB()),
-        ("streamnb.integrations.river.MultinomialNB(unseen='score')", streamnb_river.MultinomialNB(unseen="score")),
+        ("streamnb.integrations.river.MultinomialNB(unseen scored)",
+         streamnb_river.MultinomialNB(smoothing=Smoothing(unseen="score"))),
         ("streamnb.integrations.river.MultinomialNB()", streamnb_river.MultinomialNB()),
     ]
     for name, classifier in candidates:

@@ -1,5 +1,5 @@
-"""Forgetting: the clocks of a model that lets old documents fade (``half_life=``,
-``half_life_seconds=``).
+"""Forgetting: the clocks of a model that lets old documents fade (``Forgetting(half_life=...)``,
+``Forgetting(half_life_seconds=...)``).
 
 A document learned ``a`` documents and ``s`` seconds ago weighs
 gamma = 2 ** -(a / half_life + s / half_life_seconds) of what it weighed when it was learned

@@ -44,22 +44,22 @@ Document = Any
 
 
 class CountingModel(Protocol):
-    """What the ledger asks of the model in front of whose counting it stands (a
-    ``DiscreteNB``): the ledger sits below the models and knows them only by this."""
+    """What the ledger asks of the counting it stands in front of (a ``DiscreteNB``'s
+    ``Learner``): the ledger sits below the models and knows them only by this."""
 
-    _core: _core.Core[Any]
+    core: _core.Core[Any]
 
     @property
     def n_learned(self) -> int: ...
 
-    def _check_learn(self, x: Document, label: Label, weight: float, when: float | None) -> None: ...
+    def check_learn(self, x: Document, label: Label, weight: float, when: float | None) -> None: ...
 
-    def _learn_counts(self, x: Document, label: Label, weight: float, when: float | None) -> None: ...
+    def learn_counts(self, x: Document, label: Label, weight: float, when: float | None) -> None: ...
 
-    def _unlearn_counts(self, x: Document, label: Label, weight: float, learned_at: int | None,
-                        when: float | None) -> None: ...
+    def unlearn_counts(self, x: Document, label: Label, weight: float, learned_at: int | None,
+                       when: float | None) -> None: ...
 
-    def _unlearn_many_counts(self, documents: list[Document], labels: list[Label], weights: list[float],
+    def unlearn_many_counts(self, documents: list[Document], labels: list[Label], weights: list[float],
                              stamps: list[int | None], times: list[float | None]) -> None: ...
 
 
@@ -120,19 +120,18 @@ E = TypeVar("E")
 
 
 class ReadsFeatures(Protocol):
-    """A model whose core tells the features it reads from a message (``present_features``)."""
+    """A model's core, which tells the features it reads from a message."""
 
-    @property
-    def _core(self) -> Any: ...
+    def present_features(self, x: Any) -> Any: ...
 
 
-def message_fingerprint(model: ReadsFeatures, x: Document) -> bytes:
-    """The fingerprint of a message: its text's, or that of the features ``model`` reads from it.
+def message_fingerprint(core: ReadsFeatures, x: Document) -> bytes:
+    """The fingerprint of a message: its text's, or that of the features a model's core reads from it.
 
     Parameters
     ----------
-    model
-        The model that reads x (its core's ``present_features``, for a mapping).
+    core
+        The core of the model that reads x (its ``present_features``, for a mapping).
     x : mapping, str or bytes
         The message.
 
@@ -143,7 +142,7 @@ def message_fingerprint(model: ReadsFeatures, x: Document) -> bytes:
     """
     if isinstance(x, (str, bytes)):
         return text_fingerprint(x)
-    tokens, values = model._core.present_features(x)
+    tokens, values = core.present_features(x)
     return features_fingerprint(tokens, np.asarray(values, dtype=float))
 
 
@@ -201,7 +200,7 @@ class Ledger:
     Learning a message already held under the same label is a no-op; under another label
     the message moves (unlearned from the old label with the weight it still has, then
     learned). Unlearning a held message takes its weight, stamp and timestamp from the
-    ledger. The model does the counting (``_learn_counts``, ``_unlearn_counts``).
+    ledger. The model's learner does the counting (``learn_counts``, ``unlearn_counts``).
 
     Parameters
     ----------
@@ -224,7 +223,7 @@ class Ledger:
 
     def fingerprint(self, model: CountingModel, x: Document) -> bytes:
         """The text's fingerprint, or that of the features the model learns from x."""
-        return message_fingerprint(model, x)
+        return message_fingerprint(model.core, x)
 
     def learn(self, model: CountingModel, x: Document, label: Label, weight: float, when: float | None) -> None:
         """Learn a message once: a no-op when held under ``label``, a move when held under another.
@@ -247,14 +246,14 @@ class Ledger:
             if entry is not None and entry.label == label:
                 return  # known message, same label: skip even the tokenizer
         fingerprint = self.fingerprint(model, x)
-        model._check_learn(x, label, weight, when)  # refuse before the message moves
+        model.check_learn(x, label, weight, when)  # refuse before the message moves
         entry = self.entries.get(fingerprint)
         if entry is not None:
             if entry.label == label:
                 return
             # The message moves to another class: first take out what it still weighs.
-            model._unlearn_counts(x, entry.label, entry.weight, entry.learned_at, entry.t)
-        model._learn_counts(x, label, weight, when)
+            model.unlearn_counts(x, entry.label, entry.weight, entry.learned_at, entry.t)
+        model.learn_counts(x, label, weight, when)
         self.entries.record(fingerprint, Entry(label, weight, model.n_learned, when))
 
     def unlearn(self, model: CountingModel, x: Document, label: Label, weight: float, learned_at: int | None,
@@ -279,7 +278,7 @@ class Ledger:
             if entry.label != label:
                 raise InvalidInputError(f"this message was learned as {entry.label!r}, not as {label!r}")
             weight, learned_at, when = entry.weight, entry.learned_at, entry.t
-        model._unlearn_counts(x, label, weight, learned_at, when)
+        model.unlearn_counts(x, label, weight, learned_at, when)
         if entry is not None:
             self.entries.forget(fingerprint)
 
@@ -297,7 +296,7 @@ class Ledger:
                     raise InvalidInputError(f"this message was learned as {entry.label!r}, not as {label!r}")
                 weights[row], stamps[row], times[row] = entry.weight, entry.learned_at, entry.t
                 forgotten.append(fingerprint)
-        model._unlearn_many_counts(documents, labels, weights, stamps, times)
+        model.unlearn_many_counts(documents, labels, weights, stamps, times)
         for fingerprint in forgotten:
             self.entries.forget(fingerprint)
 

@@ -29,7 +29,9 @@ A zip archive, every member stored uncompressed:
   version is refused by name.
 
 What a DiscreteNB model stores (its ``_state`` / ``_from_state`` hooks): the constructor
-params, the class labels, the global ``scale`` and the clocks, and the arrays
+params (the settings objects' fields flat among them, ``half_life``, ``max_features`` ...,
+as files have always kept them: ``DiscreteNB._saved_params``), the class labels, the global
+``scale`` and the clocks, and the arrays
 ``class_docs``, ``class_tokens`` (per class, stored units: true count = stored * scale),
 ``cell_feature``, ``cell_class``, ``cell_tokens``, ``cell_docs`` (the nonzero cells),
 ``feature_id`` (the id of each token; hash buckets for hashed models), ``feature_key``

@@ -31,8 +31,8 @@ def snapshot(model) -> dict:
         "histogram": model._core._histograms(),
         "n_features": store.n_features,
         "alive": store.feature_ids().tolist(),
-        "ledger": None if model._ledger is None else list(model._ledger.entries.items()),
-        "clocks": (model.last_t, store.pruned_at, model._pass_at, store.n_learned, store.scale),
+        "ledger": None if model._learner.ledger is None else list(model._learner.ledger.entries.items()),
+        "clocks": (model.last_t, store.pruned_at, model._learner.pass_at, store.n_learned, store.scale),
     }
 
 

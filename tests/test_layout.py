@@ -27,11 +27,6 @@ LAYERS = {"features": 1, "models": 2, "filter": 3, "integrations": 3, "service":
 BASE = 0  # the modules directly in streamnb/: errors, validate, store, persist, clock, ledger ...
 # streamnb.filter.decision, split by concept: it re-exports the names of these modules of streamnb/filter/.
 DECISION_PARTS = ["base", "evidence", "combining", "rules", "spam_filter", "report"]
-# streamnb.models.base, split by concern: the names it re-exports from each of its parts.
-BASE_PARTS = {"values": ["Document", "FeatureValues", "TextTokenizer", "LogLinear", "Contributions", "SmoothingReport",
-                         "DocumentCounts"],
-              "settings": ["Forgetting", "Pruning"], "state": ["EVIDENCE_ARRAYS"],
-              "learning": ["STORAGE_PARAMS", "_batch_documents", "_tokenizer_signature"]}
 
 
 # Modules split by concern: the module re-exports its parts' names.
@@ -266,16 +261,16 @@ def test_python_m_runs_the_command(module):
     assert result.stdout.startswith("streamnb ")
 
 
-def test_models_base_re_exports_its_parts():
-    """``streamnb.models.base``'s names are where they were: the same objects as in their new modules,
-    and DiscreteNB is made of its parts."""
+def test_discrete_nb_is_one_class_holding_its_learner():
+    """``DiscreteNB`` by composition: one class (no mixins) whose counts change through the
+    ``Learner`` it holds; ``streamnb.models.base`` gives the filter the names of what a model
+    reads, the same objects as ``values.py``'s."""
     base = importlib.import_module("streamnb.models.base")
-    moved = {name: getattr(importlib.import_module(f"streamnb.models.{part}"), name)
-             for part, names in BASE_PARTS.items() for name in names}
-    assert [name for name, value in moved.items() if getattr(base, name, None) is not value] == []
-    parts = {"learning": "LearningParts", "state": "StateParts", "inspection": "InspectionParts"}
-    assert [name for part, name in parts.items()
-            if getattr(importlib.import_module(f"streamnb.models.{part}"), name) not in base.DiscreteNB.__mro__] == []
+    values = importlib.import_module("streamnb.models.values")
+    learning = importlib.import_module("streamnb.models.learning")
+    assert [cls.__name__ for cls in base.DiscreteNB.__mro__] == ["DiscreteNB", "ABC", "object"]
+    assert isinstance(streamnb.MultinomialNB()._learner, learning.Learner)
+    assert base.Document is values.Document and base.FeatureValues is values.FeatureValues
 
 
 def test_models_check_parameters_in_validate():

@@ -191,15 +191,19 @@ class NaiveBayesClassifier(river_base.MiniBatchClassifier):
         """The defaults, then non-default smoothing, prior and unseen-word scoring (and
         Dirichlet smoothing for a model with ``mu``).
 
-        ``dense_max_classes=1`` also runs the checks on the hashed count table. Parameters
-        the model does not have are left out, so every model can use this list.
+        ``Storage(dense_max_classes=1)`` also runs the checks on the sparse count table.
+        Parameters the model does not have are left out, so every model can use this list.
         """
         names = {p.name for p in cls._parameters}
         yield {}
-        others = {"alpha": 0.5, "class_prior": "laplace", "unseen": "score", "dense_max_classes": 1}
+        others: dict[str, Any] = {"alpha": 0.5, "class_prior": "laplace"}
+        scored: dict[str, Any] = {}
+        if issubclass(cls.model_class, DiscreteNB):
+            scored = {"smoothing": models.Smoothing(unseen="score")}
+            others.update(scored, storage=models.Storage(dense_max_classes=1))
         yield {name: value for name, value in others.items() if name in names}
         if "mu" in names:  # MultinomialNB's Dirichlet smoothing
-            yield {"mu": 50.0, "unseen": "score"}
+            yield {"mu": 50.0, **scored}
 
     # -- one document -------------------------------------------------------------------
     def learn_one(self, x: Any, y: Label, w: float = 1.0) -> None:
@@ -294,9 +298,10 @@ _RIVER_DEFAULTS = {"empty_documents": "learn"}
 class MultinomialNB(NaiveBayesClassifier):
     """streamnb's multinomial naive Bayes as a river classifier.
 
-    Parameters are those of ``streamnb.MultinomialNB`` (alpha, mu, class_prior, unseen,
-    tokenizer, ...), except that ``empty_documents`` defaults to ``"learn"``. With
-    ``unseen="score"`` it reproduces ``river.naive_bayes.MultinomialNB`` on BagOfWords input.
+    Parameters are those of ``streamnb.MultinomialNB`` (alpha, mu, class_prior, tokenizer,
+    smoothing, ...), except that ``empty_documents`` defaults to ``"learn"``. With
+    ``smoothing=Smoothing(unseen="score")`` it reproduces ``river.naive_bayes.MultinomialNB``
+    on BagOfWords input.
 
     >>> from river import feature_extraction
     >>> from streamnb.integrations.river import MultinomialNB
@@ -333,8 +338,8 @@ class ComplementNB(NaiveBayesClassifier):
     """streamnb's complement naive Bayes (Rennie et al. 2003) as a river classifier.
 
     Parameters are those of ``streamnb.ComplementNB`` (alpha, norm, ...), except that
-    ``empty_documents`` defaults to ``"learn"``. With ``unseen="score"`` it scores unseen
-    words as river's ComplementNB does.
+    ``empty_documents`` defaults to ``"learn"``. With ``smoothing=Smoothing(unseen="score")``
+    it scores unseen words as river's ComplementNB does.
     """
 
     model_class = models.ComplementNB

@@ -1,4 +1,6 @@
-"""The naive Bayes models, one per file over the shared bases in ``base.py`` and ``record.py``.
+"""The naive Bayes models, one per file over the shared bases in ``base.py`` and ``record.py``,
+and the settings objects the discrete ones take (``settings.py``: ``Smoothing``,
+``Forgetting``, ``Pruning``, ``Storage``).
 
 Each is imported on first use (PEP 562): loading a MultinomialNB file does not import the
 record models (Gaussian, categorical, mixed).
@@ -19,13 +21,15 @@ if TYPE_CHECKING:  # what __getattr__ gives, for type checkers and the API refer
     from .logistic import LogisticRegression
     from .mixed import MixedNB
     from .multinomial import MultinomialNB
+    from .settings import Forgetting, Pruning, Smoothing, Storage
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB", "GaussianNB", "CategoricalNB", "MixedNB", "EmailNB",
-           "LogisticRegression", "Fusion"]
+           "LogisticRegression", "Fusion", "Smoothing", "Forgetting", "Pruning", "Storage"]
 
 _MODULES = {"MultinomialNB": "multinomial", "BernoulliNB": "bernoulli", "ComplementNB": "complement",
             "GaussianNB": "gaussian", "CategoricalNB": "categorical", "MixedNB": "mixed", "EmailNB": "email",
-            "LogisticRegression": "logistic", "Fusion": "fusion"}
+            "LogisticRegression": "logistic", "Fusion": "fusion", "Smoothing": "settings", "Forgetting": "settings",
+            "Pruning": "settings", "Storage": "settings"}
 
 
 def __getattr__(name: str) -> Any:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING
 
 from ..persist import register_model
 from ..validate import Label, check_finite
-from .base import DiscreteNB, LogLinear, TextTokenizer, discrete_args
+from .base import DiscreteNB
+from .settings import Forgetting, Pruning, Smoothing, Storage, takes_flat_settings
+from .values import LogLinear, TextTokenizer
 
 if TYPE_CHECKING:
-    from .base import Floats
+    from .values import Floats
 
 
 @register_model
@@ -30,14 +32,12 @@ class BernoulliNB(DiscreteNB):
 
     Parameters
     ----------
-    alpha, alpha_grid, evidence_half_life, sample_evidence
+    alpha
         Additive smoothing of p_cw, fixed or chosen online, as ``DiscreteNB``.
-    class_prior, unseen, tokenizer, allow_zero_alpha, n_buckets, dense_max_classes, empty_documents, ledger
-        As ``DiscreteNB``.
-    half_life, half_life_seconds, max_features, min_count, expire_after
-        Forgetting (the first two) and pruning (the other three): as ``Forgetting`` and ``Pruning``.
     binarize
         A value above this is a present word (any finite number; default 0).
+    class_prior, tokenizer, smoothing, forgetting, pruning, storage, ledger, empty_documents
+        As ``DiscreteNB``.
 
     Raises
     ------
@@ -47,23 +47,19 @@ class BernoulliNB(DiscreteNB):
 
     _kind = "bernoulli"
 
+    @takes_flat_settings
     def __init__(self, alpha: float | str = 1.0, *, binarize: float = 0.0,
-                 class_prior: str | Mapping[Label, float] = "mle", unseen: str = "ignore",
-                 tokenizer: TextTokenizer | None = None, allow_zero_alpha: bool = False,
-                 n_buckets: int | None = None, dense_max_classes: int = 4, empty_documents: str = "raise",
-                 half_life: float | None = None, half_life_seconds: float | None = None,
-                 max_features: int | None = None, min_count: float | None = None,
-                 expire_after: int | None = None, ledger: int | None = None,
-                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None,
-                 sample_evidence: bool = False) -> None:
+                 class_prior: str | Mapping[Label, float] = "mle", tokenizer: TextTokenizer | None = None,
+                 smoothing: Smoothing | None = None, forgetting: Forgetting | None = None,
+                 pruning: Pruning | None = None, storage: Storage | None = None, ledger: int | None = None,
+                 empty_documents: str = "raise") -> None:
         self.binarize = check_finite("binarize", binarize)
-        super().__init__(**discrete_args(locals()))
+        super().__init__(alpha, class_prior=class_prior, tokenizer=tokenizer, smoothing=smoothing,
+                         forgetting=forgetting, pruning=pruning, storage=storage, ledger=ledger,
+                         empty_documents=empty_documents)
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, self.binarize, False
-
-    def get_params(self) -> dict[str, Any]:
-        return {**super().get_params(), "binarize": self.binarize}
 
     def feature_log_prob(self) -> tuple[list[Hashable | None], Floats, Floats]:
         """(features, log p_cw, log(1 - p_cw)) as (|V|, K) arrays over the active classes."""

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidParameterError
 from ..persist import register_model
 from ..validate import Label, check_bool, check_complement_alpha
-from .base import DiscreteNB, LogLinear, TextTokenizer, discrete_args
+from .base import DiscreteNB
+from .settings import Forgetting, Pruning, Smoothing, Storage, resolved, takes_flat_settings
+from .values import LogLinear, TextTokenizer
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .base import Floats
+    from .values import Floats
 else:
     from .._lazy import numpy as np
 
@@ -45,43 +47,37 @@ class ComplementNB(DiscreteNB):
 
     Parameters
     ----------
-    alpha, alpha_grid, evidence_half_life, sample_evidence
+    alpha
         Additive smoothing of theta, fixed or chosen online, as ``DiscreteNB``. ``alpha``
         must be > 0: with alpha = 0 a word seen in one class only has an infinite weight
-        (``allow_zero_alpha=True`` is refused).
-    class_prior, unseen, tokenizer, allow_zero_alpha, n_buckets, dense_max_classes, empty_documents, ledger
-        As ``DiscreteNB``.
-    half_life, half_life_seconds, max_features, min_count, expire_after
-        Forgetting (the first two) and pruning (the other three): as ``Forgetting`` and ``Pruning``.
+        (``Smoothing(allow_zero_alpha=True)`` is refused).
     norm
         Rennie's weight normalisation (a bool; default False).
+    class_prior, tokenizer, smoothing, forgetting, pruning, storage, ledger, empty_documents
+        As ``DiscreteNB``.
 
     Raises
     ------
     InvalidParameterError
-        For a parameter out of its range, ``norm`` not a bool, or ``allow_zero_alpha=True``.
+        For a parameter out of its range, ``norm`` not a bool, or ``Smoothing(allow_zero_alpha=True)``.
     """
 
     _kind = "complement"
 
+    @takes_flat_settings
     def __init__(self, alpha: float | str = 1.0, *, norm: bool = False,
-                 class_prior: str | Mapping[Label, float] = "mle", unseen: str = "ignore",
-                 tokenizer: TextTokenizer | None = None, allow_zero_alpha: bool = False,
-                 n_buckets: int | None = None, dense_max_classes: int = 4, empty_documents: str = "raise",
-                 half_life: float | None = None, half_life_seconds: float | None = None,
-                 max_features: int | None = None, min_count: float | None = None,
-                 expire_after: int | None = None, ledger: int | None = None,
-                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None,
-                 sample_evidence: bool = False) -> None:
+                 class_prior: str | Mapping[Label, float] = "mle", tokenizer: TextTokenizer | None = None,
+                 smoothing: Smoothing | None = None, forgetting: Forgetting | None = None,
+                 pruning: Pruning | None = None, storage: Storage | None = None, ledger: int | None = None,
+                 empty_documents: str = "raise") -> None:
         self.norm = check_bool("norm", norm, InvalidParameterError)
-        check_complement_alpha(allow_zero_alpha)
-        super().__init__(**discrete_args(locals()))
+        check_complement_alpha(resolved(smoothing, Smoothing).allow_zero_alpha)
+        super().__init__(alpha, class_prior=class_prior, tokenizer=tokenizer, smoothing=smoothing,
+                         forgetting=forgetting, pruning=pruning, storage=storage, ledger=ledger,
+                         empty_documents=empty_documents)
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         return None, 0.0, self.norm
-
-    def get_params(self) -> dict[str, Any]:
-        return {**super().get_params(), "norm": self.norm}
 
     def feature_log_prob(self) -> tuple[list[Hashable | None], Floats]:
         """(features, weights w_cw as a (|V|, K) array over the active classes).

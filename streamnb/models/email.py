@@ -35,17 +35,15 @@ SpamAssassin stream (benchmarks/accuracy_variants.py).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InvalidTypeError, describe
 from ..features.weighting import EmailWeights
 from ..persist import register_model
 from ..validate import Label, check_finite, check_flag
-from .base import Document, FeatureValues
 from .multinomial import MultinomialNB
-
-if TYPE_CHECKING:
-    from ..store import Arrays
+from .settings import Forgetting, Pruning, Smoothing, Storage, takes_flat_settings
+from .values import Document, FeatureValues
 
 #: What a feature in every message weighs in the scoring IDF (see the module docstring).
 #: A model saved before the parameter existed (it had no ``idf_offset``) loads with
@@ -94,10 +92,10 @@ class EmailNB(MultinomialNB):
         [0, 1e6]). A model saved before the parameter existed loads with 1, the offset it
         scored with; to score it as a new model does, set ``model.idf_offset = 0.03`` and
         save it again.
+    smoothing, forgetting, pruning, storage, ledger
+        As MultinomialNB's.
     empty_documents
         As MultinomialNB's; default ``"learn"``.
-    **params
-        MultinomialNB's other parameters (``half_life``, ``max_features``, ``ledger`` ...).
 
     Raises
     ------
@@ -109,18 +107,21 @@ class EmailNB(MultinomialNB):
 
     _tokenizer: EmailWeights  # the tokenizer setter lets no other in
 
+    @takes_flat_settings
     def __init__(self, alpha: float | str = DEFAULT_ALPHA, *, mu: float | str | None = DEFAULT_MU,
                  class_prior: str | Mapping[Label, float] = "uniform", tokenizer: EmailWeights | None = None,
-                 idf: bool = True, idf_offset: float = DEFAULT_IDF_OFFSET, empty_documents: str = "learn",
-                 **params: Any) -> None:
+                 idf: bool = True, idf_offset: float = DEFAULT_IDF_OFFSET, smoothing: Smoothing | None = None,
+                 forgetting: Forgetting | None = None, pruning: Pruning | None = None,
+                 storage: Storage | None = None, ledger: int | None = None, empty_documents: str = "learn") -> None:
         if tokenizer is None:
             tokenizer = _default_weights()
         if not isinstance(tokenizer, EmailWeights):
             raise InvalidTypeError(f"tokenizer must be an EmailWeights, got {describe(tokenizer)}")
         self._idf = check_flag("idf", idf)
         self._idf_offset = check_finite("idf_offset", idf_offset)  # its range: the core's (set_idf)
-        super().__init__(alpha, mu=mu, class_prior=class_prior, tokenizer=tokenizer,
-                         empty_documents=empty_documents, **params)
+        super().__init__(alpha, mu=mu, class_prior=class_prior, tokenizer=tokenizer, smoothing=smoothing,
+                         forgetting=forgetting, pruning=pruning, storage=storage, ledger=ledger,
+                         empty_documents=empty_documents)
 
     @property
     def tokenizer(self) -> EmailWeights:
@@ -156,15 +157,11 @@ class EmailNB(MultinomialNB):
     def _set_scoring(self, idf: bool, offset: float) -> None:
         self._core.set_idf(self._tokenizer._core if idf else None, offset)
 
-    def get_params(self) -> dict[str, Any]:
-        return {**super().get_params(), "idf": self.idf, "idf_offset": self.idf_offset}
-
     @classmethod
-    def _from_state(cls, state: dict[str, Any], arrays: "Arrays") -> "EmailNB":
-        params = state.get("params")
-        if isinstance(params, dict) and "idf_offset" not in params:  # saved before it existed
-            state = {**state, "params": {**params, "idf_offset": SAVED_WITHOUT_OFFSET}}
-        return super()._from_state(state, arrays)
+    def _from_saved_params(cls, params: Mapping[str, Any]) -> EmailNB:
+        if "idf_offset" not in params:  # saved before it existed
+            params = {**params, "idf_offset": SAVED_WITHOUT_OFFSET}
+        return super()._from_saved_params(params)
 
     def __repr__(self) -> str:
         return (f"EmailNB(alpha={self.alpha!r}, mu={self.mu!r}, idf={self.idf!r}, idf_offset={self.idf_offset!r}, "

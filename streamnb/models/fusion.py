@@ -60,8 +60,9 @@ from ..validate import (
     check_positive,
     check_weight,
 )
-from .base import Contributions, DiscreteNB, Document, DocumentCounts, LogLinear
+from .base import DiscreteNB
 from .logistic import DEFAULT_WINDOW, LogisticRegression
+from .values import Contributions, Document, DocumentCounts, LogLinear
 
 if TYPE_CHECKING:
     from ..store import Arrays
@@ -101,8 +102,9 @@ DEFAULT_PROVISIONAL_WEIGHT = 0.3
 def default_nb() -> DiscreteNB:
     """The spam filter's naive Bayes part: EmailNB with its defaults, capped at 500,000 features."""
     from .email import EmailNB
+    from .settings import Pruning
 
-    return EmailNB(max_features=DEFAULT_NB_MAX_FEATURES)
+    return EmailNB(pruning=Pruning(max_features=DEFAULT_NB_MAX_FEATURES))
 
 
 def default_lr() -> LogisticRegression:
@@ -322,7 +324,7 @@ class Fusion:
         before = self.nb.learned_as(x)
         if before == label:
             return self
-        fingerprint = message_fingerprint(self.nb, x) if self._records is not None else None
+        fingerprint = message_fingerprint(self.nb._core, x) if self._records is not None else None
         if before is not None:
             self._unlearn(x, before, weight, fingerprint, moving=True)
         observed = self._observed(fingerprint)
@@ -368,7 +370,7 @@ class Fusion:
         """
         if self._records is None or not self.classes or self.nb.learned_as(x) is not None:
             return self
-        fingerprint = message_fingerprint(self.nb, x)
+        fingerprint = message_fingerprint(self.nb._core, x)
         if self._records.get(fingerprint) is not None:
             return self
         pair = self._pair()
@@ -410,7 +412,7 @@ class Fusion:
         """
         label = check_label(y)
         weight = check_weight(w)
-        fingerprint = message_fingerprint(self.nb, x) if self._records is not None else None
+        fingerprint = message_fingerprint(self.nb._core, x) if self._records is not None else None
         self._unlearn(x, label, weight, fingerprint, moving=False)
         return self
 
@@ -481,7 +483,7 @@ class Fusion:
         fingerprints: list[bytes | None] = [None] * len(documents)
         order = list(range(len(documents)))
         if self._records is not None:
-            fingerprints = [message_fingerprint(self.nb, x) for x in documents]
+            fingerprints = [message_fingerprint(self.nb._core, x) for x in documents]
             order = self._records.newest_first([f for f in fingerprints if f is not None])
             if any(self._observed(f) is not None and self.nb.learned_as(x) is None
                    for f, x in zip(fingerprints, documents)):

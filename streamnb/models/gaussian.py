@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from ..store import Arrays
-    from .base import Floats
+    from .values import Floats
 else:
     from .._lazy import numpy as np
 

@@ -59,9 +59,8 @@ from ..validate import (
     check_tokenizer,
     check_weight,
 )
-from .base import Document, LogLinear, TextTokenizer
-from .learning import _batch_documents, _tokenizer_signature
-from .values import Contributions
+from .learning import batch_documents, check_same_model
+from .values import Contributions, Document, LogLinear, TextTokenizer
 
 SCHEDULES = ("adagrad", "constant")
 #: AdaGrad's rate on sublinear, L2-normalised documents (chosen on 20 Newsgroups: CHANGELOG.md,
@@ -232,7 +231,7 @@ class LogisticRegression:
         if self._steps is None:
             self._core.learn_one(x, label, weight)
             return self
-        fingerprint = message_fingerprint(self, x)  # reads x: a document it refuses changes nothing
+        fingerprint = message_fingerprint(self._core, x)  # reads x: a document it refuses changes nothing
         held = self._steps.get(fingerprint)
         if held is not None:
             if held.label == label:
@@ -247,7 +246,7 @@ class LogisticRegression:
         scipy.sparse matrix + feature_names. Every document is read and checked before any
         is learned; the steps run in the core with the GIL released (with a ledger, through
         ``learn_one`` one at a time, so repeats and moves behave as there)."""
-        documents = _batch_documents(X, feature_names)
+        documents = batch_documents(X, feature_names)
         labels = [check_label(label) for label in y]
         weights = [1.0] * len(labels) if w is None else [check_weight(v) for v in w]
         if self._steps is None:
@@ -279,7 +278,7 @@ class LogisticRegression:
         """
         label, weight = check_label(y), check_weight(w)
         if self._steps is not None:
-            fingerprint = message_fingerprint(self, x)
+            fingerprint = message_fingerprint(self._core, x)
             held = self._steps.get(fingerprint)
             if held is not None:
                 if held.label != label:
@@ -303,15 +302,7 @@ class LogisticRegression:
 
     def _check_mergeable(self, other: "LogisticRegression") -> None:
         """Raise IncompatibleModelsError unless other is a model of the same settings (passes aside)."""
-        if type(other) is not type(self):
-            raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
-        mine, theirs = self.get_params(), other.get_params()
-        for name in mine:
-            a, b = mine[name], theirs[name]
-            if name == "tokenizer":
-                a, b = _tokenizer_signature(a), _tokenizer_signature(b)
-            if name != "passes" and a != b:
-                raise IncompatibleModelsError(f"cannot merge models whose {name} differ: {a!r} vs {b!r}")
+        check_same_model(self, other, lambda name, value: None if name == "passes" else value)
         # with ledgers of their own (a fusion's part keeps its fusion's records: its naive Bayes decides)
         ledgers = self._steps is not None and other._steps is not None and other is not self
         shared = self._core.records_overlap(other._core) if ledgers else None

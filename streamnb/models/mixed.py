@@ -13,13 +13,14 @@ from .categorical import CategoricalNB
 from .gaussian import GaussianNB
 from .multinomial import MultinomialNB
 from .record import Record, RecordNB
+from .settings import Forgetting, Pruning
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
     from ..store import Arrays
-    from .base import Floats
+    from .values import Floats
 else:
     from .._lazy import numpy as np
 
@@ -138,7 +139,7 @@ class MixedNB(RecordNB):
     def _check_learn(self, read: _Read, label: Label, weight: float) -> None:
         # The text part refuses what it cannot learn (e.g. counts that would overflow).
         if self.text is not None:
-            self.text._part_check(read.text, label, weight)
+            self.text._learner.part_check(read.text, label, weight)
 
     def _check_removable(self, read: _Read, c: int, weight: float) -> None:
         for part, part_read in self._record_parts(read):
@@ -148,7 +149,7 @@ class MixedNB(RecordNB):
         # The text part goes first: unlearning it is the one step that checks as it goes
         # (CountStore.update), and if it raises nothing else has changed yet.
         if self.text is not None:
-            self.text._part_apply(read.text, label, weight)
+            self.text._learner.part_apply(read.text, label, weight)
         for part, part_read in self._record_parts(read):
             part._commit(part_read, label, weight)
 
@@ -231,8 +232,8 @@ class MixedNB(RecordNB):
 
 _Part = TypeVar("_Part", bound="DiscreteNB | RecordNB")
 
-#: text-part settings MixedNB cannot honour (see _part)
-_UNSUPPORTED_TEXT_SETTINGS = ("half_life", "half_life_seconds", "max_features", "min_count", "expire_after", "ledger")
+#: text-part settings MixedNB cannot honour (see _part), and their values that do nothing
+_UNSUPPORTED_TEXT_SETTINGS = {"forgetting": Forgetting(), "pruning": Pruning(), "ledger": None}
 
 
 def _part(given: object, kind: type, default: Callable[[], _Part], name: str) -> _Part:
@@ -245,7 +246,7 @@ def _part(given: object, kind: type, default: Callable[[], _Part], name: str) ->
     # MixedNB learns and unlearns its parts without a clock, a pruning pass or a ledger
     # (the numeric and categorical parts have none): a text part set to forget, prune
     # or keep a ledger would not do so, or could not unlearn exactly
-    chosen = {setting: getattr(given, setting) for setting in _UNSUPPORTED_TEXT_SETTINGS
-              if isinstance(given, DiscreteNB) and getattr(given, setting) is not None}
+    chosen = {setting: getattr(given, setting) for setting, inert in _UNSUPPORTED_TEXT_SETTINGS.items()
+              if isinstance(given, DiscreteNB) and getattr(given, setting) != inert}
     check_part(name, given.classes, given.class_prior, chosen)
     return given

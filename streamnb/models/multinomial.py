@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, cast
 
 from ..errors import UnknownClassError
 from ..persist import register_model
-from ..validate import Label, check_auto_grid, check_count, check_label, check_one_auto, check_positive, check_seed
-from .base import DiscreteNB, Document, LogLinear, TextTokenizer, discrete_args
+from ..validate import Label, check_count, check_label, check_one_auto, check_positive, check_seed
+from .base import DiscreteNB
+from .settings import Forgetting, Pruning, Smoothing, Storage, takes_flat_settings
+from .values import Document, LogLinear, TextTokenizer
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .base import Floats
+    from .values import Floats
 else:
     from .._lazy import numpy as np
 
 
-#: mu="auto": the candidates when no ``mu_grid`` is given, 10^1.5 to 10^5 in half decades (mu is
+#: mu="auto": the candidates when no ``Smoothing(grid=...)`` is given, 10^1.5 to 10^5 in half decades (mu is
 #: in units of token mass: a class that holds much less than mu stays near the pooled
 #: distribution); the best fixed mu measured lies inside it (benchmarks/bench_smoothing.py;
 #: CHANGELOG.md, "Defaults and the measurements that chose them").
@@ -49,19 +51,16 @@ class MultinomialNB(DiscreteNB):
 
     Parameters
     ----------
-    alpha, alpha_grid, evidence_half_life, sample_evidence
+    alpha
         Additive smoothing, fixed or chosen online, as ``DiscreteNB``. With ``mu``, alpha
         only smooths the pooled distribution P(w).
-    class_prior, unseen, tokenizer, allow_zero_alpha, n_buckets, dense_max_classes, empty_documents, ledger
-        As ``DiscreteNB``.
-    half_life, half_life_seconds, max_features, min_count, expire_after
-        Forgetting (the first two) and pruning (the other three): as ``Forgetting`` and ``Pruning``.
     mu
         Dirichlet-prior smoothing (above): a finite number > 0, None (additive smoothing
-        alone), or ``"auto"``: chosen online among ``mu_grid`` as ``alpha="auto"`` chooses
-        alpha; alpha stays fixed then (both at once are refused).
-    mu_grid
-        The candidates of ``mu="auto"`` (distinct numbers > 0; default ``DEFAULT_MU_GRID``).
+        alone), or ``"auto"``: chosen online among ``Smoothing.grid`` (default
+        ``DEFAULT_MU_GRID``) as ``alpha="auto"`` chooses alpha; alpha stays fixed then (both
+        at once are refused).
+    class_prior, tokenizer, smoothing, forgetting, pruning, storage, ledger, empty_documents
+        As ``DiscreteNB``.
 
     Raises
     ------
@@ -80,32 +79,32 @@ class MultinomialNB(DiscreteNB):
 
     _kind = "multinomial"
 
+    @takes_flat_settings
     def __init__(self, alpha: float | str = 1.0, *, mu: float | str | None = None,
-                 mu_grid: Sequence[float] | None = None,
-                 class_prior: str | Mapping[Label, float] = "mle", unseen: str = "ignore",
-                 tokenizer: TextTokenizer | None = None, allow_zero_alpha: bool = False,
-                 n_buckets: int | None = None, dense_max_classes: int = 4, empty_documents: str = "raise",
-                 half_life: float | None = None, half_life_seconds: float | None = None,
-                 max_features: int | None = None, min_count: float | None = None,
-                 expire_after: int | None = None, ledger: int | None = None,
-                 alpha_grid: Sequence[float] | None = None, evidence_half_life: float | None = None,
-                 sample_evidence: bool = False) -> None:
+                 class_prior: str | Mapping[Label, float] = "mle", tokenizer: TextTokenizer | None = None,
+                 smoothing: Smoothing | None = None, forgetting: Forgetting | None = None,
+                 pruning: Pruning | None = None, storage: Storage | None = None, ledger: int | None = None,
+                 empty_documents: str = "raise") -> None:
         check_one_auto(alpha, mu)
         self.mu: float | str | None = "auto" if mu == "auto" else check_positive("mu", mu, integer=False)
-        self.mu_grid = check_auto_grid("mu", mu, mu_grid, DEFAULT_MU_GRID)
-        super().__init__(**discrete_args(locals()))
+        super().__init__(alpha, class_prior=class_prior, tokenizer=tokenizer, smoothing=smoothing,
+                         forgetting=forgetting, pruning=pruning, storage=storage, ledger=ledger,
+                         empty_documents=empty_documents)
 
     def _kind_params(self) -> tuple[float | None, float, bool]:
         # with mu chosen online, each candidate carries its own (src/smoothing.rs)
         return (None if self.mu == "auto" else cast("float | None", self.mu)), 0.0, False
 
-    def _candidates(self) -> list[tuple[float, float | None]] | None:
-        if self.mu_grid is None:
-            return super()._candidates()
-        return [(cast(float, self.alpha), mu) for mu in self.mu_grid]
+    def _chosen_online(self) -> str | None:
+        return "mu" if self.mu == "auto" else super()._chosen_online()
 
-    def get_params(self) -> dict[str, Any]:
-        return {**super().get_params(), "mu": self.mu, "mu_grid": self.mu_grid}
+    def _default_grid(self) -> tuple[float, ...]:
+        return DEFAULT_MU_GRID if self.mu == "auto" else super()._default_grid()
+
+    def _candidates(self) -> list[tuple[float, float | None]] | None:
+        if self.mu != "auto" or self.smoothing.grid is None:
+            return super()._candidates()
+        return [(cast(float, self.alpha), mu) for mu in self.smoothing.grid]
 
     def __repr__(self) -> str:
         if self.mu is None:

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import persist
 from ..errors import (
-    IncompatibleModelsError,
     InvalidInputError,
     InvalidTypeError,
     ModelFormatError,
@@ -40,6 +39,7 @@ from ..errors import (
 from ..store import settle
 from ..validate import Label, check_class_allowed, check_class_prior, check_label, check_weight
 from .base import ManyPredictions, class_log_prior, log_posterior
+from .learning import check_same_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from ..store import Arrays
-    from .base import Floats
+    from .values import Floats
 else:
     from .._lazy import numpy as np
 
@@ -298,13 +298,7 @@ class RecordNB(ManyPredictions, abc.ABC):
         return self
 
     def _check_mergeable(self, other: Self) -> None:
-        if type(other) is not type(self):
-            raise IncompatibleModelsError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
-        mine, theirs = self.get_params(), other.get_params()
-        for name in mine:
-            if mine[name] != theirs[name]:
-                raise IncompatibleModelsError(
-                    f"cannot merge models whose {name} differ: {mine[name]!r} vs {theirs[name]!r}")
+        check_same_model(self, other)
 
     # -- prediction -------------------------------------------------------------------
     def predict_log_proba_one(self, x: Record) -> dict[Label, float]:

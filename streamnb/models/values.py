@@ -77,7 +77,7 @@ class SmoothingReport(NamedTuple):
     ``evidence[j]`` is candidate j's tempered log-likelihood of the true classes of the
     documents learned so far (nats, <= 0; see src/smoothing.rs): each document scored before
     it was learned, its joint log-likelihoods divided by ``temperatures[j]``, the temperature
-    that fits that candidate best (with ``sample_evidence``, past the first 1,024 documents
+    that fits that candidate best (with ``Smoothing.sample_evidence``, past the first 1,024 documents
     a sample of 1 in 32 of those learned without a prediction is scored, each weighing 32). ``chosen`` is the
     candidate with the largest evidence (ties: the larger value, the smoother model), what
     predictions use now. ``documents`` counts the documents the evidence stands for (those

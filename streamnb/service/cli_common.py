@@ -11,7 +11,7 @@ import argparse
 import contextlib
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..filter.decision import SpamFilter
     from ..filter.rules import DecisionRule, RuleOptions
     from ..filter.sources import RawMessage
+    from ..models.base import DiscreteNB
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
 EXIT_OUTPUT_CLOSED = 141  # the reader of the output went away: 128 + SIGPIPE, as the shell reports other tools
@@ -87,16 +88,18 @@ def build_model(args: argparse.Namespace) -> Any:
 
         return EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger)
     if args.model_type == "fusion":
-        from ..models import EmailNB, Fusion
+        from ..models import EmailNB, Fusion, Pruning
         from ..models.fusion import DEFAULT_NB_MAX_FEATURES, DEFAULT_RECORDS, default_lr
 
         nb = EmailNB(alpha=alpha, mu=mu, class_prior=args.class_prior, ledger=ledger,
-                     max_features=DEFAULT_NB_MAX_FEATURES)
+                     pruning=Pruning(max_features=DEFAULT_NB_MAX_FEATURES))
         # the steps of as many messages as the ledger holds: each one it can move or forget is undone exactly
         return Fusion(nb, default_lr(), records=ledger or DEFAULT_RECORDS)
     binary = not args.counts
     tokenizer = EmailTokenizer(body={"binary": binary}) if args.tokenizer == "email" else Tokenizer(binary=binary)
-    model_type = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}[args.model_type]
+    model_types: dict[str, Callable[..., DiscreteNB]] = {
+        "multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}
+    model_type = model_types[args.model_type]
     extra = {"mu": mu} if args.model_type == "multinomial" else {}
     if mu is not None and args.model_type != "multinomial":
         raise CommandError(f"--mu is for the fusion, email and multinomial models, not {args.model_type}")

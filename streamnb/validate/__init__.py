@@ -81,6 +81,7 @@ from .models import (
     check_passes,
     check_schema,
     check_seed,
+    check_settings_once,
     check_tokenizer,
 )
 
@@ -147,6 +148,7 @@ __all__ = [
     "check_no_ledger",
     "check_count",
     "check_seed",
+    "check_settings_once",
     "check_flag",
     "check_complement_alpha",
     "check_instance",

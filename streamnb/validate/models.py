@@ -9,19 +9,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InvalidParameterError, describe
-from .common import T, _numpy, check_finite, check_grid, check_positive
+from .common import T, _numpy, check_finite, check_positive
 
 # --- model parameters ---------------------------------------------------------------------
 # The checks of the models' constructors and methods (streamnb/models/): each raises
 # InvalidParameterError with the message the model gave when it made the check itself.
 
 
-def check_auto_grid(name: str, value: object, grid: object, default: tuple[float, ...]) -> tuple[float, ...] | None:
-    """The candidates of ``name="auto"`` (``grid``, or ``default`` when None); None when ``value``
-    is not "auto", and then a grid given is refused."""
-    if grid is not None and value != "auto":
-        raise InvalidParameterError(f"{name}_grid holds the candidates of {name}='auto'; {name} is {value!r}")
-    return check_grid(f"{name}_grid", default if grid is None else grid) if value == "auto" else None
+def check_auto_grid(grid: tuple[float, ...] | None, auto: str | None,
+                    default: tuple[float, ...]) -> tuple[float, ...] | None:
+    """The candidates of the parameter chosen online (``auto``: "alpha", "mu", or None when the
+    smoothing is fixed): ``grid`` (``Smoothing.grid``, already checked), or ``default`` when
+    None; None for a fixed smoothing, and then a grid given is refused."""
+    if auto is None:
+        if grid is not None:
+            raise InvalidParameterError("Smoothing.grid holds the candidates of alpha='auto' (or mu='auto'); "
+                                        "this model's smoothing is fixed")
+        return None
+    return default if grid is None else grid
 
 
 def check_one_auto(alpha: object, mu: object) -> None:
@@ -36,7 +41,7 @@ def check_evidence_half_life(evidence_half_life: float | None, online: bool) -> 
     """An evidence_half_life (checked by ``check_positive``) is set only on a model choosing its
     smoothing online (``online``)."""
     if evidence_half_life is not None and not online:
-        raise InvalidParameterError("evidence_half_life ages the evidence of a smoothing chosen online "
+        raise InvalidParameterError("Smoothing.evidence_half_life ages the evidence of a smoothing chosen online "
                                     "(alpha='auto'); this model's smoothing is fixed")
 
 
@@ -47,12 +52,20 @@ def check_tokenizer(tokenizer: T) -> T:
     return tokenizer
 
 
-def check_n_buckets(n_buckets: object) -> int | None:
+def check_n_buckets(n_buckets: object, name: str = "n_buckets") -> int | None:
     """None, or an int in [1, 2**32): hashed feature ids are u32."""
-    value = check_positive("n_buckets", n_buckets, integer=True)
+    value = check_positive(name, n_buckets, integer=True)
     if value is not None and value >= 2**32:
-        raise InvalidParameterError(f"n_buckets must be below 2**32, got {n_buckets!r}")
+        raise InvalidParameterError(f"{name} must be below 2**32, got {n_buckets!r}")
     return value
+
+
+def check_settings_once(name: str, clash: bool, keyword: str) -> None:
+    """A flat settings keyword (``half_life``) given once: not beside its object
+    (``forgetting=``), nor beside a second flat name of the same field (``alpha_grid`` beside
+    ``mu_grid``); ``clash`` says it was."""
+    if clash:
+        raise InvalidParameterError(f"{name} is a field of {keyword}: give it once, inside {keyword}=...")
 
 
 def check_passes(passes: object) -> int:
@@ -103,7 +116,7 @@ def check_complement_alpha(allow_zero_alpha: object) -> None:
     """ComplementNB refuses alpha = 0."""
     if allow_zero_alpha:
         raise InvalidParameterError(
-            "ComplementNB needs alpha > 0 (allow_zero_alpha=True is not supported): with alpha = 0 "
+            "ComplementNB needs alpha > 0 (Smoothing(allow_zero_alpha=True) is not supported): with alpha = 0 "
             "a word seen in only one class gets an infinite weight")
 
 

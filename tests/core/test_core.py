@@ -19,6 +19,7 @@ from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
 
 from streamnb import BernoulliNB, MultinomialNB
 from streamnb.errors import InvalidInputError, InvalidLabelError, InvalidParameterError, InvalidTypeError, StreamNBError
+from streamnb.models import Smoothing, Storage
 from tests.state import batch_matrix, snapshot
 
 CHINA_TRAIN = [
@@ -240,7 +241,7 @@ def test_bad_parameters():
     with pytest.raises(InvalidParameterError, match="class_prior"):
         MultinomialNB(class_prior="flat")
     with pytest.raises(InvalidParameterError, match="unseen"):
-        MultinomialNB(unseen="drop")
+        MultinomialNB(smoothing=Smoothing(unseen="drop"))
     with pytest.raises(InvalidParameterError, match="binarize"):
         BernoulliNB(binarize="0.5")
     with pytest.raises(InvalidParameterError, match="tokenizer"):
@@ -365,7 +366,7 @@ def test_hashed_layout_for_many_classes_equals_dense(model_class):
 
 
 def test_hashed_layout_memory_follows_nonzero_cells():
-    model = MultinomialNB(dense_max_classes=8)
+    model = MultinomialNB(storage=Storage(dense_max_classes=8))
     for c in range(200):
         model.learn_one({f"w{c}_{j}": 1 for j in range(5)}, f"class{c}")
     n_cells = len(model.store.nonzero()[0])
@@ -375,7 +376,7 @@ def test_hashed_layout_memory_follows_nonzero_cells():
 
 
 def test_feature_hashing():
-    model = MultinomialNB(n_buckets=64)
+    model = MultinomialNB(storage=Storage(n_buckets=64))
     for x, y in CHINA_TRAIN:
         model.learn_one(x, y)
     assert model.n_features <= 6
@@ -427,17 +428,17 @@ def test_with_alpha_view_shares_counts():
 
 @pytest.mark.parametrize("model_class", [MultinomialNB, BernoulliNB])
 def test_hashing_collisions_within_a_document_add_up(model_class):
-    vocabulary = MultinomialNB(n_buckets=3).store.vocabulary
+    vocabulary = MultinomialNB(storage=Storage(n_buckets=3)).store.vocabulary
     words = [f"w{i}" for i in range(40)]
     buckets = vocabulary.find(words)
     a, b = [w for w, bucket in zip(words, buckets) if bucket == buckets[0]][:2]  # same bucket
     other = next(w for w, bucket in zip(words, buckets) if bucket != buckets[0])
-    one = model_class(n_buckets=3)
+    one = model_class(storage=Storage(n_buckets=3))
     one.learn_one({a: 1, b: 2, other: 1}, "x")
     assert one.n_features == 2
     expected = {"x": 3.0} if model_class is MultinomialNB else {"x": 1.0}
     assert one.feature_counts(a) == expected
-    many = model_class(n_buckets=3).learn_many([{a: 1, b: 2, other: 1}], ["x"])
+    many = model_class(storage=Storage(n_buckets=3)).learn_many([{a: 1, b: 2, other: 1}], ["x"])
     assert snapshot(many) == snapshot(one)
     assert one.predict_log_proba_one({a: 1, b: 1}) == many.predict_log_proba_one({a: 1, b: 1})
 

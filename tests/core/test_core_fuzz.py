@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from streamnb import BernoulliNB, ComplementNB, EmailTokenizer, MultinomialNB, Tokenizer, persist
 from streamnb.errors import StreamNBError
+from streamnb.models import Forgetting, Pruning, Storage
 from tests.retrain_support import counts, snapshot
 
 FUZZ_EXAMPLES = int(os.environ.get("STREAMNB_FUZZ_EXAMPLES", "0"))
@@ -70,10 +71,10 @@ weights = st.one_of(sane_weights, sane_weights, sane_weights, st.floats(allow_na
 
 MODELS = [
     ("multinomial", lambda: MultinomialNB()),
-    ("mu", lambda: MultinomialNB(mu=2.0, dense_max_classes=1)),
+    ("mu", lambda: MultinomialNB(mu=2.0, storage=Storage(dense_max_classes=1))),
     ("bernoulli", lambda: BernoulliNB(binarize=0.5)),
-    ("complement-norm", lambda: ComplementNB(norm=True, max_features=6)),
-    ("hashed", lambda: MultinomialNB(n_buckets=32, half_life=5.0)),
+    ("complement-norm", lambda: ComplementNB(norm=True, pruning=Pruning(max_features=6))),
+    ("hashed", lambda: MultinomialNB(storage=Storage(n_buckets=32), forgetting=Forgetting(half_life=5.0))),
     ("words", lambda: MultinomialNB(tokenizer=Tokenizer(ngram_range=(1, 2)))),
     ("email", lambda: BernoulliNB(tokenizer=EmailTokenizer())),
 ]
@@ -89,7 +90,7 @@ def invertible(model, x, w) -> bool:
     model that forgets (the rest aged meanwhile) or prunes (a pass may have dropped other
     features), nor for magnitudes 2^53 apart, where a class total cannot hold both (see
     tests/core/test_core_hostile.py::test_learning_then_unlearning_a_huge_document_restores_its_class)."""
-    if model.half_life is not None or model.max_features is not None:
+    if model.forgetting.half_life is not None or model.pruning.max_features is not None:
         return False
     moderate = lambda v: isinstance(v, (int, float)) and 1e-3 <= abs(v) <= 1e3  # noqa: E731
     if not moderate(w):
@@ -154,13 +155,13 @@ def run(name: str, ops: list) -> None:
             elif op == "unlearn_last":  # a document learned earlier (with what else was learned since)
                 if not learned:
                     continue
-                model.unlearn_one(*learned.pop(), **({"learned_at": model.n_learned} if model.half_life else {}))
+                model.unlearn_one(*learned.pop(), **({"learned_at": model.n_learned} if model.forgetting.half_life else {}))
             elif op == "unlearn_one":
-                model.unlearn_one(x, label, w, **({"learned_at": model.n_learned} if model.half_life else {}))
+                model.unlearn_one(x, label, w, **({"learned_at": model.n_learned} if model.forgetting.half_life else {}))
             elif op == "learn_many":
                 model.learn_many([x, {"cheap": 2}], [label, "ham"], [w, 1.0])
             elif op == "unlearn_many":
-                model.unlearn_many([x], [label], [w], **({"learned_at": [model.n_learned]} if model.half_life else {}))
+                model.unlearn_many([x], [label], [w], **({"learned_at": [model.n_learned]} if model.forgetting.half_life else {}))
             elif op == "predict":
                 check_prediction(model, x)
             elif op == "merge":

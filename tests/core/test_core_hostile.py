@@ -26,6 +26,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 import streamnb
 from streamnb import BernoulliNB, ComplementNB, EmailTokenizer, MultinomialNB, Tokenizer
 from streamnb.errors import InvalidInputError, InvalidLabelError, InvalidTypeError, StreamNBError, UnknownClassError
+from streamnb.models import Forgetting, Storage
 from tests.core.test_core_properties import numpy_log_proba
 from tests.retrain_support import snapshot
 
@@ -38,8 +39,8 @@ FACTORIES = {
     "mu": lambda: MultinomialNB(mu=3.0),
     "bernoulli": lambda: BernoulliNB(),
     "complement-norm": lambda: ComplementNB(norm=True),
-    "hashed": lambda: MultinomialNB(n_buckets=64),
-    "sparse-forgetting": lambda: BernoulliNB(dense_max_classes=1, half_life=10.0),
+    "hashed": lambda: MultinomialNB(storage=Storage(n_buckets=64)),
+    "sparse-forgetting": lambda: BernoulliNB(storage=Storage(dense_max_classes=1), forgetting=Forgetting(half_life=10.0)),
 }
 
 
@@ -69,7 +70,7 @@ def refused(model, call, error, match, probes=PROBES):
 
 def all_calls(model, x, label="spam", w=1.0):
     """Every entry point a document goes through (a model that forgets is told the age)."""
-    one, many = ({"learned_at": 1}, {"learned_at": [1, 1]}) if model.half_life else ({}, {})
+    one, many = ({"learned_at": 1}, {"learned_at": [1, 1]}) if model.forgetting.half_life else ({}, {})
     return [lambda: model.learn_one(x, label, w), lambda: model.unlearn_one(x, label, w, **one),
             lambda: model.learn_many([{"cheap": 1}, x], [label, label], [1.0, w]),
             lambda: model.unlearn_many([{"cheap": 1}, x], [label, label], [1.0, w], **many),
@@ -207,7 +208,7 @@ def test_bad_stamps_are_refused(learned_at):
 
 @pytest.mark.parametrize("t", [math.nan, math.inf, -math.inf, "now", 10**400], ids=lambda v: repr(v)[:20])
 def test_bad_timestamps_are_refused(t):
-    model = MultinomialNB(half_life_seconds=60.0)
+    model = MultinomialNB(forgetting=Forgetting(half_life_seconds=60.0))
     model.learn_one({"a": 1}, "x", t=0.0)
     refused(model, lambda: model.learn_one({"a": 1}, "x", t=t), InvalidInputError, "timestamp t must be a finite number",
             probes=[{"a": 1}])
@@ -229,7 +230,7 @@ def test_unknown_classes_are_refused_naming_them():
 
 def test_odd_labels_that_are_valid_keep_their_identity_through_files_and_pickles(tmp_path):
     odd = [10**100, -(2**63), "", "\ud800lone", "s" * 1_000_000, "\x00", True, "spam"]
-    model = MultinomialNB(dense_max_classes=2)
+    model = MultinomialNB(storage=Storage(dense_max_classes=2))
     for i, label in enumerate(odd):
         model.learn_one({f"w{i}": 1, "shared": 1}, label)
     model.learn_one({"shared": 1}, np.int64(10**18))

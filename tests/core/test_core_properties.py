@@ -43,6 +43,7 @@ from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
 import streamnb
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB, Tokenizer
 from streamnb.errors import InvalidInputError, UnknownClassError
+from streamnb.models import Forgetting, Pruning, Storage
 from tests.retrain_support import snapshot
 
 FUZZ_EXAMPLES = int(os.environ.get("STREAMNB_FUZZ_EXAMPLES", "0"))
@@ -77,7 +78,8 @@ configs = st.fixed_dictionaries({
     "dense_max_classes": st.sampled_from([4, 1]),
     "n_buckets": st.sampled_from([None, None, 8, 64]),
     "half_life": st.sampled_from([None, None, 3.0, 20.0]),
-    "pruning": st.sampled_from([{}, {}, {"max_features": 5}, {"min_count": 1.5}, {"expire_after": 6}]),
+    "pruning": st.sampled_from([Pruning(), Pruning(), Pruning(max_features=5), Pruning(min_count=1.5),
+                                Pruning(expire_after=6)]),
     "text": st.booleans(),
 })
 map_docs = st.dictionaries(st.sampled_from(MAP_TOKENS), st.sampled_from(VALUES), min_size=1, max_size=5)
@@ -104,8 +106,10 @@ class Tracked:
     def __init__(self, config: dict, dense_max_classes: int | None = None) -> None:
         self.config = config
         model_type, extra = KINDS[config["kind"]]
-        params = dict(alpha=config["alpha"], dense_max_classes=dense_max_classes or config["dense_max_classes"],
-                      n_buckets=config["n_buckets"], half_life=config["half_life"], **config["pruning"], **extra)
+        storage = Storage(n_buckets=config["n_buckets"],
+                          dense_max_classes=dense_max_classes or config["dense_max_classes"])
+        params = dict(alpha=config["alpha"], storage=storage, forgetting=Forgetting(half_life=config["half_life"]),
+                      pruning=config["pruning"], **extra)
         if config["text"]:
             params["tokenizer"] = Tokenizer()
         self.model = model_type(**params)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from streamnb import EmailNB, EmailTokenizer, EmailWeights, MultinomialNB
 from streamnb.filter.decision import HAM, SPAM
+from streamnb.models import Storage
 from tests.models.test_email_model import mail, stream
 
 CORPUS = os.environ.get("STREAMNB_SPAMASSASSIN")
@@ -138,8 +139,8 @@ def test_scoring_matches_the_numpy_reference_on_made_up_mail():
 
 def test_hashed_models_cannot_score_with_the_idf():
     with pytest.raises(ValueError):
-        EmailNB(n_buckets=1024)
-    hashed = EmailNB(n_buckets=1024, idf=False)
+        EmailNB(storage=Storage(n_buckets=1024))
+    hashed = EmailNB(storage=Storage(n_buckets=1024), idf=False)
     assert hashed.predict_one(mail(1, SPAM)) is None
     with pytest.raises(ValueError, match="n_buckets"):
         hashed.idf = True

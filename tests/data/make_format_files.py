@@ -8,10 +8,14 @@ format-v6 at commit cc85f29 (`python tests/data/make_format_files.py`, with that
 streamnb importable; format-v1 was written by this script when it was
 tests/data/format-v1/make.py). Format 5 adds the spam filter's default model and a logistic
 regression, which keep no steps (format 6 does); format 6 a logistic regression with a
-ledger, whose steps it keeps without the documents (format 7 keeps them).
+ledger, whose steps it keeps without the documents (format 7 keeps them). format-v7 was
+written at commit 100dc52, the last before the models took their settings as objects
+(issue 36), with a model of every setting: the models are built with the settings' flat
+keywords, which the code of both sides takes (today's with a DeprecationWarning).
 """
 
 import json
+import warnings
 from pathlib import Path
 
 import streamnb
@@ -38,6 +42,7 @@ def trained(model, stream):
 
 
 def main():
+    warnings.filterwarnings("ignore", "MultinomialNB.* is now", DeprecationWarning)
     OUT.mkdir(exist_ok=True)
     multinomial = trained(MultinomialNB(alpha=0.5, ledger=10), DOCS)
     multinomial.unlearn_one(DOCS[2][0], "spam").learn_one(DOCS[2][0], "spam")
@@ -61,6 +66,15 @@ def main():
     if VERSION >= 6:  # the steps kept, without the documents format 7 keeps
         models["logistic-ledger"] = (trained(LogisticRegression(tokenizer=Tokenizer(), ledger=10), TEXTS),
                                      [x for x, _ in TEXTS])
+    if VERSION >= 7:  # every setting of a discrete model, named flat (what a file keeps)
+        settings = dict(unseen="score", alpha_grid=[0.1, 1.0], evidence_half_life=50.0, sample_evidence=True,
+                        half_life=20.0, max_features=40, min_count=0.1, expire_after=30, dense_max_classes=1)
+        models["settings"] = (trained(MultinomialNB(alpha="auto", ledger=10, **settings), as_text),
+                              [x for x, _ in as_text] + [{"never": 1, "cheap": 1}])
+        timed = MultinomialNB(alpha=0.1, mu="auto", mu_grid=[10.0, 100.0], half_life_seconds=3600.0)
+        for i, (x, y) in enumerate(as_text):
+            timed.learn_one(x, y, t=1_000_000.0 + 600.0 * i)  # timestamps given: the file is the same every run
+        models["settings-mu"] = (timed, [x for x, _ in as_text])
     expected = {}
     for name, (model, probes) in models.items():
         model.save(OUT / f"{name}.snb")

@@ -30,6 +30,7 @@ from streamnb.filter.decision import (
     robinson_probabilities,
 )
 from streamnb.filter.evaluate import progressive_evaluate
+from streamnb.models import Pruning
 from tests.state import spam_ham_stream
 
 
@@ -390,7 +391,7 @@ def test_log_odds_against_uniform_needs_a_learned_class():
 
 
 def test_log_odds_against_uniform_with_every_feature_pruned_is_zero():
-    model = spam_only(MultinomialNB(min_count=100.0))  # no word reaches 100 tokens
+    model = spam_only(MultinomialNB(pruning=Pruning(min_count=100.0)))  # no word reaches 100 tokens
     model.prune()
     assert model.n_features == 0 and model.classes == ["spam"]
     assert model.log_odds_against_uniform_one({"cheap": 2}, "spam") == 0.0  # nothing known: no evidence, no log 0

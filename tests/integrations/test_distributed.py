@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 from streamnb import BernoulliNB, LogisticRegression, MultinomialNB  # noqa: E402
 from streamnb.errors import InvalidInputError, InvalidLabelError, InvalidParameterError, InvalidTypeError  # noqa: E402
 from streamnb.integrations import distributed  # noqa: E402
+from streamnb.models import Storage  # noqa: E402
 from tests.state import snapshot  # noqa: E402
 
 # The tests put their records in the graph (db.from_sequence); distributed warns about that
@@ -59,7 +60,7 @@ MODELS = {
     "bernoulli": lambda **params: BernoulliNB(alpha=1.0, **params),
     # 2**16 buckets: no two words of the generated corpus share a bucket (asserted below), so
     # exactness checks merging by bucket id without meeting the in-document collision issue.
-    "multinomial-hashed": lambda **params: MultinomialNB(alpha=1.0, n_buckets=2 ** 16, **params),
+    "multinomial-hashed": lambda **params: MultinomialNB(alpha=1.0, storage=Storage(n_buckets=2 ** 16), **params),
 }
 TEXT_MODELS = ["multinomial", "bernoulli"]  # the ones trained on the real corpus
 
@@ -385,9 +386,9 @@ def test_missing_dask_names_the_extra(monkeypatch):
 
 # -- the merge that makes it exact for hashed vocabularies -------------------------------------------
 def test_merge_of_hashed_models_keeps_buckets():
-    a = MultinomialNB(n_buckets=64).learn_many([{"x": 1, "y": 2}], ["s"])
-    b = MultinomialNB(n_buckets=64).learn_many([{"x": 3}, {"z": 1}], ["h", "s"])
-    both = MultinomialNB(n_buckets=64).learn_many([{"x": 1, "y": 2}, {"x": 3}, {"z": 1}], ["s", "h", "s"])
+    a = MultinomialNB(storage=Storage(n_buckets=64)).learn_many([{"x": 1, "y": 2}], ["s"])
+    b = MultinomialNB(storage=Storage(n_buckets=64)).learn_many([{"x": 3}, {"z": 1}], ["h", "s"])
+    both = MultinomialNB(storage=Storage(n_buckets=64)).learn_many([{"x": 1, "y": 2}, {"x": 3}, {"z": 1}], ["s", "h", "s"])
     a.merge(b)
     assert snapshot(a) == snapshot(both)
     assert a.feature_counts("x") == {"s": 1.0, "h": 3.0}

@@ -27,6 +27,7 @@ from river import naive_bayes as river_nb
 import streamnb
 from streamnb.errors import InvalidInputError, InvalidTypeError
 from streamnb.integrations import river as snr
+from streamnb.models import Forgetting, Smoothing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -165,30 +166,26 @@ def test_river_checks_fail_without_empty_documents_learn():
 def test_adapter_signature_is_the_model_signature():
     """Each adapter takes its model's parameters by name (following BernoulliNB's **kwargs)."""
     multinomial = inspect.signature(snr.MultinomialNB).parameters
-    assert list(multinomial) == ["alpha", "mu", "mu_grid", "class_prior", "unseen", "tokenizer", "allow_zero_alpha",
-                                 "n_buckets", "dense_max_classes", "empty_documents",
-                                 "half_life", "half_life_seconds", "max_features", "min_count",
-                                 "expire_after", "ledger", "alpha_grid", "evidence_half_life",
-                                 "sample_evidence"]
+    assert list(multinomial) == ["alpha", "mu", "class_prior", "tokenizer", "smoothing", "forgetting", "pruning",
+                                 "storage", "ledger", "empty_documents"]
     assert multinomial["mu"].default is None
     bernoulli = inspect.signature(snr.BernoulliNB).parameters
     assert list(bernoulli)[:2] == ["alpha", "binarize"]
-    assert set(bernoulli) == set(multinomial) - {"mu", "mu_grid"} | {"binarize"}
+    assert set(bernoulli) == set(multinomial) - {"mu"} | {"binarize"}
     assert multinomial["empty_documents"].default == "learn"  # river default; the core's is "raise"
     assert streamnb.MultinomialNB().empty_documents == "raise"
     assert multinomial["alpha"].default == 1.0 and bernoulli["binarize"].default == 0.0
 
 
 def test_parameters_are_stored_as_given_and_cloned():
-    model = snr.BernoulliNB(0.25, binarize=1.0, class_prior={"spam": 0.3, "ham": 0.7}, unseen="score")
-    assert model.alpha == 0.25 and model.binarize == 1.0 and model.unseen == "score"
+    model = snr.BernoulliNB(0.25, binarize=1.0, class_prior={"spam": 0.3, "ham": 0.7}, smoothing=Smoothing(unseen="score"))
+    assert model.alpha == 0.25 and model.binarize == 1.0 and model.smoothing == Smoothing(unseen="score")
     assert model.class_prior == {"spam": 0.3, "ham": 0.7}
     assert model._get_params() == {
-        "alpha": 0.25, "binarize": 1.0, "class_prior": {"spam": 0.3, "ham": 0.7}, "unseen": "score",
-        "tokenizer": None, "allow_zero_alpha": False, "n_buckets": None, "dense_max_classes": 4,
-        "empty_documents": "learn", "half_life": None, "half_life_seconds": None, "max_features": None,
-        "min_count": None, "expire_after": None, "ledger": None, "alpha_grid": None, "evidence_half_life": None,
-        "sample_evidence": False}
+        "alpha": 0.25, "binarize": 1.0, "class_prior": {"spam": 0.3, "ham": 0.7}, "tokenizer": None,
+        "smoothing": Smoothing(unseen="score"), "forgetting": None, "pruning": None, "storage": None, "ledger": None,
+        "empty_documents": "learn"}
+    assert model.model.forgetting == Forgetting() and model.model.smoothing.unseen == "score"
     assert model.model.get_params()["binarize"] == 1.0 and model.model.alpha == 0.25
     model.learn_one({"cheap": 2}, "spam")
     clone = model.clone({"alpha": 2.0})
@@ -197,18 +194,18 @@ def test_parameters_are_stored_as_given_and_cloned():
     with pytest.raises(TypeError):
         snr.MultinomialNB(1.0, 2.0)  # only alpha is positional, as in the core
     with pytest.raises(ValueError, match="unseen"):
-        snr.MultinomialNB(unseen="drop")
+        snr.MultinomialNB(smoothing=Smoothing(unseen="drop"))
     with pytest.raises(TypeError, match="abstract"):
         snr.NaiveBayesClassifier()
 
 
 def test_pickle_round_trip_keeps_learning():
     data = bag_of_words(text_stream(200, seed=3))
-    model = snr.MultinomialNB(unseen="score")
+    model = snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
     for x, y in data[:150]:
         model.learn_one(x, y)
     restored = pickle.loads(pickle.dumps(model))
-    assert type(restored) is snr.MultinomialNB and restored.unseen == "score"
+    assert type(restored) is snr.MultinomialNB and restored.model.smoothing.unseen == "score"
     for x, y in data[150:]:
         assert restored.predict_proba_one(x) == model.predict_proba_one(x)
         restored.learn_one(x, y)
@@ -266,7 +263,7 @@ def trained(adapter, data):
 @pytest.mark.parametrize("adapter", [snr.MultinomialNB, snr.BernoulliNB])
 def test_predict_many_is_predict_one_on_dense_and_sparse_frames(adapter):
     data = bag_of_words(text_stream(400, seed=1))
-    model = trained(adapter(unseen="score"), data[:300])
+    model = trained(adapter(smoothing=Smoothing(unseen="score")), data[:300])
     test = [x for x, _ in data[300:]]
     index = list(range(1000, 1000 - len(test), -1))  # a descending, non-default index
     dense = pd.DataFrame(test, index=index)  # missing words are NaN
@@ -287,8 +284,8 @@ def test_predict_many_is_predict_one_on_dense_and_sparse_frames(adapter):
 def test_learn_many_is_learn_one_row_by_row():
     data = bag_of_words(text_stream(500, seed=2))
     texts = [text for text, _ in text_stream(500, seed=2)]
-    one = snr.MultinomialNB(unseen="score")
-    many_dense, many_sparse = snr.MultinomialNB(unseen="score"), snr.MultinomialNB(unseen="score")
+    scored = Smoothing(unseen="score")
+    one, many_dense, many_sparse = (snr.MultinomialNB(smoothing=scored) for _ in range(3))
     for start in range(0, 400, 100):
         batch = data[start:start + 100]
         for x, y in batch:
@@ -390,7 +387,7 @@ def test_bag_of_words_pipeline_one_and_many():
 def test_tfidf_pipeline_matches_river_multinomial():
     """TF-IDF values are fractional counts; the adapter still follows river's MultinomialNB."""
     stream = text_stream(600, seed=7)
-    ours = feature_extraction.TFIDF() | snr.MultinomialNB(unseen="score")
+    ours = feature_extraction.TFIDF() | snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
     theirs = feature_extraction.TFIDF() | river_nb.MultinomialNB()
     worst = 0.0
     for text, label in stream:
@@ -403,7 +400,8 @@ def test_tfidf_pipeline_matches_river_multinomial():
 
 def test_progressive_val_score_equals_river():
     stream = text_stream(1500, seed=8)
-    ours = evaluate.progressive_val_score(stream, feature_extraction.BagOfWords() | snr.MultinomialNB(unseen="score"),
+    scored = snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
+    ours = evaluate.progressive_val_score(stream, feature_extraction.BagOfWords() | scored,
                                           metrics.Accuracy() + metrics.LogLoss())
     theirs = evaluate.progressive_val_score(stream, feature_extraction.BagOfWords() | river_nb.MultinomialNB(),
                                             metrics.Accuracy() + metrics.LogLoss())
@@ -427,7 +425,7 @@ def test_multinomial_is_a_drop_in_replacement_for_river():
     streamnb: the same, with |V| for n_terms. The stream has empty documents, new words at
     every step and words never seen in training.
     """
-    ours = feature_extraction.BagOfWords() | snr.MultinomialNB(unseen="score")
+    ours = feature_extraction.BagOfWords() | snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
     theirs = feature_extraction.BagOfWords() | river_nb.MultinomialNB()
     worst, n_unseen = 0.0, 0
     for text, label in text_stream(2000, seed=9):
@@ -451,7 +449,7 @@ def test_multinomial_drop_in_on_spamassassin():
     finally:
         sys.path.remove(str(ROOT / "examples"))
     stream = spamassassin_stream(None, limit=400)
-    ours = feature_extraction.BagOfWords() | snr.MultinomialNB(unseen="score")
+    ours = feature_extraction.BagOfWords() | snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
     theirs = feature_extraction.BagOfWords() | river_nb.MultinomialNB()
     assert_pipelines_agree(ours, theirs, stream)
 
@@ -467,7 +465,7 @@ def test_multinomial_differences_from_river():
     """Where streamnb and river's MultinomialNB differ, with the numbers of each."""
     # 1. Unseen words: river scores them, streamnb's default ignores them. Trained on
     #    spam {cheap: 2}, ham {meeting: 1}: |V| = 2, T_spam = 2, T_ham = 1.
-    theirs, ignore, score = river_nb.MultinomialNB(), snr.MultinomialNB(), snr.MultinomialNB(unseen="score")
+    theirs, ignore, score = river_nb.MultinomialNB(), snr.MultinomialNB(), snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
     teach([theirs, ignore, score], [({"cheap": 2}, "spam"), ({"meeting": 1}, "ham")])
     x = {"cheap": 1, "lottery": 1}
     # river: spam (3/4)(1/4) = 3/16, ham (1/3)(1/3) = 1/9 -> spam 27/43
@@ -479,7 +477,7 @@ def test_multinomial_differences_from_river():
     # 2. A feature learned with value 0 joins river's vocabulary (n_terms counts it) but
     #    not streamnb's V (it has no count). spam {cheap: 2, lottery: 0}, ham {meeting: 1}:
     #    river n_terms = 3, streamnb |V| = 2.
-    theirs, ours = river_nb.MultinomialNB(), snr.MultinomialNB(unseen="score")
+    theirs, ours = river_nb.MultinomialNB(), snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
     teach([theirs, ours], [({"cheap": 2, "lottery": 0}, "spam"), ({"meeting": 1}, "ham")])
     assert theirs.n_terms == 3 and ours.model.n_features == 2
     # river: spam 3/5, ham 1/4 -> 12/17; streamnb: spam 3/4, ham 1/3 -> 9/13
@@ -554,7 +552,7 @@ def test_bernoulli_differences_from_river():
     # 3. Unseen words: river ignores them (as streamnb's default does); unseen='score' counts
     #    each as a present zero-count word, p = alpha / (N_c + 2 alpha): spam 1/3, ham 1/4.
     #    spam {cheap}, ham {meeting} twice: ignored -> 32/41; scored -> 384/465.
-    theirs, ignore, score = river_nb.BernoulliNB(), snr.BernoulliNB(), snr.BernoulliNB(unseen="score")
+    theirs, ignore, score = river_nb.BernoulliNB(), snr.BernoulliNB(), snr.BernoulliNB(smoothing=Smoothing(unseen="score"))
     teach([theirs, ignore, score], [({"cheap": 1}, "spam"), ({"meeting": 1}, "ham"), ({"meeting": 1}, "ham")])
     x = {"cheap": 1, "lottery": 1}
     assert theirs.predict_proba_one(x)["spam"] == pytest.approx(32 / 41, abs=1e-8)
@@ -604,7 +602,7 @@ def test_river_complement_is_sklearn_complement_without_normalisation():
 @pytest.mark.skipif(not hasattr(snr, "ComplementNB"),
                     reason="streamnb.river.ComplementNB not hooked up yet: the model is being added in another branch")
 def test_complement_is_a_drop_in_replacement_for_river():
-    ours = feature_extraction.BagOfWords() | snr.ComplementNB(unseen="score")
+    ours = feature_extraction.BagOfWords() | snr.ComplementNB(smoothing=Smoothing(unseen="score"))
     theirs = feature_extraction.BagOfWords() | river_nb.ComplementNB()
     for text, label in text_stream(400, seed=12, vocabulary=300):
         if theirs["ComplementNB"].class_counts and feature_extraction.BagOfWords().transform_one(text):
@@ -800,7 +798,7 @@ def test_transformer_adapter_pipeline_and_batches():
     assert list(frame.index) == list(texts.index)
     assert snr._frame_rows(frame) == [words.transform_one(t) for t in texts]
 
-    ours = WordCounts() | snr.MultinomialNB(unseen="score")
+    ours = WordCounts() | snr.MultinomialNB(smoothing=Smoothing(unseen="score"))
     theirs = feature_extraction.BagOfWords() | river_nb.MultinomialNB()
     # Same tokens as BagOfWords on these texts (lowercase words of 2+ characters).
     assert_pipelines_agree(ours, theirs, stream)

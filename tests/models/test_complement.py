@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -14,6 +13,7 @@ from sklearn.naive_bayes import ComplementNB as SkComplementNB
 
 from streamnb import ComplementNB, _core
 from streamnb.errors import InvalidInputError, InvalidParameterError, UnknownClassError
+from streamnb.models import Smoothing, Storage
 
 WORDS = [f"w{i}" for i in range(25)]
 
@@ -154,20 +154,20 @@ def test_single_class_uses_the_prior_only_then():
 def test_unseen_score_matches_river():
     river_nb = pytest.importorskip("river.naive_bayes")
     rng = np.random.default_rng(5)
-    ours = ComplementNB(unseen="score")
+    ours = ComplementNB(smoothing=Smoothing(unseen="score"))
+    ignore = ComplementNB()  # the default ignores the unseen word
     theirs = river_nb.ComplementNB(alpha=1.0)
     for _ in range(30):
         doc = {w: int(rng.integers(1, 4)) for w in rng.choice(WORDS[:15], 4, replace=False)}
         label = str(rng.choice(["a", "b"]))
         ours.learn_one(doc, label)
+        ignore.learn_one(doc, label)
         theirs.learn_one(doc, label)
     query = {"w1": 2, "w3": 1, "never-seen": 2}
     expected = theirs.predict_proba_one(query)
     got = ours.predict_proba_one(query)
     assert got == pytest.approx(expected, abs=1e-12)
-    # the default ignores the unseen word
-    ignore = copy.deepcopy(ours)
-    ignore.unseen = "ignore"
+    assert ignore.predict_proba_one(query) != pytest.approx(got, abs=1e-6)
     assert ignore.predict_proba_one(query) == pytest.approx(ours.predict_proba_one({"w1": 2, "w3": 1}), abs=1e-15)
 
 
@@ -233,22 +233,22 @@ def test_incremental_normaliser_equals_recomputation(ops):
         np.testing.assert_allclose(log_proba_table(model, queries, list(reference.classes_)), expected, atol=1e-9)
 
 
-@pytest.mark.parametrize("layout", [{"dense_max_classes": 1}, {"n_buckets": 4096}])
+@pytest.mark.parametrize("layout", [Storage(dense_max_classes=1), Storage(n_buckets=4096)])
 def test_hashed_cells_and_hashed_features(layout):
     """The normaliser follows the store whatever its layout (hash cells; hashed feature ids)."""
-    if "n_buckets" in layout:  # no two of our words share a bucket (collisions are another matter)
-        assert len(set(ComplementNB(**layout).store.vocabulary.find(WORDS).tolist())) == len(WORDS)
+    if layout.n_buckets is not None:  # no two of our words share a bucket (collisions are another matter)
+        assert len(set(ComplementNB(storage=layout).store.vocabulary.find(WORDS).tolist())) == len(WORDS)
     rng = np.random.default_rng(9)
     docs = [{w: int(rng.integers(1, 4)) for w in rng.choice(WORDS, 4, replace=False)} for _ in range(40)]
     labels = rng.choice(["a", "b", "c"], 40).tolist()
-    model = ComplementNB(norm=True, **layout)
+    model = ComplementNB(norm=True, storage=layout)
     for doc, label in zip(docs, labels):
         model.learn_one(doc, label)
         model.predict_one(doc)
     for doc, label in zip(docs[:10], labels[:10]):
         model.unlearn_one(doc, label)
     np.testing.assert_allclose(normaliser(model).sums, exact_sums(model), rtol=1e-12)
-    if "dense_max_classes" in layout:
+    if layout.dense_max_classes == 1:
         assert model.store.cells.kind == "hash"
         reference, vocabulary = sklearn_reference(list(zip(docs[10:], labels[10:])), norm=True)
         expected = reference.predict_log_proba(as_matrix(docs[10:20], vocabulary))
@@ -431,7 +431,7 @@ def test_unlearning_what_was_not_learned_changes_nothing():
 
 def test_parameters_are_checked():
     with pytest.raises(InvalidParameterError, match="alpha"):
-        ComplementNB(alpha=0.0, allow_zero_alpha=True)
+        ComplementNB(alpha=0.0, smoothing=Smoothing(allow_zero_alpha=True))
     with pytest.raises(InvalidParameterError, match="norm"):
         ComplementNB(norm="yes")
     with pytest.raises(InvalidParameterError, match="alpha"):

@@ -17,6 +17,7 @@ import pytest
 import streamnb
 from streamnb import MultinomialNB
 from streamnb.errors import IncompatibleModelsError, InvalidParameterError, ModelFormatError
+from streamnb.models import Forgetting, Smoothing, Storage
 from tests.state import snapshot, spam_ham_stream
 
 STREAM = [
@@ -90,7 +91,7 @@ def assert_close(got: dict, expected: dict, tol: float = 1e-9) -> None:
 @pytest.mark.parametrize("alpha, mu", [(1.0, 10.0), (0.03, 300.0), (0.5, 0.25)])
 @pytest.mark.parametrize("unseen", ["ignore", "score"])
 def test_log_probabilities_equal_the_formula(alpha, mu, unseen):
-    model = trained(alpha=alpha, mu=mu, unseen=unseen)
+    model = trained(alpha=alpha, mu=mu, smoothing=Smoothing(unseen=unseen))
     _, vocabulary, log_prob = reference_log_prob(STREAM, alpha, mu)
     features, table = model.feature_log_prob()
     assert sorted(features) == vocabulary
@@ -107,7 +108,7 @@ def test_log_probabilities_equal_the_formula(alpha, mu, unseen):
 
 def test_an_unseen_word_with_unseen_score():
     alpha, mu = 0.1, 20.0
-    model = trained(alpha=alpha, mu=mu, unseen="score")
+    model = trained(alpha=alpha, mu=mu, smoothing=Smoothing(unseen="score"))
     ignoring = trained(alpha=alpha, mu=mu)
     t_spam, t_ham = 4 + 4 + 4, 3 + 3  # tokens per class; |V| = 7 words
     total = t_spam + t_ham
@@ -131,8 +132,8 @@ def test_an_unseen_word_with_unseen_score():
 def test_mu_none_is_exactly_the_additive_model():
     query = {"cheap": 1, "lunch": 1, "now": 2}
     for unseen in ("ignore", "score"):
-        default = trained(alpha=0.5, unseen=unseen)
-        explicit = trained(alpha=0.5, mu=None, unseen=unseen)
+        default = trained(alpha=0.5, smoothing=Smoothing(unseen=unseen))
+        explicit = trained(alpha=0.5, mu=None, smoothing=Smoothing(unseen=unseen))
         assert explicit.mu is None and explicit.get_params()["mu"] is None
         assert explicit.predict_log_proba_one(QUERY) == default.predict_log_proba_one(QUERY)
         # the additive formula by hand: log(T_cw + alpha) - log(T_c + alpha |V|), |V| = 7
@@ -181,7 +182,7 @@ def test_log_linear_view_and_generate_follow_the_formula():
 
 
 def test_learn_then_unlearn_restores_predictions():
-    model = trained(alpha=0.03, mu=30.0, unseen="score")
+    model = trained(alpha=0.03, mu=30.0, smoothing=Smoothing(unseen="score"))
     before, state = model.predict_log_proba_one(QUERY), snapshot(model)
     extra = {"cheap": 1, "brand-new": 4, "lunch": 1}
     model.learn_one(extra, "ham")
@@ -195,23 +196,23 @@ def test_merge_equals_sequential_learning_and_needs_the_same_mu():
     stream = spam_ham_stream(120, seed=3, spam_words=["cheap", "pills", "offer", "win"],
                              ham_words=["meeting", "lunch", "notes", "report"],
                              shared=["the", "now", "today", "you"], n_shared=3)
-    sequential = trained(stream, alpha=0.1, mu=40.0, unseen="score")
-    left, right = trained(stream[:70], alpha=0.1, mu=40.0, unseen="score"), trained(stream[70:], alpha=0.1, mu=40.0,
-                                                                                    unseen="score")
+    sequential = trained(stream, alpha=0.1, mu=40.0, smoothing=Smoothing(unseen="score"))
+    params = {"alpha": 0.1, "mu": 40.0, "smoothing": Smoothing(unseen="score")}
+    left, right = trained(stream[:70], **params), trained(stream[70:], **params)
     merged = left.merge(right)
     for doc, _ in stream[:10] + [(QUERY, None)]:
         assert_close(merged.predict_log_proba_one(doc), sequential.predict_log_proba_one(doc))
-    other = trained(stream[70:], alpha=0.1, mu=50.0, unseen="score")
+    other = trained(stream[70:], alpha=0.1, mu=50.0, smoothing=Smoothing(unseen="score"))
     state = snapshot(merged)
     with pytest.raises(IncompatibleModelsError, match="mu differ: 40.0 vs 50.0"):
         merged.merge(other)
     with pytest.raises(IncompatibleModelsError, match="mu differ: 40.0 vs None"):
-        merged.merge(trained(stream[70:], alpha=0.1, unseen="score"))
+        merged.merge(trained(stream[70:], alpha=0.1, smoothing=Smoothing(unseen="score")))
     assert snapshot(merged) == state
 
 
 def test_save_and_load_round_trip(tmp_path):
-    model = trained(alpha=0.03, mu=300.0, unseen="score", class_prior="uniform")
+    model = trained(alpha=0.03, mu=300.0, smoothing=Smoothing(unseen="score"), class_prior="uniform")
     path = tmp_path / "dirichlet.snb"
     model.save(path)
     loaded = streamnb.load(path)
@@ -236,7 +237,7 @@ def test_a_file_with_a_bad_mu_is_refused(tmp_path, monkeypatch):
 
 def test_forgetting_equals_the_formula_on_decayed_counts():
     half_life = 1.5
-    model = trained(alpha=0.2, mu=8.0, unseen="score", half_life=half_life)
+    model = trained(alpha=0.2, mu=8.0, smoothing=Smoothing(unseen="score"), forgetting=Forgetting(half_life=half_life))
     assert model.store.scale != 1.0  # the counts are stored divided by the global scale
     n = len(STREAM)
     weights = [2.0 ** (-(n - 1 - i) / half_life) for i in range(n)]  # the last document weighs 1
@@ -250,8 +251,8 @@ def test_forgetting_equals_the_formula_on_decayed_counts():
 
 
 def test_the_store_layout_does_not_matter():
-    dense = trained(alpha=0.1, mu=25.0, unseen="score")
-    hashed = trained(alpha=0.1, mu=25.0, unseen="score", dense_max_classes=1)
+    dense = trained(alpha=0.1, mu=25.0, smoothing=Smoothing(unseen="score"))
+    hashed = trained(alpha=0.1, mu=25.0, smoothing=Smoothing(unseen="score"), storage=Storage(dense_max_classes=1))
     assert_close(hashed.predict_log_proba_one(QUERY), dense.predict_log_proba_one(QUERY), 1e-12)
 
 
@@ -264,13 +265,13 @@ def test_with_alpha_keeps_mu():
 
 
 def test_alpha_zero_with_mu_uses_the_maximum_likelihood_pool():
-    model = trained(alpha=0, allow_zero_alpha=True, mu=10.0)
+    model = trained(alpha=0, smoothing=Smoothing(allow_zero_alpha=True), mu=10.0)
     expected = reference_log_posterior(STREAM, {"cheap": 1, "lunch": 1}, 0.0, 10.0, "ignore")
     assert_close(model.predict_log_proba_one({"cheap": 1, "lunch": 1}), expected)
 
 
 def test_empty_documents_only():
-    model = MultinomialNB(mu=10.0, unseen="score", empty_documents="learn")
+    model = MultinomialNB(mu=10.0, smoothing=Smoothing(unseen="score"), empty_documents="learn")
     model.learn_one({}, "a").learn_one({}, "b")
     with np.errstate(all="raise"):
         assert model.predict_log_proba_one({"zzz": 1}) == pytest.approx({"a": math.log(0.5), "b": math.log(0.5)})
@@ -281,7 +282,7 @@ def test_bad_mu_raises_and_changes_nothing(mu):
     with pytest.raises(InvalidParameterError, match=r"mu must be a finite number > 0 or None, got"):
         MultinomialNB(mu=mu)
     with pytest.raises(InvalidParameterError, match="mu"):
-        MultinomialNB(0.5, mu=mu, class_prior="uniform", half_life=10)
+        MultinomialNB(0.5, mu=mu, class_prior="uniform", forgetting=Forgetting(half_life=10))
 
 
 def test_river_adapter_passes_mu_through():

@@ -13,7 +13,7 @@ from streamnb import EmailNB, EmailTokenizer, EmailWeights, MultinomialNB
 from streamnb.errors import IncompatibleModelsError, InvalidParameterError, InvalidTypeError
 from streamnb.features.weighting import QUANTUM_BITS
 from streamnb.filter.decision import HAM, SPAM, UNSURE, LogOddsRule, PosteriorRule, SpamFilter, progressive_filter
-from streamnb.models import Fusion
+from streamnb.models import Forgetting, Fusion
 from tests.retrain_support import read_members, write_members
 from tests.state import snapshot
 
@@ -142,7 +142,7 @@ def test_a_model_saved_before_idf_offset_existed_loads_with_scikit_learn_s_offse
 
 
 def test_save_load_and_pickle_round_trip(tmp_path):
-    model = trained(stream(), ledger=100, half_life=50.0, idf_offset=0.5)
+    model = trained(stream(), ledger=100, forgetting=Forgetting(half_life=50.0), idf_offset=0.5)
     model.save(tmp_path / "m.snb")
     loaded = streamnb.load(tmp_path / "m.snb")
     assert type(loaded) is EmailNB and loaded.get_params() == model.get_params()
@@ -155,7 +155,7 @@ def test_save_load_and_pickle_round_trip(tmp_path):
 
 def test_a_ledger_moves_a_message_and_a_forgetting_model_unlearns_what_it_still_weighs():
     messages = stream()
-    model = trained(messages, ledger=1000, half_life=30.0)
+    model = trained(messages, ledger=1000, forgetting=Forgetting(half_life=30.0))
     assert model.feature_doc_counts("word20")
     model.unlearn_one(*messages[20])  # the ledger knows its age
     assert model.feature_doc_counts("word20") == {}  # every decayed trace of it is gone

@@ -11,6 +11,7 @@ import pytest
 
 from streamnb import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MixedNB, MultinomialNB
 from streamnb.errors import InvalidInputError, InvalidParameterError, InvalidTypeError
+from streamnb.models import Forgetting, Pruning
 
 SCHEMA = {"text": "text", "size": "numeric", "n_links": "numeric", "sender_domain": "categorical"}
 SPAM_WORDS = ["cheap", "pills", "offer", "winner", "click", "now"]
@@ -172,8 +173,9 @@ def test_schema_and_parts_are_checked():
         MixedNB({"t": "text"}, text=MultinomialNB(class_prior={"a": 0.5, "b": 0.5}))
     # MixedNB gives its parts no clock, pruning pass or ledger: a text part set to use one
     # is refused (it would unlearn inexactly, or keep max_features without pruning)
-    for setting in ({"half_life": 10}, {"half_life_seconds": 60.0}, {"max_features": 5}, {"min_count": 2},
-                    {"expire_after": 100}, {"ledger": 1000}):
+    for setting in ({"forgetting": Forgetting(half_life=10)}, {"forgetting": Forgetting(half_life_seconds=60.0)},
+                    {"pruning": Pruning(max_features=5)}, {"pruning": Pruning(min_count=2)},
+                    {"pruning": Pruning(expire_after=100)}, {"ledger": 1000}):
         with pytest.raises(InvalidParameterError, match=f"must not forget, prune or keep a ledger.*{next(iter(setting))}"):
             MixedNB({"t": "text"}, text=MultinomialNB(**setting))
     # without a text field there is no text part

@@ -20,15 +20,18 @@ from hypothesis import strategies as st
 import streamnb
 from streamnb import BernoulliNB, MultinomialNB, persist
 from streamnb.errors import InvalidTypeError, ModelFormatError
+from streamnb.models import Forgetting, Pruning, Smoothing, Storage
 from tests.retrain_support import MODEL_TYPES, PROBES, counts, log_probas, npy, read_members, snapshot, write_members
 
 TOKENS = [f"w{i}" for i in range(10)] + [("w1", "w2"), ("w3", "w4"), 17, "naïve", "\udcff"]
 documents = st.dictionaries(st.sampled_from(TOKENS), st.integers(1, 3), min_size=1, max_size=5)
 LABELS = ["spam", 7, False]
 streams = st.lists(st.tuples(documents, st.sampled_from(LABELS), st.sampled_from([0.5, 1.0, 3.0])), max_size=30)
-OPTIONS = [{}, {"half_life": 3.0}, {"half_life_seconds": 60.0}, {"ledger": 5}, {"max_features": 6, "min_count": 1.5},
-           {"expire_after": 5}, {"n_buckets": 16}, {"dense_max_classes": 2}, {"class_prior": {"spam": 0.2, 7: 0.3, False: 0.5}},
-           {"class_prior": "laplace", "unseen": "score", "alpha": 0.25}]
+OPTIONS = [{}, {"forgetting": Forgetting(half_life=3.0)}, {"forgetting": Forgetting(half_life_seconds=60.0)},
+           {"ledger": 5}, {"pruning": Pruning(max_features=6, min_count=1.5)}, {"pruning": Pruning(expire_after=5)},
+           {"storage": Storage(n_buckets=16)}, {"storage": Storage(dense_max_classes=2)},
+           {"class_prior": {"spam": 0.2, 7: 0.3, False: 0.5}},
+           {"class_prior": "laplace", "smoothing": Smoothing(unseen="score"), "alpha": 0.25}]
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                           HealthCheck.function_scoped_fixture])
 PROBES_HERE = PROBES + [{("w1", "w2"): 2, 17: 1}, {"naïve": 1, "\udcff": 2}]
@@ -70,7 +73,7 @@ def test_load_of_save_predicts_exactly_and_keeps_learning(tmp_path, model_type, 
 
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
 def test_unlearning_after_a_round_trip_still_inverts_learning(tmp_path, model_type):
-    model = model_type(ledger=10, half_life=4.0)
+    model = model_type(ledger=10, forgetting=Forgetting(half_life=4.0))
     stream = [({"a": 1, "b": 2}, "x"), ({"c": 1}, "y"), ({"a": 3}, "y")]
     for doc, label in stream:
         model.learn_one(doc, label)
@@ -144,7 +147,7 @@ def test_an_unsaveable_tokenizer_is_refused_before_anything_is_written(tmp_path,
 
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
 def test_plain_pickling_works_too(model_type):
-    model = make_model(model_type, ledger=10, half_life=20.0, max_features=25)
+    model = make_model(model_type, ledger=10, forgetting=Forgetting(half_life=20.0), pruning=Pruning(max_features=25))
     clone = pickle.loads(pickle.dumps(model))
     assert snapshot(clone) == snapshot(model)
     clone.learn_one({"w1": 1, "new": 2}, "ham")
@@ -208,7 +211,7 @@ def test_saving_is_atomic_and_leaves_no_temporary_file(tmp_path, monkeypatch):
 @pytest.fixture
 def saved(tmp_path):
     path = tmp_path / "model.snb"
-    make_model(BernoulliNB, n=12, ledger=4, half_life=50.0).save(path)
+    make_model(BernoulliNB, n=12, ledger=4, forgetting=Forgetting(half_life=50.0)).save(path)
     return path
 
 
@@ -291,7 +294,7 @@ DATA = pathlib.Path(__file__).parents[1] / "data"
 VERSION_1 = DATA / "format-v1"
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 5, 6])
+@pytest.mark.parametrize("version", [1, 2, 3, 5, 6, 7])
 @pytest.mark.parametrize("name", ["multinomial", "bernoulli", "complement", "hashed", "text", "email"])
 def test_older_format_files_still_load(version, name, tmp_path):
     """Files written by the code of an older format (tests/data/make_format_files.py) give
@@ -310,6 +313,38 @@ def test_older_format_files_still_load(version, name, tmp_path):
         assert model.predict_log_proba_one(probe) == want
         assert again.predict_log_proba_one(probe) == want
     assert again.store.vocabulary.mapping() == model.store.vocabulary.mapping()
+
+
+@pytest.mark.parametrize("name", ["settings", "settings-mu", "fusion"])
+def test_files_written_before_the_settings_objects_load_with_them(name, tmp_path):
+    """Format-7 files of the code before the models took settings objects (their fields flat
+    among the params, as files keep them still): the same log-probabilities, bit for bit, the
+    settings grouped, the ledger and the evidence of the smoothing chosen online kept."""
+    from streamnb.models.fusion import DEFAULT_NB_MAX_FEATURES
+
+    folder = DATA / "format-v7"
+    model = streamnb.load(folder / f"{name}.snb")
+    resaved = tmp_path / "again.snb"
+    model.save(resaved)
+    again = streamnb.load(resaved)
+    for case in json.loads((folder / "expected.json").read_text())["log_proba"][name]:
+        probe, want = persist.decode_value(case["probe"]), persist.decode_value(case["log_proba"])
+        assert model.predict_log_proba_one(probe) == want and again.predict_log_proba_one(probe) == want
+    if name == "fusion":
+        assert model.nb.pruning == Pruning(max_features=DEFAULT_NB_MAX_FEATURES)
+        return
+    if name == "settings":
+        assert model.smoothing == Smoothing(unseen="score", grid=(0.1, 1.0), evidence_half_life=50.0,
+                                            sample_evidence=True)
+        assert model.forgetting == Forgetting(half_life=20.0)
+        assert model.pruning == Pruning(max_features=40, min_count=0.1, expire_after=30)
+        assert model.storage == Storage(dense_max_classes=1) and model.ledger == 10
+        assert len(model._learner.ledger) == 3 and model.smoothing_.documents > 0
+    else:
+        assert model.mu == "auto" and model.smoothing.grid == (10.0, 100.0)
+        assert model.forgetting == Forgetting(half_life_seconds=3600.0) and model.last_t is not None
+    assert again.get_params() == model.get_params()
+    assert again._core.evidence_state() == model._core.evidence_state()
 
 
 def test_a_merged_pruning_survives_saving_and_arrays_a_model_does_not_read_are_refused(tmp_path):
@@ -571,7 +606,7 @@ def test_complement_nb_round_trips_too(tmp_path, norm):
     from streamnb import ComplementNB
 
     rng = np.random.default_rng(4)
-    model = ComplementNB(norm=norm, half_life=30.0)
+    model = ComplementNB(norm=norm, forgetting=Forgetting(half_life=30.0))
     for i in range(60):
         model.learn_one({f"w{j}": int(rng.integers(1, 4)) for j in rng.choice(25, 4, replace=False)}, "abc"[i % 3])
     model.save(tmp_path / "c")

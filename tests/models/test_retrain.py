@@ -26,6 +26,7 @@ from streamnb.errors import (
     StreamNBError,
     UnknownClassError,
 )
+from streamnb.models import Forgetting, Pruning, Storage
 from streamnb.store import MIN_SCALE
 from tests.retrain_support import (
     MODEL_TYPES,
@@ -188,9 +189,9 @@ def test_merge_is_associative(model_type, stream, data):
 @given(model_types, streams, st.data(), st.sampled_from([0.7, 3.0, 40.0]))
 def test_merge_with_forgetting_equals_sequential_training(model_type, stream, data, half_life):
     cut = data.draw(st.integers(0, len(stream)))
-    a = train(model_type(half_life=half_life), stream[:cut])
-    b = train(model_type(half_life=half_life), stream[cut:])
-    whole = train(model_type(half_life=half_life), stream)
+    a = train(model_type(forgetting=Forgetting(half_life=half_life)), stream[:cut])
+    b = train(model_type(forgetting=Forgetting(half_life=half_life)), stream[cut:])
+    whole = train(model_type(forgetting=Forgetting(half_life=half_life)), stream)
     a.merge(b)
     assert_counts_close(a, whole)
     assert_predictions_close(a, whole)
@@ -198,8 +199,8 @@ def test_merge_with_forgetting_equals_sequential_training(model_type, stream, da
 
 def test_merge_with_time_forgetting_moves_both_sides_to_the_later_clock():
     stream = [({"a": 1}, "x", 100.0), ({"b": 2}, "y", 30.0), ({"a": 1, "c": 1}, "y", 250.0), ({"c": 1}, "x", 90.0)]
-    whole = MultinomialNB(half_life_seconds=60.0)
-    a, b = MultinomialNB(half_life_seconds=60.0), MultinomialNB(half_life_seconds=60.0)
+    whole = MultinomialNB(forgetting=Forgetting(half_life_seconds=60.0))
+    a, b = MultinomialNB(forgetting=Forgetting(half_life_seconds=60.0)), MultinomialNB(forgetting=Forgetting(half_life_seconds=60.0))
     for i, (doc, label, t) in enumerate(stream):
         whole.learn_one(doc, label, t=t)
         (a if i % 2 else b).learn_one(doc, label, t=t)
@@ -212,8 +213,8 @@ def test_merge_with_time_forgetting_moves_both_sides_to_the_later_clock():
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
 def test_merge_with_hashing_adds_bucket_for_bucket(model_type):
     stream = [({f"w{i}": 1, f"w{i + 7}": 2}, "x" if i % 3 else "y", 1.0) for i in range(30)]
-    a, b = train(model_type(n_buckets=8), stream[:12]), train(model_type(n_buckets=8), stream[12:])
-    assert counts(a.merge(b)) == counts(train(model_type(n_buckets=8), stream))
+    a, b = train(model_type(storage=Storage(n_buckets=8)), stream[:12]), train(model_type(storage=Storage(n_buckets=8)), stream[12:])
+    assert counts(a.merge(b)) == counts(train(model_type(storage=Storage(n_buckets=8)), stream))
 
 
 class Words:
@@ -234,8 +235,8 @@ class Words:
     (BernoulliNB(), "BernoulliNB into a MultinomialNB"),
     (MultinomialNB(alpha=0.5), "alpha"),
     (MultinomialNB(tokenizer=Words(lowercase=False)), "tokenizer"),
-    (MultinomialNB(tokenizer=Words(), n_buckets=64), "n_buckets"),
-    (MultinomialNB(tokenizer=Words(), half_life=10), "half_life"),
+    (MultinomialNB(tokenizer=Words(), storage=Storage(n_buckets=64)), "n_buckets"),
+    (MultinomialNB(tokenizer=Words(), forgetting=Forgetting(half_life=10)), "half_life"),
     (MultinomialNB(tokenizer=Words(), class_prior="uniform"), "class_prior"),
 ])
 def test_merge_refuses_incompatible_models_naming_the_difference(other, difference):
@@ -248,8 +249,8 @@ def test_merge_refuses_incompatible_models_naming_the_difference(other, differen
 
 
 def test_merge_accepts_equal_tokenizers_and_storage_layouts():
-    a = MultinomialNB(tokenizer=Words(), dense_max_classes=2).learn_one("a b", "x")
-    b = MultinomialNB(tokenizer=Words(), dense_max_classes=8).learn_one("b c", "y")
+    a = MultinomialNB(tokenizer=Words(), storage=Storage(dense_max_classes=2)).learn_one("a b", "x")
+    b = MultinomialNB(tokenizer=Words(), storage=Storage(dense_max_classes=8)).learn_one("b c", "y")
     assert a.merge(b).class_counts == {"x": 1.0, "y": 1.0}
 
 
@@ -267,7 +268,7 @@ def test_functional_merge_leaves_its_inputs_alone_and_needs_a_model():
 @SETTINGS
 @given(model_types, streams.filter(bool), st.sampled_from([0.7, 3.0, 50.0]))
 def test_forgetting_equals_a_batch_fit_weighted_by_age(model_type, stream, half_life):
-    model = train(model_type(half_life=half_life), stream)
+    model = train(model_type(forgetting=Forgetting(half_life=half_life)), stream)
     n = len(stream)
     ages = [2 ** (-(n - 1 - i) / half_life) * w for i, (_, _, w) in enumerate(stream)]
     assert_matches_sklearn(model, [d for d, _, _ in stream], [y for _, y, _ in stream], ages)
@@ -277,7 +278,7 @@ def test_forgetting_equals_a_batch_fit_weighted_by_age(model_type, stream, half_
 @given(model_types, streams.filter(bool), st.data(), st.sampled_from([5.0, 60.0]))
 def test_forgetting_in_time_equals_a_batch_fit_weighted_by_age(model_type, stream, data, half_life_seconds):
     times = data.draw(st.lists(st.floats(0, 500), min_size=len(stream), max_size=len(stream)))
-    model = model_type(half_life_seconds=half_life_seconds)
+    model = model_type(forgetting=Forgetting(half_life_seconds=half_life_seconds))
     for (doc, label, w), t in zip(stream, times):
         model.learn_one(doc, label, w, t=t)
     latest = max(times)
@@ -291,10 +292,10 @@ def test_both_half_lives_multiply_and_learn_many_matches_learn_one(model_type):
     stream = [({WORDS[j]: int(rng.integers(1, 4)) for j in rng.choice(13, 3, replace=False)},
                ["x", "y"][i % 2], 1.0) for i in range(40)]
     times = np.cumsum(rng.uniform(0, 10, 40)).tolist()
-    one = model_type(half_life=15.0, half_life_seconds=50.0)
+    one = model_type(forgetting=Forgetting(half_life=15.0, half_life_seconds=50.0))
     for (doc, label, _), t in zip(stream, times):
         one.learn_one(doc, label, t=t)
-    many = model_type(half_life=15.0, half_life_seconds=50.0)
+    many = model_type(forgetting=Forgetting(half_life=15.0, half_life_seconds=50.0))
     many.learn_many([d for d, _, _ in stream[:25]], [y for _, y, _ in stream[:25]], t=times[:25])
     many.learn_many([d for d, _, _ in stream[25:]], [y for _, y, _ in stream[25:]], t=times[25:])
     ages = [2 ** (-(39 - i) / 15.0 - (times[-1] - t) / 50.0) for i, t in enumerate(times)]
@@ -307,14 +308,14 @@ def test_both_half_lives_multiply_and_learn_many_matches_learn_one(model_type):
 def test_the_scale_is_folded_back_before_it_underflows(model_type):
     # half_life = 1 document: the scale halves per document and passes MIN_SCALE after 664.
     stream = [({WORDS[i % 13]: 1, WORDS[(i * 5) % 13]: 2}, ["x", "y", "z"][i % 3], 1.0) for i in range(1000)]
-    model = train(model_type(half_life=1.0), stream)
+    model = train(model_type(forgetting=Forgetting(half_life=1.0)), stream)
     assert MIN_SCALE <= model.store.scale < 1.0
     ages = [2.0 ** -(999 - i) for i in range(1000)]
     assert_matches_sklearn(model, [d for d, _, _ in stream], [y for _, y, _ in stream], ages)
 
 
 def test_counts_that_underflow_are_forgotten_entirely():
-    model = MultinomialNB(half_life_seconds=1.0)
+    model = MultinomialNB(forgetting=Forgetting(half_life_seconds=1.0))
     model.learn_one({"old": 1}, "x", t=0.0)
     model.learn_one({"new": 1}, "y", t=5000.0)  # 2**-5000 == 0.0
     assert model.classes == ["y"] and model.n_features == 1 and model.feature_counts("old") == {}
@@ -323,7 +324,7 @@ def test_counts_that_underflow_are_forgotten_entirely():
 @SETTINGS
 @given(model_types, streams.filter(lambda s: len(s) >= 2), st.data(), st.sampled_from([2.0, 30.0]))
 def test_unlearning_under_forgetting_subtracts_the_decayed_weight(model_type, stream, data, half_life):
-    model = train(model_type(half_life=half_life), stream)
+    model = train(model_type(forgetting=Forgetting(half_life=half_life)), stream)
     gone = set(data.draw(st.lists(st.sampled_from(range(len(stream))), unique=True, max_size=len(stream) - 1)))
     for i in gone:
         model.unlearn_one(*stream[i], learned_at=i + 1)
@@ -334,13 +335,13 @@ def test_unlearning_under_forgetting_subtracts_the_decayed_weight(model_type, st
 
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
 def test_unlearning_under_forgetting_needs_the_age(model_type):
-    model = model_type(half_life=10.0).learn_one({"a": 1}, "x").learn_one({"b": 1}, "x")
+    model = model_type(forgetting=Forgetting(half_life=10.0)).learn_one({"a": 1}, "x").learn_one({"b": 1}, "x")
     before = snapshot(model)
     with pytest.raises(InvalidInputError, match="learned_at"):
         model.unlearn_one({"a": 1}, "x")
     with pytest.raises(InvalidInputError, match=r"learned_at must be a document stamp in \[1, 2\]"):
         model.unlearn_one({"a": 1}, "x", learned_at=3)
-    timed = model_type(half_life_seconds=10.0).learn_one({"a": 1}, "x", t=5.0)
+    timed = model_type(forgetting=Forgetting(half_life_seconds=10.0)).learn_one({"a": 1}, "x", t=5.0)
     with pytest.raises(InvalidInputError, match="t="):
         timed.unlearn_one({"a": 1}, "x")
     assert snapshot(model) == before
@@ -348,12 +349,15 @@ def test_unlearning_under_forgetting_needs_the_age(model_type):
     assert model.n_features == 1 and model.class_counts["x"] == pytest.approx(1.0, rel=1e-15)
 
 
-@pytest.mark.parametrize("name, value", [("half_life", 0), ("half_life", -1.0), ("half_life_seconds", math.nan),
-                                         ("max_features", 0), ("max_features", 2.5), ("expire_after", True),
-                                         ("min_count", "3"), ("ledger", 0)])
-def test_retraining_parameters_are_checked(name, value):
+@pytest.mark.parametrize("build, name", [
+    (lambda: Forgetting(half_life=0), "Forgetting.half_life"), (lambda: Forgetting(half_life=-1.0), "Forgetting.half_life"),
+    (lambda: Forgetting(half_life_seconds=math.nan), "Forgetting.half_life_seconds"),
+    (lambda: Pruning(max_features=0), "Pruning.max_features"), (lambda: Pruning(max_features=2.5), "Pruning.max_features"),
+    (lambda: Pruning(expire_after=True), "Pruning.expire_after"), (lambda: Pruning(min_count="3"), "Pruning.min_count"),
+    (lambda: MultinomialNB(ledger=0), "ledger")])
+def test_retraining_parameters_are_checked(build, name):
     with pytest.raises(InvalidParameterError, match=name):
-        MultinomialNB(**{name: value})
+        build()
 
 
 # -- 4. bounded memory -------------------------------------------------------------------
@@ -384,7 +388,7 @@ def learn_tracking_drops(model, stream):
 @given(model_types, streams.filter(bool), st.integers(2, 9), st.sampled_from([None, 1.5]),
        st.sampled_from([None, 4, 12]))
 def test_pruning_equals_a_batch_fit_without_the_pruned_features(model_type, stream, cap, min_count, expire_after):
-    model = model_type(max_features=cap, min_count=min_count, expire_after=expire_after)
+    model = model_type(pruning=Pruning(max_features=cap, min_count=min_count, expire_after=expire_after))
     dropped_after = learn_tracking_drops(model, stream)
     docs = [d for d, _, _ in stream]
     assert model.n_features <= max(cap, max(len(d) for d in docs))
@@ -395,7 +399,7 @@ def test_pruning_equals_a_batch_fit_without_the_pruned_features(model_type, stre
 
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
 def test_the_cap_drops_the_lowest_totals_down_to_ninety_percent(model_type):
-    model = model_type(max_features=10)
+    model = model_type(pruning=Pruning(max_features=10))
     for i in range(10):
         model.learn_one({f"f{i}": 1 + i}, "x")  # totals 1..10 (Bernoulli: all 1, then by last seen)
     assert model.n_features == 10
@@ -407,16 +411,16 @@ def test_the_cap_drops_the_lowest_totals_down_to_ninety_percent(model_type):
 
 
 def test_pruning_passes_are_amortised():
-    model = MultinomialNB(max_features=1000)
+    model = MultinomialNB(pruning=Pruning(max_features=1000))
     passes = 0
-    original = model.prune
+    original = model._learner.prune  # the passes the learner runs as it learns
 
     def counting():
         nonlocal passes
         passes += 1
         return original()
 
-    model.prune = counting
+    model._learner.prune = counting
     for i in range(20000):
         model.learn_one({f"u{i}": 1, "common": 1}, "x" if i % 2 else "y")
     # 20000 new words, each pass frees >= 100 slots: at most ~200 passes, never one per word.
@@ -425,7 +429,7 @@ def test_pruning_passes_are_amortised():
 
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
 def test_expiry_drops_words_not_seen_in_the_last_documents(model_type):
-    model = model_type(expire_after=20)
+    model = model_type(pruning=Pruning(expire_after=20))
     model.learn_one({"once": 1, "always": 1}, "x")
     for i in range(40):
         model.learn_one({"always": 1, f"n{i}": 1}, "x")
@@ -437,7 +441,7 @@ def test_expiry_drops_words_not_seen_in_the_last_documents(model_type):
 
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
 def test_min_count_applies_when_a_pass_runs(model_type):
-    model = model_type(min_count=2)
+    model = model_type(pruning=Pruning(min_count=2))
     train(model, [({"a": 1, "b": 1}, "x", 1.0), ({"a": 1}, "y", 1.0)])
     assert model.n_features == 2
     assert model.prune() == 1 and model.feature_counts("b") == {} and model.n_features == 1
@@ -545,7 +549,7 @@ def test_ledger_makes_relearning_a_noop_and_relabelling_a_move(model_type):
 
 
 def test_ledger_relabel_and_unlearn_under_forgetting_use_the_remembered_age():
-    model = MultinomialNB(ledger=10, half_life=2.0)
+    model = MultinomialNB(ledger=10, forgetting=Forgetting(half_life=2.0))
     stream = [({"a": 1}, "x"), ({"b": 2}, "y"), ({"a": 1, "c": 1}, "y"), ({"d": 1}, "x")]
     for doc, label in stream:
         model.learn_one(doc, label)
@@ -563,7 +567,7 @@ def test_ledger_is_bounded_first_in_first_out():
     model = MultinomialNB(ledger=3)
     for i in range(5):
         model.learn_one({f"w{i}": 1}, "x")
-    assert len(model._ledger) == 3
+    assert len(model._learner.ledger) == 3
     model.learn_one({"w0": 1}, "x")  # forgotten by the ledger: counted again
     model.learn_one({"w4": 1}, "x")  # still remembered: no-op
     assert model.feature_counts("w0") == {"x": 2.0} and model.feature_counts("w4") == {"x": 1.0}
@@ -585,7 +589,7 @@ def test_merging_models_that_learned_the_same_message_is_refused():
         a.merge(b)
     c = MultinomialNB(ledger=5).learn_one({"b": 1}, "x")
     a.merge(c)
-    assert len(a._ledger) == 2 and a._ledger.get(list(c._ledger.items())[0][0]).learned_at == 2
+    assert len(a._learner.ledger) == 2 and a._learner.ledger.get(list(c._learner.ledger.items())[0][0]).learned_at == 2
 
 
 # -- 6. bad input changes nothing ------------------------------------------------------------
@@ -615,8 +619,9 @@ def bad_operations(model):
 
 
 @SETTINGS
-@given(model_types, streams, st.sampled_from([{}, {"half_life": 5.0}, {"max_features": 6}, {"ledger": 4},
-                                              {"n_buckets": 16}]), st.data())
+@given(model_types, streams, st.sampled_from([{}, {"forgetting": Forgetting(half_life=5.0)},
+                                              {"pruning": Pruning(max_features=6)}, {"ledger": 4},
+                                              {"storage": Storage(n_buckets=16)}]), st.data())
 def test_any_call_that_raises_leaves_the_model_unchanged(model_type, stream, options, data):
     model = train(model_type(**options), stream)
     operations = bad_operations(model)
@@ -630,7 +635,7 @@ def test_any_call_that_raises_leaves_the_model_unchanged(model_type, stream, opt
             assert log_probas(model) == predictions
         else:
             # Only this unlearn can succeed: with hashing, 'never' may share a learned bucket.
-            assert index == 13 and "n_buckets" in options
+            assert index == 13 and "storage" in options
 
 
 @pytest.mark.parametrize("norm", [False, True])
@@ -640,7 +645,7 @@ def test_complement_nb_prunes_and_forgets_consistently(norm):
     rng = np.random.default_rng(8)
     stream = [({WORDS[j]: int(rng.integers(1, 4)) for j in rng.choice(13, 3, replace=False)}, "xyz"[i % 3], 1.0)
               for i in range(80)]
-    model = ComplementNB(norm=norm, max_features=7)
+    model = ComplementNB(norm=norm, pruning=Pruning(max_features=7))
     dropped_after = learn_tracking_drops(model, stream)
     reduced = reduced_documents([d for d, _, _ in stream], dropped_after)
     reference = ComplementNB(norm=norm)
@@ -652,8 +657,8 @@ def test_complement_nb_prunes_and_forgets_consistently(norm):
             reference.store.drop_features(reference.store.vocabulary.find(["placeholder"]))
     assert_counts_close(model, reference, rel=1e-12)
     assert_predictions_close(model, reference, tol=1e-9)
-    decayed = train(ComplementNB(norm=norm, half_life=5.0), stream)
-    unlearned = train(ComplementNB(norm=norm, half_life=5.0), stream)
+    decayed = train(ComplementNB(norm=norm, forgetting=Forgetting(half_life=5.0)), stream)
+    unlearned = train(ComplementNB(norm=norm, forgetting=Forgetting(half_life=5.0)), stream)
     unlearned.unlearn_one(*stream[40], learned_at=41)
     weighted = ComplementNB(norm=norm)
     for i, (doc, label, _) in enumerate(stream):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import pickle
 import zipfile
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ import pytest
 import streamnb
 from streamnb import BernoulliNB, ComplementNB, MultinomialNB, _core
 from streamnb.errors import IncompatibleModelsError, InvalidInputError, InvalidParameterError, ModelFormatError
+from streamnb.models import Smoothing
 from tests.retrain_support import npy, read_members, write_members
 from tests.state import snapshot, spam_ham_stream
 
@@ -84,7 +86,7 @@ def same(a, b, make) -> bool:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("beta", [0.3, 1.0])
 def test_alpha_auto_picks_the_dirichlet_concentration_the_stream_was_drawn_with(seed, beta):
-    model = learned(MultinomialNB(alpha="auto", alpha_grid=GRID), dirichlet_stream(seed, beta, "uniform"))
+    model = learned(MultinomialNB(alpha="auto", smoothing=Smoothing(grid=GRID)), dirichlet_stream(seed, beta, "uniform"))
     report = model.smoothing_
     assert report.chosen == beta
     ranked = sorted(report.evidence, reverse=True)
@@ -93,14 +95,14 @@ def test_alpha_auto_picks_the_dirichlet_concentration_the_stream_was_drawn_with(
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_mu_auto_picks_the_mu_the_stream_was_drawn_with(seed):
-    model = learned(MultinomialNB(alpha=0.01, mu="auto", mu_grid=MU_GRID), dirichlet_stream(seed, 100.0, "pooled"))
+    model = learned(MultinomialNB(alpha=0.01, mu="auto", smoothing=Smoothing(grid=MU_GRID)), dirichlet_stream(seed, 100.0, "pooled"))
     assert model.smoothing_.parameter == "mu"
     assert model.smoothing_.chosen == 100.0
 
 
 def test_before_any_evidence_the_smoothest_candidate_is_chosen():
-    model = MultinomialNB(alpha="auto", alpha_grid=[0.5, 0.01, 2.0])
-    assert model.alpha_grid == (0.01, 0.5, 2.0)  # kept in increasing order
+    model = MultinomialNB(alpha="auto", smoothing=Smoothing(grid=[0.5, 0.01, 2.0]))
+    assert model.smoothing.grid == (0.01, 0.5, 2.0)  # kept in increasing order
     model.learn_one({"a": 1}, "x").learn_one({"b": 1}, "y")  # neither scored: a class had no documents
     report = model.smoothing_
     assert (report.chosen, report.documents, report.evidence) == (2.0, 0, (0.0, 0.0, 0.0))
@@ -114,7 +116,7 @@ def test_predictions_are_those_of_the_chosen_smoothing_bit_for_bit(make):
     assert report.documents == 198  # every document once both classes had one
     fixed = copy.deepcopy(model)  # the same counts, with the chosen smoothing fixed
     params = fixed.get_params()
-    params.update({report.parameter: report.chosen, f"{report.parameter}_grid": None})
+    params.update({report.parameter: report.chosen, "smoothing": replace(params["smoothing"], grid=None)})
     fixed = type(model)(**params)
     for x, y in SPAM[:200]:
         fixed.learn_one(x, y)
@@ -166,7 +168,7 @@ def test_the_schedule_scores_exactly_the_documents_it_says(predict_first, sample
     then runs of BLOCK every PERIOD, each weighing PERIOD / BLOCK; the others counted, not
     scored. After a prediction of it, or without sample_evidence: every document, with its
     own weight."""
-    model = MultinomialNB(alpha="auto", sample_evidence=sample)
+    model = MultinomialNB(alpha="auto", smoothing=Smoothing(sample_evidence=sample))
     scored = counting = 0
     for x, y in LONG:
         counted, before = model.smoothing_.documents, model._core.evidence_state()
@@ -189,7 +191,7 @@ def test_the_schedule_scores_exactly_the_documents_it_says(predict_first, sample
 def test_a_scheduled_document_weighs_period_over_block():
     """Past the ramp a scored document stands for the ones passed over: its log-likelihoods
     count PERIOD / BLOCK times (those of a prediction, once)."""
-    young = MultinomialNB(alpha="auto", sample_evidence=True)
+    young = MultinomialNB(alpha="auto", smoothing=Smoothing(sample_evidence=True))
     stream = iter(LONG)
     while young.smoothing_.documents < RAMP:
         young.learn_one(*next(stream))
@@ -206,14 +208,14 @@ def test_a_scheduled_document_weighs_period_over_block():
 @pytest.mark.parametrize("sample", [True, False], ids=["sampled", "every document"])
 @pytest.mark.parametrize("make", AUTO_MODELS, ids=IDS)
 def test_learn_many_follows_the_schedule_of_its_rows_in_turn(make, sample):
-    streamed = learned(make(sample_evidence=sample), LONG)
-    batched = make(sample_evidence=sample).learn_many([x for x, _ in LONG], [y for _, y in LONG])
+    streamed = learned(make(smoothing=Smoothing(sample_evidence=sample)), LONG)
+    batched = make(smoothing=Smoothing(sample_evidence=sample)).learn_many([x for x, _ in LONG], [y for _, y in LONG])
     assert same(batched._core.evidence_state(), streamed._core.evidence_state(), make)
     assert snapshot(batched) == snapshot(streamed)
     # and so does a batch that continues a model, from any point of the schedule
     cut = RAMP + BLOCK // 2
-    continued = learned(make(sample_evidence=sample), LONG[:cut]).learn_many([x for x, _ in LONG[cut:]],
-                                                                            [y for _, y in LONG[cut:]])
+    continued = learned(make(smoothing=Smoothing(sample_evidence=sample)), LONG[:cut])
+    continued.learn_many([x for x, _ in LONG[cut:]], [y for _, y in LONG[cut:]])
     assert same(continued._core.evidence_state(), streamed._core.evidence_state(), make)
 
 
@@ -279,8 +281,8 @@ def test_unlearning_restores_the_counts_and_leaves_the_evidence(make):
 
 def test_merging_appends_the_records():
     a_stream, b_stream = SPAM[:150], SPAM[150:]
-    a = learned(MultinomialNB(alpha="auto", evidence_half_life=50), a_stream)
-    b = learned(MultinomialNB(alpha="auto", evidence_half_life=50), b_stream)
+    a = learned(MultinomialNB(alpha="auto", smoothing=Smoothing(evidence_half_life=50)), a_stream)
+    b = learned(MultinomialNB(alpha="auto", smoothing=Smoothing(evidence_half_life=50)), b_stream)
     a_values, a_scored = a._core.evidence_state()
     b_values, b_scored = b._core.evidence_state()
     a.merge(b)
@@ -290,13 +292,13 @@ def test_merging_appends_the_records():
     assert values == [age * x + y for x, y in zip(a_values, b_values)]
     # the counts are those of one model trained on both streams (the evidence is not: each
     # document was scored by the model that learned it)
-    assert snapshot(a) == snapshot(learned(MultinomialNB(alpha="auto", evidence_half_life=50), SPAM))
+    assert snapshot(a) == snapshot(learned(MultinomialNB(alpha="auto", smoothing=Smoothing(evidence_half_life=50)), SPAM))
 
 
 @pytest.mark.parametrize("other", [
     lambda: MultinomialNB(alpha=0.1),
-    lambda: MultinomialNB(alpha="auto", alpha_grid=[0.1, 1.0]),
-    lambda: MultinomialNB(alpha="auto", evidence_half_life=10),
+    lambda: MultinomialNB(alpha="auto", smoothing=Smoothing(grid=[0.1, 1.0])),
+    lambda: MultinomialNB(alpha="auto", smoothing=Smoothing(evidence_half_life=10)),
 ], ids=["fixed", "other-grid", "other-decay"])
 def test_models_choosing_among_other_candidates_do_not_merge(other):
     model = learned(MultinomialNB(alpha="auto"), SPAM[:50])
@@ -309,7 +311,7 @@ def test_models_choosing_among_other_candidates_do_not_merge(other):
 def test_the_evidence_decays_with_its_half_life():
     stream = SPAM[:200]
     kept = learned(MultinomialNB(alpha="auto"), stream)
-    aged = learned(MultinomialNB(alpha="auto", evidence_half_life=20), stream)
+    aged = learned(MultinomialNB(alpha="auto", smoothing=Smoothing(evidence_half_life=20)), stream)
     assert kept.smoothing_.documents == aged.smoothing_.documents == 198
     # what 198 documents of evidence weigh: sum of 2^(-i/20) over i < 198, about 29 documents' worth
     assert min(aged._core.evidence_state()[0]) > min(kept._core.evidence_state()[0]) / 4
@@ -342,7 +344,7 @@ def test_save_and_load_keep_the_place_in_the_schedule(tmp_path):
     """The schedule depends on the documents counted alone, which the file keeps: a model
     loaded between two runs of scored documents goes on as the original does."""
     cut = RAMP + BLOCK + 5  # passed over, waiting for the next run
-    model = learned(MultinomialNB(alpha="auto", sample_evidence=True), LONG[:cut])
+    model = learned(MultinomialNB(alpha="auto", smoothing=Smoothing(sample_evidence=True)), LONG[:cut])
     path = tmp_path / "auto.snb"
     model.save(path)
     loaded = streamnb.load(path)
@@ -350,8 +352,8 @@ def test_save_and_load_keep_the_place_in_the_schedule(tmp_path):
     for m in (model, loaded):
         learned(m, LONG[cut:])
     assert loaded._core.evidence_state() == model._core.evidence_state()
-    assert loaded.sample_evidence
-    assert loaded._core.evidence_state() == learned(MultinomialNB(alpha="auto", sample_evidence=True),
+    assert loaded.smoothing.sample_evidence
+    assert loaded._core.evidence_state() == learned(MultinomialNB(alpha="auto", smoothing=Smoothing(sample_evidence=True)),
                                                     LONG)._core.evidence_state()
 
 
@@ -385,31 +387,33 @@ def test_a_damaged_or_missing_evidence_is_refused_by_name(tmp_path):
 # -- parameters ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("params, message", [
-    ({"alpha": 0.1, "alpha_grid": [0.1, 1.0]}, "alpha_grid holds the candidates of alpha='auto'"),
-    ({"alpha": "auto", "alpha_grid": []}, "at least one candidate"),
-    ({"alpha": "auto", "alpha_grid": [0.1, 0.0]}, "finite numbers > 0, got 0.0"),
-    ({"alpha": "auto", "alpha_grid": [0.1, float("nan")]}, "finite numbers > 0, got nan"),
-    ({"alpha": "auto", "alpha_grid": [0.1, "1"]}, "finite numbers > 0, got '1'"),
-    ({"alpha": "auto", "alpha_grid": [0.1, 0.1]}, "distinct values"),
-    ({"alpha": "auto", "alpha_grid": "0.1"}, "must be a list of numbers"),
+    ({"alpha": 0.1, "smoothing": {"grid": [0.1, 1.0]}}, "Smoothing.grid holds the candidates of alpha='auto'"),
+    ({"alpha": "auto", "smoothing": {"grid": []}}, "Smoothing.grid must hold at least one candidate"),
+    ({"alpha": "auto", "smoothing": {"grid": [0.1, 0.0]}}, "Smoothing.grid must hold finite numbers > 0, got 0.0"),
+    ({"alpha": "auto", "smoothing": {"grid": [0.1, float("nan")]}}, "finite numbers > 0, got nan"),
+    ({"alpha": "auto", "smoothing": {"grid": [0.1, "1"]}}, "finite numbers > 0, got '1'"),
+    ({"alpha": "auto", "smoothing": {"grid": [0.1, 0.1]}}, "distinct values"),
+    ({"alpha": "auto", "smoothing": {"grid": "0.1"}}, "must be a list of numbers"),
     ({"alpha": "Auto"}, "alpha must be a finite number > 0, got 'Auto'"),
-    ({"alpha": 0.1, "evidence_half_life": 100}, "this model's smoothing is fixed"),
-    ({"alpha": "auto", "evidence_half_life": 0}, "evidence_half_life must be a finite number > 0"),
+    ({"alpha": 0.1, "smoothing": {"evidence_half_life": 100}}, "this model's smoothing is fixed"),
+    ({"alpha": "auto", "smoothing": {"evidence_half_life": 0}},
+     "Smoothing.evidence_half_life must be a finite number > 0"),
     ({"alpha": "auto", "mu": "auto"}, "choose alpha or mu online, not both"),
-    ({"alpha": 0.1, "mu": 10.0, "mu_grid": [1.0]}, "mu_grid holds the candidates of mu='auto'"),
-    ({"alpha": 0.1, "mu": "auto", "mu_grid": [-1.0]}, "finite numbers > 0, got -1.0"),
+    ({"alpha": 0.1, "mu": 10.0, "smoothing": {"grid": [1.0]}}, "holds the candidates of alpha='auto' \\(or mu='auto'\\)"),
+    ({"alpha": 0.1, "mu": "auto", "smoothing": {"grid": [-1.0]}}, "finite numbers > 0, got -1.0"),
 ])
 def test_bad_parameters_are_named(params, message):
     with pytest.raises(InvalidParameterError, match=message):
-        MultinomialNB(**params)
+        settings = params.get("smoothing")
+        MultinomialNB(**{**params, "smoothing": None if settings is None else Smoothing(**settings)})
 
 
 def test_a_fixed_smoothing_has_no_report_and_auto_round_trips_its_parameters():
     assert MultinomialNB(alpha=0.5).smoothing_ is None
-    for model in (MultinomialNB(alpha="auto", alpha_grid=[1.0, 0.1], evidence_half_life=500.0),
+    for model in (MultinomialNB(alpha="auto", smoothing=Smoothing(grid=[1.0, 0.1], evidence_half_life=500.0)),
                   MultinomialNB(alpha=0.01, mu="auto"), BernoulliNB(alpha="auto"), ComplementNB(alpha="auto")):
         assert type(model)(**model.get_params()).get_params() == model.get_params()
-    model = learned(MultinomialNB(alpha="auto", alpha_grid=[0.1, 1.0]), SPAM[:30])
+    model = learned(MultinomialNB(alpha="auto", smoothing=Smoothing(grid=[0.1, 1.0])), SPAM[:30])
     text = str(model.smoothing_)
     assert text.startswith(f"alpha chosen online: {model.smoothing_.chosen:g} (2 candidates, evidence of 28 documents)")
     assert "<- chosen" in text

@@ -211,7 +211,7 @@ def test_class_priors():
 
 def test_unseen_words_scored_as_zero_count_words():
     ignore = trained(MultinomialNB)
-    score = trained(MultinomialNB, unseen="score")
+    score = trained(MultinomialNB, smoothing=Smoothing(unseen="score"))
     query = {"Chinese": 1, "Paris": 2}
     assert ignore.predict_log_proba_one(query) == pytest.approx(ignore.predict_log_proba_one({"Chinese": 1}))
     jll = joint_log_likelihood(score, query)
@@ -224,7 +224,7 @@ def test_unseen_words_scored_as_zero_count_words():
 def test_alpha_zero_needs_opt_in_and_zero_counts_rule_a_class_out():
     with pytest.raises(InvalidParameterError, match="allow_zero_alpha"):
         MultinomialNB(alpha=0)
-    model = trained(MultinomialNB, alpha=0, allow_zero_alpha=True)
+    model = trained(MultinomialNB, alpha=0, smoothing=Smoothing(allow_zero_alpha=True))
     proba = model.predict_proba_one({"Beijing": 1})
     assert proba == {"China": 1.0, "not China": 0.0}
     # words ruling out every class: back to the prior
@@ -356,8 +356,8 @@ def test_hashed_layout_for_many_classes_equals_dense(model_class):
     rng = np.random.default_rng(0)
     data = [({f"w{j}": int(rng.integers(1, 3)) for j in rng.choice(50, 5, replace=False)}, int(rng.integers(0, 40)))
             for _ in range(300)]
-    dense = trained(model_class, data, dense_max_classes=64)
-    hashed = trained(model_class, data, dense_max_classes=4)
+    dense = trained(model_class, data, storage=Storage(dense_max_classes=64))
+    hashed = trained(model_class, data, storage=Storage(dense_max_classes=4))
     assert dense.store.cells.kind == "dense" and hashed.store.cells.kind == "hash"
     assert snapshot(dense) == snapshot(hashed)
     for x, _ in data[:20]:

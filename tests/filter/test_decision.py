@@ -30,7 +30,7 @@ from streamnb.filter.decision import (
     robinson_probabilities,
 )
 from streamnb.filter.evaluate import progressive_evaluate
-from streamnb.models import Pruning
+from streamnb.models import Pruning, Smoothing
 from tests.state import spam_ham_stream
 
 
@@ -237,7 +237,7 @@ def log_odds(model, x):
 @pytest.mark.parametrize("model_class", [MultinomialNB, BernoulliNB])
 @pytest.mark.parametrize("unseen", ["ignore", "score"])
 def test_evidence_terms_sum_to_the_log_odds(model_class, unseen):
-    model = trained(model_class, unseen=unseen)
+    model = trained(model_class, smoothing=Smoothing(unseen=unseen))
     x = {"cheap": 2, "meeting": 1, "now": 3, "zebra": 2, "review": 0}
     terms = log_odds_terms(model, x)
     assert terms.bias + terms.weights.sum() == pytest.approx(log_odds(model, x), abs=1e-9)
@@ -328,7 +328,7 @@ documents = st.dictionaries(words, st.integers(1, 4), min_size=1, max_size=6)
        x=st.dictionaries(st.sampled_from(["w%d" % i for i in range(15)]), st.integers(0, 5), max_size=8),
        alpha=st.sampled_from([0.01, 0.5, 1.0, 3.0]), bernoulli=st.booleans(), unseen=st.sampled_from(["ignore", "score"]))
 def test_evidence_sum_property(spam, ham, x, alpha, bernoulli, unseen):
-    model = (BernoulliNB if bernoulli else MultinomialNB)(alpha=alpha, unseen=unseen)
+    model = (BernoulliNB if bernoulli else MultinomialNB)(alpha=alpha, smoothing=Smoothing(unseen=unseen))
     for d in spam:
         model.learn_one(d, "spam")
     for d in ham:

@@ -91,7 +91,10 @@ class Settings:
     observe
         Each check lets the models that answered it observe its message (the site model, and
         the user's own if there is one): ``SpamFilter.observe``, kept in memory until the
-        model is next saved.
+        model is next saved (not with a ``store``: :mod:`streamnb.service.shared`).
+    store
+        ``redis://HOST:PORT/DB``: the models' lessons and snapshots live in that Redis database,
+        shared by every host serving it (:mod:`streamnb.service.shared`); None: in ``models``.
     limits
         What one client may cost the server.
     """
@@ -113,6 +116,7 @@ class Settings:
     site_learns: bool = True
     site_blend: float = SITE_BLEND
     observe: bool = True
+    store: str | None = None  # redis://HOST:PORT/DB: the models shared through Redis; None: the folder
     limits: Limits = Limits()
 
     def __post_init__(self) -> None:

@@ -118,6 +118,13 @@ class SharedModel(ServedModel):
         """
         while True:
             marks, entries = await self.store.read(self.name, self.position, READ_COUNT)
+            if self.model is not None and marks.snapshot is None:
+                # Its data lost (a Redis without its append-only file) or deleted: what this host
+                # holds, no other can read, so it serves what the store holds, as they do.
+                log.error("%s: the lesson store holds no snapshot of it any more (its data lost or deleted); "
+                          "the model in memory is dropped for the store's", self.who)
+                self.model, self.position, self.snapshot, self.pending = None, NO_ENTRY, NO_ENTRY, 0
+                continue
             behind = marks.trimmed is not None and stream_id(self.position) < stream_id(marks.trimmed)
             if self.model is None or behind:
                 if not await self._load(create or bool(entries)):

@@ -18,7 +18,7 @@ A TELL's entries (the user's stream and the site model's) go in one MULTI/EXEC, 
 neither are there. A snapshot at entry S trims the stream behind the snapshot before it
 (``XTRIM MINID``): a host whose model includes an entry at or after that one reads on from
 the stream, one behind it reads the snapshot again. Every error of the connection (refused,
-reset, timed out, Redis loading its file) is a :class:`StoreUnavailable`; after one, the
+reset, timed out, Redis loading its file, out of memory, read-only) is a :class:`StoreUnavailable`; after one, the
 store is not tried again for :data:`RETRY_SECONDS`, so that checks served from memory while
 it is down do not each wait for a connection timeout.
 """
@@ -123,8 +123,7 @@ class RedisStore:
                                    f"{RETRY_SECONDS:g} s)")
         try:
             result = await operation()
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError,
-                redis.exceptions.BusyLoadingError) as error:
+        except (redis.exceptions.RedisError, OSError) as error:  # unreachable, loading, out of memory, a replica ...
             self._lost(error)
             raise StoreUnavailable(f"the lesson store {self.url} cannot be reached: "
                                    f"{' '.join(str(error).split()) or type(error).__name__}") from None
@@ -139,7 +138,7 @@ class RedisStore:
         if self.reachable:
             self.reachable = False
             log.error("the lesson store %s cannot be reached (%s): checks are scored with the models in memory, "
-                      "which may be stale; TELLs are refused with 75 (spamc retries) until it is back",
+                      "which may be stale; TELLs are refused with 75 (to be told again later) until it is back",
                       self.url, " ".join(str(error).split()) or type(error).__name__)
 
     async def ping(self) -> None:
@@ -150,8 +149,14 @@ class RedisStore:
         StoreUnavailable
             It cannot be reached.
         """
-        self.reachable, self._retry_at = True, 0.0
-        await self._call(self.client.ping)
+        import redis.exceptions
+
+        try:
+            await self.client.ping()
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError,
+                redis.exceptions.BusyLoadingError) as error:
+            raise StoreUnavailable(f"the lesson store {self.url} cannot be reached: "
+                                   f"{' '.join(str(error).split()) or type(error).__name__}") from None
 
     async def close(self) -> None:
         """Close the connections."""

@@ -313,3 +313,21 @@ def test_kill_9_of_a_host_and_of_redis_in_a_tell_burst_loses_no_acknowledged_les
             assert docs(model, f"uniq{i:05d}") == {("spam" if i % 3 else "ham"): 1.0}
         labels = ["spam" if i % 3 else "ham" for i in learned]
         assert model.class_counts == {label: float(labels.count(label)) for label in set(labels)}
+
+
+def test_a_model_the_store_lost_is_dropped_by_the_hosts_that_held_it(serve, tmp_path, redis_server):
+    """Redis without the data (FLUSHDB here; a Redis without its append-only file after a
+    crash): the host serves what the store holds, as a host that starts now does, not what
+    only it still remembers."""
+    hosts = [host(serve, tmp_path, redis_server, 0)]
+    for i in range(30):
+        raw, label = (spam(i), "spam") if i % 2 else (ham(i), "ham")
+        assert tell_raw(hosts[0].port, raw, label) == OK_SET
+    taught = check(hosts[0].port, spam(800))
+    redis_server.client().flushdb()
+    hosts.append(host(serve, tmp_path, redis_server, 1))
+    replies = {check(server.port, spam(800)) for server in hosts}
+    assert len(replies) == 1 and replies != {taught}, replies
+    assert b"no snapshot of it any more" in hosts[0].text().encode()
+    assert tell_raw(hosts[1].port, spam(1), "spam") == OK_SET  # learned anew, by every host
+    assert len({check(server.port, spam(800)) for server in hosts}) == 1

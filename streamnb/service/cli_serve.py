@@ -177,7 +177,7 @@ def serve_settings(args: argparse.Namespace) -> Settings:
         min_per_class=min_per_class(args), allow_tell=args.allow_tell, read_only=args.read_only,
         max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
         site=args.site, site_learns=args.site_learns, site_blend=args.site_blend, observe=args.observe,
-        store=args.store,
+        max_memory=args.max_memory, store=args.store,
         limits=Limits(max_size=args.max_size, timeout=args.timeout, max_connections=args.max_connections,
                       lock_timeout=args.lock_timeout))
 

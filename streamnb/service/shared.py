@@ -298,16 +298,19 @@ class SharedModel(ServedModel):
         async with self.lock:
             await self._snapshot()
 
-    async def _snapshot(self) -> None:
+    async def _snapshot(self) -> bytes | None:
+        """Write the snapshot if the model has lessons the last one lacks and no other host holds
+        the lease; the model's bytes when they were made, None otherwise (with the lock held)."""
         from ..persist import dumps
 
-        if self.model is None or not self.pending or self.settings.read_only:
-            return
+        if self.model is None or not self.pending:
+            return None
         lease = self.store.lease(self.name)
+        data = None
         try:
             if not await self.store.hold(lease):  # another host is writing it
                 self.oldest_pending = time.monotonic()
-                return
+                return None
             try:
                 data = await asyncio.to_thread(dumps, self.model)
                 written = await self.store.put_snapshot(self.name, data, self.position)
@@ -316,10 +319,11 @@ class SharedModel(ServedModel):
         except StoreUnavailable as error:
             self.oldest_pending = time.monotonic()
             log.warning("%s: its snapshot was not written (tried again later): %s", self.who, error)
-            return
+            return data
         self.snapshot, self.pending = self.position, 0
         if written:
             log.info("%s: snapshot of %d bytes written at %s", self.who, len(data), self.position)
+        return data
 
     async def close(self) -> int:
         """Bring the model up to date, write its snapshot if it has lessons the last one lacks,
@@ -341,8 +345,10 @@ class SharedModel(ServedModel):
                 await self._catch_up(create=False)
             except StoreUnavailable as error:
                 log.warning("%s: not brought up to date before letting go: %s", self.who, error)
-            await self._snapshot()
-            digest = hashlib.sha256(await asyncio.to_thread(dumps, self.model)).hexdigest()
+            data = await self._snapshot()
+            if data is None:
+                data = await asyncio.to_thread(dumps, self.model)
+            digest = hashlib.sha256(data).hexdigest()
             log.info("%s: let go at %s, model sha256:%s", self.who, self.position, digest)
             return 0
 

@@ -6,7 +6,8 @@ leaves DIR (symbolic links are refused too). A
 user's model file is made at the first TELL, with the default filter of ``streamnb train``
 plus a ledger; before that, that user's messages get the site model's verdict
 (:mod:`streamnb.service.site`; unsure without one) and nothing is written for the user. At
-most ``--max-models`` models stay loaded (least recently used out); the site model
+most ``--max-models`` models stay loaded, holding at most ``--max-memory`` bytes together
+(least recently used out); the site model
 (``DIR/@site.snb``) is one more model, made at the first TELL, that always stays.
 
 Durability (see :mod:`streamnb.service.journal`): one writer per model (the model file's lock, shared
@@ -374,8 +375,8 @@ Served = UserModel | SharedModel  # what the cache holds: a model of the models 
 
 
 class ModelCache:
-    """Loaded user models, least recently used out beyond ``max_models``, and the site model
-    (``site``: None without one), which stays. Each is a :class:`UserModel` (its file and
+    """Loaded user models, least recently used out beyond ``max_models`` (or ``max_memory``
+    bytes), and the site model (``site``: None without one), which stays. Each is a :class:`UserModel` (its file and
     journal in the models folder), or with a ``store`` a
     :class:`~streamnb.service.shared.SharedModel` (its stream and snapshots in Redis).
 
@@ -398,8 +399,8 @@ class ModelCache:
                 SharedModel(SITE_NAME, store, settings, is_site=True)
 
     def get(self, user: str) -> Served:
-        """The user's model, loaded or not yet (the least recently used beyond ``max_models``
-        is folded and let go, in the background).
+        """The user's model, loaded or not yet (the least recently used beyond ``max_models``,
+        or ``max_memory`` bytes, is folded and let go, in the background).
 
         Parameters
         ----------
@@ -428,12 +429,20 @@ class ModelCache:
             assert not isinstance(site, UserModel)
             entry = SharedModel(user, self.store, self.settings, site)
         self.entries[user] = entry
-        while len(self.entries) > self.settings.max_models:
+        while len(self.entries) > self.settings.max_models or self._over_memory():
             _, old = self.entries.popitem(last=False)
             task = asyncio.ensure_future(old.close())
             self.closing.add(task)
             task.add_done_callback(self.closing.discard)
         return entry
+
+    def _over_memory(self) -> bool:
+        """Do the users' models in memory hold more than ``max_memory`` bytes (the newest entry,
+        just asked for, always stays)?"""
+        cap = self.settings.max_memory
+        if cap is None or len(self.entries) < 2:
+            return False
+        return sum(int(getattr(entry.model, "nbytes", 0)) for entry in self.entries.values()) > cap
 
     async def has_model(self, user: str) -> bool:
         """Whether the user's model is loaded, or its file (its snapshot or lessons, with a store) exists.

@@ -331,3 +331,21 @@ def test_a_model_the_store_lost_is_dropped_by_the_hosts_that_held_it(serve, tmp_
     assert b"no snapshot of it any more" in hosts[0].text().encode()
     assert tell_raw(hosts[1].port, spam(1), "spam") == OK_SET  # learned anew, by every host
     assert len({check(server.port, spam(800)) for server in hosts}) == 1
+
+
+def test_the_models_a_host_holds_stay_under_its_memory_cap(serve, tmp_path, redis_server):
+    """--max-memory 1: a host keeps only the model in use (the others are let go, then read
+    again from the store), and answers as the in-process models do."""
+    server = host(serve, tmp_path, redis_server, 0, "--max-memory", "1", "--metrics", "127.0.0.1:0")
+    site = Expected()
+    users = {name: Expected(site) for name in ("ann", "ben", "cat")}
+    for i in range(20):
+        for u, (name, expected) in enumerate(users.items()):
+            raw, label = (spam(i + 50 * u), "spam") if i % 2 else (ham(i + 50 * u), "ham")
+            expected.tell(LEARN, label, raw)
+            assert tell_raw(server.port, raw, label, user=name) == OK_SET
+    for name, expected in users.items():
+        assert_answers(check(server.port, spam(900), user=name), expected.verdict(spam(900)))
+    time.sleep(1.2)  # the gauges are set every second
+    assert re.search(r"^streamnb_models_loaded 2\.0$", metrics_text(server), re.M)  # one user's, and the site's
+    assert server.text().count("let go at") >= 3 * 20  # each user's model let go at every other user's lesson

@@ -159,18 +159,20 @@ class SharedModel(ServedModel):
     async def _apply(self, entries: list[Entry]) -> None:
         """Apply entries in order (in a thread: a backlog may take a while), then give this
         host's TELLs among them their outcome."""
-        outcomes = await asyncio.to_thread(self._apply_sync, entries)
-        for origin, outcome in outcomes:
-            future = self.waiting.pop(origin, None)
-            if future is not None and not future.done():
-                future.set_result(outcome)
+        outcomes: list[tuple[bytes, Outcome]] = []
         if not self.pending:
             self.oldest_pending = time.monotonic()
-        self.pending += len(entries)
-        self.position = entries[-1].id
+        try:
+            await asyncio.to_thread(self._apply_sync, entries, outcomes)
+        finally:  # (whatever stopped it: the entries applied have their outcome and are counted)
+            for origin, outcome in outcomes:
+                future = self.waiting.pop(origin, None)
+                if future is not None and not future.done():
+                    future.set_result(outcome)
 
-    def _apply_sync(self, entries: list[Entry]) -> list[tuple[bytes, Outcome]]:
-        outcomes: list[tuple[bytes, Outcome]] = []
+    def _apply_sync(self, entries: list[Entry], outcomes: list[tuple[bytes, Outcome]]) -> None:
+        """Apply each entry, then move ``position`` past it: an entry is applied once, even
+        when something unforeseen stops the batch."""
         for entry in entries:
             lesson = _lesson(entry)
             outcome: Outcome
@@ -185,8 +187,9 @@ class SharedModel(ServedModel):
                     if entry.fields.get(b"origin") not in self.waiting:
                         log.warning("%s: a %s lesson was refused (as on every host): %s", self.who, lesson.action,
                                     failure(error))
+            self.position = entry.id
+            self.pending += 1
             outcomes.append((entry.fields.get(b"origin", b""), outcome))
-        return outcomes
 
     # -- what the server asks -------------------------------------------------------------------
     async def classify(self, raw: bytes, explain: bool) -> Scored | None:

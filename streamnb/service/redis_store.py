@@ -17,10 +17,10 @@ or ``@site`` for the site model), three keys:
 A TELL's entries (the user's stream and the site model's) go in one MULTI/EXEC, so both or
 neither are there. A snapshot at entry S trims the stream behind the snapshot before it
 (``XTRIM MINID``): a host whose model includes an entry at or after that one reads on from
-the stream, one behind it reads the snapshot again. Every error of the connection (refused,
-reset, timed out, Redis loading its file, out of memory, read-only) is a :class:`StoreUnavailable`; after one, the
-store is not tried again for :data:`RETRY_SECONDS`, so that checks served from memory while
-it is down do not each wait for a connection timeout.
+the stream, one behind it reads the snapshot again. Every error of Redis or of the connection
+(refused, reset, timed out, Redis loading its file, out of memory, a read-only replica) is a
+:class:`StoreUnavailable`; after one, the store is not tried again for :data:`RETRY_SECONDS`,
+so that checks served from memory while it is down do not each wait for a connection timeout.
 """
 
 from __future__ import annotations

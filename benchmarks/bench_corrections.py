@@ -40,7 +40,6 @@ With ``--quick`` (the synthetic corpus, or 300 messages): 100 learned, 3 lessons
 from __future__ import annotations
 
 import pickle
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from . import common
-from .service import Service, child_env
+from .service import Service, child_env, exchange
 
 NAME = "corrections"
 TITLE = "Corrections: a lesson unlearned right after, and with lessons in between"
@@ -198,12 +197,7 @@ def tell(port: int, raw: bytes, label: str | None) -> bytes:
     """A TELL (spamc -L spam|ham, or forget) over spamd's protocol; the reply's first line."""
     headers = f"Message-class: {label}\r\nSet: local\r\n" if label else "Remove: local\r\n"
     request = (f"TELL SPAMC/1.5\r\n{headers}User: {USER}\r\nContent-length: {len(raw)}\r\n\r\n").encode() + raw
-    with socket.create_connection(("127.0.0.1", port), timeout=120) as connection:
-        connection.sendall(request)
-        connection.shutdown(socket.SHUT_WR)
-        reply = b""
-        while chunk := connection.recv(65536):
-            reply += chunk
+    reply = exchange(port, request, timeout=120)
     first = reply.split(b"\r\n", 1)[0]
     if not first.startswith(b"SPAMD/1.5 0 "):
         raise RuntimeError(f"TELL answered {reply[:200]!r}")

@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,17 @@ def stop(process: subprocess.Popen) -> None:
 
 # -- the clients --------------------------------------------------------------------------------
 
+def run_clients(client: Callable[[], None], clients: int) -> float:
+    """Run ``client`` in ``clients`` threads at once; the wall seconds until all are done."""
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
+
+
 def check_run(spamc: str, port: int, files: list[tuple[Path, str]], clients: int, user: str = USER) -> dict[str, Any]:
     """Every file through ``spamc -c`` as ``user`` by ``clients`` concurrent threads: rate, latencies, verdicts."""
     work: queue.Queue = queue.Queue()
@@ -186,13 +198,7 @@ def check_run(spamc: str, port: int, files: list[tuple[Path, str]], clients: int
                 elif done.returncode == 1:
                     flagged[label] += 1
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - start
+    wall = run_clients(client, clients)
     latencies.sort()
     return {"messages": len(files), "wall": wall, "msg_per_s": len(files) / wall,
             "p50_ms": 1e3 * statistics.median(latencies),
@@ -221,13 +227,7 @@ def in_process_run(port: int, files: list[tuple[Path, str]], clients: int) -> di
             if b"Spam: " not in reply:
                 errors[0] += 1
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - start
+    wall = run_clients(client, clients)
     return {"msg_per_s": len(files) / wall, "p50_ms": 1e3 * statistics.median(latencies), "n_errors": errors[0]}
 
 

@@ -256,9 +256,7 @@ def newsgroups_part(ctx: common.Context) -> dict[str, Any] | str:
     orders = NEWSGROUP_ORDERS[:1] if ctx.quick else NEWSGROUP_ORDERS
     out: dict[str, Any] = {"train": len(train), "test": len(test), "streams": {}}
     for order in orders:
-        stream = list(train)
-        if order.startswith("shuffled"):
-            random.Random(int(order.rsplit(" ", 1)[1])).shuffle(stream)
+        stream = in_order(train, order)
         rows = {}
         for kind in ("MNB", "CNB", "BNB", "MNB mu"):
             started = time.process_time()
@@ -268,13 +266,19 @@ def newsgroups_part(ctx: common.Context) -> dict[str, Any] | str:
     return out
 
 
+def in_order(items: Sequence[Any], order: str) -> list[Any]:
+    """The items in an order's sequence: as they are, or "shuffled N" with seed N."""
+    stream = list(items)
+    if order.startswith("shuffled"):
+        random.Random(int(order.rsplit(" ", 1)[1])).shuffle(stream)
+    return stream
+
+
 def spam_part(ctx: common.Context, name: str, messages: list[tuple[bytes, str]],
               orders: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"messages": len(messages), "spam": sum(y == "spam" for _, y in messages), "streams": {}}
     for order in orders:
-        stream = list(messages)
-        if order.startswith("shuffled"):
-            random.Random(int(order.rsplit(" ", 1)[1])).shuffle(stream)
+        stream = in_order(messages, order)
         rows = {}
         for kind in ("MNB", "CNB", "BNB", "MNB mu"):
             started = time.process_time()

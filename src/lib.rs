@@ -8,7 +8,9 @@
 //!   bounded on any input; `EmailFeatures::field` names the part of a message a feature came from;
 //! - `weighting`: the spam filter's field-mass weights and scoring IDF;
 //! - `idf`: EmailNB's scoring of a document, those formulas over a model's counts;
-//! - `smoothing`: smoothing chosen online (`alpha="auto"`): the candidates and their evidence.
+//! - `smoothing`: smoothing chosen online (`alpha="auto"`): the candidates and their evidence;
+//! - `rule`: the spam filter's default verdicts, decided on the log-odds, and their display score;
+//! - `site`: the service's blend of the site model's verdict with a user's.
 //!
 //! With the `python` feature (what maturin builds), `python` exposes them to Python as the
 //! extension module `streamnb._core`; see ARCHITECTURE.md for the data path.
@@ -29,6 +31,8 @@ pub mod prefetch;
 pub mod pruning;
 pub mod records;
 pub mod replay;
+pub mod rule;
+pub mod site;
 pub mod smoothing;
 pub mod snapshot;
 pub mod space;

@@ -437,25 +437,12 @@ impl Logistic {
         self.counted_step(ids, values, y, omega, dots, count, self.n_classes)
     }
 
-    /// `learn` as it was when the model knew only its first `classes` classes (a replay takes
-    /// a step again as it was taken, before later classes came: src/replay.rs).
-    pub fn learn_within(
-        &mut self,
-        ids: &[u32],
-        values: &[f64],
-        y: usize,
-        omega: f64,
-        count: f64,
-        classes: usize,
-    ) -> Step {
-        self.counted_step(ids, values, y, omega, None, count, classes.min(self.n_classes))
-    }
-
     /// The document counted (`count` > 0), then one step over the first `classes` classes
     /// (the softmax, the margin and the gradient of the others left out: as a model that did
-    /// not know them yet).
+    /// not know them yet; a replay takes a step again as it was taken, before later classes
+    /// came: src/replay.rs).
     #[allow(clippy::too_many_arguments)]
-    fn counted_step(
+    pub fn counted_step(
         &mut self,
         ids: &[u32],
         values: &[f64],
@@ -888,8 +875,18 @@ pub fn check_doc_freqs(docs: f64, freqs: &[f64], n_rows: usize) -> Result<(), &'
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A model of `classes` classes with rows for features 0..rows (also src/replay.rs's tests).
+    pub(crate) fn with_classes(settings: Settings, classes: usize, rows: usize) -> Logistic {
+        let mut m = Logistic::new(settings);
+        for _ in 0..classes {
+            m.add_class();
+        }
+        m.reserve_rows(rows);
+        m
+    }
 
     fn settings(schedule: Schedule) -> Settings {
         Settings {
@@ -921,11 +918,7 @@ mod tests {
     }
 
     fn binary(schedule: Schedule) -> Logistic {
-        let mut m = Logistic::new(settings(schedule));
-        m.add_class();
-        m.add_class();
-        m.reserve_rows(4);
-        m
+        with_classes(settings(schedule), 2, 4)
     }
 
     #[test]
@@ -944,13 +937,11 @@ mod tests {
 
     #[test]
     fn the_idf_counts_documents_before_their_step_and_leaves_out_features_never_counted() {
-        let mut m = Logistic::new(Settings {
+        let idf = Settings {
             idf_power: 2.0,
             ..settings(Schedule::Constant)
-        });
-        m.add_class();
-        m.add_class();
-        m.reserve_rows(4);
+        };
+        let mut m = with_classes(idf, 2, 4);
         m.learn(&[0, 1], &[1.0, 1.0], 1, 1.0, None, 1.0);
         m.learn(&[0], &[1.0], 0, 1.0, None, 1.0);
         assert_eq!((m.docs, m.doc_freqs(&[0, 1, 2, 9])), (2.0, vec![2.0, 1.0, 0.0, 0.0]));
@@ -1104,19 +1095,15 @@ mod tests {
                 (0.0, 2.0, None),
                 (0.1, 1.0, Some(0.3)),
             ] {
-                let mut m = Logistic::new(Settings {
-                    rate: 0.5,
-                    schedule,
+                let settings = Settings {
                     l2,
                     margin,
-                    sublinear: true,
                     idf_power,
+                    sublinear: true,
                     normalize: true,
-                });
-                m.add_class();
-                m.add_class();
-                m.add_class();
-                m.reserve_rows(6);
+                    ..settings(schedule)
+                };
+                let mut m = with_classes(settings, 3, 6);
                 for i in 0..40u32 {
                     m.learn(&[i % 6, (i + 1) % 6], &[1.0, 2.0], (i % 3) as usize, 1.0, None, 1.0);
                 }
@@ -1146,18 +1133,9 @@ mod tests {
     #[test]
     fn a_provisional_step_leaves_the_schedule_alone_and_undoes_exactly_later() {
         for schedule in [Schedule::Constant, Schedule::AdaGrad] {
-            let mut m = Logistic::new(Settings {
-                rate: 0.5,
-                schedule,
-                l2: 0.0,
-                margin: Some(0.1),
-                sublinear: false,
-                idf_power: 1.0,
-                normalize: true,
-            });
-            m.add_class();
-            m.add_class();
-            m.reserve_rows(6);
+            let mut provisional = settings(schedule);
+            (provisional.margin, provisional.idf_power, provisional.normalize) = (Some(0.1), 1.0, true);
+            let mut m = with_classes(provisional, 2, 6);
             for i in 0..30u32 {
                 m.learn(&[i % 6, (i + 2) % 6], &[1.0, 1.0], (i % 2) as usize, 1.0, None, 1.0);
             }

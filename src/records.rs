@@ -469,9 +469,7 @@ fn encode(ids: &[u32], values: &[f64], out: &mut Vec<u8>) {
     out.reserve(ids.len() * if ones { 2 } else { 10 });
     if ones {
         // the ids alone, sorted in place (no indirection: a byte n-gram document is all ones)
-        let mut sorted = ids.to_vec();
-        radix_sort(&mut sorted);
-        push_deltas(sorted.iter().copied(), out);
+        push_deltas(sorted(ids).into_iter(), out);
     } else {
         let mut pairs: Vec<(u32, f64)> = ids.iter().copied().zip(values.iter().copied()).collect();
         pairs.sort_unstable_by_key(|&(id, _)| id);
@@ -480,6 +478,51 @@ fn encode(ids: &[u32], values: &[f64], out: &mut Vec<u8>) {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
+}
+
+/// The largest id `sorted` reads through a bitmap: 2^20 bits, 128 KiB a thread.
+const BITMAP_IDS: u32 = 1 << 20;
+
+thread_local! {
+    /// `sorted`'s bitmap, all zeros between calls (each call clears the words it set).
+    static BITMAP: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A document's ids in increasing order. Ids below `BITMAP_IDS` (hashed ids: 2^18 buckets)
+/// are set as bits and read back in order, which costs the ids and the words they span;
+/// larger ones, or an id repeated (which a bitmap would merge), go through `radix_sort`.
+fn sorted(ids: &[u32]) -> Vec<u32> {
+    let max = ids.iter().copied().max().unwrap_or(0);
+    if max < BITMAP_IDS {
+        let bitmap_sorted = BITMAP.with(|cell| {
+            let mut bitmap = cell.borrow_mut();
+            let words = max as usize / 64 + 1;
+            if bitmap.len() < words {
+                bitmap.resize(words, 0);
+            }
+            let mut distinct = true;
+            for &id in ids {
+                let (word, bit) = (id as usize / 64, 1u64 << (id % 64));
+                distinct &= bitmap[word] & bit == 0;
+                bitmap[word] |= bit;
+            }
+            let mut out = Vec::with_capacity(ids.len());
+            for (w, word) in bitmap[..words].iter_mut().enumerate() {
+                let mut bits = std::mem::take(word);
+                while bits != 0 {
+                    out.push(w as u32 * 64 + bits.trailing_zeros());
+                    bits &= bits - 1;
+                }
+            }
+            distinct.then_some(out)
+        });
+        if let Some(out) = bitmap_sorted {
+            return out;
+        }
+    }
+    let mut out = ids.to_vec();
+    radix_sort(&mut out);
+    out
 }
 
 /// Sort ids by their 11-bit digits, lowest first, as many as the largest id has: hashed ids
@@ -608,6 +651,32 @@ mod tests {
         assert!(decode(&[1, 2, 5]).is_err()); // a flag no document has
         assert!(decode(&[1, 0, 5, 7]).is_err()); // a byte after the end
         assert!(decode(&[1, 0, 0xff, 0xff, 0xff, 0xff, 0x7f]).is_err()); // beyond u32
+    }
+
+    #[test]
+    fn sorted_sorts_through_the_bitmap_and_without_it() {
+        let mut state = 7u64;
+        let mut next = |bound: u32| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 32) as u32) % bound
+        };
+        for n in [0usize, 1, 64, 2500] {
+            for bound in [1u32 << 18, BITMAP_IDS, u32::MAX] {
+                let mut ids: Vec<u32> = (0..n).map(|_| next(bound)).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                let mut shuffled = ids.clone();
+                shuffled.reverse();
+                shuffled.rotate_left(n / 3);
+                assert_eq!(sorted(&shuffled), ids);
+            }
+        }
+        // a repeated id is kept (the bitmap would merge it) and the bitmap is left clear
+        assert_eq!(sorted(&[5, 3, 5]), vec![3, 5, 5]);
+        assert_eq!(sorted(&[5, 3]), vec![3, 5]);
+        assert!(BITMAP.with(|cell| cell.borrow().iter().all(|&w| w == 0)));
     }
 
     #[test]

@@ -209,9 +209,10 @@ fn redo(item: &Replayed, learner: &mut Learner<'_>, stacking: Option<&mut Stacki
     };
     learner.class_docs[class] += entry.weight;
     let omega = learner.weighing.omega(learner.class_docs, class, entry.weight);
+    let classes = entry.classes.min(learner.model.n_classes());
     let step = learner
         .model
-        .learn_within(ids, values, class, omega, entry.weight, entry.classes);
+        .counted_step(ids, values, class, omega, None, entry.weight, classes);
     let stacked = match (&entry.stacker, stacking, z_lr) {
         (Some(kept), Some(s), Some(z_lr)) => {
             let inputs = [kept.inputs[0], if z_lr.is_nan() { 0.0 } else { z_lr }];
@@ -251,7 +252,7 @@ mod tests {
     use crate::logistic::{Schedule, Settings};
 
     fn model(schedule: Schedule, l2: f64, idf_power: f64, margin: Option<f64>) -> Logistic {
-        let mut m = Logistic::new(Settings {
+        let settings = Settings {
             rate: 0.4,
             schedule,
             l2,
@@ -259,11 +260,8 @@ mod tests {
             sublinear: true,
             idf_power,
             normalize: true,
-        });
-        m.add_class();
-        m.add_class();
-        m.reserve_rows(12);
-        m
+        };
+        crate::logistic::tests::with_classes(settings, 2, 12)
     }
 
     /// A stream of documents over 12 features: (ids, values, class, weight).

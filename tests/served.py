@@ -82,10 +82,10 @@ class Served:
 
 def expected_check(expected, message, i: int) -> tuple:
     """Message ``message(i)``, the verdict ``expected`` (the server's model, in process) gives it,
-    and the score and threshold spamc should print for it (spam cutoff 0.90)."""
+    and the score and threshold spamc should print for it (the rule's spam cutoff on the score)."""
     from streamnb.service.serve import score_fields
 
     raw = message(i)
     verdict = expected.verdict(raw)
-    _, score, threshold = score_fields(verdict, 0.90)
+    _, score, threshold = score_fields(verdict, expected.filter.rule)
     return raw, verdict, score, threshold

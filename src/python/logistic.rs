@@ -772,9 +772,7 @@ impl LogisticCore {
     ) -> PyResult<()> {
         guard(|| {
             let documents = documents.as_ref().map(|(l, d)| (&l[..], &d[..]));
-            self.import_records(
-                max_entries,
-                window,
+            let arrays = records::RecordArrays {
                 fingerprints,
                 classes,
                 weights,
@@ -784,7 +782,8 @@ impl LogisticCore {
                 known,
                 stacker,
                 documents,
-            )
+            };
+            self.import_records(max_entries, window, arrays)
         })
     }
 

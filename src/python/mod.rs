@@ -69,6 +69,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(formulas::class_log_prior, m)?)?;
     m.add_function(wrap_pyfunction!(formulas::log_posterior, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::log_odds_cutoffs, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::log_odds_decide, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::log_odds_score, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::site_user_share, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::site_blend, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::site_blend_clues, m)?)?;
     m.add_function(wrap_pyfunction!(keys::token_key_arrays, m)?)?;
     Ok(())
 }

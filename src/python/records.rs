@@ -73,6 +73,22 @@ fn known(doc: &Doc) -> (Vec<u32>, Vec<f64>) {
         .unzip()
 }
 
+/// A model file's record arrays, as `export_records` writes them (little-endian bytes).
+pub(super) struct RecordArrays<'a> {
+    pub fingerprints: &'a [u8],
+    pub classes: &'a [u8],
+    pub weights: &'a [u8],
+    pub g: &'a [u8],
+    pub decays: &'a [u8],
+    pub stamps: &'a [u8],
+    /// None for a file from before they were kept (the classes the model knows).
+    pub known: Option<&'a [u8]>,
+    /// None for a model without a stacker.
+    pub stacker: Option<&'a [u8]>,
+    /// (lengths, bytes); None for a file from before documents were kept.
+    pub documents: Option<(&'a [u8], &'a [u8])>,
+}
+
 impl LogisticCore {
     pub(super) fn records(&self) -> PyResult<&Records> {
         self.records
@@ -342,36 +358,27 @@ impl LogisticCore {
     /// before they were kept (the classes the model knows), `stacker` None for a model
     /// without a stacker, `documents` None for a file from before documents were kept):
     /// this model keeps none yet. ModelFormatError names what is wrong.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn import_records(
         &mut self,
         max_entries: usize,
         window: usize,
-        fingerprints: &[u8],
-        classes: &[u8],
-        weights: &[u8],
-        g: &[u8],
-        decays: &[u8],
-        stamps: &[u8],
-        known: Option<&[u8]>,
-        stacker: Option<&[u8]>,
-        documents: Option<(&[u8], &[u8])>,
+        arrays: RecordArrays<'_>,
     ) -> PyResult<()> {
         let bad = |what: String| error(ErrorKind::ModelFormat, what);
-        let classes = little_endian_i64(classes)?;
+        let classes = little_endian_i64(arrays.classes)?;
         let m = classes.len();
         let (weights, g, decays, stamps) = (
-            little_endian_f64(weights)?,
-            little_endian_f64(g)?,
-            little_endian_f64(decays)?,
-            little_endian_i64(stamps)?,
+            little_endian_f64(arrays.weights)?,
+            little_endian_f64(arrays.g)?,
+            little_endian_f64(arrays.decays)?,
+            little_endian_i64(arrays.stamps)?,
         );
-        let stacker = match stacker {
+        let stacker = match arrays.stacker {
             Some(bytes) => little_endian_f64(bytes)?,
             None => vec![0.0; 3 * m],
         };
         let n_classes = self.model.n_classes();
-        let known = match known {
+        let known = match arrays.known {
             Some(bytes) => little_endian_i64(bytes)?,
             None => vec![n_classes as i64; m],
         };
@@ -381,7 +388,7 @@ impl LogisticCore {
                 "step record class counts must be one per record, each in [1, {n_classes}]"
             )));
         }
-        if fingerprints.len() != FINGERPRINT_BYTES * m
+        if arrays.fingerprints.len() != FINGERPRINT_BYTES * m
             || weights.len() != m
             || g.len() != m * cols
             || decays.len() != m
@@ -433,14 +440,14 @@ impl LogisticCore {
                 });
             }
             let mut fp = [0u8; FINGERPRINT_BYTES];
-            fp.copy_from_slice(&fingerprints[FINGERPRINT_BYTES * i..FINGERPRINT_BYTES * (i + 1)]);
+            fp.copy_from_slice(&arrays.fingerprints[FINGERPRINT_BYTES * i..FINGERPRINT_BYTES * (i + 1)]);
             entries.push((fp, entry));
         }
-        let lengths = match documents {
+        let lengths = match arrays.documents {
             Some((lengths, _)) => Some(little_endian_i64(lengths)?),
             None => None,
         };
-        let documents = lengths.as_deref().zip(documents.map(|(_, bytes)| bytes));
+        let documents = lengths.as_deref().zip(arrays.documents.map(|(_, bytes)| bytes));
         let records = Records::import(max_entries, window, entries, documents, self.model.rows()).map_err(bad)?;
         self.records = Some(records);
         Ok(())

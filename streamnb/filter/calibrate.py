@@ -81,10 +81,9 @@ class PlattCalibrator:
 
     The window is short by default (500 messages) because the score being calibrated
     moves: naive Bayes log-odds grow in scale as the model sees more of each word, so old
-    (z, y) pairs describe an older, less confident model. On the SpamAssassin stream
-    (Date order, multinomial NB over words) prequential ECE was 0.029 / 0.018 / 0.018 /
-    0.033 with windows of 100 / 500 / 1000 / 2000 messages. A linear map of z cannot
-    follow every shape of miscalibration; :class:`IsotonicCalibrator` can (0.013 there).
+    (z, y) pairs describe an older, less confident model (CHANGELOG.md, "Defaults and the
+    measurements that chose them", has the windows measured). A linear map of z cannot
+    follow every shape of miscalibration; :class:`IsotonicCalibrator` can.
 
     Before the first update the map is the identity on probabilities: a = 1, b = 0, so
     transform(z) = sigmoid(z), the model's own posterior.

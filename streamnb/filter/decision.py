@@ -18,12 +18,13 @@ from .base import HAM, SPAM, UNSURE, FilterModel
 from .combining import ChiSquareResult, chi2_sf_even, chi_square_indicator, fisher_combine, robinson_probabilities
 from .evidence import Evidence, LogOddsTerms, evidence, log_odds_terms
 from .report import FilterReport, progressive_filter
-from .rules import ArgmaxRule, ChiSquareRule, DecisionRule, LogOddsRule, PosteriorRule, model_posterior
+from .rules import ArgmaxRule, ChiSquareRule, DecisionRule, LogOddsRule, PosteriorRule, RuleOptions, model_posterior
 from .spam_filter import SpamFilter, Verdict
 
 __all__ = [
     "HAM", "UNSURE", "SPAM", "Evidence", "LogOddsTerms", "log_odds_terms", "evidence",
     "chi2_sf_even", "fisher_combine", "robinson_probabilities", "ChiSquareResult", "chi_square_indicator",
-    "FilterModel", "DecisionRule", "ArgmaxRule", "PosteriorRule", "ChiSquareRule", "LogOddsRule", "Verdict",
+    "FilterModel", "DecisionRule", "ArgmaxRule", "PosteriorRule", "ChiSquareRule", "LogOddsRule", "RuleOptions",
+    "Verdict",
     "SpamFilter", "FilterReport", "progressive_filter", "model_posterior",
 ]

@@ -1,15 +1,20 @@
-"""Decision rules, each a score and two cutoffs: a message is ham when score < ham_cutoff, spam
-when score >= spam_cutoff, unsure in between (equal cutoffs give a plain threshold, never unsure).
+"""Decision rules: how a message's log-odds (or another score) becomes a verdict.
 
+- :class:`LogOddsRule` (the default): cutoffs on the model's log-odds, demanding more
+  evidence while the model has learned few messages of the class it would rule out;
 - :class:`ArgmaxRule`: the model's own decision (spam when P(spam|x) > 1/2);
 - :class:`PosteriorRule`: cutoffs on P(spam|x), calibrated when the filter has a calibrator;
 - :class:`ChiSquareRule`: Gary Robinson's chi-square combining of per-word spam
-  probabilities, as SpamBayes uses it (the maths: :mod:`streamnb.filter.combining`);
-- :class:`LogOddsRule` (the default): cutoffs on the model's log-odds, demanding more
-  evidence while the model has learned few messages of the class it would rule out.
+  probabilities, as SpamBayes uses it (the maths: :mod:`streamnb.filter.combining`).
 
-:class:`DecisionRule` is what a :class:`~streamnb.filter.spam_filter.SpamFilter` asks of a rule;
-:func:`model_posterior` is the model's P(spam|x) for a filter's log-odds.
+Every rule also gives a score from 0 to 1 for display (``Verdict.score``, spamd's score):
+PosteriorRule and ChiSquareRule decide on that score (ham below ``ham_cutoff``, spam from
+``spam_cutoff``); LogOddsRule decides on the log-odds and draws its cutoffs on the score at
+:data:`HAM_SCORE` and :data:`SPAM_SCORE`, so the score shows the verdict.
+
+:class:`RuleOptions` is a rule as a command or the service is told it (each default here,
+written once); :class:`DecisionRule` is what a :class:`~streamnb.filter.spam_filter.SpamFilter`
+asks of a rule; :func:`model_posterior` is the model's P(spam|x) for a filter's log-odds.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 if TYPE_CHECKING:
@@ -30,6 +36,8 @@ if TYPE_CHECKING:
 else:
     from .._lazy import numpy as np
 
+from .. import _core
+from ..errors import InvalidParameterError
 from ..validate import (
     check_cutoffs,
     check_finite,
@@ -38,13 +46,27 @@ from ..validate import (
     check_int,
     check_interval,
     check_not_above,
-    check_open_cutoffs,
 )
 from .base import HAM, SPAM, UNSURE, Verdicts
 from .combining import ChiSquareResult, chi_square_indicator, robinson_probabilities
 from .evidence import Evidence, evidence
 
-__all__ = ["DecisionRule", "ArgmaxRule", "PosteriorRule", "ChiSquareRule", "LogOddsRule", "model_posterior"]
+__all__ = ["DecisionRule", "ArgmaxRule", "PosteriorRule", "ChiSquareRule", "LogOddsRule", "RuleOptions", "RULES",
+           "HAM_SCORE", "SPAM_SCORE", "LOG_ODDS_CUTOFFS", "MIN_PER_CLASS", "model_posterior"]
+
+#: The score (0 to 1) below which a message is ham and from which it is spam: the default
+#: cutoffs of PosteriorRule and ChiSquareRule, and where LogOddsRule draws its log-odds
+#: cutoffs on its display score (spamd's threshold is 10 * SPAM_SCORE).
+HAM_SCORE, SPAM_SCORE = 0.20, 0.90
+#: LogOddsRule's (ham_log_odds, spam_log_odds, caution) for a model whose class declares no
+#: ``log_odds_cutoffs`` of its own (:class:`~streamnb.models.Fusion` does); chosen for EmailNB.
+LOG_ODDS_CUTOFFS = (-5.0, 16.0, 8.0)
+_VERDICTS: dict[int, Verdicts] = {-1: HAM, 0: UNSURE, 1: SPAM}  # the core's verdicts (src/python/formulas.rs)
+#: The rules by the name a command gives them (``--rule``); the first is the default.
+RULES = ("logodds", "chi2", "posterior", "argmax")
+#: By rule, the messages of each class a model learns before its verdicts leave "unsure"
+#: (``min_per_class``): logodds is cautious on its own while a class is little known.
+MIN_PER_CLASS = {"logodds": 1.0, "chi2": 10.0, "posterior": 10.0, "argmax": 10.0}
 
 
 @overload
@@ -91,22 +113,35 @@ class _CountsDocuments(Protocol):
 
 
 class DecisionRule(Protocol):
-    """What a SpamFilter needs from a rule: a score, a verdict for a score, an explanation."""
+    """What a SpamFilter needs from a rule: a verdict with its display score, an explanation,
+    and the score's cutoffs (``ham_cutoff``, ``spam_cutoff``: what replies show as the threshold)."""
 
-    def score(self, model: Any, features: Document, log_odds: float, probability: float,
-              positive: Label, negative: Label) -> float: ...
+    ham_cutoff: float
+    spam_cutoff: float
 
-    def decide(self, score: float) -> Verdicts: ...
+    def judge(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> tuple[Verdicts, float]: ...
 
     def explain(self, model: Any, features: Document, k: int, positive: Label,
                 negative: Label) -> list[Evidence]: ...
 
 
 class _Band:
-    """The unsure band: ham below ham_cutoff, spam at or above spam_cutoff, unsure between."""
+    """A rule that decides on its score: ham below ham_cutoff, spam at or above spam_cutoff,
+    unsure between."""
 
     ham_cutoff: float
     spam_cutoff: float
+
+    def score(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> float:
+        raise NotImplementedError
+
+    def judge(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> tuple[Verdicts, float]:
+        """(verdict, score): the score and what it decides."""
+        score = self.score(model, features, log_odds, probability, positive, negative)
+        return self.decide(score), score
 
     def decide(self, score: float) -> Verdicts:
         """'ham' if score < ham_cutoff, 'spam' if score >= spam_cutoff, else 'unsure'."""
@@ -158,8 +193,7 @@ class ArgmaxRule(_Band):
     calibrated one (calibration is monotone but need not keep 1/2 in place).
     """
 
-    ham_cutoff = 0.5
-    spam_cutoff = 0.5
+    ham_cutoff = spam_cutoff = 0.5  # P(spam|x) = 1/2
 
     def score(self, model: Any, features: Document, log_odds: float, probability: float,
               positive: Label, negative: Label) -> float:
@@ -190,7 +224,7 @@ class PosteriorRule(_Band):
         For a cutoff out of [0, 1], or a ham cutoff above the spam cutoff.
     """
 
-    def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
+    def __init__(self, ham_cutoff: float = HAM_SCORE, spam_cutoff: float = SPAM_SCORE) -> None:
         self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
 
     def score(self, model: Any, features: Document, log_odds: float, probability: float,
@@ -237,7 +271,7 @@ class ChiSquareRule(_Band):
     min_strength: float
     max_discriminators: int
 
-    def __init__(self, ham_cutoff: float = 0.20, spam_cutoff: float = 0.90, *, strength: float = 0.45,
+    def __init__(self, ham_cutoff: float = HAM_SCORE, spam_cutoff: float = SPAM_SCORE, *, strength: float = 0.45,
                  background: float = 0.5, min_strength: float = 0.1, max_discriminators: int = 150) -> None:
         self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
         self.strength = check_finite_positive("strength", strength)
@@ -279,7 +313,7 @@ class ChiSquareRule(_Band):
                 f"min_strength={self.min_strength!r}, max_discriminators={self.max_discriminators!r})")
 
 
-class LogOddsRule(_Band):
+class LogOddsRule:
     """Cutoffs on the model's log-odds z = log P(spam|x) - log P(ham|x), cautious while a class is little known.
 
     With N_spam and N_ham the messages of each class the model has learned (its class
@@ -296,17 +330,15 @@ class LogOddsRule(_Band):
     scored), and a model that unlearns a message gives the verdicts of the model that never
     saw it. While the model lacks a class every verdict is "unsure" (z then compares the
     learned class with one that learned nothing: see ``SpamFilter.log_odds``); the filter
-    also waits for ``min_per_class`` messages of each class.
+    also waits for ``min_per_class`` messages of each class. The defaults
+    (:data:`LOG_ODDS_CUTOFFS`) suit EmailNB, whose log-odds are bounded by its fixed mass per
+    message; a model class may declare its own (``log_odds_cutoffs``, used by :meth:`for_model`).
 
-    Defaults chosen on the Date-ordered SpamAssassin stream with :class:`~streamnb.models.EmailNB`
-    (benchmarks/accuracy_variants.py), whose log-odds are bounded by its fixed mass per
-    message: they are in-sample figures there, and the benchmark reports them on other
-    orders of the stream with these values frozen.
-
-    The score (what ``Verdict.score`` holds, and what ``streamnb serve`` shows) maps z onto
-    [0, 1] so that the verdict is a fixed cut of it, as for the other rules: below
-    ``ham_cutoff`` (0.2) for ham, from ``spam_cutoff`` (0.9) for spam, linear in z between
-    h and t, and approaching 0 or 1 exponentially beyond (one e-fold every 10 nats).
+    The verdict is decided on z. The score (``Verdict.score``, what ``streamnb serve`` shows)
+    is for display only: it maps z onto [0, 1] so that the verdict reads off it as for the
+    other rules, below :data:`HAM_SCORE` (0.2) for ham and from :data:`SPAM_SCORE` (0.9) for
+    spam: linear in z between h and t, approaching 0 or 1 exponentially beyond (one e-fold
+    every 10 nats). The formulas are the core's (``src/rule.rs``).
 
     Parameters
     ----------
@@ -316,8 +348,6 @@ class LogOddsRule(_Band):
         The spam cutoff t before caution (finite).
     caution : float
         c, how far the cutoffs move out while a class is little known (finite, >= 0).
-    ham_cutoff, spam_cutoff : float
-        Where h and t land on the score's scale (0 < ham_cutoff < spam_cutoff < 1).
 
     Raises
     ------
@@ -325,22 +355,20 @@ class LogOddsRule(_Band):
         For a value out of its range.
     """
 
-    SCALE = 10.0  # nats per e-fold of the score beyond the cutoffs
+    ham_cutoff, spam_cutoff = HAM_SCORE, SPAM_SCORE  # where h and t stand on the display score
 
-    def __init__(self, ham_log_odds: float = -5.0, spam_log_odds: float = 16.0, caution: float = 8.0, *,
-                 ham_cutoff: float = 0.20, spam_cutoff: float = 0.90) -> None:
+    def __init__(self, ham_log_odds: float = LOG_ODDS_CUTOFFS[0], spam_log_odds: float = LOG_ODDS_CUTOFFS[1],
+                 caution: float = LOG_ODDS_CUTOFFS[2]) -> None:
         self.ham_log_odds = check_finite("ham_log_odds", ham_log_odds)
         self.spam_log_odds = check_finite("spam_log_odds", spam_log_odds)
         check_not_above("ham_log_odds", ham_log_odds, "spam_log_odds", spam_log_odds)
         self.caution = check_finite_nonnegative("caution", caution)
-        self.ham_cutoff, self.spam_cutoff = check_cutoffs(ham_cutoff, spam_cutoff)
-        check_open_cutoffs(self.ham_cutoff, self.spam_cutoff, (ham_cutoff, spam_cutoff))
 
     @classmethod
     def for_model(cls, model: object, **overrides: float | None) -> "LogOddsRule":
         """The rule with a model's own default cutoffs (its class's ``log_odds_cutoffs``:
         :class:`~streamnb.models.Fusion` declares those of its fused log-odds; any other model
-        gets this class's defaults, chosen for EmailNB), and any override that is not None.
+        gets :data:`LOG_ODDS_CUTOFFS`), and any override that is not None.
         ``model`` may be the model or its class.
 
         Parameters
@@ -357,7 +385,7 @@ class LogOddsRule(_Band):
         """
         names = ("ham_log_odds", "spam_log_odds", "caution")
         model_type = model if isinstance(model, type) else type(model)
-        defaults = dict(zip(names, getattr(model_type, "log_odds_cutoffs", (-5.0, 16.0, 8.0))))
+        defaults = dict(zip(names, getattr(model_type, "log_odds_cutoffs", LOG_ODDS_CUTOFFS)))
         given = {name: value for name, value in overrides.items() if value is not None}
         return cls(**{**defaults, **given})
 
@@ -374,32 +402,116 @@ class LogOddsRule(_Band):
         Returns
         -------
         tuple of float
-            (h, t).
+            (h, t); infinite while the model lacks the class the cutoff would rule out.
         """
         counts = model.class_counts
-        n_pos, n_neg = counts.get(positive, 0.0), counts.get(negative, 0.0)
-        t = self.spam_log_odds + (self.caution * 100.0 / n_neg if n_neg > 0 else math.inf)
-        h = self.ham_log_odds - (self.caution * 100.0 / n_pos if n_pos > 0 else math.inf)
-        return h, t
+        return _core.log_odds_cutoffs((self.ham_log_odds, self.spam_log_odds, self.caution),
+                                      float(counts.get(positive, 0.0)), float(counts.get(negative, 0.0)))
 
-    def score(self, model: Any, features: Document, log_odds: float, probability: float,
-              positive: Label, negative: Label) -> float:
+    @staticmethod
+    def decide(z: float, h: float, t: float) -> Verdicts:
+        """The verdict of log-odds z between cutoffs h <= t: spam from t, ham below h, else
+        unsure (also for a z that is NaN, or while either cutoff is infinite)."""
+        return _VERDICTS[_core.log_odds_decide(float(z), h, t)]
+
+    def judge(self, model: Any, features: Document, log_odds: float, probability: float,
+              positive: Label, negative: Label) -> tuple[Verdicts, float]:
+        """(verdict, display score) of log-odds z for the model as it stands."""
         h, t = self.cutoffs(model, positive, negative)
-        if not math.isfinite(t - h):  # a class unknown: no comparison, the middle of the band
-            return 0.5 * (self.ham_cutoff + self.spam_cutoff)
-        return self.scaled(log_odds, h, t)
+        return self.decide(log_odds, h, t), self.scaled(log_odds, h, t)
+
+    def explain(self, model: Any, features: Document, k: int, positive: Label,
+                negative: Label) -> list[Evidence]:
+        """The model's strongest log-odds contributions (:func:`~streamnb.filter.evidence.evidence`)."""
+        return evidence(model, features, k, positive, negative)
 
     def scaled(self, z: float, h: float, t: float) -> float:
-        """The score of log-odds z between finite cutoffs h <= t (see the class docstring)."""
-        low, high = self.ham_cutoff, self.spam_cutoff
-        if math.isnan(z):
-            return 0.5 * (low + high)
-        if z >= t:
-            return 1.0 if math.isinf(z) else high + (1.0 - high) * -math.expm1(-(z - t) / self.SCALE)
-        if z < h:
-            return 0.0 if math.isinf(z) else low * math.exp((z - h) / self.SCALE)
-        return min(low + (high - low) * (z - h) / (t - h), math.nextafter(high, 0.0))
+        """The display score of log-odds z between cutoffs h <= t (see the class docstring);
+        the middle of the band for a NaN z or an infinite cutoff (a class unknown)."""
+        return _core.log_odds_score(float(z), h, t, self.ham_cutoff, self.spam_cutoff)
 
     def __repr__(self) -> str:
         return (f"LogOddsRule(ham_log_odds={self.ham_log_odds!r}, spam_log_odds={self.spam_log_odds!r}, "
-                f"caution={self.caution!r}, ham_cutoff={self.ham_cutoff!r}, spam_cutoff={self.spam_cutoff!r})")
+                f"caution={self.caution!r})")
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """A decision rule as a command or the service is told it; :meth:`rule_for` makes it.
+
+    Each option moves what its name says, and is refused with a rule that does not read it
+    (None: the default, written once, in the rule or the model). ``spam_log_odds`` and
+    ``ham_log_odds`` move the logodds rule's verdicts; ``spam_cutoff`` and ``ham_cutoff`` move
+    the chi2 and posterior rules', which decide on their score.
+
+    Parameters
+    ----------
+    rule
+        ``"logodds"`` (:class:`LogOddsRule`), ``"chi2"`` (:class:`ChiSquareRule`),
+        ``"posterior"`` (:class:`PosteriorRule`) or ``"argmax"`` (:class:`ArgmaxRule`).
+    ham_log_odds, spam_log_odds, caution
+        logodds: its cutoffs before caution, and its caution (None: the model's own).
+    ham_cutoff, spam_cutoff
+        chi2 and posterior: the score's cutoffs (None: :data:`HAM_SCORE`, :data:`SPAM_SCORE`).
+    min_per_class
+        Messages of each class a model learns before a verdict leaves "unsure" (None: the
+        rule's :data:`MIN_PER_CLASS`).
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown rule, or an option the rule does not read (named, with the one that moves it).
+    """
+
+    rule: str = RULES[0]
+    ham_log_odds: float | None = None
+    spam_log_odds: float | None = None
+    caution: float | None = None
+    ham_cutoff: float | None = None
+    spam_cutoff: float | None = None
+    min_per_class: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise InvalidParameterError(f"rule must be one of {', '.join(RULES)}, got {self.rule!r}")
+        reads = {"logodds": ("ham_log_odds", "spam_log_odds", "caution"), "chi2": ("ham_cutoff", "spam_cutoff"),
+                 "posterior": ("ham_cutoff", "spam_cutoff"), "argmax": ()}[self.rule]
+        for name in ("ham_log_odds", "spam_log_odds", "caution", "ham_cutoff", "spam_cutoff"):
+            if getattr(self, name) is not None and name not in reads:
+                instead = {"ham_cutoff": " (its ham cutoff is ham_log_odds)",
+                           "spam_cutoff": " (its spam cutoff is spam_log_odds)"}.get(name, "") \
+                    if self.rule == "logodds" else ""
+                raise InvalidParameterError(f"the {self.rule} rule does not read {name}{instead}: it would change "
+                                            "no verdict")
+
+    def rule_for(self, model: object) -> DecisionRule:
+        """The rule for a model (or its class), whose own logodds cutoffs fill those not given.
+
+        Parameters
+        ----------
+        model
+            The model, or its class.
+
+        Returns
+        -------
+        DecisionRule
+            A LogOddsRule, ChiSquareRule, PosteriorRule or ArgmaxRule.
+
+        Raises
+        ------
+        InvalidParameterError
+            The options do not go together (a ham cutoff above the spam cutoff ...).
+        """
+        if self.rule == "logodds":
+            return LogOddsRule.for_model(model, ham_log_odds=self.ham_log_odds, spam_log_odds=self.spam_log_odds,
+                                         caution=self.caution)
+        if self.rule == "argmax":
+            return ArgmaxRule()
+        score_rule = ChiSquareRule if self.rule == "chi2" else PosteriorRule
+        return score_rule(HAM_SCORE if self.ham_cutoff is None else self.ham_cutoff,
+                          SPAM_SCORE if self.spam_cutoff is None else self.spam_cutoff)
+
+    @property
+    def required_per_class(self) -> float:
+        """``min_per_class``, or the rule's :data:`MIN_PER_CLASS`."""
+        return MIN_PER_CLASS[self.rule] if self.min_per_class is None else float(self.min_per_class)

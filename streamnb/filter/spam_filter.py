@@ -29,7 +29,7 @@ from ..validate import (
 from .asking import LabelRequests, check_budget, disagree
 from .base import HAM, SPAM, UNSURE, FilterModel, Verdicts
 from .evidence import Evidence
-from .rules import DecisionRule, LogOddsRule, model_posterior
+from .rules import MIN_PER_CLASS, DecisionRule, LogOddsRule, model_posterior
 
 __all__ = ["Verdict", "SpamFilter"]
 
@@ -37,13 +37,14 @@ __all__ = ["Verdict", "SpamFilter"]
 class Verdict(NamedTuple):
     """A filter's answer for one message.
 
-    label: "ham", "unsure" or "spam". score: what the rule compared with its cutoffs (the
-    chi-square indicator I, or P(spam|x)). probability: P(spam|x), calibrated when the
-    filter has a calibrator. evidence: the strongest reasons (see the rule's ``explain``).
-    log_odds: the model's log P(spam|x) - log P(ham|x); while the model knows a single
-    class, that class against one that learned nothing (``SpamFilter.log_odds``); 0 while
-    it knows none. ask: the filter wants this message's label (``classify``'s ``budget``:
-    :mod:`streamnb.filter.asking`).
+    label: "ham", "unsure" or "spam". score: the rule's score from 0 to 1, for display (what
+    ChiSquareRule and PosteriorRule compare with their cutoffs: the chi-square indicator I,
+    P(spam|x); LogOddsRule decides on the log-odds and shows them on this scale).
+    probability: P(spam|x), calibrated when the filter has a calibrator. evidence: the
+    strongest reasons (see the rule's ``explain``). log_odds: the model's log P(spam|x) -
+    log P(ham|x); while the model knows a single class, that class against one that learned
+    nothing (``SpamFilter.log_odds``); 0 while it knows none. ask: the filter wants this
+    message's label (``classify``'s ``budget``: :mod:`streamnb.filter.asking`).
     """
 
     label: Verdicts
@@ -68,9 +69,10 @@ class SpamFilter:
     otherwise ``tokenizer``, or the model's own tokenizer, makes the mapping), asks the
     model for log P(spam|x) - log P(ham|x), turns it into a probability (the calibrator's,
     else the model's posterior) and lets the rule decide. Until the model has learned
-    ``min_per_class`` messages of each class (default 1: a comparison needs both;
-    :class:`~streamnb.filter.rules.LogOddsRule` is cautious on its own while a class is little
-    known, other rules may want 10) the verdict is "unsure".
+    ``min_per_class`` messages of each class (default the LogOddsRule's
+    :data:`~streamnb.filter.rules.MIN_PER_CLASS`, 1: a comparison needs both, and the rule is
+    cautious on its own while a class is little known; other rules may want 10) the verdict
+    is "unsure".
 
     ``learn(x, label)`` is prequential: the calibrator is updated with the log-odds the
     model gave x *before* learning it (reused from ``classify`` when x is the message just
@@ -116,7 +118,7 @@ class SpamFilter:
     _last: tuple[object, dict[Any, Any] | None, Document, float, Mapping[Label, float]] | None
 
     def __init__(self, model: FilterModel | None = None, rule: DecisionRule | None = None,
-                 calibrator: Calibrator | None = None, *, min_per_class: float = 1,
+                 calibrator: Calibrator | None = None, *, min_per_class: float = MIN_PER_CLASS["logodds"],
                  tokenizer: Callable[[Any], FeatureValues] | None = None, positive: Label = SPAM,
                  negative: Label = HAM, evidence_k: int = 10) -> None:
         if model is None:
@@ -325,8 +327,9 @@ class SpamFilter:
         z = self.log_odds(features)
         self._last = (x, dict(x) if isinstance(x, Mapping) else None, features, z, self.model.class_counts)
         probability = self.probability(z)
-        score = self.rule.score(self.model, features, z, probability, self.positive, self.negative)
-        label: Verdicts = self.rule.decide(score) if self.ready else UNSURE
+        label, score = self.rule.judge(self.model, features, z, probability, self.positive, self.negative)
+        if not self.ready:
+            label = UNSURE
         explained: list[Evidence] = []
         if explain and self.evidence_k and self._knows_both():
             explained = self.rule.explain(self.model, features, self.evidence_k, self.positive, self.negative)
@@ -431,7 +434,7 @@ class SpamFilter:
         Returns
         -------
         SpamFilter
-            The filter itself.
+            This filter (calls chain).
 
         Raises
         ------

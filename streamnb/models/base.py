@@ -69,9 +69,8 @@ from .values import TextTokenizer as TextTokenizer
 
 UNSEEN_CHOICES = ("ignore", "score")
 #: alpha="auto": the candidates when no ``alpha_grid`` is given, 10^-3.5 to 1 in half decades
-#: (eight, the count the cost was measured with). The best fixed alphas measured lie inside
-#: it: MultinomialNB 0.01 to 0.1, ComplementNB 0.3 to 1 (20 Newsgroups), 0.01 to 0.03
-#: (SpamAssassin, trec07p-dev), BernoulliNB 3e-4 (benchmarks/bench_smoothing.py).
+#: (eight); the best fixed alphas measured lie inside it (benchmarks/bench_smoothing.py;
+#: CHANGELOG.md, "Defaults and the measurements that chose them").
 DEFAULT_ALPHA_GRID = tuple(10.0 ** (k / 2) for k in range(-7, 1))
 EMPTY_CHOICES = ("raise", "learn")
 

@@ -5,10 +5,8 @@ plus a weight per (feature, class) times the feature's value (``log_linear`` of 
 models shows theirs). Naive Bayes reads its weights off counts, so it learns well from few
 documents and exactly (learn, unlearn, merge); logistic regression fits them to the labels
 by following the gradient of the log-likelihood, so it keeps improving with many documents
-where naive Bayes' independence assumption costs it (Ng & Jordan 2002). On the TREC 2007
-spam stream, online logistic regression on byte 4-grams ranks far better than any naive
-Bayes filter; on the 6,000 messages of the SpamAssassin corpus it ranks worse. The spam
-filter uses both (:class:`streamnb.models.Fusion`).
+where naive Bayes' independence assumption costs it (Ng & Jordan 2002; benchmarks/RESULTS.md
+compares the two on spam streams). The spam filter uses both (:class:`streamnb.models.Fusion`).
 
 The formulas (softmax over K classes with the first class learned as the reference, the
 AdaGrad step, lazy weight decay, train on error, the exact undo of a step) are in the core,
@@ -66,21 +64,17 @@ from .learning import _batch_documents, _tokenizer_signature
 from .values import Contributions
 
 SCHEDULES = ("adagrad", "constant")
-#: AdaGrad at 1.0 on sublinear, L2-normalised documents: the best single pass on a random
-#: fifth of 20 Newsgroups' train split held out (0.3: 0.858, 0.5: 0.880, 1.0: 0.896, 2.0:
-#: 0.886; benchmarks/bench_logistic.py reports the test split).
+#: AdaGrad's rate on sublinear, L2-normalised documents (chosen on 20 Newsgroups: CHANGELOG.md,
+#: "Defaults and the measurements that chose them").
 DEFAULT_LEARNING_RATE = 1.0
-#: Values are multiplied by idf^2: the best of p = 0, 1, 1.5, 2, 2.5, 3 on a random fifth of
-#: 20 Newsgroups' train split held out, one learn_many at the default rate (0.898, 0.922,
-#: 0.930, 0.931, 0.930, 0.927); the test split was not used (benchmarks/bench_logistic.py
-#: reports it).
+#: Values are multiplied by idf^p, this p (chosen on 20 Newsgroups: CHANGELOG.md, "Defaults
+#: and the measurements that chose them").
 DEFAULT_IDF_POWER = 2.0
 #: A ledger keeps the documents of the newest 1,000 steps, so that unlearning one of those
 #: messages replays the steps after it (exact; an older one has its own step undone). The
 #: spam filter's lessons unlearned 100 lessons later need a window of 100 at least; 1,000
-#: leaves room for the provisional lessons of mail seen without labels, at about 2.6 KB of
-#: memory per kept byte 4-gram document of the default filter and 5 ms per unlearn with 100
-#: lessons after it (benchmarks/bench_corrections.py).
+#: leaves room for the provisional lessons of mail seen without labels (its memory and time:
+#: benchmarks/bench_corrections.py, and CHANGELOG.md).
 DEFAULT_WINDOW = 1000
 #: A ledger's arrays in a model file (streamnb.steps)
 LEDGER_PREFIX = "ledger_"

@@ -20,8 +20,8 @@ else:
 
 #: mu="auto": the candidates when no ``mu_grid`` is given, 10^1.5 to 10^5 in half decades (mu is
 #: in units of token mass: a class that holds much less than mu stays near the pooled
-#: distribution). The best fixed mu measured: 10^4 to 10^5 (20 Newsgroups, SpamAssassin,
-#: trec07p-dev with EmailTokenizer; benchmarks/bench_smoothing.py).
+#: distribution); the best fixed mu measured lies inside it (benchmarks/bench_smoothing.py;
+#: CHANGELOG.md, "Defaults and the measurements that chose them").
 DEFAULT_MU_GRID = tuple(10.0 ** (k / 2) for k in range(3, 11))
 
 

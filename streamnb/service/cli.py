@@ -52,7 +52,6 @@ from .cli_common import (
     DEFAULT_MODEL,
     DEFAULT_MU,
     DEFAULT_PRIOR,
-    DEFAULT_RULE,
     DEFAULT_TOKENIZER,
     EXIT_CODES,
     EXIT_ERROR,
@@ -80,6 +79,7 @@ from .cli_common import (
     min_per_class,
     model_alpha,
     model_mu,
+    rule_options,
     sourced,
     spam_filter,
     stdin_messages,
@@ -143,11 +143,11 @@ __all__ = [
     "EXIT_SPAM", "EXIT_HAM", "EXIT_UNSURE", "EXIT_ERROR", "EXIT_OUTPUT_CLOSED", "EXIT_INTERRUPTED", "EXIT_CODES",
     "MODEL_TYPES",
     "TOKENIZERS", "DEFAULT_MODEL", "DEFAULT_TOKENIZER", "DEFAULT_PRIOR", "DEFAULT_ALPHA", "DEFAULT_MU",
-    "DEFAULT_RULE", "SERVE_LEDGER", "LOCK_TIMEOUT", "CommandError", "build_model", "model_alpha", "model_mu",
+    "SERVE_LEDGER", "LOCK_TIMEOUT", "CommandError", "build_model", "model_alpha", "model_mu",
     "min_per_class", "labelled", "in_date_order", "with_progress", "check_model_file", "check_new_file",
     "check_new_folder", "load_model", "load_served_model", "sourced", "counts_text", "messages_text",
     "warn_without_ledger", "spam_filter",
-    "decision_rule",
+    "decision_rule", "rule_options",
     # the options the commands share, and the types of their values (streamnb.service.cli_options)
     "model_options", "source_options", "decision_options", "number", "positive_float", "nonnegative_float",
     "finite_float", "probability", "count", "positive_int", "port", "smoothing",
@@ -173,7 +173,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-_rule = decision_rule  # the name of the flat layout's cli.py, which scripts and tests call
 
 
 # -- classify ----------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ when it runs, so ``streamnb classify`` starts without them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from ..errors import StreamNBError
 
 if TYPE_CHECKING:
     from ..filter.decision import SpamFilter
+    from ..filter.rules import DecisionRule, RuleOptions
     from ..filter.sources import RawMessage
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
@@ -34,12 +36,11 @@ TOKENIZERS = ("email", "words")
 # SpamAssassin stream better than EmailNB alone, and trec07p-dev better than either
 # (benchmarks/bench_trec.py). "email" is EmailNB alone (exact unlearning of everything).
 DEFAULT_MODEL, DEFAULT_TOKENIZER, DEFAULT_PRIOR = "fusion", "email", "uniform"
-DEFAULT_ALPHA = {"email": 0.3, "fusion": 0.3}  # others: 0.01 (EmailNB's own default: streamnb.models.email)
-DEFAULT_MU = {"email": 100.0, "fusion": 100.0}  # others: none (additive smoothing)
-# The default verdicts: LogOddsRule (streamnb.filter.decision) at the model's own cutoffs
-# (LogOddsRule.for_model: a fusion's, ham below -2 and spam from 3; EmailNB's, -5 and 16),
-# each cutoff moved out by caution * 100 / (messages learned of the class it rules out).
-DEFAULT_RULE = "logodds"
+# --alpha and --mu by model type: EmailNB's own defaults (streamnb.models.email; tests/service/
+# test_cli.py checks they agree) for the fusion and EmailNB; the plain naive Bayes models get
+# alpha 0.01 and no mu (additive smoothing: model_alpha, model_mu).
+DEFAULT_ALPHA = {"email": 0.3, "fusion": 0.3}
+DEFAULT_MU = {"email": 100.0, "fusion": 100.0}
 # The ledger of a model made by `streamnb serve` for a new user: the last 100,000 messages
 # learned are remembered, so a TELL repeated is a no-op and one in the other class moves.
 SERVE_LEDGER = 100_000
@@ -137,21 +138,24 @@ def model_mu(args: argparse.Namespace) -> float | str | None:
 
 
 def min_per_class(args: argparse.Namespace) -> float:
-    """--min-per-class, or the rule's default: 1 for logodds (cautious on its own), else 10.
+    """--min-per-class, or the rule's default (:attr:`RuleOptions.required_per_class`).
 
     Parameters
     ----------
     args
-        Its ``min_per_class`` and ``rule``.
+        The parsed command line: the decision rule's options.
 
     Returns
     -------
     float
         The messages of each class a model learns before its verdicts leave "unsure".
+
+    Raises
+    ------
+    CommandError
+        The rule's options do not go together.
     """
-    if args.min_per_class is not None:
-        return args.min_per_class
-    return 1.0 if args.rule == "logodds" else 10.0
+    return rule_options(args).required_per_class
 
 
 def labelled(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
@@ -217,7 +221,7 @@ def stdin_messages(max_size: int) -> list[RawMessage]:
     Returns
     -------
     list of RawMessage
-        The messages, in order.
+        What standard input held: one message, or each of an mbox's.
 
     Raises
     ------
@@ -501,36 +505,66 @@ def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
 
 
 
-def decision_rule(args: argparse.Namespace, model: Any) -> Any:
-    """The decision rule the options ask for; logodds cutoffs not given are the model's own.
+def rule_options(args: argparse.Namespace) -> RuleOptions:
+    """The decision rule's options as the command line gives them (``--rule`` and the options
+    of :func:`~streamnb.service.cli_options.decision_options`).
 
     Parameters
     ----------
     args
-        The parsed command line: ``rule`` and its cutoffs.
+        The parsed command line.
+
+    Returns
+    -------
+    RuleOptions
+        The options; :func:`decision_rule` makes the rule of a model from them.
+
+    Raises
+    ------
+    CommandError
+        An option the rule does not read (named, with the option that moves that rule).
+    """
+    from ..filter.rules import RuleOptions
+
+    with _rule_errors():
+        return RuleOptions(args.rule, ham_log_odds=args.ham_log_odds, spam_log_odds=args.spam_log_odds,
+                           caution=args.caution, ham_cutoff=args.ham_cutoff, spam_cutoff=args.spam_cutoff,
+                           min_per_class=args.min_per_class)
+
+
+def decision_rule(args: argparse.Namespace, model: Any) -> DecisionRule:
+    """The decision rule the options ask for (:func:`rule_options`), for a model: the log-odds
+    cutoffs not given are the model's own.
+
+    Parameters
+    ----------
+    args
+        The parsed command line: ``rule`` and its options.
     model
         The model (or its class) whose own logodds cutoffs are the defaults.
 
     Returns
     -------
-    Any
-        An ArgmaxRule, LogOddsRule, ChiSquareRule or PosteriorRule.
+    DecisionRule
+        What :meth:`RuleOptions.rule_for` makes of them.
 
     Raises
     ------
     CommandError
         The options do not go together (the rule's error, with the options' names).
     """
+    options = rule_options(args)
+    with _rule_errors():
+        return options.rule_for(model)
+
+
+@contextlib.contextmanager
+def _rule_errors() -> Iterator[None]:
+    """A rule's InvalidParameterError as a CommandError that names the options (``--spam-cutoff``)."""
     from ..errors import InvalidParameterError
-    from ..filter.decision import ArgmaxRule, ChiSquareRule, LogOddsRule, PosteriorRule
 
     try:
-        if args.rule == "argmax":
-            return ArgmaxRule()
-        if args.rule == "logodds":
-            return LogOddsRule.for_model(model, ham_log_odds=args.ham_log_odds, spam_log_odds=args.spam_log_odds,
-                                         caution=args.caution, ham_cutoff=args.ham_cutoff, spam_cutoff=args.spam_cutoff)
-        return {"chi2": ChiSquareRule, "posterior": PosteriorRule}[args.rule](args.ham_cutoff, args.spam_cutoff)
+        yield
     except InvalidParameterError as error:  # the options together (each alone was checked by its type)
         raise CommandError(_RULE_PARAMETER.sub(lambda m: "--" + m.group().replace("_", "-"), str(error))) from None
 

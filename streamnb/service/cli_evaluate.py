@@ -384,8 +384,8 @@ def _model_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def rule_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """The decision rule's settings as the run used them (the model type's own logodds cutoffs
-    for those not given).
+    """The decision rule's settings as the run used them: logodds' log-odds cutoffs and caution
+    (the model type's own for those not given), or the other rules' score cutoffs.
 
     Parameters
     ----------
@@ -395,15 +395,17 @@ def rule_fields(args: argparse.Namespace) -> dict[str, Any]:
     Returns
     -------
     dict
-        The rule's name, cutoffs and ``min_per_class`` (and logodds' log-odds cutoffs and caution).
+        The rule's name, ``min_per_class`` and cutoffs.
     """
-    fields = {"name": args.rule, "ham_cutoff": args.ham_cutoff, "spam_cutoff": args.spam_cutoff,
-              "min_per_class": min_per_class(args)}
-    if args.rule == "logodds":
-        from ..models import EmailNB, Fusion
+    from ..filter.rules import LogOddsRule
+    from ..models import EmailNB, Fusion
 
-        rule = decision_rule(args, Fusion if args.model_type == "fusion" else EmailNB)
+    rule = decision_rule(args, Fusion if args.model_type == "fusion" else EmailNB)
+    fields: dict[str, Any] = {"name": args.rule, "min_per_class": min_per_class(args)}
+    if isinstance(rule, LogOddsRule):
         fields.update(ham_log_odds=rule.ham_log_odds, spam_log_odds=rule.spam_log_odds, caution=rule.caution)
+    else:
+        fields.update(ham_cutoff=rule.ham_cutoff, spam_cutoff=rule.spam_cutoff)
     return fields
 
 

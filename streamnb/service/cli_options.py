@@ -11,7 +11,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .cli_common import DEFAULT_MODEL, DEFAULT_PRIOR, DEFAULT_RULE, DEFAULT_TOKENIZER, MODEL_TYPES, TOKENIZERS
+from ..filter.rules import HAM_SCORE, LOG_ODDS_CUTOFFS, MIN_PER_CLASS, RULES, SPAM_SCORE
+from .cli_common import DEFAULT_MODEL, DEFAULT_PRIOR, DEFAULT_TOKENIZER, MODEL_TYPES, TOKENIZERS
 
 
 def model_options(parser: argparse.ArgumentParser) -> None:
@@ -55,29 +56,35 @@ def source_options(parser: argparse.ArgumentParser) -> None:
 
 
 def decision_options(parser: argparse.ArgumentParser) -> None:
-    """Add the options of the decision rule: --rule, its cutoffs, --caution, --min-per-class.
+    """Add the options of the decision rule (:class:`~streamnb.filter.rules.RuleOptions`): --rule,
+    the options that move its verdicts, --min-per-class. Each is refused with a rule it would not
+    move; a default not given is the rule's (or the model's), written there once.
 
     Parameters
     ----------
     parser
         The command's parser.
     """
-    parser.add_argument("--rule", choices=("logodds", "chi2", "posterior", "argmax"), default=DEFAULT_RULE,
+    parser.add_argument("--rule", choices=RULES, default=RULES[0],
                         help="logodds: cutoffs on the model's log-odds, cautious while a class is little known "
                              "(default); chi2: Robinson/Fisher combining; posterior: P(spam|x); argmax")
+    model_own = "default: the model's own; {} for a model that declares none, as EmailNB"
     parser.add_argument("--spam-log-odds", type=finite_float, default=None,
-                        help="logodds: spam from this log-odds (default: the model's, 3 for the fusion, 16 for "
-                             "EmailNB) ...")
+                        help="logodds: spam from this log-odds (" + model_own.format(f"{LOG_ODDS_CUTOFFS[1]:g}") + ")")
     parser.add_argument("--ham-log-odds", type=finite_float, default=None,
-                        help="logodds: ... ham below this (default: the model's, -2 for the fusion, -5 for EmailNB)")
+                        help="logodds: ham below this log-odds (" + model_own.format(f"{LOG_ODDS_CUTOFFS[0]:g}") + ")")
     parser.add_argument("--caution", type=nonnegative_float, default=None,
-                        help="logodds: each cutoff moves out by caution * 100 / messages learned of the class "
-                             "it rules out (default: the model's, 0.5 for the fusion, 8 for EmailNB)")
-    parser.add_argument("--ham-cutoff", type=probability, default=0.20, help="score below: ham (default 0.20)")
-    parser.add_argument("--spam-cutoff", type=probability, default=0.90, help="score from here: spam (default 0.90)")
+                        help="logodds: each log-odds cutoff moves out by caution * 100 / messages learned of the "
+                             "class it rules out (" + model_own.format(f"{LOG_ODDS_CUTOFFS[2]:g}") + ")")
+    parser.add_argument("--spam-cutoff", type=probability, default=None,
+                        help=f"chi2 and posterior: spam from this score, 0 to 1 (default {SPAM_SCORE:g}); "
+                             "for logodds see --spam-log-odds")
+    parser.add_argument("--ham-cutoff", type=probability, default=None,
+                        help=f"chi2 and posterior: ham below this score (default {HAM_SCORE:g}); "
+                             "for logodds see --ham-log-odds")
     parser.add_argument("--min-per-class", type=nonnegative_float, default=None,
-                        help="unsure until the model has learned this many spam and ham (default 1 for logodds, "
-                             "10 for the other rules)")
+                        help="unsure until the model has learned this many spam and ham (default, by rule: "
+                             + ", ".join(f"{rule} {n:g}" for rule, n in MIN_PER_CLASS.items()) + ")")
 
 
 def number(kind: Callable[[str], Any], fits: Callable[[Any], bool], expected: str) -> Callable[[str], Any]:

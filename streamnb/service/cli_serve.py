@@ -20,7 +20,7 @@ import logging
 import shlex
 from pathlib import Path
 
-from .cli_common import CommandError, build_model, decision_rule, min_per_class
+from .cli_common import CommandError, build_model, decision_rule, rule_options
 from .settings import Limits, Settings
 
 log = logging.getLogger("streamnb.serve")
@@ -170,11 +170,10 @@ def serve_settings(args: argparse.Namespace) -> Settings:
     if args.site and args.rule == "chi2":
         raise CommandError("--rule chi2 scores words, not log-odds: it cannot blend the site model's verdict with a "
                            "user's; use another --rule, or --no-site")
-    rule = decision_rule(args, build_model(args))  # a bad option fails now, not at the first user
+    decision_rule(args, build_model(args))  # a bad option fails now, not at the first user
     return Settings(
-        models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule,
-        rule_for=functools.partial(decision_rule, args), spam_cutoff=rule.spam_cutoff,
-        min_per_class=min_per_class(args), allow_tell=args.allow_tell, read_only=args.read_only,
+        models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule_options(args),
+        allow_tell=args.allow_tell, read_only=args.read_only,
         max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
         site=args.site, site_learns=args.site_learns, site_blend=args.site_blend, observe=args.observe,
         max_memory=args.max_memory, store=args.store,

@@ -110,18 +110,9 @@ def user_of(stem: str) -> str | None:
 
 
 def shown(user: str) -> str:
-    """A user's name for a log line or a reply: printable characters as they are, any other
-    (a control character, a byte that is not UTF-8) as ``\\xNN``, so a name cannot forge log lines.
-
-    Parameters
-    ----------
-    user
-        The user's name.
-
-    Returns
-    -------
-    str
-        The name, printable.
+    """``user`` for a log line or a reply, all printable: printable characters as they are, any
+    other (a control character, a byte that is not UTF-8) as ``\\xNN``, so a name cannot forge
+    log lines.
 
     Examples
     --------

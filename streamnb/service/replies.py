@@ -1,8 +1,9 @@
 """The replies to a check: the score, the symbols, the report and the rewritten message.
 
-Scores: the decision rule's score in [0, 1] (the command's default, LogOddsRule, maps the
-log-odds onto it: spam from 0.9; with ``--rule chi2``, the chi-square indicator I) times 10,
-cut (not rounded) to one decimal, over the spam cutoff times 10: ``9.9 / 9.0``. ``Spam:
+Scores: the decision rule's display score in [0, 1] (the command's default, LogOddsRule,
+decides on the log-odds and draws them on it: spam from 0.9; with ``--rule chi2``, the
+chi-square indicator I) times 10, cut (not rounded) to one decimal, over the rule's spam
+cutoff on that score times 10: ``9.9 / 9.0``. ``Spam:
 True`` exactly when the verdict is spam, so spamc's exit code says spam (1) or not (0);
 "unsure" (the score between the cutoffs, or a model not yet trained on ``--min-per-class``
 messages of each class) cannot travel in that exit code and is carried by the
@@ -18,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..filter.decision import SPAM, Verdict
+from ..filter.decision import SPAM, DecisionRule, Verdict
 from ..filter.headers import rewrite_headers
 from .names import shown
 from .protocol import EX_OK, PROTOCOL
@@ -26,15 +27,16 @@ from .settings import Settings
 from .site import Answer
 
 
-def score_fields(verdict: Verdict, spam_cutoff: float) -> tuple[str, str, str]:
-    """("True"/"False", score, threshold) as spamd writes them: the rule's score and the spam cutoff, times 10.
+def score_fields(verdict: Verdict, rule: DecisionRule) -> tuple[str, str, str]:
+    """("True"/"False", score, threshold) as spamd writes them: the verdict's score and the
+    rule's spam cutoff on that score, times 10.
 
     Parameters
     ----------
     verdict
-        The verdict of the user's filter.
-    spam_cutoff
-        The rule's spam cutoff, in [0, 1].
+        The verdict.
+    rule
+        The rule that gave it (its ``spam_cutoff``, in [0, 1]).
 
     Returns
     -------
@@ -45,7 +47,7 @@ def score_fields(verdict: Verdict, spam_cutoff: float) -> tuple[str, str, str]:
     """
     # Cut, not rounded: a score shown as 9.0 is never below a 9.0 threshold.
     score = math.floor(verdict.score * 100.0) / 10.0 if math.isfinite(verdict.score) else 0.0
-    return ("True" if verdict.label == SPAM else "False"), f"{score:.1f}", f"{10.0 * spam_cutoff:.1f}"
+    return ("True" if verdict.label == SPAM else "False"), f"{score:.1f}", f"{10.0 * rule.spam_cutoff:.1f}"
 
 
 def symbols(verdict: Verdict, ready: bool, scored: bool = True) -> list[str]:
@@ -77,7 +79,7 @@ def symbols(verdict: Verdict, ready: bool, scored: bool = True) -> list[str]:
     return names
 
 
-def unscored_verdict(rule: Any) -> Verdict:
+def unscored_verdict(rule: DecisionRule) -> Verdict:
     """What a check answers when the user's model cannot score the message: unsure, halfway
     between the rule's cutoffs, with nothing known about the message.
 
@@ -123,7 +125,8 @@ def _learned(counts: Any) -> str:
     return f"{counts.get('spam', 0):g} spam and {counts.get('ham', 0):g} ham learned"
 
 
-def report_text(answer: Answer, user: str, settings: Settings, scored: bool = True, why: str | None = None) -> str:
+def report_text(answer: Answer, user: str, settings: Settings, rule: DecisionRule, scored: bool = True,
+                why: str | None = None) -> str:
     """The body of a REPORT: the verdict, the score against the rule's cutoffs, the posterior
     and the log-odds, which models answered and what each learned, whether the verdict asks
     for the message's label, and the strongest clues.
@@ -135,7 +138,9 @@ def report_text(answer: Answer, user: str, settings: Settings, scored: bool = Tr
     user
         The user checked.
     settings
-        The server's settings: the rule and ``min_per_class``.
+        The server's settings: ``min_per_class``.
+    rule
+        The rule that gave the verdict.
     scored
         False when the message could not be scored: the report says so, and nothing else.
     why
@@ -146,14 +151,15 @@ def report_text(answer: Answer, user: str, settings: Settings, scored: bool = Tr
     str
         The report, lines ending in ``\\r\\n``.
     """
-    rule, verdict, counts = settings.rule, answer.verdict, answer.counts
+    verdict, counts = answer.verdict, answer.counts
     if not scored:
         why = why or (f"a model that answers for user {shown(user)} could not be used (the service's log says "
                       "which, and why)")
         return f"streamnb verdict for user {shown(user)}: unsure\r\n  not scored: {why}\r\n"
     lines = [f"streamnb verdict for user {shown(user)}: {verdict.label}",
-             f"  score {10 * verdict.score:.2f} of 10 (rule {type(rule).__name__}: spam from "
-             f"{10 * rule.spam_cutoff:.1f}, ham below {10 * rule.ham_cutoff:.1f})",
+             f"  score {10 * verdict.score:.2f} of 10 (spam from {10 * rule.spam_cutoff:.1f}, ham below "
+             f"{10 * rule.ham_cutoff:.1f})",
+             f"  rule {rule!r}",
              f"  P(spam|x) = {verdict.probability:.6f} ({answer.model} posterior)",
              f"  log-odds {verdict.log_odds:+.6f}",
              f"  answered by {answered_by(answer, shown(user))}",
@@ -199,8 +205,8 @@ def rewrite_message(raw: bytes, verdict: Verdict, score: str, threshold: str, te
                                                   "X-Spam-Flag"))
 
 
-def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Settings, scored: bool = True,
-                why: str | None = None) -> bytes:
+def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Settings, rule: DecisionRule,
+                scored: bool = True, why: str | None = None) -> bytes:
     """The whole reply to a check (CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADERS).
 
     Parameters
@@ -216,6 +222,8 @@ def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Se
         The user, for REPORT.
     settings
         The server's settings.
+    rule
+        The rule that gave the verdict (its cutoffs are the reply's threshold).
     scored
         False when the message could not be scored.
     why
@@ -229,7 +237,7 @@ def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Se
         method's body.
     """
     verdict = answer.verdict
-    flag, score, threshold = score_fields(verdict, settings.spam_cutoff)
+    flag, score, threshold = score_fields(verdict, rule)
     tests = symbols(verdict, answer.ready, scored)
     head = f"{PROTOCOL} {EX_OK} EX_OK\r\n"
     extra = f"Spam: {flag} ; {score} / {threshold}\r\nX-StreamNB-Status: {verdict.label}\r\n"
@@ -240,7 +248,7 @@ def check_reply(method: str, answer: Answer, raw: bytes, user: str, settings: Se
     if method == "SYMBOLS":
         body = ",".join(tests).encode("ascii")
     elif method == "REPORT" or (method == "REPORT_IFSPAM" and verdict.label == SPAM):
-        body = report_text(answer, user, settings, scored, why).encode("utf-8", "replace")
+        body = report_text(answer, user, settings, rule, scored, why).encode("utf-8", "replace")
     elif method == "REPORT_IFSPAM":
         body = b""
     else:

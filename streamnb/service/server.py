@@ -270,6 +270,7 @@ class Server:
                 raise ServiceError(f"--store: {error}") from None
         else:
             check_models_folder(self.settings.models, self.settings.read_only)
+        self.empty_filter()  # made now: an unscored reply reads its rule, and must not fail making it
         site = site_model_path(self.settings.models)
         if self.store is None and self.settings.site and not inside_models(self.settings.models, site):
             raise ServiceError(f"the site model {str(site)!r} is a symbolic link or resolves outside the models "
@@ -376,12 +377,13 @@ class Server:
                         ", ".join(options[name] for name in fixed))
             settings = dataclasses.replace(settings, **{name: getattr(self.settings, name) for name in fixed})
         changed = [field.name for field in dataclasses.fields(Settings)
-                   if field.name not in ("new_model", "rule", "rule_for")
+                   if field.name != "new_model"
                    and getattr(settings, field.name) != getattr(self.settings, field.name)]
         self.settings = self.cache.settings = settings
         for entry in self.cache.loaded():
             entry.reconfigure(settings)
         self._empty = None
+        self.empty_filter()  # with the new rule, made now (see start)
         log.info("SIGHUP: settings re-read%s", f" ({', '.join(changed)} changed)" if changed else " (no change)")
 
     async def stop(self, grace: float = 10.0) -> int:
@@ -543,11 +545,12 @@ class Server:
     def _unscored(self, request: Request, outcome: Outcome, reason: str, said: str | None = None) -> bytes:
         """The reply to a check that could not be scored: "unsure", with the STREAMNB_UNSCORED
         symbol; the reason goes to the log (``said``: what a REPORT says of it)."""
-        verdict = unscored_verdict(self.settings.rule)
+        rule = self.empty_filter().rule  # made at start: its cutoffs on the score are the reply's
+        verdict = unscored_verdict(rule)
         outcome.outcome, outcome.reason = "unscored", reason
-        outcome.verdict, outcome.score = verdict.label, score_fields(verdict, self.settings.spam_cutoff)[1]
+        outcome.verdict, outcome.score = verdict.label, score_fields(verdict, rule)[1]
         return check_reply(request.method, Answer(verdict, False, {}, None, 1.0), request.body, request.user,
-                           self.settings, scored=False, why=said)
+                           self.settings, rule, scored=False, why=said)
 
     async def _check(self, request: Request, outcome: Outcome) -> bytes:
         """The verdict of the user's model and the site model (:mod:`streamnb.service.site`);
@@ -568,10 +571,12 @@ class Server:
                 said["user"] = await user.classify(request.body, explain)
             if site is not None:
                 said["site"] = await site.classify(request.body, explain)
-            rule = user.spam_filter().rule if user is not None and said["user"] is not None else settings.rule
+            answering = user if user is not None and said["user"] is not None else site  # whose rule decides
+            rule = answering.spam_filter().rule if answering is not None else self.empty_filter().rule
             result = answer(said["site"], said["user"], settings.site_blend, rule, settings.min_per_class,
                             10 if explain else 0)
             if result is None:  # no model file: an empty model's verdict, nothing written
+                rule = self.empty_filter().rule
                 result = Answer(self.empty_filter().classify(request.body, explain=False), False, {}, None, 1.0)
         except Exception as error:  # whatever it was, the mail must not pass as clean
             return self._unscored(request, outcome, "the model could not score the message: "
@@ -580,8 +585,8 @@ class Server:
             answered = [entry for entry, name in ((site, "site"), (user, "user"))
                         if entry is not None and said[name] is not None]
             await self._observe(request, answered, result)
-        outcome.verdict, outcome.score = result.verdict.label, score_fields(result.verdict, settings.spam_cutoff)[1]
-        return check_reply(request.method, result, request.body, request.user, settings)
+        outcome.verdict, outcome.score = result.verdict.label, score_fields(result.verdict, rule)[1]
+        return check_reply(request.method, result, request.body, request.user, settings, rule)
 
     @staticmethod
     async def _observe(request: Request, entries: list[Served], result: Answer) -> None:

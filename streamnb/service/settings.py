@@ -12,7 +12,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..filter.rules import RuleOptions
+
+if TYPE_CHECKING:
+    from ..filter.rules import DecisionRule
 
 SPAMC_MAX_SIZE = 500 * 1024  # spamc's default --max-size
 # K of the site blend (streamnb/service/site.py): a user's model that knows K messages of its
@@ -64,14 +69,9 @@ class Settings:
     new_model
         Makes the model a new user starts with (the command's model and a ledger).
     rule
-        The decision rule (``LogOddsRule``, ``ChiSquareRule`` ...).
-    spam_cutoff
-        The rule's spam cutoff, in [0, 1], as the replies state it.
-    rule_for
-        The rule for a user's model, when it depends on the model (``LogOddsRule.for_model``);
-        None: ``rule`` for every model.
-    min_per_class
-        Verdicts are unsure until a model has learned this many messages of each class.
+        The decision rule's options (:class:`~streamnb.filter.rules.RuleOptions`): the one
+        factory of every model's rule (:meth:`rule_of`), and ``min_per_class`` (verdicts are
+        unsure until a model has learned that many messages of each class).
     allow_tell
         Accept TELL.
     read_only
@@ -105,12 +105,7 @@ class Settings:
 
     models: Path
     new_model: Callable[[], Any]  # the model a new user starts with (cli.build_model + a ledger)
-    rule: Any  # the decision rule (decision.LogOddsRule, ChiSquareRule ...)
-    spam_cutoff: float
-    # the rule for a user's model, when it depends on the model (LogOddsRule.for_model: an
-    # EmailNB file keeps its cutoffs, a Fusion gets its own); None: ``rule`` for every model
-    rule_for: Callable[[Any], Any] | None = None
-    min_per_class: float = 10
+    rule: RuleOptions = RuleOptions()
     allow_tell: bool = False
     read_only: bool = False  # never write in the models folder; TELL is refused
     max_models: int = 32
@@ -128,17 +123,23 @@ class Settings:
         # Resolved once: a user's file is checked to resolve inside exactly this folder.
         object.__setattr__(self, "models", Path(os.path.realpath(self.models)))
 
-    def rule_of(self, model: Any) -> Any:
-        """The decision rule for a user's model.
+    def rule_of(self, model: Any) -> DecisionRule:
+        """The decision rule for a model: ``rule``'s, with the model's own log-odds cutoffs
+        for those not given (an EmailNB file keeps its cutoffs, a Fusion gets its own).
 
         Parameters
         ----------
         model
-            The user's model.
+            A user's model, the site model, or a new user's.
 
         Returns
         -------
-        Any
-            ``rule_for(model)``, or ``rule`` without ``rule_for``.
+        DecisionRule
+            The rule.
         """
-        return self.rule if self.rule_for is None else self.rule_for(model)
+        return self.rule.rule_for(model)
+
+    @property
+    def min_per_class(self) -> float:
+        """Verdicts are unsure until a model has learned this many messages of each class."""
+        return self.rule.required_per_class

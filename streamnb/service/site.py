@@ -1,5 +1,8 @@
 """The site model beside each user's: a user's verdict from both, weighed by the user's lessons.
 
+The formulas below are the core's (``src/site.rs``); this module picks which model answers
+and converts.
+
 A few users report mail (TELL), everybody's mail is checked. The site model
 (``DIR/@site.snb``, :func:`streamnb.service.protocol.site_model_path`) learns every user's
 lessons, so a user who never taught anything still gets a verdict, and a user's own model
@@ -29,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ..filter.base import Verdicts
-from ..filter.decision import HAM, SPAM, UNSURE, Evidence, Verdict, model_posterior
+from .. import _core
+from ..filter.decision import HAM, SPAM, UNSURE, DecisionRule, Evidence, Verdict, model_posterior
 
 __all__ = ["Scored", "Answer", "user_share", "answer"]
 
@@ -69,16 +72,15 @@ class _Counts(NamedTuple):
     class_counts: Mapping[Any, float]
 
 
-def _known(counts: Mapping[Any, float] | None) -> float:
-    """The messages of the class least learned (0 unless both are known)."""
-    if not counts:
-        return 0.0
-    return min(counts.get(SPAM, 0.0), counts.get(HAM, 0.0))
+def _pair(counts: Mapping[Any, float] | None) -> tuple[float, float]:
+    """(spam, ham) of a model's class counts; (0, 0) for a model there is not."""
+    return (float(counts.get(SPAM, 0.0)), float(counts.get(HAM, 0.0))) if counts else (0.0, 0.0)
 
 
 def user_share(user_counts: Mapping[Any, float] | None, site_counts: Mapping[Any, float] | None,
                k: float) -> float:
-    """l, the weight of the user's model against the site model's (see the module docstring).
+    """l, the weight of the user's model against the site model's (see the module docstring;
+    the formula: the core's ``site::user_share``).
 
     Parameters
     ----------
@@ -99,23 +101,22 @@ def user_share(user_counts: Mapping[Any, float] | None, site_counts: Mapping[Any
     >>> user_share(None, {"spam": 9e3, "ham": 8e3}, 300.0), user_share({"spam": 5.0, "ham": 5.0}, None, 300.0)
     (0.0, 1.0)
     """
-    if _known(site_counts) <= 0:
-        return 1.0
-    n = _known(user_counts)
-    return n / (n + k)
+    return _core.site_user_share(_pair(user_counts), _pair(site_counts), float(k))
 
 
 def _clues(site: list[Evidence], user: list[Evidence], share: float, k: int) -> list[Evidence]:
-    """The k strongest clues of both models, each weight times its model's share."""
-    weights: dict[Any, float] = {}
-    for clues, part in ((site, 1.0 - share), (user, share)):
-        for clue in clues:
-            weights[clue.feature] = weights.get(clue.feature, 0.0) + part * clue.weight
-    strongest = sorted(weights.items(), key=lambda item: -abs(item[1]))[:k]
-    return [Evidence(feature, weight) for feature, weight in strongest if weight]
+    """The k strongest clues of both models, each weight times its model's share (the core's
+    ``site::blend_clues``: the features are numbered here, in order of first appearance)."""
+    numbers: dict[Any, int] = {}
+    for clue in (*site, *user):
+        numbers.setdefault(clue.feature, len(numbers))
+    features = list(numbers)
+    strongest = _core.site_blend_clues(len(features), [(numbers[c.feature], float(c.weight)) for c in site],
+                                       [(numbers[c.feature], float(c.weight)) for c in user], float(share), k)
+    return [Evidence(features[i], weight) for i, weight in strongest]
 
 
-def answer(site: Scored | None, user: Scored | None, k: float, rule: Any, min_per_class: float,
+def answer(site: Scored | None, user: Scored | None, k: float, rule: DecisionRule, min_per_class: float,
            evidence_k: int) -> Answer | None:
     """The verdict of a check from the site model's and the user's (either may be None).
 
@@ -142,18 +143,18 @@ def answer(site: Scored | None, user: Scored | None, k: float, rule: Any, min_pe
     if site is None:
         return Answer(user.verdict, user.ready, user.counts, None, 1.0, user.model)
     counts = user.counts
-    share = user_share(counts, site.counts, k)
+    share, z, spam, ham = _core.site_blend((float(site.verdict.log_odds), *_pair(site.counts)),
+                                           (float(user.verdict.log_odds), *_pair(counts)), float(k))
     if share >= 1.0:
         return Answer(user.verdict, user.ready, counts, site.counts, 1.0, user.model)
     if share <= 0.0:
         return Answer(site.verdict, site.ready, counts, site.counts, 0.0, site.model)
-    z = (1.0 - share) * site.verdict.log_odds + share * user.verdict.log_odds
-    view = _Counts({label: (1.0 - share) * site.counts.get(label, 0.0) + share * counts.get(label, 0.0)
-                    for label in (SPAM, HAM)})
+    view = _Counts({SPAM: spam, HAM: ham})
     probability = model_posterior(view, z, SPAM, HAM)
-    score = rule.score(view, None, z, probability, SPAM, HAM)
-    ready = all(n > 0 and n >= min_per_class for n in view.class_counts.values())
-    label: Verdicts = rule.decide(score) if ready else UNSURE
+    label, score = rule.judge(view, {}, z, probability, SPAM, HAM)  # a blend has no features of its own
+    ready = all(n > 0 and n >= min_per_class for n in (spam, ham))
+    if not ready:
+        label = UNSURE
     clues = _clues(site.verdict.evidence, user.verdict.evidence, share, evidence_k)
     blended = site.model if site.model == user.model else f"{site.model} and {user.model}"
     return Answer(Verdict(label, float(score), probability, clues, z, label == UNSURE), ready, counts, site.counts,

@@ -127,14 +127,6 @@ def check_cutoffs(ham_cutoff: object, spam_cutoff: object) -> tuple[float, float
     return float(ham_cutoff), float(spam_cutoff)  # type: ignore[arg-type]  # numbers: checked above
 
 
-def check_open_cutoffs(ham_cutoff: float, spam_cutoff: float, given: tuple[object, object]) -> None:
-    """Checked cutoffs strictly inside (0, 1) and apart (the rules that map log-odds onto them);
-    ``given`` is the pair as the caller passed it, for the message."""
-    if not 0 < ham_cutoff < spam_cutoff < 1:
-        raise InvalidParameterError(f"the score cutoffs must satisfy 0 < ham_cutoff < spam_cutoff < 1, got "
-                                    f"{given[0]!r}, {given[1]!r}")
-
-
 def check_even_dof(dof: object) -> int:
     """Degrees of freedom of a chi-square with a closed form: an even int >= 2."""
     if isinstance(dof, bool) or not isinstance(dof, numbers.Integral) or dof < 2 or dof % 2:

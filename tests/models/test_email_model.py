@@ -12,7 +12,7 @@ import streamnb
 from streamnb import EmailNB, EmailTokenizer, EmailWeights, MultinomialNB
 from streamnb.errors import IncompatibleModelsError, InvalidParameterError, InvalidTypeError
 from streamnb.features.weighting import QUANTUM_BITS
-from streamnb.filter.decision import HAM, SPAM, UNSURE, LogOddsRule, SpamFilter, progressive_filter
+from streamnb.filter.decision import HAM, SPAM, UNSURE, LogOddsRule, PosteriorRule, SpamFilter, progressive_filter
 from streamnb.models import Fusion
 from tests.retrain_support import read_members, write_members
 from tests.state import snapshot
@@ -256,14 +256,14 @@ def test_log_odds_rule_cutoffs_move_with_the_class_counts():
     assert (h, t) == (pytest.approx(-5.0 - 800 / 20), pytest.approx(16.0 + 800 / 10))
     for z, verdict in [(t, SPAM), (t - 1e-9, UNSURE), (h, UNSURE), (h - 1e-9, HAM), (math.inf, SPAM),
                        (-math.inf, HAM), (0.0, UNSURE)]:
-        score = rule.scaled(z, h, t)
-        assert rule.decide(score) == verdict, (z, score)
+        score = rule.scaled(z, h, t)  # for display: it shows the verdict, decided on z
+        assert rule.decide(z, h, t) == verdict, z
+        assert PosteriorRule(rule.ham_cutoff, rule.spam_cutoff).decide(score) == verdict, (z, score)
     zs = np.linspace(h - 50, t + 50, 400)
     assert np.all(np.diff([rule.scaled(z, h, t) for z in zs]) > 0)  # strictly monotone
     assert LogOddsRule(caution=0.0).cutoffs(model) == (-5.0, 16.0)
-    assert rule.score(trained(stream(30)[1:3]), {}, math.inf, 1.0, SPAM, HAM) == pytest.approx(0.55)  # spam only
-    for bad in ({"ham_log_odds": 1.0, "spam_log_odds": 0.0}, {"caution": -1.0}, {"spam_log_odds": math.nan},
-                {"ham_cutoff": 0.0}, {"ham_cutoff": 0.9, "spam_cutoff": 0.9}):
+    assert rule.judge(trained(stream(30)[1:3]), {}, math.inf, 1.0, SPAM, HAM) == (UNSURE, pytest.approx(0.55))
+    for bad in ({"ham_log_odds": 1.0, "spam_log_odds": 0.0}, {"caution": -1.0}, {"spam_log_odds": math.nan}):
         with pytest.raises(InvalidParameterError):
             LogOddsRule(**bad)
 

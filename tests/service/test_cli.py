@@ -573,7 +573,16 @@ def test_usage_errors_are_one_line_that_names_the_option(argv, needles, tmp_path
 def test_rule_options_that_contradict_each_other_are_named(model_copy):
     assert_error(run("classify", str(model_copy), "--ham-log-odds", "20", "--spam-log-odds", "10", stdin=spam(1)),
                  "--ham-log-odds", "--spam-log-odds")
-    assert_error(run("classify", str(model_copy), "--ham-cutoff", "0.95", stdin=spam(1)), "--ham-cutoff", "--spam-cutoff")
+    assert_error(run("classify", str(model_copy), "--rule", "posterior", "--ham-cutoff", "0.95", stdin=spam(1)),
+                 "--ham-cutoff", "--spam-cutoff")
+
+
+@pytest.mark.parametrize("option, instead", [("--spam-cutoff", "--spam-log-odds"), ("--ham-cutoff", "--ham-log-odds")])
+def test_a_score_cutoff_is_refused_by_the_log_odds_rule_it_would_not_move(model_copy, option, instead):
+    # The logodds rule decides on log-odds: a score cutoff would change no verdict, so it is
+    # refused, naming the option that moves that rule's verdicts.
+    assert_error(run("classify", str(model_copy), option, "0.5", stdin=spam(1)), option, instead, "no verdict")
+    assert_error(run("classify", str(model_copy), "--rule", "chi2", "--caution", "1", stdin=spam(1)), "--caution")
 
 
 def test_options_after_the_message_file(mail, tmp_path):

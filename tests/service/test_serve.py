@@ -25,7 +25,7 @@ import pytest
 import streamnb
 from streamnb import EmailTokenizer, MultinomialNB
 from streamnb.errors import InvalidParameterError
-from streamnb.filter.decision import ChiSquareRule, SpamFilter
+from streamnb.filter.decision import RuleOptions, SpamFilter
 from streamnb.ledger import message_fingerprint
 from streamnb.service import cli, journal
 from streamnb.service.journal import FORGET, LEARN, Lesson
@@ -123,7 +123,8 @@ class Expected:
     def __init__(self, site: Expected | None = None) -> None:
         self.model = cli.build_model(SERVE_ARGS)
         # The server's defaults: the command's rule (LogOddsRule) and its min_per_class.
-        self.filter = SpamFilter(self.model, cli._rule(SERVE_ARGS, self.model), min_per_class=cli.min_per_class(SERVE_ARGS))
+        self.filter = SpamFilter(self.model, cli.decision_rule(SERVE_ARGS, self.model),
+                                 min_per_class=cli.min_per_class(SERVE_ARGS))
         self.site = site
         self.taught = False
 
@@ -226,7 +227,7 @@ def test_report_has_the_score_the_posterior_and_the_counts(trained):
     server, expected = trained
     raw = spam(102)
     verdict = expected.verdict(raw, explain=True)
-    _, score, threshold = score_fields(verdict, 0.90)
+    _, score, threshold = score_fields(verdict, expected.filter.rule)
     lines = spamc(server.port, "-R", stdin=raw).stdout.decode().splitlines()
     assert lines[0] == f"{score}/{threshold}"
     assert lines[1] == "streamnb verdict for user alice: spam"
@@ -242,7 +243,7 @@ def test_report_has_the_score_the_posterior_and_the_counts(trained):
 def test_report_ifspam_reports_spam_only(trained):
     server, expected = trained
     spam_report = spamc(server.port, "-r", stdin=spam(103))
-    _, score, threshold = score_fields(expected.verdict(spam(103)), 0.90)
+    _, score, threshold = score_fields(expected.verdict(spam(103)), expected.filter.rule)
     assert spam_report.stdout.decode().startswith(f"{score}/{threshold}\nstreamnb verdict for user alice: spam\r\n")
     assert spamc(server.port, "-r", stdin=ham(103)).stdout == b""
 
@@ -489,8 +490,8 @@ def test_kill_9_during_a_tell_burst_loses_no_acknowledged_lesson(serve, tmp_path
 def test_a_crash_between_snapshot_and_journal_removal_applies_each_lesson_once(tmp_path, monkeypatch):
     models = tmp_path / "models"
     models.mkdir()
-    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=ChiSquareRule(),
-                        spam_cutoff=0.9, allow_tell=True)
+    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=RuleOptions("chi2"),
+                        allow_tell=True)
 
     class Crash(Exception):
         pass
@@ -529,8 +530,8 @@ def test_a_lesson_the_site_model_refuses_is_answered_with_the_users_models_outco
     model's outcome (not 65), and the site model's refusal is logged (checked in process)."""
     models = tmp_path / "models"
     models.mkdir()
-    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=ChiSquareRule(),
-                        spam_cutoff=0.9, allow_tell=True)
+    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=RuleOptions("chi2"),
+                        allow_tell=True)
     apply = journal.apply_lesson
 
     async def scenario() -> None:
@@ -752,8 +753,8 @@ def test_a_read_only_service_observes_nothing(tmp_path):
     for i in range(6):
         expected.tell(LEARN, *reversed(lesson_of(i)))
     expected.model.save(models / "alice.snb")
-    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=cli._rule(SERVE_ARGS,
-                        expected.model), spam_cutoff=0.9, read_only=True)
+    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=cli.rule_options(SERVE_ARGS),
+                        read_only=True)
 
     async def scenario() -> None:
         entry = UserModel("alice", models / "alice.snb", settings)
@@ -780,7 +781,7 @@ def test_unsure_verdicts_ask_for_their_label(serve, tmp_path):
     assert verdict.label == "unsure" and verdict.ask
     assert reply_fields(check(server.port, raw))["body"] == "STREAMNB_UNSURE,STREAMNB_ASK"
     processed = reply_fields(check(server.port, raw, method="PROCESS"))["body"]
-    assert f"X-Spam-Status: No, score={score_fields(verdict, 0.9)[1]} required=9.0 tests=STREAMNB_UNSURE,STREAMNB_ASK\n" \
+    assert f"X-Spam-Status: No, score={score_fields(verdict, expected.filter.rule)[1]} required=9.0 tests=STREAMNB_UNSURE,STREAMNB_ASK\n" \
         in processed
     report = reply_fields(check(server.port, raw, method="REPORT"))["body"]
     assert "\r\n  asks for this message's label (STREAMNB_ASK): its verdict is unsure\r\n" in report

@@ -61,9 +61,29 @@ class Redis:
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process = subprocess.Popen(
-            [program, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder), "--appendonly", "yes",
-             "--appendfsync", "always", "--save", "", "--daemonize", "no", "--logfile", str(folder / "redis.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                program,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(folder),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--daemonize",
+                "no",
+                "--logfile",
+                str(folder / "redis.log"),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -117,8 +137,14 @@ def propagation(ctx: common.Context, redis: Redis, folder: Path) -> dict[str, An
         for host in hosts:
             host.stop()
     first, rest = delays[0], delays[1:]  # the first: hosts 1 and 2 meet the user (and the site model) then
-    return {"lessons": len(rest), "hosts": 3, "first_ms": 1e3 * first, "p50_ms": 1e3 * statistics.median(rest),
-            "p99_ms": 1e3 * percentile(rest, 0.99), "max_ms": 1e3 * max(rest)}
+    return {
+        "lessons": len(rest),
+        "hosts": 3,
+        "first_ms": 1e3 * first,
+        "p50_ms": 1e3 * statistics.median(rest),
+        "p99_ms": 1e3 * percentile(rest, 0.99),
+        "max_ms": 1e3 * max(rest),
+    }
 
 
 def hammer(port: int, items: list[bytes], clients: int) -> float:
@@ -158,13 +184,19 @@ def throughput(ctx: common.Context, redis: Redis, folder: Path) -> dict[str, Any
     for mode, options in (("file", ()), ("store", ("--store", redis.url))):
         host = Service(folder / f"throughput-{mode}", "--allow-tell", "--no-observe", *options)
         try:
-            rates[mode] = {"tell_per_s": hammer(host.port, tells, clients),
-                           "check_per_s": hammer(host.port, checks, clients)}
+            rates[mode] = {
+                "tell_per_s": hammer(host.port, tells, clients),
+                "check_per_s": hammer(host.port, checks, clients),
+            }
         finally:
             host.stop()
-    return {"messages": len(messages), "clients": clients, **rates,
-            "tell_store_vs_file": rates["store"]["tell_per_s"] / rates["file"]["tell_per_s"],
-            "check_store_vs_file": rates["store"]["check_per_s"] / rates["file"]["check_per_s"]}
+    return {
+        "messages": len(messages),
+        "clients": clients,
+        **rates,
+        "tell_store_vs_file": rates["store"]["tell_per_s"] / rates["file"]["tell_per_s"],
+        "check_store_vs_file": rates["store"]["check_per_s"] / rates["file"]["check_per_s"],
+    }
 
 
 def memory(ctx: common.Context, redis: Redis, folder: Path) -> dict[str, Any]:
@@ -184,8 +216,7 @@ def memory(ctx: common.Context, redis: Redis, folder: Path) -> dict[str, Any]:
         rss_end = host.rss_kib()
     finally:
         host.stop()
-    return {"users": users, "max_models": cap, "seconds": seconds, "rss_start_kib": rss_start,
-            "rss_end_kib": rss_end}
+    return {"users": users, "max_models": cap, "seconds": seconds, "rss_start_kib": rss_start, "rss_end_kib": rss_end}
 
 
 def run(ctx: common.Context) -> dict[str, Any]:
@@ -222,26 +253,38 @@ def markdown(data: dict[str, Any]) -> list[str]:
         f"{spread['lessons']} lessons one after the other: p50 {spread['p50_ms']:.2f} ms, p99 "
         f"{spread['p99_ms']:.2f} ms, max {spread['max_ms']:.2f} ms (a check brings the model up to date before "
         "it scores: the time is one check's). The lesson before them, when hosts 1 and 2 first met the user and "
-        f"read its snapshot and the site model's: {spread['first_ms']:.0f} ms.", "",
+        f"read its snapshot and the site model's: {spread['first_ms']:.0f} ms.",
+        "",
         f"Throughput of one host, {speed['messages']:,} messages, {speed['clients']} clients, one connection "
-        "per request:", "",
+        "per request:",
+        "",
         "| | file mode (journals fsynced) | --store (Redis, appendfsync always) | store / file |",
         "|---|---:|---:|---:|",
         f"| TELL a second | {speed['file']['tell_per_s']:.0f} | {speed['store']['tell_per_s']:.0f} | "
         f"{speed['tell_store_vs_file']:.2f}x |",
         f"| CHECK a second | {speed['file']['check_per_s']:.0f} | {speed['store']['check_per_s']:.0f} | "
-        f"{speed['check_store_vs_file']:.2f}x |", "",
+        f"{speed['check_store_vs_file']:.2f}x |",
+        "",
         f"Memory: {held['users']:,} users taught one lesson each through one host with --max-models "
         f"{held['max_models']:,} (in {held['seconds']:.0f} s): resident {held['rss_end_kib'] / 1024:.0f} MiB at "
-        f"the end ({held['rss_start_kib'] / 1024:.0f} MiB at the start).", ""]
+        f"the end ({held['rss_start_kib'] / 1024:.0f} MiB at the start).",
+        "",
+    ]
 
 
 def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Issue 37: a lesson acknowledged by one host is scored with by every host within 50 ms (p99)."""
     spread = data.get("propagation", {})
-    return [{"id": "store_propagation_p99", "what": "time from a TELL's acknowledgement until every other host "
-             "scores with it (p99, three hosts)", "value": spread.get("p99_ms"), "op": "<=", "threshold": 50.0,
-             "unit": "ms"}]
+    return [
+        {
+            "id": "store_propagation_p99",
+            "what": "time from a TELL's acknowledgement until every other host scores with it (p99, three hosts)",
+            "value": spread.get("p99_ms"),
+            "op": "<=",
+            "threshold": 50.0,
+            "unit": "ms",
+        }
+    ]
 
 
 if __name__ == "__main__":

@@ -99,8 +99,9 @@ class RedisStore:
         import redis.asyncio  # imported here: file mode never needs the redis library
 
         self.url = url
-        self.client = redis.asyncio.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT,
-                                             socket_timeout=REPLY_TIMEOUT, decode_responses=False)
+        self.client = redis.asyncio.from_url(
+            url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=REPLY_TIMEOUT, decode_responses=False
+        )
         self.reachable = True
         self.stale_checks = 0  # checks scored from memory while the store could not be reached
         self._retry_at = 0.0
@@ -119,27 +120,33 @@ class RedisStore:
         import redis.exceptions
 
         if not self.reachable and time.monotonic() < self._retry_at:
-            raise StoreUnavailable(f"the lesson store {self.url} cannot be reached (tried again in at most "
-                                   f"{RETRY_SECONDS:g} s)")
+            raise StoreUnavailable(
+                f"the lesson store {self.url} cannot be reached (tried again in at most {RETRY_SECONDS:g} s)"
+            )
         try:
             result = await operation()
         except (redis.exceptions.RedisError, OSError) as error:  # unreachable, loading, out of memory, a replica ...
             self._lost(error)
-            raise StoreUnavailable(f"the lesson store {self.url} cannot be reached: "
-                                   f"{' '.join(str(error).split()) or type(error).__name__}") from None
+            raise StoreUnavailable(
+                f"the lesson store {self.url} cannot be reached: {' '.join(str(error).split()) or type(error).__name__}"
+            ) from None
         if not self.reachable:
             self.reachable = True
-            log.warning("the lesson store %s is reached again: lessons are taken and models brought up to date",
-                        self.url)
+            log.warning(
+                "the lesson store %s is reached again: lessons are taken and models brought up to date", self.url
+            )
         return result
 
     def _lost(self, error: BaseException) -> None:
         self._retry_at = time.monotonic() + RETRY_SECONDS
         if self.reachable:
             self.reachable = False
-            log.error("the lesson store %s cannot be reached (%s): checks are scored with the models in memory, "
-                      "which may be stale; TELLs are refused with 75 (to be told again later) until it is back",
-                      self.url, " ".join(str(error).split()) or type(error).__name__)
+            log.error(
+                "the lesson store %s cannot be reached (%s): checks are scored with the models in memory, "
+                "which may be stale; TELLs are refused with 75 (to be told again later) until it is back",
+                self.url,
+                " ".join(str(error).split()) or type(error).__name__,
+            )
 
     async def ping(self) -> None:
         """Reach the store once (at start).
@@ -153,10 +160,15 @@ class RedisStore:
 
         try:
             await self.client.ping()
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError,
-                redis.exceptions.BusyLoadingError) as error:
-            raise StoreUnavailable(f"the lesson store {self.url} cannot be reached: "
-                                   f"{' '.join(str(error).split()) or type(error).__name__}") from None
+        except (
+            redis.exceptions.ConnectionError,
+            redis.exceptions.TimeoutError,
+            OSError,
+            redis.exceptions.BusyLoadingError,
+        ) as error:
+            raise StoreUnavailable(
+                f"the lesson store {self.url} cannot be reached: {' '.join(str(error).split()) or type(error).__name__}"
+            ) from None
 
     async def close(self) -> None:
         """Close the connections."""
@@ -200,8 +212,9 @@ class RedisStore:
         pipe.hmget(self.key(name, "snapshot"), ["id", "trimmed"])
         pipe.xrange(self.key(name, "lessons"), min=f"({after}", max="+", count=count)
         (snapshot, trimmed), entries = await self._call(pipe.execute)
-        return Marks(_text(snapshot), _text(trimmed)), [Entry(_text(ident) or "", fields)
-                                                        for ident, fields in entries or []]
+        return Marks(_text(snapshot), _text(trimmed)), [
+            Entry(_text(ident) or "", fields) for ident, fields in entries or []
+        ]
 
     async def exists(self, name: str) -> bool:
         """Whether the model has a snapshot or lessons (a user without either has no model yet).
@@ -246,8 +259,9 @@ class RedisStore:
     def lease(self, name: str) -> Any:
         """The lease of the host that writes the model's snapshot (``redis.asyncio.lock.Lock``:
         SET NX PX, released only by its holder, expiring after :data:`LEASE_SECONDS`)."""
-        return self.client.lock(self.key(name, "lease"), timeout=LEASE_SECONDS, blocking=False,
-                                raise_on_release_error=False)
+        return self.client.lock(
+            self.key(name, "lease"), timeout=LEASE_SECONDS, blocking=False, raise_on_release_error=False
+        )
 
     async def hold(self, lease: Any) -> bool:
         """Try to take a lease at once: False if another host holds it.

@@ -39,8 +39,9 @@ class ServedModel:
             The model with the rule of :meth:`Settings.rule_of` and ``min_per_class``.
         """
         if self._filter is None or self._filter.model is not self.model:
-            self._filter = SpamFilter(self.model, self.settings.rule_of(self.model),
-                                      min_per_class=self.settings.min_per_class)
+            self._filter = SpamFilter(
+                self.model, self.settings.rule_of(self.model), min_per_class=self.settings.min_per_class
+            )
         return self._filter
 
     def reconfigure(self, settings: Settings) -> None:

@@ -82,8 +82,9 @@ class SharedModel(ServedModel):
     _origins = itertools.count()
     _host = f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
 
-    def __init__(self, user: str, store: RedisStore, settings: Settings, site: SharedModel | None = None,
-                 is_site: bool = False) -> None:
+    def __init__(
+        self, user: str, store: RedisStore, settings: Settings, site: SharedModel | None = None, is_site: bool = False
+    ) -> None:
         self.user = user
         self.is_site = is_site
         self.name = SITE_NAME if is_site else file_stem(user)  # a user named "@site" is %40site
@@ -121,8 +122,11 @@ class SharedModel(ServedModel):
             if self.model is not None and marks.snapshot is None:
                 # Its data lost (a Redis without its append-only file) or deleted: what this host
                 # holds, no other can read, so it serves what the store holds, as they do.
-                log.error("%s: the lesson store holds no snapshot of it any more (its data lost or deleted); "
-                          "the model in memory is dropped for the store's", self.who)
+                log.error(
+                    "%s: the lesson store holds no snapshot of it any more (its data lost or deleted); "
+                    "the model in memory is dropped for the store's",
+                    self.who,
+                )
                 self.model, self.position, self.snapshot, self.pending = None, NO_ENTRY, NO_ENTRY, 0
                 continue
             behind = marks.trimmed is not None and stream_id(self.position) < stream_id(marks.trimmed)
@@ -185,8 +189,12 @@ class SharedModel(ServedModel):
                 except (StreamNBError, ValueError, TypeError) as error:  # refused on every host alike
                     outcome = (False, error)
                     if entry.fields.get(b"origin") not in self.waiting:
-                        log.warning("%s: a %s lesson was refused (as on every host): %s", self.who, lesson.action,
-                                    failure(error))
+                        log.warning(
+                            "%s: a %s lesson was refused (as on every host): %s",
+                            self.who,
+                            lesson.action,
+                            failure(error),
+                        )
             self.position = entry.id
             self.pending += 1
             outcomes.append((entry.fields.get(b"origin", b""), outcome))
@@ -237,8 +245,9 @@ class SharedModel(ServedModel):
                 raise _retry(error) from None
             if getattr(self.model, "ledger", None) is None:
                 whose = "the site model" if self.is_site else f"the model of {self.who}"
-                raise unavailable(f"{whose} has no ledger, which TELL needs to learn a message once (train it "
-                                  "with --ledger)")
+                raise unavailable(
+                    f"{whose} has no ledger, which TELL needs to learn a message once (train it with --ledger)"
+                )
 
     async def tell(self, lesson: Lesson) -> bool:
         """Add the lesson to the stream (the site model's too), then apply it in stream order.
@@ -262,9 +271,13 @@ class SharedModel(ServedModel):
         for model in reversed(models):  # the site model first: a lesson it cannot take adds nothing
             await model.ready_to_learn()
         origin = f"{self._host}:{next(self._origins)}".encode()
-        fields = {"action": lesson.action.encode(), "label": (lesson.label or "").encode(),
-                  "digest": hashlib.sha256(lesson.message).hexdigest().encode(), "message": lesson.message,
-                  "origin": origin}
+        fields = {
+            "action": lesson.action.encode(),
+            "label": (lesson.label or "").encode(),
+            "digest": hashlib.sha256(lesson.message).hexdigest().encode(),
+            "message": lesson.message,
+            "origin": origin,
+        }
         futures = [model._expect(origin) for model in models]
         try:
             await self.store.append([(model.name, fields) for model in models])

@@ -42,8 +42,9 @@ def redis_server_or_skip() -> str:
     """The redis-server program, installed if missing and possible; else the test skips, saying why."""
     program = shutil.which("redis-server")
     if program is None and os.geteuid() == 0:
-        result = subprocess.run(["bash", str(ROOT / ".ci" / "apt-install"), "redis-server"], capture_output=True,
-                                text=True, timeout=600)
+        result = subprocess.run(
+            ["bash", str(ROOT / ".ci" / "apt-install"), "redis-server"], capture_output=True, text=True, timeout=600
+        )
         if result.returncode != 0:
             pytest.skip(f"cannot install redis-server: {result.stderr.strip()}")
         program = shutil.which("redis-server")
@@ -70,10 +71,29 @@ class RedisServer:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [self.program, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-             "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--daemonize", "no",
-             "--logfile", str(self.folder / "redis.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                self.program,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--daemonize",
+                "no",
+                "--logfile",
+                str(self.folder / "redis.log"),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         client = self.client()
         deadline = time.monotonic() + 30
         while True:
@@ -127,8 +147,12 @@ def stored_model(url: str, user: str, site: bool = False):
 def let_go(server) -> dict[str, tuple[str, str]]:
     """Stop a host; what its log says of each model it held: (position, SHA-256 of its bytes)."""
     server.stop()
-    return {who: (position, digest) for who, position, digest in
-            re.findall(r"INFO: (.+?): let go at (\S+), model sha256:([0-9a-f]{64})", server.text(wait=0.3))}
+    return {
+        who: (position, digest)
+        for who, position, digest in re.findall(
+            r"INFO: (.+?): let go at (\S+), model sha256:([0-9a-f]{64})", server.text(wait=0.3)
+        )
+    }
 
 
 def test_a_lesson_told_through_one_host_scores_the_same_on_the_others(serve, tmp_path, redis_server):
@@ -207,8 +231,9 @@ def test_an_unreachable_store_scores_from_memory_and_refuses_tells_with_75(serve
         expected.tell(LEARN, label, raw)
     redis_server.kill()
     assert_answers(check(server.port, spam(700)), expected.verdict(spam(700)))  # from memory, scored
-    assert tell_raw(server.port, spam(701), "spam").startswith(b"SPAMD/1.5 75 Service Unavailable: (the lesson "
-                                                               b"store redis://")
+    assert tell_raw(server.port, spam(701), "spam").startswith(
+        b"SPAMD/1.5 75 Service Unavailable: (the lesson store redis://"
+    )
     never_loaded = check(server.port, spam(700), user="erin")
     assert b"STREAMNB_UNSCORED" in never_loaded  # no model in memory: unsure, never clean
     log = server.text()

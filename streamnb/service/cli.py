@@ -131,7 +131,7 @@ from .cli_options import (
     smoothing,
     source_options,
 )
-from .cli_serve import address, run_serve
+from .cli_serve import address, run_serve, store_url
 from .settings import LOG_LEVELS, SYSLOG_SOCKET, Limits, Settings
 
 __all__ = [
@@ -361,9 +361,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--read-only", action="store_true",
                        help="never write in the models folder (needed to serve one that cannot be written); "
                             "TELL is refused")
+    serve.add_argument("--store", type=store_url, metavar="redis://HOST:PORT/DB",
+                       help="keep the models' lessons and snapshots in this Redis database, shared by every host "
+                            "serving it (default: the models folder alone)")
     # the defaults: streamnb.service.settings (Settings and Limits), as the server's own
     serve.add_argument("--max-models", type=positive_int, default=Settings.max_models,
                        help=f"models kept loaded (default {Settings.max_models})")
+    serve.add_argument("--max-memory", type=positive_int, metavar="BYTES",
+                       help="bytes the users' models in memory may hold together (the least recently used are let "
+                            "go beyond it; default: no cap but --max-models)")
     serve.add_argument("--max-size", type=positive_int, default=Limits.max_size, metavar="BYTES",
                        help=f"largest message accepted (default {Limits.max_size}, spamc's default)")
     serve.add_argument("--timeout", type=positive_float, default=Limits.timeout, metavar="SECONDS",

@@ -55,6 +55,39 @@ def address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def store_url(text: str) -> str:
+    """``redis://HOST:PORT/DB`` (``--store``): where the models' lessons and snapshots are shared.
+
+    Parameters
+    ----------
+    text
+        The option's value, e.g. ``redis://10.0.0.5:6379/0`` (``rediss://`` for TLS).
+
+    Returns
+    -------
+    str
+        The URL as given.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not a redis:// or rediss:// URL with a host, a port from 1 to 65535 and a database number.
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    database = parts.path.lstrip("/") if parts is not None else ""
+    if parts is None or parts.scheme not in ("redis", "rediss") or not parts.hostname or port is None \
+            or port == 0 or not (database == "" or database.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not redis://HOST:PORT/DB (a port from 1 to 65535, a database "
+                                         "number), e.g. redis://127.0.0.1:6379/0")
+    return text
+
+
 def log_level(args: argparse.Namespace) -> str:
     """The log level the options ask for (``-v`` is ``debug``).
 
@@ -127,6 +160,13 @@ def serve_settings(args: argparse.Namespace) -> Settings:
     """
     if args.read_only and args.allow_tell:
         raise CommandError("--read-only refuses every TELL: it cannot go with --allow-tell")
+    if args.store is not None:
+        if args.read_only:
+            raise CommandError("--read-only serves a models folder as it is: it cannot go with --store")
+        try:
+            import redis  # noqa: F401 (only whether it is there)
+        except ImportError:
+            raise CommandError("--store needs the redis library: pip install 'streamnb[redis]'") from None
     if args.site and args.rule == "chi2":
         raise CommandError("--rule chi2 scores words, not log-odds: it cannot blend the site model's verdict with a "
                            "user's; use another --rule, or --no-site")
@@ -136,6 +176,7 @@ def serve_settings(args: argparse.Namespace) -> Settings:
         allow_tell=args.allow_tell, read_only=args.read_only,
         max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
         site=args.site, site_learns=args.site_learns, site_blend=args.site_blend, observe=args.observe,
+        max_memory=args.max_memory, store=args.store,
         limits=Limits(max_size=args.max_size, timeout=args.timeout, max_connections=args.max_connections,
                       lock_timeout=args.lock_timeout))
 

@@ -6,7 +6,9 @@
   requests by command and outcome, the verdicts, a latency histogram, the checks answered
   "unsure" because they could not be scored, the refused TELLs by reply code, the lessons
   waiting in journals, the models loaded and the bytes they hold, the connections under way,
-  and the process's resident memory and CPU (every name starts with ``streamnb_``);
+  and the process's resident memory and CPU (every name starts with ``streamnb_``); with
+  ``--store``, whether the lesson store answers (``streamnb_store_reachable``) and the checks
+  scored from memory while it did not (``streamnb_stale_checks_total``);
 - ``/health``: ``200 ok`` while the service answers, ``503`` with the reason when it does not
   (it is stopping, or its event loop has not run for :data:`STALL_SECONDS`): for a load
   balancer's health check.
@@ -67,6 +69,11 @@ class Metrics:
         self.model_bytes = Gauge("streamnb_model_bytes", "Bytes the models in memory hold in the compiled core",
                                  registry=registry)
         self.connections = Gauge("streamnb_connections", "Connections under way", registry=registry)
+        # --store only (made by the first beat with a store): whether it answers, and the checks
+        # scored from memory while it did not
+        self.store_reachable: Gauge | None = None
+        self.stale_checks: Counter | None = None
+        self._stale_counted = 0
         ProcessCollector(namespace="streamnb", registry=registry)  # streamnb_process_resident_memory_bytes ...
         self.last_beat = time.monotonic()
         self.stopping = False
@@ -89,7 +96,7 @@ class Metrics:
         elif command not in ("TELL", "PING", "SKIP", "-") and outcome.verdict is not None:
             self.verdicts.labels(outcome.verdict).inc()
 
-    def beat(self, models: list[Any], connections: int) -> None:
+    def beat(self, models: list[Any], connections: int, store: Any = None) -> None:
         """The event loop is running: mark it, and set the gauges of the models and connections.
 
         Parameters
@@ -98,7 +105,20 @@ class Metrics:
             The models in the cache (:class:`streamnb.service.users.UserModel`), the site model too.
         connections
             The connections under way.
+        store
+            The lesson store (:class:`streamnb.service.redis_store.RedisStore`), or None.
         """
+        if store is not None:
+            if self.store_reachable is None or self.stale_checks is None:
+                self.store_reachable = Gauge("streamnb_store_reachable", "1 while the lesson store (--store) "
+                                             "answers, 0 while it cannot be reached (models may be stale, TELLs "
+                                             "refused)", registry=self.registry)
+                self.stale_checks = Counter("streamnb_stale_checks", "Checks scored with the model in memory "
+                                            "because the lesson store (--store) could not be reached: the model "
+                                            "may be stale", registry=self.registry)
+            self.store_reachable.set(1 if store.reachable else 0)
+            self.stale_checks.inc(store.stale_checks - self._stale_counted)
+            self._stale_counted = store.stale_checks
         loaded = [entry for entry in models if entry.model is not None]
         self.models_loaded.set(len(loaded))
         self.model_bytes.set(sum(int(getattr(entry.model, "nbytes", 0)) for entry in loaded))

@@ -65,11 +65,12 @@ from .protocol import (
     unavailable,
 )
 from .replies import answered_by, check_reply, report_text, rewrite_message, score_fields, symbols, unscored_verdict
+from .served import Evicted
 from .server import Server, ServiceError, check_models_folder, listen_error, recover
 from .settings import Limits, Settings
 from .site import Answer, Scored, answer, user_share
 from .userfiles import UserFiles, read_model
-from .users import JOURNAL_FOLD_BYTES, Evicted, ModelCache, UserModel
+from .users import JOURNAL_FOLD_BYTES, ModelCache, UserModel
 
 __all__ = [
     # protocol
@@ -132,7 +133,7 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
             http.start()
             log.info("metrics on http://%s:%s/metrics, health on /health", *http.address)
         for address in addresses:
-            log.info("listening on %s:%s (models in %s)", address[0], address[1], settings.models)
+            log.info("listening on %s:%s (models in %s)", address[0], address[1], settings.store or settings.models)
 
     try:
         left = asyncio.run(Server(settings, reread, log_target, counted).serve(host, port, ready))

@@ -60,10 +60,12 @@ from .protocol import (
     site_model_path,
     unavailable,
 )
+from .redis_store import RedisStore, StoreUnavailable
 from .replies import check_reply, score_fields, unscored_verdict
+from .served import Evicted
 from .settings import Settings
 from .site import Answer, Scored, answer
-from .users import Evicted, ModelCache, UserModel
+from .users import ModelCache, Served
 
 
 class ServiceError(StreamNBError):
@@ -218,7 +220,8 @@ class Server:
         self.reread = reread
         self.log_target = log_target
         self.metrics = metrics
-        self.cache = ModelCache(settings)
+        self.store = RedisStore(settings.store) if settings.store else None
+        self.cache = ModelCache(settings, self.store)
         self.active = 0
         self.tasks: set[asyncio.Task] = set()
         self._server: asyncio.base_events.Server | None = None
@@ -260,13 +263,19 @@ class Server:
             The models folder cannot be used (:func:`check_models_folder`), or the address
             cannot be listened on (:func:`listen_error`).
         """
-        check_models_folder(self.settings.models, self.settings.read_only)
+        if self.store is not None:  # the models live in the store: the folder is not used
+            try:
+                await self.store.ping()
+            except StoreUnavailable as error:
+                raise ServiceError(f"--store: {error}") from None
+        else:
+            check_models_folder(self.settings.models, self.settings.read_only)
         self.empty_filter()  # made now: an unscored reply reads its rule, and must not fail making it
         site = site_model_path(self.settings.models)
-        if self.settings.site and not inside_models(self.settings.models, site):
+        if self.store is None and self.settings.site and not inside_models(self.settings.models, site):
             raise ServiceError(f"the site model {str(site)!r} is a symbolic link or resolves outside the models "
                                "folder: make it a file of the folder, or serve without it (--no-site)")
-        if not self.settings.read_only:  # read-only: journals are read with their models, never folded
+        if not self.settings.read_only and self.store is None:  # read-only: journals are read, never folded
             folded = await asyncio.to_thread(recover, self.settings.models)
             if folded:
                 log.warning("recovered %d journaled lessons", folded)
@@ -361,12 +370,11 @@ class Server:
         settings
             The settings read again.
         """
-        fixed = [name for name in ("models", "read_only", "site") if getattr(settings, name) != getattr(self.settings,
-                                                                                                      name)]
+        options = {"models": "--models", "read_only": "--read-only", "site": "--site", "store": "--store"}
+        fixed = [name for name in options if getattr(settings, name) != getattr(self.settings, name)]
         if fixed:
             log.warning("SIGHUP: %s cannot change while serving (restart the service for it); kept as it was",
-                        ", ".join({"models": "--models", "read_only": "--read-only", "site": "--site"}[name]
-                                  for name in fixed))
+                        ", ".join(options[name] for name in fixed))
             settings = dataclasses.replace(settings, **{name: getattr(self.settings, name) for name in fixed})
         changed = [field.name for field in dataclasses.fields(Settings)
                    if field.name != "new_model"
@@ -402,9 +410,11 @@ class Server:
         left = await self.cache.close()
         for background in self._background:
             background.cancel()
+        if self.store is not None:
+            await self.store.close()
         log.info("stopped; %s", "nothing written (read-only)" if self.settings.read_only else
                  f"{left} lessons stay in journals (folded at the next start)" if left else
-                 "every model folded into its file")
+                 "every lesson is in the store" if self.store is not None else "every model folded into its file")
         return left
 
     async def _snapshots(self) -> None:
@@ -427,7 +437,7 @@ class Server:
         """Every second: the metrics' gauges, and the mark /health looks for."""
         assert self.metrics is not None and self._stopping is not None  # started with metrics, by start()
         while not self._stopping.is_set():
-            self.metrics.beat(self.cache.loaded(), self.active)
+            self.metrics.beat(self.cache.loaded(), self.active, self.store)
             await asyncio.sleep(1.0)
 
     # -- one connection ---------------------------------------------------------------------------
@@ -556,7 +566,7 @@ class Server:
         user = None
         said: dict[str, Scored | None] = {"site": None, "user": None}
         try:
-            if self.cache.has_model(request.user):
+            if await self.cache.has_model(request.user):
                 user = self.cache.get(request.user)
                 said["user"] = await user.classify(request.body, explain)
             if site is not None:
@@ -579,7 +589,7 @@ class Server:
         return check_reply(request.method, result, request.body, request.user, settings, rule)
 
     @staticmethod
-    async def _observe(request: Request, entries: list[UserModel], result: Answer) -> None:
+    async def _observe(request: Request, entries: list[Served], result: Answer) -> None:
         """Each model that answered observes the message, delivered with the verdict given
         (a failure is logged: the verdict stands, and nothing acknowledged depends on it)."""
         for entry in entries:

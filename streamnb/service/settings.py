@@ -78,6 +78,10 @@ class Settings:
         Never write in the models folder; TELL is refused.
     max_models
         Models kept loaded.
+    max_memory
+        Bytes the users' models in memory may hold together (as the core counts them,
+        ``model.nbytes``); beyond it the least recently used are let go, as beyond
+        ``max_models``. None: no cap but ``max_models``.
     snapshot_every, snapshot_seconds
         A user's journal is folded into the model file after this many lessons, or once its
         oldest lesson is this old; a model that observed mail since its last save is saved
@@ -91,7 +95,10 @@ class Settings:
     observe
         Each check lets the models that answered it observe its message (the site model, and
         the user's own if there is one): ``SpamFilter.observe``, kept in memory until the
-        model is next saved.
+        model is next saved (not with a ``store``: :mod:`streamnb.service.shared`).
+    store
+        ``redis://HOST:PORT/DB``: the models' lessons and snapshots live in that Redis database,
+        shared by every host serving it (:mod:`streamnb.service.shared`); None: in ``models``.
     limits
         What one client may cost the server.
     """
@@ -102,12 +109,14 @@ class Settings:
     allow_tell: bool = False
     read_only: bool = False  # never write in the models folder; TELL is refused
     max_models: int = 32
+    max_memory: int | None = None  # bytes of the users' models in memory (model.nbytes); None: no cap
     snapshot_every: int = 1000
     snapshot_seconds: float = 60.0
     site: bool = True
     site_learns: bool = True
     site_blend: float = SITE_BLEND
     observe: bool = True
+    store: str | None = None  # redis://HOST:PORT/DB: the models shared through Redis; None: the folder
     limits: Limits = Limits()
 
     def __post_init__(self) -> None:

@@ -6,7 +6,8 @@ leaves DIR (symbolic links are refused too). A
 user's model file is made at the first TELL, with the default filter of ``streamnb train``
 plus a ledger; before that, that user's messages get the site model's verdict
 (:mod:`streamnb.service.site`; unsure without one) and nothing is written for the user. At
-most ``--max-models`` models stay loaded (least recently used out); the site model
+most ``--max-models`` models stay loaded, holding at most ``--max-memory`` bytes together
+(least recently used out); the site model
 (``DIR/@site.snb``) is one more model, made at the first TELL, that always stays.
 
 Durability (see :mod:`streamnb.service.journal`): one writer per model (the model file's lock, shared
@@ -36,11 +37,14 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..errors import StreamNBError
-from ..filter.decision import SpamFilter, Verdict
+from ..filter.decision import Verdict
 from . import journal
 from .journal import Lesson, ModelLockedError
 from .protocol import SITE_NAME, failure, log, model_path, site_model_path, unavailable
+from .redis_store import RedisStore
+from .served import Evicted, ServedModel
 from .settings import Settings
+from .shared import SharedModel, has_model
 from .site import Scored
 from .userfiles import UserFiles
 
@@ -49,11 +53,7 @@ from .userfiles import UserFiles
 JOURNAL_FOLD_BYTES = 64 << 20
 
 
-class Evicted(Exception):
-    """The user's model left the cache while a TELL waited: look it up again."""
-
-
-class UserModel(UserFiles):
+class UserModel(ServedModel, UserFiles):
     """One user's model in memory: the only writer of DIR/<user>.snb in this process. The site
     model (DIR/@site.snb) is one more: the user :data:`~streamnb.service.protocol.SITE_NAME`.
 
@@ -83,36 +83,10 @@ class UserModel(UserFiles):
         super().__init__(user, path, settings)
         self.site = site
         self.lock = asyncio.Lock()
-        self._filter: SpamFilter | None = None
         self.queue: list[tuple[Lesson, asyncio.Future]] = []
         self.committing = False
         self._committer: asyncio.Future | None = None
         self.closed = False
-
-    # -- the model, in the event loop -------------------------------------------------------------
-    def spam_filter(self) -> SpamFilter:
-        """The filter over the model in memory (made again when the model object changes).
-
-        Returns
-        -------
-        SpamFilter
-            The model with the rule of :meth:`Settings.rule_of` and ``min_per_class``.
-        """
-        if self._filter is None or self._filter.model is not self.model:
-            self._filter = SpamFilter(self.model, self.settings.rule_of(self.model),
-                                      min_per_class=self.settings.min_per_class)
-        return self._filter
-
-    def reconfigure(self, settings: Settings) -> None:
-        """Use these settings from now on (SIGHUP): the next check makes its filter with their rule.
-
-        Parameters
-        ----------
-        settings
-            The server's settings, read again.
-        """
-        self.settings = settings
-        self._filter = None
 
     async def _reload(self, create: bool) -> bool:
         if self.settings.read_only:
@@ -186,10 +160,7 @@ class UserModel(UserFiles):
                 found = True
             if not found:
                 return None
-            spam_filter = self.spam_filter()
-            spam_filter.evidence_k = 10 if explain else 0
-            verdict = spam_filter.classify(raw, explain=explain)
-            return Scored(verdict, spam_filter.ready, self.model.class_counts, type(self.model).__name__)
+            return self.scored(raw, explain)
 
     async def observe(self, raw: bytes, verdict: Verdict) -> None:
         """The message was checked and delivered with this verdict, no label yet
@@ -400,25 +371,36 @@ class UserModel(UserFiles):
             return self.pending
 
 
+Served = UserModel | SharedModel  # what the cache holds: a model of the models folder, or of the store
+
+
 class ModelCache:
-    """Loaded user models, least recently used out beyond ``max_models``, and the site model
-    (``site``: None without one), which stays.
+    """Loaded user models, least recently used out beyond ``max_models`` (or ``max_memory``
+    bytes), and the site model (``site``: None without one), which stays. Each is a :class:`UserModel` (its file and
+    journal in the models folder), or with a ``store`` a
+    :class:`~streamnb.service.shared.SharedModel` (its stream and snapshots in Redis).
 
     Parameters
     ----------
     settings
         The server's settings: the models folder, ``max_models``, ``site`` and ``site_learns``.
+    store
+        The Redis store the models are shared through (``--store``), or None: the models folder.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, store: RedisStore | None = None) -> None:
         self.settings = settings
-        self.entries: OrderedDict[str, UserModel] = OrderedDict()
+        self.store = store
+        self.entries: OrderedDict[str, Served] = OrderedDict()
         self.closing: set[asyncio.Task] = set()
-        self.site = UserModel(SITE_NAME, site_model_path(settings.models), settings) if settings.site else None
+        self.site: Served | None = None
+        if settings.site:
+            self.site = UserModel(SITE_NAME, site_model_path(settings.models), settings) if store is None else \
+                SharedModel(SITE_NAME, store, settings, is_site=True)
 
-    def get(self, user: str) -> UserModel:
-        """The user's model, loaded or not yet (the least recently used beyond ``max_models``
-        is folded and let go, in the background).
+    def get(self, user: str) -> Served:
+        """The user's model, loaded or not yet (the least recently used beyond ``max_models``,
+        or ``max_memory`` bytes, is folded and let go, in the background).
 
         Parameters
         ----------
@@ -427,7 +409,7 @@ class ModelCache:
 
         Returns
         -------
-        UserModel
+        UserModel or SharedModel
             The user's entry (its model is read by its first use).
 
         Raises
@@ -440,35 +422,58 @@ class ModelCache:
             self.entries.move_to_end(user)
             return entry
         site = self.site if self.settings.site_learns else None
-        entry = self.entries[user] = UserModel(user, model_path(self.settings.models, user), self.settings, site)
-        while len(self.entries) > self.settings.max_models:
+        if self.store is None:
+            assert not isinstance(site, SharedModel)  # (made with the cache, of the same kind)
+            entry = UserModel(user, model_path(self.settings.models, user), self.settings, site)
+        else:
+            assert not isinstance(site, UserModel)
+            entry = SharedModel(user, self.store, self.settings, site)
+        self.entries[user] = entry
+        while len(self.entries) > self.settings.max_models or self._over_memory():
             _, old = self.entries.popitem(last=False)
             task = asyncio.ensure_future(old.close())
             self.closing.add(task)
             task.add_done_callback(self.closing.discard)
         return entry
 
-    def has_model(self, user: str) -> bool:
-        """Whether the user's model is loaded or its file exists.
+    def _over_memory(self) -> bool:
+        """Do the users' models in memory hold more than ``max_memory`` bytes (the newest entry,
+        just asked for, always stays)?"""
+        cap = self.settings.max_memory
+        if cap is None or len(self.entries) < 2:
+            return False
+        return sum(int(getattr(entry.model, "nbytes", 0)) for entry in self.entries.values()) > cap
+
+    async def has_model(self, user: str) -> bool:
+        """Whether the user's model is loaded, or its file (its snapshot or lessons, with a store) exists.
 
         Parameters
         ----------
         user
-            Whose model file to look for (in memory first, then in the models folder).
+            Whose model to look for (in memory first, then in the models folder or the store).
 
         Returns
         -------
         bool
             False: the user has no model yet (checks get an empty model's verdict).
-        """
-        return user in self.entries or model_path(self.settings.models, user).exists()
 
-    def loaded(self) -> list[UserModel]:
+        Raises
+        ------
+        StoreUnavailable
+            With a store that cannot be reached, for a user whose model is not loaded.
+        """
+        if user in self.entries:
+            return True
+        if self.store is not None:
+            return await has_model(self.store, user)
+        return model_path(self.settings.models, user).exists()
+
+    def loaded(self) -> list[Served]:
         """Every model in the cache, and the site model.
 
         Returns
         -------
-        list of UserModel
+        list of UserModel or SharedModel
             The users' entries, then the site model's (when there is one).
         """
         return [*self.entries.values(), *([self.site] if self.site is not None else [])]

@@ -30,6 +30,7 @@ import fnmatch
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -121,19 +122,22 @@ def _kill(phase: str) -> None:
         raise SystemExit(f"kill=PHASE: PHASE is one of {', '.join(KILL_PHASES)}; got {phase!r}")
     from streamnb.service import serve
 
-    state = {"saving": False, "calls": 0}
+    # per thread: a user's save and the site model's may run at once, each in a thread of
+    # its own, and each counts its own calls (one shared count let both pass the phase)
+    state = threading.local()
 
     def die(where: str) -> None:
         _say(f"kill at {where}")
         os.kill(os.getpid(), signal.SIGKILL)
 
     def counting(original: Callable, *args: Any) -> Any:
-        if state["saving"]:
-            state["calls"] += 1
-            if phase == f"before {state['calls']}":
+        saving = getattr(state, "saving", False)
+        if saving:
+            state.calls += 1
+            if phase == f"before {state.calls}":
                 die(f"{phase} ({original.__name__})")
         result = original(*args)
-        if state["saving"] and phase == f"after {state['calls']}":
+        if saving and phase == f"after {state.calls}":
             die(f"{phase} ({original.__name__})")
         return result
 
@@ -144,11 +148,11 @@ def _kill(phase: str) -> None:
     def saving(self: Any) -> None:
         if phase == "start":
             die("start")
-        state["saving"], state["calls"] = True, 0
+        state.saving, state.calls = True, 0
         try:
             save(self)
         finally:
-            state["saving"] = False
+            state.saving = False
 
     serve.UserModel._save_sync = saving  # type: ignore[method-assign]
 

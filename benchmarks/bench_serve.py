@@ -32,7 +32,6 @@ import queue
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from . import common
-from .service import Service, child_env, exchange, request
+from .service import Service, child_env, exchange, free_port, request
 
 NAME = "serve"
 TITLE = "Filter service: spamc against streamnb serve and spamd, and streamnb classify"
@@ -60,12 +59,6 @@ PREVIOUS = "streamnb serve (EmailNB, the previous default)"
 
 
 # -- the servers --------------------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
 
 def train_streamnb(messages, models: Path, options: list[str]) -> tuple[float, int]:
     """A model of the command's (its defaults, then ``options``) learned from every message

@@ -39,19 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from . import common
-from .service import Service, exchange, request
+from .bench_serve import run_clients
+from .service import Service, exchange, free_port, redis_server_args, request
 
 NAME = "store"
 TITLE = "Several hosts sharing models through Redis (streamnb serve --store): propagation, throughput, memory"
 DEFAULT = False
 REPEATED = False  # one run: the latencies are many samples of one run; the rates are wall clock
 LEARNED = re.compile(rb"model: (\d+) spam and (\d+) ham learned")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Redis:
@@ -61,25 +56,7 @@ class Redis:
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process = subprocess.Popen(
-            [
-                program,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(folder),
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--save",
-                "",
-                "--daemonize",
-                "no",
-                "--logfile",
-                str(folder / "redis.log"),
-            ],
+            redis_server_args(program, self.port, folder),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -163,13 +140,7 @@ def hammer(port: int, items: list[bytes], clients: int) -> float:
             if not reply.startswith(b"SPAMD/1.5 0 "):
                 failures.append(reply[:200])
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - start
+    wall = run_clients(client, clients)
     if failures:
         raise RuntimeError(f"{len(failures)} requests refused, e.g. {failures[0]!r}")
     return len(items) / wall

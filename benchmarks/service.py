@@ -78,6 +78,21 @@ class Service:
         return self.process.returncode
 
 
+def free_port() -> int:
+    """A loopback port free at the time of asking."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def redis_server_args(program: str, port: int, folder: Path) -> list[str]:
+    """A redis-server command line for the tests and benchmarks: loopback ``port``, its files
+    in ``folder``, the append-only file fsynced at every write (what the service guide
+    recommends), no RDB snapshots, in the foreground."""
+    return [program, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder), "--appendonly", "yes",
+            "--appendfsync", "always", "--save", "", "--daemonize", "no", "--logfile", str(folder / "redis.log")]
+
+
 def request(method: str, user: str, raw: bytes, label: str | None = None) -> bytes:
     """A spamd request as spamc sends it (TELL with ``label``: learn the message as that class)."""
     extra = f"Message-class: {label}\r\nSet: local\r\n" if method == "TELL" else ""

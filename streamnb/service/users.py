@@ -124,13 +124,7 @@ class UserModel(ServedModel, UserFiles):
         be taken, on a file system gone read-only), the files are read without it. When they
         cannot be read at all, the model last read is used (logged); with none, the error is
         raised (the caller answers "unsure": :meth:`streamnb.service.server.Server._check`).
-
-        Parameters
-        ----------
-        raw
-            The message.
-        explain
-            Whether to gather the ten strongest clues (REPORT).
+        ``raw`` and ``explain``: as for :meth:`~streamnb.service.served.ServedModel.scored`.
 
         Returns
         -------

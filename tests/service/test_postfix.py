@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.served import ROOT, Served
+from tests.served import ROOT, Served, free_port
 from tests.service.test_serve import N_EACH, ham, spam
 
 GUIDE = ROOT / "docs" / "guides" / "service.md"
@@ -75,12 +75,6 @@ def milter_options(service_port: int, reject: bool) -> list[str]:
     if reject:
         options[spamc:spamc] = ["-r", "-1"]
     return options
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def wait_for(ready, what: str, timeout: float = 15.0) -> None:

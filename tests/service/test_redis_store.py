@@ -15,7 +15,6 @@ import hashlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -23,13 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.service import redis_server_args
 from streamnb.persist import dumps
 from streamnb.service import cli
 from streamnb.service.cli_serve import serve_settings
 from streamnb.service.journal import FORGET, LEARN
 from streamnb.service.redis_store import RedisStore
 from streamnb.service.shared import SharedModel
-from tests.served import ROOT
+from tests.served import ROOT, free_port
 from tests.service.test_serve import Expected, assert_answers, check, docs, ham, spam, tell_raw
 
 redis = pytest.importorskip("redis", reason="the redis library is not installed (pip install -e '.[dev]')")
@@ -53,12 +53,6 @@ def redis_server_or_skip() -> str:
     return program
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class RedisServer:
     """A redis-server on a loopback port, its append-only file fsynced at every write, in ``folder``."""
 
@@ -71,25 +65,7 @@ class RedisServer:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [
-                self.program,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(self.folder),
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--save",
-                "",
-                "--daemonize",
-                "no",
-                "--logfile",
-                str(self.folder / "redis.log"),
-            ],
+            redis_server_args(self.program, self.port, self.folder),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..models.base import FeatureValues
+    from ..models.values import FeatureValues
     from ..validate import Label
 
     Floats = npt.NDArray[np.float64]

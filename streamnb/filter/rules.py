@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..models.base import Document
+    from ..models.values import Document
     from ..validate import Label
 
     Floats = npt.NDArray[np.float64]

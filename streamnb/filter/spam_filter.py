@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from ..models.base import Document, FeatureValues
+    from ..models.values import Document, FeatureValues
     from ..validate import Label
     from .calibrate import Calibrator
 

@@ -54,9 +54,7 @@ from ..validate import (
 from . import state
 from .learning import Learner, batch_documents, check_same_model
 from .settings import SETTINGS, Forgetting, Pruning, Smoothing, Storage, flatten, regroup, resolved
-from .values import Contributions, DocumentCounts, LogLinear, SmoothingReport, TextTokenizer
-from .values import Document as Document  # and FeatureValues: the filter's names for what a model reads
-from .values import FeatureValues as FeatureValues
+from .values import Contributions, Document, DocumentCounts, LogLinear, SmoothingReport, TextTokenizer
 
 #: alpha="auto": the candidates when no ``Smoothing(grid=...)`` is given, 10^-3.5 to 1 in half
 #: decades (eight); the best fixed alphas measured lie inside it (benchmarks/bench_smoothing.py;

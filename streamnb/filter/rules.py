@@ -93,7 +93,7 @@ def expit(z: float | Floats) -> float | Floats:
 
 
 class _DocumentCountsView(Protocol):
-    """What ``document_counts(x)`` returns (:class:`streamnb.models.base.DocumentCounts`)."""
+    """What ``document_counts(x)`` returns (:class:`streamnb.models.values.DocumentCounts`)."""
 
     @property
     def classes(self) -> Sequence[Hashable]: ...

@@ -566,7 +566,7 @@ def test_river_complement_is_sklearn_complement_without_normalisation():
     """river's ComplementNB: score_c = -sum_w x_w log((F_notc,w + alpha) / (F_notc + alpha |V|)),
     no prior, softmax. That is scikit-learn's ComplementNB(norm=False) on the training
     vocabulary; an unseen word scores as a zero-count word: -log(alpha / (F_notc + alpha |V|)).
-    This is the reference streamnb.ComplementNB (unseen='score') must meet.
+    This is the reference streamnb.ComplementNB(smoothing=Smoothing(unseen='score')) must meet.
     """
     from sklearn.naive_bayes import ComplementNB as SklearnComplementNB
 
@@ -858,9 +858,9 @@ def test_example_river_pipeline_small():
     for line in lines[2:]:
         name, accuracy, throughput = line.rsplit(maxsplit=2)
         rows[name] = (float(accuracy), float(throughput))
-    assert set(rows) == {"river.naive_bayes.MultinomialNB()", "streamnb.integrations.river.MultinomialNB(unseen='score')",
+    assert set(rows) == {"river.naive_bayes.MultinomialNB()", "streamnb.integrations.river.MultinomialNB(smoothing=Smoothing(unseen='score'))",
                          "streamnb.integrations.river.MultinomialNB()"}
     # The drop-in replacement makes the same predictions as river's model.
-    assert rows["streamnb.integrations.river.MultinomialNB(unseen='score')"][0] == rows["river.naive_bayes.MultinomialNB()"][0]
+    assert rows["streamnb.integrations.river.MultinomialNB(smoothing=Smoothing(unseen='score'))"][0] == rows["river.naive_bayes.MultinomialNB()"][0]
     for accuracy, throughput in rows.values():
         assert 0.7 < accuracy <= 1.0 and throughput > 0

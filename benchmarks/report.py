@@ -44,6 +44,10 @@ REPRODUCE = [
     "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz STREAMNB_TREC07P=PATH/trec07p-dev "
     "STREAMNB_TREC07P_FEEDBACK=PATH/trec07p-dev-feedback.tar.xz .venv/bin/python -m benchmarks --only site"
     "   # opt-in: the site model and observed mail in streamnb serve (trec07p-dev's partial task; needs spamc)",
+    "STREAMNB_SPAMASSASSIN=../shared/data/spamassassin-public-corpus.tgz .venv/bin/python -m benchmarks --only store"
+    "   # opt-in: several hosts sharing models through Redis (needs redis-server)",
+    "STREAMNB_TREC07P=PATH/trec07p-dev .venv/bin/python -m benchmarks.trec_speed"
+    "   # the trec section's speed figure alone (the default filter against the numpy baseline), in a minute",
     ".venv/bin/python -m benchmarks.report   # RESULTS.md, plots and this section, from results.json",
 ]
 

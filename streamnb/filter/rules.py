@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from abc import ABC, abstractmethod
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, overload
@@ -126,16 +127,17 @@ class DecisionRule(Protocol):
                 negative: Label) -> list[Evidence]: ...
 
 
-class _Band:
+class _Band(ABC):
     """A rule that decides on its score: ham below ham_cutoff, spam at or above spam_cutoff,
     unsure between."""
 
     ham_cutoff: float
     spam_cutoff: float
 
+    @abstractmethod
     def score(self, model: Any, features: Document, log_odds: float, probability: float,
               positive: Label, negative: Label) -> float:
-        raise NotImplementedError
+        """The message's score from 0 to 1 (what the cutoffs cut)."""
 
     def judge(self, model: Any, features: Document, log_odds: float, probability: float,
               positive: Label, negative: Label) -> tuple[Verdicts, float]:

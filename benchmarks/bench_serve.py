@@ -56,6 +56,7 @@ USER = "bench"
 # The command's default model before the fusion (EmailNB), served beside it in the same rounds.
 PREVIOUS_DEFAULT = ["--model-type", "email"]
 PREVIOUS = "streamnb serve (EmailNB, the previous default)"
+FLOOR = "a spamd that answers at once (spamc's floor: benchmarks.instant_spamd)"
 
 
 # -- the servers --------------------------------------------------------------------------------
@@ -77,6 +78,19 @@ def train_streamnb(messages, models: Path, options: list[str]) -> tuple[float, i
 def start_streamnb(models: Path) -> tuple[subprocess.Popen, int]:
     service = Service(models)
     return service.process, service.port
+
+
+def start_instant() -> tuple[subprocess.Popen, int]:
+    """``benchmarks.instant_spamd``: a spamd that answers at once, spamc's floor."""
+    process = subprocess.Popen([sys.executable, "-m", "benchmarks.instant_spamd"], stdout=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, env=child_env())
+    assert process.stdout is not None
+    line = process.stdout.readline().decode()
+    match = re.fullmatch(r"listening on 127\.0\.0\.1:(\d+)\n", line)
+    if match is None:
+        process.kill()
+        raise RuntimeError(f"benchmarks.instant_spamd did not start: {line!r}")
+    return process, int(match.group(1))
 
 
 def ping(spamc: str, port: int) -> bool:
@@ -377,6 +391,9 @@ def run(ctx: common.Context) -> dict[str, Any]:
                 process, port = start_streamnb(previous_models)
                 processes.append(process)
                 contenders[PREVIOUS] = port
+                process, port = start_instant()
+                processes.append(process)
+                contenders[FLOOR] = port
                 if spamd_ready:
                     options, settings = spamassassin_config(folder / "sa")
                     ctx.log(f"  sa-learn on {len(messages):,} messages ...")
@@ -429,6 +446,9 @@ def run(ctx: common.Context) -> dict[str, Any]:
             str(clients): common.ratio([r["msg_per_s"] for r in results[f"streamnb serve|{clients}"]],
                                        [r["msg_per_s"] for r in results[f"{PREVIOUS}|{clients}"]])
             for clients in CLIENTS}
+    if FLOOR in data["rows"] and "streamnb serve" in data["rows"]:
+        data["p50_over_floor_ms"] = common.summary(
+            [serve["p50_ms"] - floor["p50_ms"] for serve, floor in zip(results["streamnb serve|1"], results[f"{FLOOR}|1"])], common.WALL)
     if "streamnb serve" in data["rows"]:
         one, many = (f"in-process {clients}" for clients in SCALING)
         data["in_process"] = {str(clients): {
@@ -491,6 +511,11 @@ def markdown(data: dict[str, Any]) -> list[str]:
                      f"{data['previous_model_bytes'] / 1e6:.1f} MB file), same rounds: "
                      + ", ".join(f"{clients} clients {r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
                                  for clients, r in data["default_vs_previous"].items()) + ".")
+    if "p50_over_floor_ms" in data:
+        over = data["p50_over_floor_ms"]
+        lines.append(f"One client's p50 through spamc, streamnb serve's over the floor's (a spamd that answers at "
+                     f"once, in the same rounds): +{over['median']:.2f} ms ({over['min']:.2f} to {over['max']:.2f}); "
+                     "the rest is spamc's own cost on this machine at that time.")
     if "scaling" in data:
         rates = data["in_process"]
         lines.append("In-process clients (threads of the benchmark, a connection per request, no spamc process): "

@@ -170,6 +170,36 @@ def throughput(ctx: common.Context, redis: Redis, folder: Path) -> dict[str, Any
     }
 
 
+def workers(ctx: common.Context, redis: Redis, folder: Path) -> dict[str, Any]:
+    """CHECKs a second from in-process clients (one connection each, no client process to
+    start), 1 and 8 at once, of a host with one worker and of a host with one per core
+    (``--workers``), the user's and the site model taught the same lessons through each."""
+    messages = ctx.corpus().messages
+    taught = messages[: ctx.pick(1500, 60)]
+    checks = [request("CHECK", "bench", m.raw) for m in messages[len(taught): len(taught) + ctx.pick(600, 60)]]
+    cores = os.cpu_count() or 1
+    rows: dict[str, dict[str, Any]] = {}
+    for count in sorted({1, max(2, cores)}):
+        name = f"--workers {count}"
+        options = ("--workers", str(count)) if count > 1 else ()
+        host = Service(folder / f"workers-{count}", "--store", redis.url, "--allow-tell", "--no-observe", *options)
+        try:
+            for m in taught:
+                reply = exchange(host.port, request("TELL", "bench", m.raw, m.label))
+                if not reply.startswith(b"SPAMD/1.5 0 "):
+                    raise RuntimeError(f"TELL refused: {reply[:200]!r}")
+            hammer(host.port, checks[:20], 2)  # warm-up: the models read from the store
+            runs = [(hammer(host.port, checks, 1), hammer(host.port, checks, 8)) for _ in range(ctx.pick(3, 1))]
+        finally:
+            host.stop()
+        ratios = sorted(many / one for one, many in runs)
+        rows[name] = {"one_per_s": statistics.median(one for one, _ in runs),
+                      "eight_per_s": statistics.median(many for _, many in runs),
+                      "eight_over_one": statistics.median(ratios), "runs": ratios}
+        ctx.log(f"  {name}: 8 clients over 1: {rows[name]['eight_over_one']:.2f}x")
+    return {"taught": len(taught), "checks": len(checks), "cores": cores, "rows": rows}
+
+
 def memory(ctx: common.Context, redis: Redis, folder: Path) -> dict[str, Any]:
     users, cap = ctx.pick(10_000, 30), ctx.pick(1000, 10)
     messages = ctx.corpus().messages
@@ -200,7 +230,8 @@ def run(ctx: common.Context) -> dict[str, Any]:
         return {"skipped": "the redis library is not installed (pip install -e '.[redis]')"}
     with tempfile.TemporaryDirectory(prefix="bench-store-") as temporary:
         folder = Path(temporary)
-        for name in ("redis", "host0", "host1", "host2", "throughput-file", "throughput-store", "memory"):
+        for name in ("redis", "host0", "host1", "host2", "throughput-file", "throughput-store", "memory",
+                     "workers-1", f"workers-{max(2, os.cpu_count() or 1)}"):
             (folder / name).mkdir()
         store = Redis(program, folder / "redis")
         try:
@@ -210,9 +241,11 @@ def run(ctx: common.Context) -> dict[str, Any]:
             speed = throughput(ctx, store, folder)
             ctx.log("store: memory of one host under --max-models")
             held = memory(ctx, store, folder)
+            ctx.log("store: in-process CHECKs, one worker and one per core")
+            cores = workers(ctx, store, folder)
         finally:
             store.stop()
-    return {"propagation": spread, "throughput": speed, "memory": held, "cpus": os.cpu_count()}
+    return {"propagation": spread, "throughput": speed, "memory": held, "workers": cores, "cpus": os.cpu_count()}
 
 
 def markdown(data: dict[str, Any]) -> list[str]:
@@ -240,13 +273,40 @@ def markdown(data: dict[str, Any]) -> list[str]:
         f"{held['max_models']:,} (in {held['seconds']:.0f} s): resident {held['rss_end_kib'] / 1024:.0f} MiB at "
         f"the end ({held['rss_start_kib'] / 1024:.0f} MiB at the start).",
         "",
+        *workers_lines(data.get("workers")),
     ]
 
 
+def workers_lines(part: dict[str, Any] | None) -> list[str]:
+    if part is None:
+        return []
+    lines = [f"CHECKs a second from in-process clients (one connection each, no spamc process to start) on "
+             f"{part['cores']} cores, the user's and the site model taught {part['taught']:,} lessons, "
+             f"{part['checks']:,} checks a run:", "",
+             "| host | 1 client | 8 clients | 8 over 1 (runs) |", "|---|---:|---:|---:|"]
+    for name, row in part["rows"].items():
+        lines.append(f"| {name} | {row['one_per_s']:.0f} | {row['eight_per_s']:.0f} | "
+                     f"{row['eight_over_one']:.2f}x ({', '.join(f'{r:.2f}' for r in row['runs'])}) |")
+    return lines + [""]
+
+
 def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 37: a lesson acknowledged by one host is scored with by every host within 50 ms (p99)."""
+    """Issue 37: a lesson acknowledged by one host is scored with by every host within 50 ms (p99).
+    Issue 35: 8 in-process clients get at least 1.8x one client's CHECKs a second from a host
+    with a worker per core (two cores)."""
     spread = data.get("propagation", {})
+    rows = data.get("workers", {}).get("rows", {})
+    many = [row for name, row in rows.items() if name != "--workers 1"]
     return [
+        {
+            "id": "store_workers_scaling",
+            "what": "streamnb serve --store --workers (one per core): CHECKs a second from in-process clients, "
+                    "8 over 1",
+            "value": many[0]["eight_over_one"] if many else None,
+            "op": ">=",
+            "threshold": 1.8,
+            "unit": "x",
+        },
         {
             "id": "store_propagation_p99",
             "what": "time from a TELL's acknowledgement until every other host scores with it (p99, three hosts)",

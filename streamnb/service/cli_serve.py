@@ -26,7 +26,8 @@ from .settings import Limits, Settings
 log = logging.getLogger("streamnb.serve")
 
 # Options a SIGHUP cannot change (the service keeps them, and the log says so).
-RESTART_OPTIONS = {"host": "--host", "port": "--port", "metrics": "--metrics", "log_file": "--log-file",
+RESTART_OPTIONS = {"host": "--host", "port": "--port", "workers": "--workers", "metrics": "--metrics",
+                   "log_file": "--log-file",
                    "syslog": "--syslog", "syslog_socket": "--syslog-socket"}
 
 
@@ -167,6 +168,12 @@ def serve_settings(args: argparse.Namespace) -> Settings:
             import redis  # noqa: F401 (only whether it is there)
         except ImportError:
             raise CommandError("--store needs the redis library: pip install 'streamnb[redis]'") from None
+    if args.workers > 1 and args.store is None:
+        raise CommandError("--workers above 1 needs --store: in a models folder each model has one process writing "
+                           "it, and the others would read it again after every lesson")
+    if args.workers > 1 and args.metrics is not None:
+        raise CommandError("--metrics cannot go with --workers above 1 yet: each process counts only the requests "
+                           "it serves")
     if args.site and args.rule == "chi2":
         raise CommandError("--rule chi2 scores words, not log-odds: it cannot blend the site model's verdict with a "
                            "user's; use another --rule, or --no-site")
@@ -220,6 +227,7 @@ def run_serve(command_line: argparse.Namespace) -> int:
         return serve_settings(again), log_level(again)
 
     try:
-        return run(settings, args.host, args.port, reread=reread, log_target=target, metrics=args.metrics)
+        return run(settings, args.host, args.port, reread=reread, log_target=target, metrics=args.metrics,
+                   workers=args.workers)
     finally:
         target.close()

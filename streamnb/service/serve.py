@@ -17,6 +17,7 @@ re-exports:
 - :mod:`~streamnb.service.users`: each user's model (durability: no acknowledged lesson is
   lost) and the cache of loaded models; :mod:`~streamnb.service.userfiles`: a user's model
   file and journal on disk, the blocking half run in a thread;
+- :mod:`~streamnb.service.workers`: ``--workers``, several processes on one port;
 - :mod:`~streamnb.service.server`: the models folder checked, the journals a crash left
   folded, the connections answered (a check never passes a message as clean because
   something failed), the signals; :mod:`~streamnb.service.logs`: the log and its line per
@@ -28,6 +29,7 @@ This module adds :func:`run`, the ``streamnb serve`` command's loop.
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable
 
 from ..errors import ModelFormatError, StreamNBError
@@ -71,6 +73,7 @@ from .settings import Limits, Settings
 from .site import Answer, Scored, answer, user_share
 from .userfiles import UserFiles, read_model
 from .users import JOURNAL_FOLD_BYTES, ModelCache, UserModel
+from .workers import listen, run_workers
 
 __all__ = [
     # protocol
@@ -93,7 +96,7 @@ __all__ = [
 
 
 def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[Settings, str]] | None = None,
-        log_target: LogTarget | None = None, metrics: tuple[str, int] | None = None) -> int:
+        log_target: LogTarget | None = None, metrics: tuple[str, int] | None = None, workers: int = 1) -> int:
     """Serve until SIGTERM/SIGINT (the ``streamnb serve`` command); logs where it listens.
 
     Parameters
@@ -108,6 +111,9 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
         Where the log goes (reopened on SIGHUP).
     metrics
         (host, port) to answer ``/metrics`` and ``/health`` on (``--metrics``), or None.
+    workers
+        Processes answering on the port (``--workers``: above 1, with a store and without
+        metrics; :mod:`streamnb.service.workers`).
 
     Returns
     -------
@@ -120,6 +126,15 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
     ServiceError
         The models folder cannot be used, or an address cannot be listened on.
     """
+    if workers > 1:
+        listening = listen(host, port, settings.limits.max_connections)
+
+        def serve(sock: socket.socket, ready: Callable[[], None]) -> int:
+            left = asyncio.run(Server(settings, reread, log_target).serve(host, port, lambda _: ready(), sock))
+            return 3 if left else 0
+
+        with listening:
+            return run_workers(workers, listening, serve, log_target)
     counted = http = None
     if metrics is not None:
         counted = Metrics()

@@ -244,13 +244,16 @@ class Server:
                                      evidence_k=0)
         return self._empty
 
-    async def start(self, host: str, port: int) -> list[tuple]:
+    async def start(self, host: str, port: int, listening: socket.socket | None = None) -> list[tuple]:
         """Check the models folder, fold what a crash left, listen.
 
         Parameters
         ----------
         host, port
             Where to listen (port 0: any free port).
+        listening
+            A socket listening already, to accept on instead (a worker of ``--workers``:
+            the parent listens, every worker accepts); host and port are then only named.
 
         Returns
         -------
@@ -281,8 +284,12 @@ class Server:
                 log.warning("recovered %d journaled lessons", folded)
         self._stopping = asyncio.Event()
         try:
-            self._server = await asyncio.start_server(self._connection, host, port,
-                                                      limit=self.settings.limits.max_line, reuse_address=True)
+            if listening is not None:
+                self._server = await asyncio.start_server(self._connection, sock=listening,
+                                                          limit=self.settings.limits.max_line)
+            else:
+                self._server = await asyncio.start_server(self._connection, host, port,
+                                                          limit=self.settings.limits.max_line, reuse_address=True)
         except OSError as error:
             raise listen_error(host, port, error) from None
         self._background.add(asyncio.ensure_future(self._snapshots()))
@@ -290,7 +297,8 @@ class Server:
             self._background.add(asyncio.ensure_future(self._beat()))
         return [sock.getsockname() for sock in self._server.sockets]
 
-    async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None) -> int:
+    async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None,
+                    listening: socket.socket | None = None) -> int:
         """Serve until SIGTERM or SIGINT, then fold every model; SIGHUP re-reads the settings
         and reopens the log file (:meth:`hang_up`).
 
@@ -300,6 +308,8 @@ class Server:
             Where to listen.
         ready
             Called with the addresses listened on, once the server listens.
+        listening
+            As for :meth:`start`.
 
         Returns
         -------
@@ -311,7 +321,7 @@ class Server:
         ServiceError
             As :meth:`start`.
         """
-        addresses = await self.start(host, port)
+        addresses = await self.start(host, port, listening)
         assert self._stopping is not None  # made by start()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

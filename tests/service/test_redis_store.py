@@ -15,7 +15,9 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -350,3 +352,91 @@ def test_the_models_a_host_holds_stay_under_its_memory_cap(serve, tmp_path, redi
     time.sleep(1.2)  # the gauges are set every second
     assert re.search(r"^streamnb_models_loaded 2\.0$", metrics_text(server), re.M)  # one user's, and the site's
     assert server.text().count("let go at") >= 3 * 20  # each user's model let go at every other user's lesson
+
+
+# -- --workers: several processes on one port, sharing their lessons through the store -------------
+
+def pids(pattern: str, text: str) -> set[int]:
+    return {int(pid) for pid in re.findall(pattern, text)}
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie nobody reaped counts as ended)."""
+    try:
+        return "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+
+
+def until(condition, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def checks_together(port: int, raw: bytes, n: int = 8) -> list[bytes]:
+    """``n`` checks of one message at once, each on its connection: the workers share them out."""
+    replies: list[bytes] = []
+    threads = [threading.Thread(target=lambda: replies.append(check(port, raw))) for _ in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return replies
+
+
+def test_workers_answer_on_one_port_with_every_lesson_and_stop_together(serve, tmp_path, redis_server):
+    """--workers 2: two processes accept on one port; after each lesson told through either, the
+    checks both answer are the in-process model's; SIGHUP reaches each; a worker killed with -9
+    is started again and serves the same verdicts; SIGTERM stops every worker."""
+    from streamnb.service.workers import QUICK_DEATH_SECONDS
+
+    server = host(serve, tmp_path, redis_server, 0, "--workers", "2")
+    started = time.monotonic()
+    workers = {int(p) for p in re.search(r"with 2 workers \(pids (\d+) (\d+)\)", server.text(wait=0)).groups()}
+    assert len(workers) == 2 and server.process.pid not in workers
+    site = Expected()
+    alice = Expected(site)
+    probe = spam(900)
+    for i in range(10):
+        raw, label = (spam(i), "spam") if i % 2 else (ham(i), "ham")
+        assert alice.tell(LEARN, label, raw)
+        assert tell_raw(server.port, raw, label) == OK_SET
+        for reply in checks_together(server.port, probe):
+            assert_answers(reply, alice.verdict(probe))  # whichever worker answered knows the lesson
+    until(lambda: pids(r"serve\[(\d+)\] INFO: SYMBOLS ", server.text(wait=0)) == workers)  # both answered
+
+    server.process.send_signal(signal.SIGHUP)
+    until(lambda: pids(r"serve\[(\d+)\] INFO: SIGHUP: reopening", server.text(wait=0)) == workers)
+
+    time.sleep(max(0.0, started + QUICK_DEATH_SECONDS + 0.5 - time.monotonic()))  # not a worker that cannot start
+    killed = min(workers)
+    os.kill(killed, signal.SIGKILL)
+    until(lambda: "started again" in server.text(wait=0))
+    assert re.search(rf"worker \d \(pid {killed}\) ended with exit code 137 while serving", server.text(wait=0))
+    again = int(re.search(r"worker \d started again \(pid (\d+)\)", server.text(wait=0)).group(1))
+    for _ in range(5):
+        for reply in checks_together(server.port, probe):
+            assert_answers(reply, alice.verdict(probe))
+    server.stop()
+    assert all(gone(pid) for pid in workers | {again})
+    assert pids(r"serve\[(\d+)\] INFO: stopped; every lesson is in the store", server.text(wait=0)) == \
+        workers - {killed} | {again}
+
+
+def test_workers_stop_when_their_parent_is_killed(serve, tmp_path, redis_server):
+    server = host(serve, tmp_path, redis_server, 0, "--workers", "2")
+    workers = {int(p) for p in re.search(r"with 2 workers \(pids (\d+) (\d+)\)", server.text(wait=0)).groups()}
+    server.kill()  # kill -9 of the parent alone
+    until(lambda: all(gone(pid) for pid in workers))
+
+
+def test_workers_that_cannot_reach_the_store_fail_the_command_with_its_reason(tmp_path):
+    closed = free_port()
+    result = subprocess.run([sys.executable, "-m", "streamnb", "serve", "--models", str(tmp_path), "--port", "0", "--store",
+                             f"redis://127.0.0.1:{closed}/0", "--workers", "2"], capture_output=True, timeout=120,
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 3, result
+    last = result.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("streamnb serve: error: --store:") and str(closed) in last, last

@@ -405,6 +405,13 @@ def test_a_model_whose_save_raises_keeps_its_journal_and_stops_nothing_else(tmp_
     assert learned(streamnb.load(models / "alice.snb")) == once_each([1, 2, 3])
     assert (models / "bob.snb.journal").exists()
     assert check(server.port, ham(90), user="bob", method="CHECK").startswith(b"SPAMD/1.5 0 EX_OK\r\nSpam: ")
+    # bob's model must be saved before its journal takes another lesson: that save raising, the
+    # lesson is refused as one that cannot be made durable (74, so that spamc -L says so and
+    # the sender tries again), not as a message the model refused (65), and is not applied
+    refused = tell_raw(server.port, *lesson(5), user="bob")
+    assert refused.startswith(b"SPAMD/1.5 74 "), refused
+    assert wait_for(lambda: re.search(r"TELL user=bob outcome=refused .*the model could not be saved before the "
+                                      r"lesson was journaled: ValueError", server.text()))
     server.kill()  # bob's lessons are in its journal alone
     again = serve(models, "--allow-tell", faults=faults)  # recover() fails bob's journal alone, and serves
     assert re.search(r"bob\.snb: could not recover its journal now .*ValueError: 'ham' is not in list", again.text())

@@ -199,7 +199,8 @@ def run_serve(command_line: argparse.Namespace) -> int:
     Returns
     -------
     int
-        0, or 3 when lessons could not be folded into their model files.
+        0, or 3 when lessons could not be folded into their model files (with ``--workers``, the
+        worst exit code of the workers: :func:`streamnb.service.serve.run`).
 
     Raises
     ------

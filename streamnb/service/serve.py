@@ -119,7 +119,8 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
     -------
     int
         The command's exit code: 0, or 3 when lessons could not be folded into their model
-        files and stay in their journals.
+        files and stay in their journals; with workers, the worst of theirs (70: one raised;
+        128 + N: one was ended by signal N).
 
     Raises
     ------
@@ -127,14 +128,17 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
         The models folder cannot be used, or an address cannot be listened on.
     """
     if workers > 1:
-        listening = listen(host, port, settings.limits.max_connections)
+        listening = listen(host, port)
 
-        def serve(sock: socket.socket, ready: Callable[[], None]) -> int:
-            left = asyncio.run(Server(settings, reread, log_target).serve(host, port, lambda _: ready(), sock))
+        def serve(sockets: list[socket.socket], ready: Callable[[], None]) -> int:
+            left = asyncio.run(Server(settings, reread, log_target).serve(host, port, lambda _: ready(), sockets))
             return 3 if left else 0
 
-        with listening:
+        try:
             return run_workers(workers, listening, serve, log_target)
+        finally:
+            for sock in listening:
+                sock.close()
     counted = http = None
     if metrics is not None:
         counted = Metrics()

@@ -67,6 +67,9 @@ from .settings import Settings
 from .site import Answer, Scored, answer
 from .users import ModelCache, Served
 
+#: The signals the service handles: SIGTERM and SIGINT stop it, SIGHUP re-reads its settings.
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
 
 class ServiceError(StreamNBError):
     """The service cannot start as asked (the models folder, the address to listen on)."""
@@ -224,7 +227,7 @@ class Server:
         self.cache = ModelCache(settings, self.store)
         self.active = 0
         self.tasks: set[asyncio.Task] = set()
-        self._server: asyncio.base_events.Server | None = None
+        self._servers: list[asyncio.base_events.Server] = []
         self._stopping: asyncio.Event | None = None
         self._empty: SpamFilter | None = None
         self._background: set[asyncio.Future] = set()
@@ -244,7 +247,7 @@ class Server:
                                      evidence_k=0)
         return self._empty
 
-    async def start(self, host: str, port: int, listening: socket.socket | None = None) -> list[tuple]:
+    async def start(self, host: str, port: int, listening: list[socket.socket] | None = None) -> list[tuple]:
         """Check the models folder, fold what a crash left, listen.
 
         Parameters
@@ -252,8 +255,8 @@ class Server:
         host, port
             Where to listen (port 0: any free port).
         listening
-            A socket listening already, to accept on instead (a worker of ``--workers``:
-            the parent listens, every worker accepts); host and port are then only named.
+            Sockets listening already, to accept on instead (a worker of ``--workers``: the
+            parent listens, every worker accepts); host and port are then only named.
 
         Returns
         -------
@@ -285,20 +288,22 @@ class Server:
         self._stopping = asyncio.Event()
         try:
             if listening is not None:
-                self._server = await asyncio.start_server(self._connection, sock=listening,
-                                                          limit=self.settings.limits.max_line)
+                self._servers = [await asyncio.start_server(self._connection, sock=sock,
+                                                            limit=self.settings.limits.max_line)
+                                 for sock in listening]
             else:
-                self._server = await asyncio.start_server(self._connection, host, port,
-                                                          limit=self.settings.limits.max_line, reuse_address=True)
+                self._servers = [await asyncio.start_server(self._connection, host, port,
+                                                            limit=self.settings.limits.max_line,
+                                                            reuse_address=True)]
         except OSError as error:
             raise listen_error(host, port, error) from None
         self._background.add(asyncio.ensure_future(self._snapshots()))
         if self.metrics is not None:
             self._background.add(asyncio.ensure_future(self._beat()))
-        return [sock.getsockname() for sock in self._server.sockets]
+        return [sock.getsockname() for server in self._servers for sock in server.sockets]
 
     async def serve(self, host: str, port: int, ready: Callable[[list], None] | None = None,
-                    listening: socket.socket | None = None) -> int:
+                    listening: list[socket.socket] | None = None) -> int:
         """Serve until SIGTERM or SIGINT, then fold every model; SIGHUP re-reads the settings
         and reopens the log file (:meth:`hang_up`).
 
@@ -327,13 +332,16 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop_signal, sig)
         loop.add_signal_handler(signal.SIGHUP, self.hang_up)
+        # a worker of --workers is forked with these blocked, so that none is lost or kills it
+        # before these handlers; handled now, they are let through (a no-op when not blocked)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)
         try:
             if ready is not None:
                 ready(addresses)
             await self._stopping.wait()
             return await self.stop()
         finally:
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            for sig in HANDLED_SIGNALS:
                 loop.remove_signal_handler(sig)
 
     def _stop_signal(self, sig: int) -> None:
@@ -411,8 +419,8 @@ class Server:
         """
         if self.metrics is not None:
             self.metrics.stopping = True
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         if self.tasks:
             done, pending = await asyncio.wait(set(self.tasks), timeout=grace)
             for task in pending:

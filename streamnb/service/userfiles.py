@@ -238,18 +238,18 @@ class UserFiles:
     def _append_sync(self, lessons: list[Lesson]) -> bool:
         """Journal the lessons durably; False (nothing written) if another writer changed the files."""
         with self._held():
-            if self._outside_change():
-                self._restore_sync()
-            elif self._changed_on_disk():
-                return False
-            if self.must_save:
-                try:
+            try:
+                if self._outside_change():
+                    self._restore_sync()
+                elif self._changed_on_disk():
+                    return False
+                if self.must_save:
                     self._save_sync()
-                except OSError:
-                    raise
-                except Exception as error:  # the model's own save failed: the lesson cannot be made durable
-                    raise OSError(f"the model could not be saved before the lesson was journaled: "
-                                  f"{type(error).__name__}: {error}") from error
+            except OSError:
+                raise
+            except Exception as error:  # the model's own save failed: the lesson cannot be made durable
+                raise OSError(f"the model could not be saved before the lesson was journaled: "
+                              f"{type(error).__name__}: {' '.join(str(error).split())}") from error
             if self.journal_fd is None:
                 assert self.digest is not None  # set with the model this journal follows
                 self.journal_fd = journal.create_journal(self.path, self.digest)

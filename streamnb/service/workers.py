@@ -2,8 +2,8 @@
 
 One Python process answers one request at a time whatever the cores: its event loop holds
 the interpreter's lock for most of a check. So the parent binds and listens, then forks N
-workers that accept on that one socket, each a :class:`~streamnb.service.server.Server` of
-its own with its models in memory. They share their lessons through the store (``--store``):
+workers that accept on those sockets, each a :class:`~streamnb.service.server.Server` of its
+own with its models in memory. They share their lessons through the store (``--store``):
 each worker reads the others' lessons from it before it scores, as the hosts of a site do
 (:mod:`streamnb.service.shared`), so a lesson acknowledged by one worker is in the verdicts
 of all. (In a models folder each model has one writer; a second process would read the whole
@@ -12,9 +12,17 @@ model again after every lesson of the first: the command refuses ``--workers`` w
 
 The parent answers nothing. It logs where the service listens once every worker is ready,
 hands SIGTERM, SIGINT and SIGHUP on to the workers (each stops, or re-reads its settings and
-reopens its log, as one process serving alone does), starts a worker again when one dies, and
-exits once every worker has stopped, with the worst of their exit codes. A worker that cannot
-start (the store unreachable) stops the others, and the command fails with its reason.
+reopens its log, as one process serving alone does), and exits once every worker has stopped,
+with the worst of their exit codes. A worker that cannot start at first (the store
+unreachable) stops the others, and the command fails with its reason. A worker that ends
+while the others serve is started again, at once the first time and then after a wait that
+doubles while it keeps ending within :data:`QUICK_DEATH_SECONDS` of its start (up to
+:data:`MAX_RESTART_WAIT`); when no worker is left serving and the last one to end had just
+started, the parent stops with its exit code.
+
+Signals are blocked while a worker is forked and stay blocked in it until its event loop
+has its own handlers (:meth:`~streamnb.service.server.Server.serve` unblocks them): a signal
+that arrives meanwhile waits, it neither kills the worker nor is lost.
 """
 
 from __future__ import annotations
@@ -29,44 +37,58 @@ from collections.abc import Callable
 
 from .logs import LogTarget
 from .protocol import log
-from .server import ServiceError, listen_error
+from .server import HANDLED_SIGNALS, ServiceError, listen_error
 
 __all__ = ["listen", "run_workers"]
 
-#: A worker that dies this many seconds or fewer after it started is not started again: the
-#: others are stopped (a worker that cannot serve would be started over and over).
+#: A worker that ends this many seconds or fewer after its start waits longer to be started
+#: again each time (a worker that cannot serve would otherwise be started over and over).
 QUICK_DEATH_SECONDS = 1.0
+#: The longest wait before a worker that keeps ending is started again.
+MAX_RESTART_WAIT = 30.0
 #: Exit code of a worker that raised (EX_SOFTWARE, as an internal error's reply code).
 WORKER_FAILED = 70
-HANDED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: How often the parent looks at its workers and the signals it got.
+POLL_SECONDS = 0.05
 PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
-def listen(host: str, port: int, backlog: int) -> socket.socket:
-    """A TCP socket listening on host:port (port 0: any free port), for the workers to accept on.
+def listen(host: str, port: int) -> list[socket.socket]:
+    """TCP sockets listening on every address of host (port 0: any free port), for the workers
+    to accept on: the addresses ``asyncio.start_server(host, port)`` binds (``""``: every
+    interface, IPv4 and IPv6; a name: each address it resolves to).
 
     Parameters
     ----------
     host, port
         Where to listen (``--host``, ``--port``).
-    backlog
-        Connections the kernel queues before a worker accepts them.
 
     Returns
     -------
-    socket.socket
-        The listening socket (blocking: each worker's event loop makes its copy non-blocking).
+    list of socket.socket
+        The listening sockets.
 
     Raises
     ------
     ServiceError
-        The address cannot be listened on (:func:`~streamnb.service.server.listen_error`).
+        An address cannot be listened on (:func:`~streamnb.service.server.listen_error`).
     """
+    sockets: list[socket.socket] = []
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
-        return socket.create_server((host, port), family=family, backlog=backlog)
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, proto, _, address in dict.fromkeys(infos):  # each address once, in order
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio: the IPv4 addresses have sockets of their own
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen()
     except OSError as error:  # socket.gaierror too
+        for sock in sockets:
+            sock.close()
         raise listen_error(host, port, error) from None
+    return sockets
 
 
 def _stop_with(parent: int) -> None:
@@ -81,31 +103,34 @@ def _stop_with(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _worker(number: int, serve: Callable[[socket.socket, Callable[[], None]], int], listening: socket.socket,
-            ready_to: int, parent: int) -> None:
-    """The body of worker ``number`` in the forked child: serve, then leave with its exit code
-    (never returns: the parent's stack must not run on in the child)."""
+def _worker(number: int, serve: Callable[[list[socket.socket], Callable[[], None]], int],
+            listening: list[socket.socket], ready_to: int, parent: int) -> None:
+    """The body of worker ``number`` in the forked child (the handed-on signals blocked):
+    serve, then leave with its exit code (never returns: the parent's stack must not run on
+    in the child)."""
     code = WORKER_FAILED
+    ready = False
     try:
-        for sig in HANDED_ON:  # the parent's handlers: until the worker's own, a signal stops it at once
+        for sig in HANDLED_SIGNALS:  # (blocked: the event loop's handlers replace these, then unblock)
             signal.signal(sig, signal.SIG_DFL)
         os.setpgid(0, 0)  # a terminal's Ctrl-C reaches the parent only, which hands it on once
         _stop_with(parent)
 
-        def ready() -> None:
-            nonlocal ready_to
+        def said_ready() -> None:
+            nonlocal ready, ready_to
+            ready = True
             if ready_to >= 0:  # (a worker started again later has no one waiting)
                 os.write(ready_to, b"ready\n")
                 os.close(ready_to)  # the parent sees the end of the pipe once every worker said
                 ready_to = -1
 
-        code = serve(listening, ready)
-    except (ServiceError, OSError) as error:  # cannot start: the parent reports the reason
+        code = serve(listening, said_ready)
+    except (ServiceError, OSError) as error:
         reason = " ".join(str(error).split())
-        if ready_to >= 0:
+        if ready_to >= 0 and not ready:  # cannot start: the parent reports the reason
             os.write(ready_to, f"error {reason}\n".encode(errors="replace")[:4000])
         else:
-            log.error("worker %d cannot serve: %s", number, reason)
+            log.error("worker %d %s: %s", number, "stopped" if ready else "cannot serve", reason)
         code = 3
     except BaseException:
         log.exception("worker %d failed", number)
@@ -114,7 +139,103 @@ def _worker(number: int, serve: Callable[[socket.socket, Callable[[], None]], in
         os._exit(code)
 
 
-def run_workers(workers: int, listening: socket.socket, serve: Callable[[socket.socket, Callable[[], None]], int],
+class _Supervisor:
+    """The parent's state: the workers, the signals it got, the restarts to come."""
+
+    def __init__(self, workers: int, listening: list[socket.socket],
+                 serve: Callable[[list[socket.socket], Callable[[], None]], int],
+                 log_target: LogTarget | None) -> None:
+        self.listening, self.serve, self.log_target = listening, serve, log_target
+        self.children: dict[int, tuple[int, float]] = {}  # pid -> (worker number, when it started)
+        self.waits = [0.0] * workers  # the wait before each worker is next started again
+        self.restarts: dict[int, float] = {}  # worker number -> when it is started again
+        self.signals: list[signal.Signals] = []
+        self.stopping = False
+        self.worst = 0
+        self.parent = os.getpid()
+
+    def start(self, number: int, ready_to: int = -1) -> int | None:
+        """Fork worker ``number`` (the signals blocked around the fork: the child inherits the
+        mask, and its event loop unblocks them); None while stopping."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
+        try:
+            if self.stopping:
+                return None
+            pid = os.fork()
+            if pid == 0:
+                _worker(number, self.serve, self.listening, ready_to, self.parent)
+            self.children[pid] = (number, time.monotonic())
+            return pid
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def tell_all(self, sig: signal.Signals) -> None:
+        for pid in list(self.children):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:  # ended already; it is collected next
+                pass
+
+    def stop(self, why: str) -> None:
+        if not self.stopping:
+            self.stopping = True
+            self.restarts.clear()
+            log.info("%s: stopping the %d workers", why, len(self.children))
+        self.tell_all(signal.SIGTERM)
+
+    def got(self, signum: int, _frame: object) -> None:
+        self.signals.append(signal.Signals(signum))  # acted on by the loop, outside the handler
+
+    def act_on_signals(self) -> None:
+        while self.signals:
+            sig = self.signals.pop(0)
+            if sig != signal.SIGHUP:
+                self.stop(sig.name)
+                continue
+            log.info("SIGHUP: handed on to the %d workers", len(self.children))
+            if self.log_target is not None:
+                try:
+                    self.log_target.reopen()
+                except OSError as error:
+                    log.error("SIGHUP: could not reopen the log file (logging on to the one open): %s", error)
+            self.tell_all(sig)
+
+    def collect(self) -> None:
+        """Collect the workers that ended; plan when each is started again."""
+        while self.children:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                return
+            number, since = self.children.pop(pid)
+            code = os.waitstatus_to_exitcode(status)
+            code = code if code >= 0 else 128 - code  # ended by a signal: the shell's 128 + N
+            if self.stopping:
+                self.worst = max(self.worst, code)
+                continue
+            quick = time.monotonic() - since <= QUICK_DEATH_SECONDS
+            self.waits[number] = min(MAX_RESTART_WAIT, max(1.0, 2 * self.waits[number])) if quick else 0.0
+            if quick and not self.children:  # none left serving, and this one had just started
+                log.error("worker %d (pid %d) ended (exit code %d) within %g s of its start and no worker is "
+                          "left serving: stopping", number, pid, code, QUICK_DEATH_SECONDS)
+                self.worst = max(self.worst, code)
+                self.stop("no worker serving")
+                continue
+            log.error("worker %d (pid %d) ended (exit code %d); it is started again in %g s", number, pid, code,
+                      self.waits[number])
+            self.restarts[number] = time.monotonic() + self.waits[number]
+
+    def restart_due(self) -> None:
+        now = time.monotonic()
+        for number, when in sorted(self.restarts.items()):
+            if when <= now:
+                del self.restarts[number]
+                pid = self.start(number)
+                if pid is not None:
+                    log.info("worker %d started again (pid %d)", number, pid)
+
+
+def run_workers(workers: int, listening: list[socket.socket],
+                serve: Callable[[list[socket.socket], Callable[[], None]], int],
                 log_target: LogTarget | None = None) -> int:
     """Fork ``workers`` processes that each call ``serve(listening, ready)``, and supervise them
     until they have all stopped (see the module docstring).
@@ -124,11 +245,11 @@ def run_workers(workers: int, listening: socket.socket, serve: Callable[[socket.
     workers
         How many processes (>= 1).
     listening
-        The socket every worker accepts on (:func:`listen`).
+        The sockets every worker accepts on (:func:`listen`).
     serve
-        A worker's service: serves until SIGTERM or SIGINT, calls ``ready()`` once it
-        accepts, returns its exit code; a ServiceError or OSError before ``ready`` means it
-        cannot start.
+        A worker's service: serves until SIGTERM or SIGINT (unblocking the handed-on signals
+        once it handles them), calls ``ready()`` once it accepts, returns its exit code; a
+        ServiceError or OSError before ``ready`` means it cannot start.
     log_target
         The parent's log, reopened on SIGHUP (each worker reopens its own).
 
@@ -142,85 +263,33 @@ def run_workers(workers: int, listening: socket.socket, serve: Callable[[socket.
     ServiceError
         A worker could not start: the reason it gave (the others are stopped).
     """
-    children: dict[int, tuple[int, float]] = {}  # pid -> (worker number, when it started)
-    stopping = False
+    supervisor = _Supervisor(workers, listening, serve, log_target)
+    previous = {sig: signal.signal(sig, supervisor.got) for sig in HANDLED_SIGNALS}
     readiness_from, ready_to = os.pipe()
-    parent = os.getpid()
-
-    def start(number: int) -> None:
-        pid = os.fork()
-        if pid == 0:
-            if ready_to >= 0:
-                os.close(readiness_from)
-            _worker(number, serve, listening, ready_to, parent)
-        children[pid] = (number, time.monotonic())
-
-    def tell_all(sig: signal.Signals) -> None:
-        for pid in list(children):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:  # ended already; os.wait collects it
-                pass
-
-    def stop(sig: signal.Signals) -> None:
-        nonlocal stopping
-        if not stopping:
-            stopping = True
-            log.info("%s: stopping the %d workers", sig.name, len(children))
-        tell_all(signal.SIGTERM)
-
-    def handed_on(signum: int, _frame: object) -> None:
-        sig = signal.Signals(signum)
-        if sig == signal.SIGHUP:
-            log.info("SIGHUP: handed on to the %d workers", len(children))
-            if log_target is not None:
-                try:
-                    log_target.reopen()
-                except OSError as error:
-                    log.error("SIGHUP: could not reopen the log file (logging on to the one open): %s", error)
-            tell_all(sig)
-        else:
-            stop(sig)
-
-    previous = {sig: signal.signal(sig, handed_on) for sig in HANDED_ON}
-    worst = 0
     try:
         for number in range(workers):
-            start(number)
+            supervisor.start(number, ready_to)
         os.close(ready_to)
-        ready_to = -1
         with os.fdopen(readiness_from, "rb") as readiness:
-            for _ in range(workers):
-                line = readiness.readline().decode(errors="replace").strip()
-                if line != "ready":  # a worker could not start (or died at once): the others stop too
-                    tell_all(signal.SIGTERM)
-                    while children:
-                        children.pop(os.wait()[0], None)
-                    raise ServiceError(line.removeprefix("error ") or "a worker ended before it served")
-        host, port = listening.getsockname()[:2]
-        log.info("listening on %s:%s with %d workers (pids %s)", host, port, workers,
-                 " ".join(str(pid) for pid in sorted(children)))
-        while children:
-            pid, status = os.wait()
-            number, since = children.pop(pid)
-            code = os.waitstatus_to_exitcode(status)
-            code = code if code >= 0 else 128 - code  # killed by a signal: the shell's 128 + N
-            if stopping:
-                worst = max(worst, code)
-                continue
-            log.error("worker %d (pid %d) ended with exit code %d while serving", number, pid, code)
-            if time.monotonic() - since <= QUICK_DEATH_SECONDS:
-                log.error("worker %d ended within %g s of its start: stopping the others", number,
-                          QUICK_DEATH_SECONDS)
-                worst, stopping = max(worst, code), True
-                tell_all(signal.SIGTERM)
-            else:
-                start(number)
-                log.info("worker %d started again (pid %d)", number,
-                         next(p for p, (n, _) in children.items() if n == number))
+            said = [readiness.readline().decode(errors="replace").strip() for _ in range(workers)]
+        supervisor.act_on_signals()
+        failed = next((line for line in said if line != "ready"), None)
+        if failed is not None and not supervisor.stopping:  # a worker could not start: the others stop too
+            supervisor.stopping = True
+            supervisor.tell_all(signal.SIGTERM)
+            while supervisor.children:
+                supervisor.children.pop(os.wait()[0], None)
+            raise ServiceError(failed.removeprefix("error ") or "a worker ended before it served")
+        if not supervisor.stopping:
+            where = ", ".join("%s:%s" % sock.getsockname()[:2] for sock in listening)
+            log.info("listening on %s with %d workers (pids %s)", where, workers,
+                     " ".join(str(pid) for pid in sorted(supervisor.children)))
+        while supervisor.children or supervisor.restarts:
+            supervisor.act_on_signals()
+            supervisor.collect()
+            supervisor.restart_due()
+            time.sleep(POLL_SECONDS)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if ready_to >= 0:
-            os.close(ready_to)
-    return worst
+    return supervisor.worst

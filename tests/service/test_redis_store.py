@@ -410,19 +410,86 @@ def test_workers_answer_on_one_port_with_every_lesson_and_stop_together(serve, t
     server.process.send_signal(signal.SIGHUP)
     until(lambda: pids(r"serve\[(\d+)\] INFO: SIGHUP: reopening", server.text(wait=0)) == workers)
 
-    time.sleep(max(0.0, started + QUICK_DEATH_SECONDS + 0.5 - time.monotonic()))  # not a worker that cannot start
+    time.sleep(max(0.0, started + QUICK_DEATH_SECONDS + 0.5 - time.monotonic()))  # it served a while: at once
     killed = min(workers)
     os.kill(killed, signal.SIGKILL)
     until(lambda: "started again" in server.text(wait=0))
-    assert re.search(rf"worker \d \(pid {killed}\) ended with exit code 137 while serving", server.text(wait=0))
+    assert re.search(rf"worker \d \(pid {killed}\) ended \(exit code 137\); it is started again in 0 s",
+                     server.text(wait=0))
     again = int(re.search(r"worker \d started again \(pid (\d+)\)", server.text(wait=0)).group(1))
-    for _ in range(5):
+
+    def answered_by_both() -> bool:  # the worker started again reads the models from the store, and answers
         for reply in checks_together(server.port, probe):
             assert_answers(reply, alice.verdict(probe))
+        return again in pids(r"serve\[(\d+)\] INFO: SYMBOLS ", server.text(wait=0))
+
+    until(answered_by_both)
     server.stop()
     assert all(gone(pid) for pid in workers | {again})
     assert pids(r"serve\[(\d+)\] INFO: stopped; every lesson is in the store", server.text(wait=0)) == \
         workers - {killed} | {again}
+
+
+def test_signals_while_the_workers_start_wait_for_them(tmp_path, redis_server):
+    """SIGHUP and SIGTERM sent while the workers cannot start yet (Redis paused: each waits in
+    its first request to it) neither kill a worker nor are lost: once Redis answers, the
+    workers start, take the SIGHUP, stop on the SIGTERM, and the command exits 0."""
+    assert redis_server.process is not None
+    redis_server.process.send_signal(signal.SIGSTOP)
+    try:
+        service = subprocess.Popen(
+            [sys.executable, "-m", "streamnb", "serve", "--models", str(tmp_path / "models"), "--port", "0",
+             "--store", redis_server.url, "--workers", "2"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        time.sleep(1.5)  # forked, each worker waiting for Redis
+        service.send_signal(signal.SIGHUP)
+        time.sleep(0.2)
+        service.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+    finally:
+        redis_server.process.send_signal(signal.SIGCONT)
+    assert service.wait(timeout=60) == 0
+    text = service.stderr.read().decode() if service.stderr else ""
+    assert "exit code" not in text and "error" not in text.lower(), text
+    assert len(pids(r"serve\[(\d+)\] INFO: SIGHUP: reopening", text)) == 2, text
+    assert len(pids(r"serve\[(\d+)\] INFO: stopped; every lesson is in the store", text)) == 2, text
+
+
+def test_a_worker_that_cannot_start_again_waits_while_the_others_serve(serve, tmp_path, redis_server):
+    """With Redis away, a worker killed cannot start again (it must read the store): it is
+    tried again after a growing wait while the other worker goes on answering from memory;
+    with Redis back, it starts and serves."""
+    server = host(serve, tmp_path, redis_server, 0, "--workers", "2")
+    workers = {int(p) for p in re.search(r"with 2 workers \(pids (\d+) (\d+)\)", server.text(wait=0)).groups()}
+    assert tell_raw(server.port, spam(1), "spam") == OK_SET
+    assert tell_raw(server.port, ham(2), "ham") == OK_SET
+    until(lambda: len(checks_together(server.port, spam(900))) == 8
+          and pids(r"serve\[(\d+)\] INFO: SYMBOLS ", server.text(wait=0)) == workers)  # both hold alice's model
+    time.sleep(1.5)  # the workers served a while: one that dies is started again at once
+    before = set(checks_together(server.port, spam(900)))
+    assert len(before) == 1 and b"STREAMNB_UNSCORED" not in next(iter(before)), before
+    redis_server.kill()
+    killed = min(workers)
+    os.kill(killed, signal.SIGKILL)
+    def waits() -> list[float]:
+        return [float(w) for w in re.findall(r"ended \(exit code \d+\); it is started again in ([\d.]+) s",
+                                             server.text(wait=0))]
+
+    until(lambda: len(waits()) >= 3)
+    assert waits()[:3] == [0.0, 1.0, 2.0], waits()  # at once, then a wait that doubles
+    assert re.search(r"worker \d cannot serve: --store: .*cannot be reached", server.text(wait=0))
+    assert server.alive()
+    assert set(checks_together(server.port, spam(900))) == before  # the other worker answers, from memory
+    redis_server.start()
+
+    def the_last_started_answers() -> bool:
+        checks_together(server.port, spam(900))
+        last = int(re.findall(r"worker \d started again \(pid (\d+)\)", server.text(wait=0))[-1])
+        return last in pids(r"serve\[(\d+)\] INFO: SYMBOLS ", server.text(wait=0))
+
+    until(the_last_started_answers)
+    server.stop()
 
 
 def test_workers_stop_when_their_parent_is_killed(serve, tmp_path, redis_server):
@@ -440,3 +507,22 @@ def test_workers_that_cannot_reach_the_store_fail_the_command_with_its_reason(tm
     assert result.returncode == 3, result
     last = result.stderr.decode().strip().splitlines()[-1]
     assert last.startswith("streamnb serve: error: --store:") and str(closed) in last, last
+
+
+@pytest.mark.parametrize("host_name", ["127.0.0.1", "localhost", ""])
+def test_workers_listen_on_the_addresses_one_process_listens_on(host_name):
+    from streamnb.service.workers import listen
+
+    async def one_process() -> set[tuple[int, str]]:
+        server = await asyncio.start_server(lambda r, w: None, host_name or None, 0, reuse_address=True)
+        bound = {(sock.family, sock.getsockname()[0]) for sock in server.sockets}
+        server.close()
+        await server.wait_closed()
+        return bound
+
+    sockets = listen(host_name, 0)
+    try:
+        assert {(sock.family, sock.getsockname()[0]) for sock in sockets} == asyncio.run(one_process())
+    finally:
+        for sock in sockets:
+            sock.close()

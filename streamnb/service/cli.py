@@ -353,7 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=cmd_demo)
 
     serve = commands.add_parser("serve", help="spamd-compatible filter service for spamc (per-user models)")
-    serve.add_argument("--models", required=True, metavar="DIR", help="folder of the per-user models DIR/<user>.snb")
+    serve.add_argument("--models", metavar="DIR",
+                       help="folder of the per-user models DIR/<user>.snb (needed unless --store keeps them)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=port, default=783, help="TCP port (default 783, spamd's; 0: any free port)")

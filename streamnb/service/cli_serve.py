@@ -132,7 +132,8 @@ def with_config(args: argparse.Namespace) -> argparse.Namespace:
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):  # argparse's one line, into the error
-            options = args.command_parser.parse_args(["--models", args.models, *words], namespace=copy.copy(args))
+            given = ["--models", args.models] if args.models is not None else []
+            options = args.command_parser.parse_args([*given, *words], namespace=copy.copy(args))
     except SystemExit:
         raise CommandError(f"--config {args.config}: {' '.join(said.getvalue().split())}") from None
     if options.config != args.config:
@@ -159,6 +160,9 @@ def serve_settings(args: argparse.Namespace) -> Settings:
         Options that do not go together (``--read-only`` with ``--allow-tell``, ``--rule chi2``
         with a site model), or a rule's options the model refuses.
     """
+    if args.models is None and args.store is None:
+        raise CommandError("--models DIR is needed: the folder of the users' models (or --store redis://HOST:PORT/DB "
+                           "to keep them in Redis)")
     if args.read_only and args.allow_tell:
         raise CommandError("--read-only refuses every TELL: it cannot go with --allow-tell")
     if args.store is not None:
@@ -179,7 +183,8 @@ def serve_settings(args: argparse.Namespace) -> Settings:
                            "user's; use another --rule, or --no-site")
     decision_rule(args, build_model(args))  # a bad option fails now, not at the first user
     return Settings(
-        models=Path(args.models).resolve(), new_model=functools.partial(build_model, args), rule=rule_options(args),
+        models=Path(args.models).resolve() if args.models is not None else None,
+        new_model=functools.partial(build_model, args), rule=rule_options(args),
         allow_tell=args.allow_tell, read_only=args.read_only,
         max_models=args.max_models, snapshot_every=args.snapshot_every, snapshot_seconds=args.snapshot_seconds,
         site=args.site, site_learns=args.site_learns, site_blend=args.site_blend, observe=args.observe,

@@ -275,16 +275,17 @@ class Server:
             except StoreUnavailable as error:
                 raise ServiceError(f"--store: {error}") from None
         else:
-            check_models_folder(self.settings.models, self.settings.read_only)
+            folder = self.settings.folder
+            check_models_folder(folder, self.settings.read_only)
+            site = site_model_path(folder)
+            if self.settings.site and not inside_models(folder, site):
+                raise ServiceError(f"the site model {str(site)!r} is a symbolic link or resolves outside the models "
+                                   "folder: make it a file of the folder, or serve without it (--no-site)")
+            if not self.settings.read_only:  # read-only: journals are read, never folded
+                folded = await asyncio.to_thread(recover, folder)
+                if folded:
+                    log.warning("recovered %d journaled lessons", folded)
         self.empty_filter()  # made now: an unscored reply reads its rule, and must not fail making it
-        site = site_model_path(self.settings.models)
-        if self.store is None and self.settings.site and not inside_models(self.settings.models, site):
-            raise ServiceError(f"the site model {str(site)!r} is a symbolic link or resolves outside the models "
-                               "folder: make it a file of the folder, or serve without it (--no-site)")
-        if not self.settings.read_only and self.store is None:  # read-only: journals are read, never folded
-            folded = await asyncio.to_thread(recover, self.settings.models)
-            if folded:
-                log.warning("recovered %d journaled lessons", folded)
         self._stopping = asyncio.Event()
         try:
             if listening is not None:
@@ -522,7 +523,8 @@ class Server:
                     raise unavailable("the models folder is served read-only (--read-only): TELL is refused")
                 if not self.settings.allow_tell:
                     raise unavailable("TELL commands are not enabled, set the --allow-tell switch.")
-                model_path(self.settings.models, request.user)  # refuse a file that is a link before the body
+                if self.store is None:  # refuse a file that is a link before the body
+                    model_path(self.settings.folder, request.user)
             remaining = max(0.0, deadline - asyncio.get_running_loop().time())
             try:
                 request.body = await asyncio.wait_for(read_body(reader, request, limits), remaining)

@@ -65,7 +65,8 @@ class Settings:
     Parameters
     ----------
     models
-        The folder of the per-user models ``DIR/<user>.snb`` (resolved once).
+        The folder of the per-user models ``DIR/<user>.snb`` (resolved once); None with a
+        ``store``, which keeps them.
     new_model
         Makes the model a new user starts with (the command's model and a ledger).
     rule
@@ -103,7 +104,7 @@ class Settings:
         What one client may cost the server.
     """
 
-    models: Path
+    models: Path | None
     new_model: Callable[[], Any]  # the model a new user starts with (cli.build_model + a ledger)
     rule: RuleOptions = RuleOptions()
     allow_tell: bool = False
@@ -120,8 +121,24 @@ class Settings:
     limits: Limits = Limits()
 
     def __post_init__(self) -> None:
-        # Resolved once: a user's file is checked to resolve inside exactly this folder.
-        object.__setattr__(self, "models", Path(os.path.realpath(self.models)))
+        if self.models is None and self.store is None:
+            raise ValueError("Settings: the models need a folder (models) or a store")
+        if self.models is not None:
+            # Resolved once: a user's file is checked to resolve inside exactly this folder.
+            object.__setattr__(self, "models", Path(os.path.realpath(self.models)))
+
+    @property
+    def folder(self) -> Path:
+        """The models folder (serving without a ``store``).
+
+        Raises
+        ------
+        RuntimeError
+            With a store and no folder: nothing should read one then.
+        """
+        if self.models is None:
+            raise RuntimeError("the models live in the store (--store): there is no models folder")
+        return self.models
 
     def rule_of(self, model: Any) -> DecisionRule:
         """The decision rule for a model: ``rule``'s, with the model's own log-odds cutoffs

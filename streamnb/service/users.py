@@ -389,7 +389,7 @@ class ModelCache:
         self.closing: set[asyncio.Task] = set()
         self.site: Served | None = None
         if settings.site:
-            self.site = UserModel(SITE_NAME, site_model_path(settings.models), settings) if store is None else \
+            self.site = UserModel(SITE_NAME, site_model_path(settings.folder), settings) if store is None else \
                 SharedModel(SITE_NAME, store, settings, is_site=True)
 
     def get(self, user: str) -> Served:
@@ -418,7 +418,7 @@ class ModelCache:
         site = self.site if self.settings.site_learns else None
         if self.store is None:
             assert not isinstance(site, SharedModel)  # (made with the cache, of the same kind)
-            entry = UserModel(user, model_path(self.settings.models, user), self.settings, site)
+            entry = UserModel(user, model_path(self.settings.folder, user), self.settings, site)
         else:
             assert not isinstance(site, UserModel)
             entry = SharedModel(user, self.store, self.settings, site)
@@ -460,7 +460,7 @@ class ModelCache:
             return True
         if self.store is not None:
             return await has_model(self.store, user)
-        return model_path(self.settings.models, user).exists()
+        return model_path(self.settings.folder, user).exists()
 
     def loaded(self) -> list[Served]:
         """Every model in the cache, and the site model.

@@ -562,6 +562,7 @@ def test_classify_imports_only_what_it_needs(mail, tmp_path):
     (["serve", "--models", "d", "--port", "99999"], ["--port", "0 to 65535", "'99999'"]),
     (["serve", "--models", "d", "--port", "http"], ["--port", "'http'"]),
     (["serve", "--models", "d", "--read-only", "--allow-tell"], ["--read-only", "--allow-tell"]),
+    (["serve", "--port", "0"], ["--models DIR is needed", "--store"]),
     (["serve", "--models", "d", "--workers", "0"], ["--workers", "an integer >= 1", "'0'"]),
     (["serve", "--models", "d", "--workers", "2"], ["--workers", "needs --store"]),
     (["serve", "--models", "d", "--workers", "2", "--store", "redis://127.0.0.1:1/0", "--metrics", "127.0.0.1:0"],

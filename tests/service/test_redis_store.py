@@ -526,3 +526,27 @@ def test_workers_listen_on_the_addresses_one_process_listens_on(host_name):
     finally:
         for sock in sockets:
             sock.close()
+
+
+def test_a_host_with_a_store_needs_no_models_folder(tmp_path, redis_server):
+    where = tmp_path / "where-it-runs"
+    where.mkdir()
+    service = subprocess.Popen(
+        [sys.executable, "-m", "streamnb", "serve", "--port", "0", "--store", redis_server.url, "--allow-tell"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=where,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert service.stderr is not None
+        line = service.stderr.readline().decode()
+        port = int(re.search(r"listening on 127\.0\.0\.1:(\d+) \(models in redis://", line).group(1))
+        site = Expected()
+        alice = Expected(site)
+        for i in range(4):
+            raw, label = (spam(i), "spam") if i % 2 else (ham(i), "ham")
+            assert alice.tell(LEARN, label, raw)
+            assert tell_raw(port, raw, label) == OK_SET
+        assert_answers(check(port, spam(900)), alice.verdict(spam(900)))
+    finally:
+        service.send_signal(signal.SIGTERM)
+        assert service.wait(timeout=60) == 0
+    assert list(where.iterdir()) == []  # no folder made, nothing written where it ran

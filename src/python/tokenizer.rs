@@ -46,7 +46,10 @@ impl WordTokenizer {
     /// sigma) or that holds lone surrogates (not UTF-8) is cut and lowercased by Python
     /// itself first; surrogates are no word characters, so replacing them loses nothing.
     pub fn text<'a>(&self, text: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
-        let utf8 = if text.call_method0(intern!(text.py(), "isascii"))?.is_truthy()? {
+        // A str subclass may redefine isascii: its texts take the copy, always right.
+        let ascii =
+            text.is_exact_instance_of::<PyString>() && text.call_method0(intern!(text.py(), "isascii"))?.is_truthy()?;
+        let utf8 = if ascii {
             text.to_str().ok().map(Text::Borrowed) // an ASCII str's UTF-8 is its own data: no copy
         } else {
             text.encode_utf8() // fails on lone surrogates

@@ -96,3 +96,18 @@ def test_reading_a_text_leaves_no_copy_on_it():
         tokenizer.words(text)
     assert model.n_features > 40 and model.predict_one(texts[0]) == "a"
     assert [sys.getsizeof(text) for text in texts] == sizes
+
+
+def test_a_str_subclass_is_read_as_its_text_whatever_its_isascii_does():
+    from streamnb import MultinomialNB, Tokenizer
+
+    class Loud(str):
+        def isascii(self):
+            raise RuntimeError("isascii called")
+
+    plain, loud = MultinomialNB(tokenizer=Tokenizer()), MultinomialNB(tokenizer=Tokenizer())
+    for text in ("plain ascii words", "naïve ünïcode words"):
+        plain.learn_one(text, "a")
+        loud.learn_one(Loud(text), "a")
+    assert loud.n_features == plain.n_features == 5
+    assert loud.predict_proba_one(Loud("naïve words")) == plain.predict_proba_one("naïve words")

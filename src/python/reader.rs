@@ -14,7 +14,7 @@ use super::errors::{error, Kind as ErrorKind};
 use super::keys::{bucket_text, key_of, unpack};
 use super::mail::EmailTokenizer;
 use super::ngrams::ByteNgrams;
-use super::tokenizer::WordTokenizer;
+use super::tokenizer::{Text, WordTokenizer};
 use super::values::{describe, float_repr, helpers};
 use super::weighting::EmailWeights;
 use crate::bag::Bag;
@@ -157,7 +157,7 @@ impl<'py> Pending<'py> {
                     ));
                 };
                 let tokenizer = tokenizer.get();
-                let input = TextInput::of(tokenizer, text)?;
+                let input = tokenizer.text(text)?;
                 py.detach(|| encode_str(apart, tokenizer, *binary, &input))
             }
             Featurizer::Email { tokenizer } => {
@@ -397,7 +397,7 @@ impl Reader {
         binary: bool,
         text: &Bound<'_, PyString>,
     ) -> PyResult<Doc> {
-        let input = TextInput::of(tokenizer, text)?;
+        let input = tokenizer.text(text)?;
         Ok(encode_str(Space::Model(space), tokenizer, binary, &input).finish())
     }
 
@@ -411,9 +411,9 @@ impl Reader {
         match &self.featurizer {
             Featurizer::Words { tokenizer, binary } if xs.iter().all(|x| x.is_instance_of::<PyString>()) => {
                 let tokenizer = tokenizer.get();
-                let inputs: Vec<TextInput<'_>> = xs
+                let inputs: Vec<Text<'_>> = xs
                     .iter()
-                    .map(|x| TextInput::of(tokenizer, x.cast::<PyString>()?))
+                    .map(|x| tokenizer.text(x.cast::<PyString>()?))
                     .collect::<PyResult<_>>()?;
                 Ok(py.detach(|| {
                     parallel::map(&inputs, |input| {
@@ -649,32 +649,10 @@ fn same_document(last: &Last, x: &Bound<'_, PyAny>) -> PyResult<bool> {
     }
 }
 
-/// A text ready for the core's word tokenizer: borrowed as it is, or (capital sigma, lone
-/// surrogates) cut and lowercased by Python first.
-enum TextInput<'a> {
-    Borrowed(&'a str),
-    Prepared(String),
-}
-
-impl<'a> TextInput<'a> {
-    fn of(tokenizer: &WordTokenizer, text: &'a Bound<'_, PyString>) -> PyResult<Self> {
-        let options = &tokenizer.options;
-        if let Ok(s) = text.to_str() {
-            if !(options.lowercase && crate::tokenize::needs_python_lower(s)) {
-                return Ok(TextInput::Borrowed(s));
-            }
-        }
-        Ok(TextInput::Prepared(tokenizer.python_prepared(text)?))
-    }
-}
-
 /// A text through the core's word tokenizer, counted in `space` (no Python).
-fn encode_str<'a>(space: Space<'a>, tokenizer: &WordTokenizer, binary: bool, input: &TextInput<'_>) -> Encoder<'a> {
+fn encode_str<'a>(space: Space<'a>, tokenizer: &WordTokenizer, binary: bool, input: &Text<'_>) -> Encoder<'a> {
     let options = &tokenizer.options;
-    let (text, lowercase, max_chars) = match input {
-        TextInput::Borrowed(s) => (*s, options.lowercase, options.max_chars),
-        TextInput::Prepared(s) => (s.as_str(), false, None),
-    };
+    let (text, lowercase, max_chars) = input.parts(options);
     let mut encoder = space.encoder(text.len() / 16 + 8, text.len() / 2);
     let mut scratch = Vec::new();
     options.for_each_feature(text, lowercase, max_chars, &mut scratch, |f| encoder.add(f, 1.0));

@@ -3,6 +3,7 @@
 use super::errors::guard;
 use crate::bag::Bag;
 use crate::tokenize::{english_stop_words, needs_python_lower, Options, Words};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyString};
 use std::hash::BuildHasher;
@@ -17,39 +18,72 @@ pub fn bag_hasher() -> foldhash::fast::FixedState {
     foldhash::fast::FixedState::with_seed(0x5eed)
 }
 
-impl WordTokenizer {
-    /// Steps 1-4 on a Python str. Text whose lowercase needs context (capital sigma) or
-    /// that holds lone surrogates (not UTF-8) is cut and lowercased by Python itself
-    /// first; surrogates are no word characters, so replacing them loses nothing.
-    pub fn words_of(&self, text: &Bound<'_, PyString>, words: &mut Words) -> PyResult<()> {
-        let options = &self.options;
-        if let Ok(s) = text.to_str() {
-            if !(options.lowercase && needs_python_lower(s)) {
-                options.words(s, words);
-                return Ok(());
-            }
+/// A Python str ready for the core's word tokenizer (see `WordTokenizer::text`).
+pub enum Text<'a> {
+    /// ASCII text: the str's own characters, which are their UTF-8.
+    Borrowed(&'a str),
+    /// Other text: a copy of its UTF-8, which goes when the text is read. Asking Python for
+    /// the str's UTF-8 in place would make it build one and keep it on the str for as long
+    /// as the str lives: a corpus held in memory would grow by its non-ASCII texts' size.
+    Copied(String),
+    /// Cut and lowercased by Python first (capital sigma, lone surrogates).
+    Prepared(String),
+}
+
+impl Text<'_> {
+    /// The text, whether to lowercase it and where to cut it (`Options::for_each_feature`).
+    pub fn parts<'t>(&'t self, options: &Options) -> (&'t str, bool, Option<usize>) {
+        match self {
+            Text::Borrowed(s) => (s, options.lowercase, options.max_chars),
+            Text::Copied(s) => (s, options.lowercase, options.max_chars),
+            Text::Prepared(s) => (s, false, None),
         }
-        let prepared = self.python_prepared(text)?;
-        options.words_with(&prepared, false, None, words);
+    }
+}
+
+impl WordTokenizer {
+    /// Steps 1-4 prepared for on a Python str. Text whose lowercase needs context (capital
+    /// sigma) or that holds lone surrogates (not UTF-8) is cut and lowercased by Python
+    /// itself first; surrogates are no word characters, so replacing them loses nothing.
+    pub fn text<'a>(&self, text: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
+        // A str subclass may redefine isascii: its texts take the copy, always right.
+        let ascii =
+            text.is_exact_instance_of::<PyString>() && text.call_method0(intern!(text.py(), "isascii"))?.is_truthy()?;
+        let utf8 = if ascii {
+            text.to_str().ok().map(Text::Borrowed) // an ASCII str's UTF-8 is its own data: no copy
+        } else {
+            text.encode_utf8() // fails on lone surrogates
+                .ok()
+                .and_then(|encoded| String::from_utf8(encoded.as_bytes().to_vec()).ok())
+                .map(Text::Copied)
+        };
+        match utf8 {
+            Some(Text::Borrowed(s)) => Ok(Text::Borrowed(s)),
+            Some(Text::Copied(s)) if !(self.options.lowercase && needs_python_lower(&s)) => Ok(Text::Copied(s)),
+            _ => Ok(Text::Prepared(self.python_prepared(text)?)),
+        }
+    }
+
+    /// Steps 1-4 on a Python str (see `text`).
+    pub fn words_of(&self, text: &Bound<'_, PyString>, words: &mut Words) -> PyResult<()> {
+        match self.text(text)? {
+            Text::Borrowed(s) => self.options.words(s, words),
+            Text::Copied(s) => self.options.words(&s, words),
+            Text::Prepared(s) => self.options.words_with(&s, false, None, words),
+        }
         Ok(())
     }
 
-    /// Every feature occurrence of a Python str (steps 1-5 and 7), see `words_of`.
+    /// Every feature occurrence of a Python str (steps 1-5 and 7), see `text`.
     pub fn for_each_feature(
         &self,
         text: &Bound<'_, PyString>,
         scratch: &mut Vec<u8>,
         emit: impl FnMut(&[u8]),
     ) -> PyResult<()> {
-        let options = &self.options;
-        if let Ok(s) = text.to_str() {
-            if !(options.lowercase && needs_python_lower(s)) {
-                options.for_each_feature(s, options.lowercase, options.max_chars, scratch, emit);
-                return Ok(());
-            }
-        }
-        let prepared = self.python_prepared(text)?;
-        options.for_each_feature(&prepared, false, None, scratch, emit);
+        let text = self.text(text)?;
+        let (text, lowercase, max_chars) = text.parts(&self.options);
+        self.options.for_each_feature(text, lowercase, max_chars, scratch, emit);
         Ok(())
     }
 

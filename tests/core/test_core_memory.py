@@ -72,3 +72,42 @@ def test_nbytes_matches_resident_memory_within_20_percent(name):
     rss, nbytes = measured["rss"], measured["nbytes"]
     assert rss > 4_000_000, measured  # the model really grew (a few MB at least)
     assert abs(nbytes - rss) <= 0.2 * rss, f"{name}: nbytes {nbytes} vs RSS growth {rss} ({nbytes / rss:.3f}x)"
+
+
+def test_reading_a_text_leaves_no_copy_on_it():
+    """CPython keeps a str's UTF-8, once asked for it, on the str for as long as it lives (its
+    size shows it): reading a non-ASCII text through the core must not ask for it, or a corpus
+    the caller holds grows by the size of its non-ASCII texts (the memory benchmark's texts did)."""
+    from streamnb import MultinomialNB, Tokenizer
+
+    texts = [" ".join(["naïve", "text", "ünïcode", f"w{i}"] * 40) for i in range(20)]
+    texts += [" ".join(["ΟΔΟΣ", "Σίσυφος", f"σ{i}"] * 40) for i in range(20)]  # capital sigma: Python lowercases
+    sizes = [sys.getsizeof(text) for text in texts]
+    labels = ["a", "b"] * 20
+    model = MultinomialNB(tokenizer=Tokenizer())
+    for text, label in zip(texts, labels):
+        model.learn_one(text, label)
+        model.predict_proba_one(text)
+    model.learn_many(texts, labels)  # a batch is read on several threads
+    model.predict_proba_many(texts)
+    tokenizer = Tokenizer()
+    for text in texts:
+        tokenizer(text)
+        tokenizer.words(text)
+    assert model.n_features > 40 and model.predict_one(texts[0]) == "a"
+    assert [sys.getsizeof(text) for text in texts] == sizes
+
+
+def test_a_str_subclass_is_read_as_its_text_whatever_its_isascii_does():
+    from streamnb import MultinomialNB, Tokenizer
+
+    class Loud(str):
+        def isascii(self):
+            raise RuntimeError("isascii called")
+
+    plain, loud = MultinomialNB(tokenizer=Tokenizer()), MultinomialNB(tokenizer=Tokenizer())
+    for text in ("plain ascii words", "naïve ünïcode words"):
+        plain.learn_one(text, "a")
+        loud.learn_one(Loud(text), "a")
+    assert loud.n_features == plain.n_features == 5
+    assert loud.predict_proba_one(Loud("naïve words")) == plain.predict_proba_one("naïve words")

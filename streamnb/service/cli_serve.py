@@ -175,9 +175,6 @@ def serve_settings(args: argparse.Namespace) -> Settings:
     if args.workers > 1 and args.store is None:
         raise CommandError("--workers above 1 needs --store: in a models folder each model has one process writing "
                            "it, and the others would read it again after every lesson")
-    if args.workers > 1 and args.metrics is not None:
-        raise CommandError("--metrics cannot go with --workers above 1 yet: each process counts only the requests "
-                           "it serves")
     if args.site and args.rule == "chi2":
         raise CommandError("--rule chi2 scores words, not log-odds: it cannot blend the site model's verdict with a "
                            "user's; use another --rule, or --no-site")

@@ -16,17 +16,26 @@
 The HTTP server runs in a thread of its own; it reads only prometheus-client's metrics
 (thread-safe), which the event loop sets after each request and every second
 (:meth:`Metrics.beat`), so a scrape never touches the models.
+
+With ``--workers N`` the metrics are the workers' together, in prometheus-client's
+multiprocess mode (:func:`share_between_processes`): each worker writes its values to files of
+a folder of the service's own, and one more process answers HTTP with their sums
+(:class:`WorkersMetrics`: counters and histograms added up, the gauges of the live workers
+added up; ``streamnb_process_resident_memory_bytes`` is the workers' resident memory added
+up). ``/health`` is ``503`` when no worker is serving or one's event loop has stalled.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, multiprocess, values
 from prometheus_client.exposition import choose_encoder
 
 from .logs import Outcome
@@ -39,8 +48,35 @@ STALL_SECONDS = 10.0
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
+def share_between_processes() -> str:
+    """Make the metrics made from now on in this process and the processes it forks write to
+    files of a new folder (prometheus-client's multiprocess mode), for :class:`WorkersMetrics`
+    to add up; returns the folder (the caller removes it once the workers are gone).
+
+    The library chooses where values go when it is imported, from ``PROMETHEUS_MULTIPROC_DIR``;
+    the service imports it before it knows whether it has workers, so the choice is made
+    again here, before any metric is.
+
+    Returns
+    -------
+    str
+        The folder.
+    """
+    folder = tempfile.mkdtemp(prefix="streamnb-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+    values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]  # (untyped in prometheus-client)
+    return folder
+
+
 class Metrics:
     """The service's metrics, in a registry of their own.
+
+    Parameters
+    ----------
+    shared
+        This process is one of the workers of ``--workers`` (:func:`share_between_processes`
+        was called before it was forked): its resident memory and the time of its last beat
+        are gauges the metrics process adds up, instead of the process collector's.
 
     Attributes
     ----------
@@ -48,7 +84,7 @@ class Metrics:
         The metrics ``/metrics`` answers with.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shared: bool = False) -> None:
         self.registry = CollectorRegistry()
         registry = self.registry
         self.requests = Counter("streamnb_requests", "Requests answered, by command and outcome (ok, unscored, "
@@ -63,18 +99,26 @@ class Metrics:
                                      "allowed or no ledger, 74 I/O, 75 locked, 65/76 bad request)", ["code"],
                                      registry=registry)
         self.journal_lessons = Gauge("streamnb_journal_lessons", "Acknowledged lessons waiting in journals, not yet "
-                                     "folded into their model files", registry=registry)
+                                     "folded into their model files", multiprocess_mode="livesum", registry=registry)
         self.models_loaded = Gauge("streamnb_models_loaded", "Models in memory (the users' and the site model)",
-                                   registry=registry)
+                                   multiprocess_mode="livesum", registry=registry)
         self.model_bytes = Gauge("streamnb_model_bytes", "Bytes the models in memory hold in the compiled core",
+                                 multiprocess_mode="livesum", registry=registry)
+        self.connections = Gauge("streamnb_connections", "Connections under way", multiprocess_mode="livesum",
                                  registry=registry)
-        self.connections = Gauge("streamnb_connections", "Connections under way", registry=registry)
         # --store only (made by the first beat with a store): whether it answers, and the checks
         # scored from memory while it did not
         self.store_reachable: Gauge | None = None
         self.stale_checks: Counter | None = None
         self._stale_counted = 0
-        ProcessCollector(namespace="streamnb", registry=registry)  # streamnb_process_resident_memory_bytes ...
+        self.shared = shared
+        if shared:  # the process collector sees the process that answers HTTP only
+            self.resident = Gauge("streamnb_process_resident_memory_bytes", "Resident memory of the workers, added "
+                                  "up", multiprocess_mode="livesum", registry=registry)
+            self.beat_time = Gauge("streamnb_worker_beat_timestamp_seconds", "When the stalest worker's event loop "
+                                   "last ran (Unix time)", multiprocess_mode="livemin", registry=registry)
+        else:
+            ProcessCollector(namespace="streamnb", registry=registry)  # streamnb_process_resident_memory_bytes ...
         self.last_beat = time.monotonic()
         self.stopping = False
 
@@ -112,7 +156,7 @@ class Metrics:
             if self.store_reachable is None or self.stale_checks is None:
                 self.store_reachable = Gauge("streamnb_store_reachable", "1 while the lesson store (--store) "
                                              "answers, 0 while it cannot be reached (models may be stale, TELLs "
-                                             "refused)", registry=self.registry)
+                                             "refused)", multiprocess_mode="livemin", registry=self.registry)
                 self.stale_checks = Counter("streamnb_stale_checks", "Checks scored with the model in memory "
                                             "because the lesson store (--store) could not be reached: the model "
                                             "may be stale", registry=self.registry)
@@ -125,6 +169,13 @@ class Metrics:
         self.journal_lessons.set(sum(entry.pending for entry in models))
         self.connections.set(connections)
         self.last_beat = time.monotonic()
+        if self.shared:
+            self.beat_time.set(time.time())
+            try:
+                with open("/proc/self/statm") as statm:
+                    self.resident.set(int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
+            except (OSError, ValueError, IndexError):  # not Linux: no figure
+                pass
 
     def health(self) -> tuple[bool, str]:
         """Whether the service answers, and what to say.
@@ -139,6 +190,40 @@ class Metrics:
         stalled = time.monotonic() - self.last_beat
         if stalled > STALL_SECONDS:
             return False, f"the service's event loop has not run for {stalled:.0f} s"
+        return True, "ok"
+
+
+class WorkersMetrics:
+    """What ``/metrics`` and ``/health`` answer for the workers of ``--workers``: their metrics
+    added up from the files of ``folder`` (:func:`share_between_processes`).
+
+    Parameters
+    ----------
+    folder
+        The multiprocess folder the workers write to.
+
+    Attributes
+    ----------
+    registry
+        The metrics ``/metrics`` answers with.
+    """
+
+    def __init__(self, folder: str) -> None:
+        self.registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(self.registry, path=folder)  # type: ignore[no-untyped-call]
+        self.stopping = False
+
+    def health(self) -> tuple[bool, str]:
+        """(True, ``ok``) while every live worker's event loop has run lately, else (False, why not)."""
+        if self.stopping:
+            return False, "stopping"
+        beats = [sample.value for family in self.registry.collect()
+                 if family.name == "streamnb_worker_beat_timestamp_seconds" for sample in family.samples]
+        if not beats:
+            return False, "no worker is serving"
+        stalled = time.time() - min(beats)
+        if stalled > STALL_SECONDS:
+            return False, f"a worker's event loop has not run for {stalled:.0f} s"
         return True, "ok"
 
 
@@ -158,7 +243,7 @@ class MetricsServer:
         The address cannot be listened on.
     """
 
-    def __init__(self, metrics: Metrics, host: str, port: int) -> None:
+    def __init__(self, metrics: Metrics | WorkersMetrics, host: str, port: int) -> None:
         self.metrics = metrics
 
         class Handler(BaseHTTPRequestHandler):

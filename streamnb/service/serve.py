@@ -29,6 +29,7 @@ This module adds :func:`run`, the ``streamnb serve`` command's loop.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
 from collections.abc import Callable
 
@@ -38,7 +39,7 @@ from ..filter.headers import rewrite_headers
 from . import journal
 from .journal import FORGET, LEARN, Lesson, ModelLockedError
 from .logs import LogTarget
-from .metrics import Metrics, MetricsServer
+from .metrics import Metrics, MetricsServer, WorkersMetrics, share_between_processes
 from .protocol import (
     DEFAULT_USER,
     EX_DATAERR,
@@ -112,8 +113,8 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
     metrics
         (host, port) to answer ``/metrics`` and ``/health`` on (``--metrics``), or None.
     workers
-        Processes answering on the port (``--workers``: above 1, with a store and without
-        metrics; :mod:`streamnb.service.workers`).
+        Processes answering on the port (``--workers``: above 1, with a store;
+        :mod:`streamnb.service.workers`).
 
     Returns
     -------
@@ -128,17 +129,7 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
         The models folder cannot be used, or an address cannot be listened on.
     """
     if workers > 1:
-        listening = listen(host, port)
-
-        def serve(sockets: list[socket.socket], ready: Callable[[], None]) -> int:
-            left = asyncio.run(Server(settings, reread, log_target).serve(host, port, lambda _: ready(), sockets))
-            return 3 if left else 0
-
-        try:
-            return run_workers(workers, listening, serve, log_target)
-        finally:
-            for sock in listening:
-                sock.close()
+        return _run_workers(settings, host, port, workers, reread, log_target, metrics)
     counted = http = None
     if metrics is not None:
         counted = Metrics()
@@ -164,3 +155,35 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
                   "journals (the lines above say why); the next start folds them", left)
         return 3
     return 0
+
+
+def _run_workers(settings: Settings, host: str, port: int, workers: int,
+                 reread: Callable[[], tuple[Settings, str]] | None, log_target: LogTarget | None,
+                 metrics: tuple[str, int] | None) -> int:
+    """:func:`run` with ``workers`` processes (:mod:`streamnb.service.workers`), their metrics
+    added up by one more (``--metrics``: :class:`~streamnb.service.metrics.WorkersMetrics`)."""
+    listening = listen(host, port)
+    folder = http = None
+    try:
+        if metrics is not None:
+            folder = share_between_processes()
+            try:
+                http = MetricsServer(WorkersMetrics(folder), *metrics)
+            except OSError as error:
+                raise listen_error(*metrics, error, option=f"--metrics {metrics[0]}:{metrics[1]}") from None
+            log.info("metrics on http://%s:%s/metrics, health on /health", *http.address)
+
+        def serve(sockets: list[socket.socket], ready: Callable[[], None]) -> int:
+            counted = Metrics(shared=True) if folder is not None else None
+            left = asyncio.run(Server(settings, reread, log_target, counted).serve(host, port, lambda _: ready(),
+                                                                                  sockets))
+            return 3 if left else 0
+
+        return run_workers(workers, listening, serve, log_target, http, folder)
+    finally:
+        for sock in listening:
+            sock.close()
+        if http is not None:
+            http.httpd.server_close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -20,6 +20,10 @@ doubles while it keeps ending within :data:`QUICK_DEATH_SECONDS` of its start (u
 :data:`MAX_RESTART_WAIT`); when no worker is left serving and the last one to end had just
 started, the parent stops with its exit code.
 
+With ``--metrics``, one more process, forked after the workers, answers ``/metrics`` and
+``/health`` with the workers' metrics added up (:class:`~streamnb.service.metrics.WorkersMetrics`);
+it is started again when it ends, and stops with the workers.
+
 Signals are blocked while a worker is forked and stay blocked in it until its event loop
 has its own handlers (:meth:`~streamnb.service.server.Server.serve` unblocks them): a signal
 that arrives meanwhile waits, it neither kills the worker nor is lost.
@@ -35,7 +39,10 @@ import socket
 import time
 from collections.abc import Callable
 
+from prometheus_client import multiprocess
+
 from .logs import LogTarget
+from .metrics import MetricsServer
 from .protocol import log
 from .server import HANDLED_SIGNALS, ServiceError, listen_error
 
@@ -139,15 +146,37 @@ def _worker(number: int, serve: Callable[[list[socket.socket], Callable[[], None
         os._exit(code)
 
 
+def _answer_metrics(http: MetricsServer, parent: int) -> None:
+    """The body of the metrics process in the forked child (the handed-on signals blocked):
+    answer HTTP until SIGTERM or SIGINT (never returns)."""
+    code = WORKER_FAILED
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: os._exit(0))  # nothing of its own to save
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        os.setpgid(0, 0)
+        _stop_with(parent)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)
+        http.httpd.serve_forever()
+        code = 0
+    except BaseException:
+        log.exception("the metrics process failed")
+    finally:
+        logging.shutdown()
+        os._exit(code)
+
+
 class _Supervisor:
-    """The parent's state: the workers, the signals it got, the restarts to come."""
+    """The parent's state: the workers (and the metrics process, number ``workers``), the
+    signals it got, the restarts to come."""
 
     def __init__(self, workers: int, listening: list[socket.socket],
                  serve: Callable[[list[socket.socket], Callable[[], None]], int],
-                 log_target: LogTarget | None) -> None:
-        self.listening, self.serve, self.log_target = listening, serve, log_target
+                 log_target: LogTarget | None, http: MetricsServer | None, metrics_folder: str | None) -> None:
+        self.workers, self.listening, self.serve, self.log_target = workers, listening, serve, log_target
+        self.http, self.metrics_folder = http, metrics_folder
         self.children: dict[int, tuple[int, float]] = {}  # pid -> (worker number, when it started)
-        self.waits = [0.0] * workers  # the wait before each worker is next started again
+        self.waits = [0.0] * (workers + 1)  # the wait before each is next started again
         self.restarts: dict[int, float] = {}  # worker number -> when it is started again
         self.signals: list[signal.Signals] = []
         self.stopping = False
@@ -163,11 +192,21 @@ class _Supervisor:
                 return None
             pid = os.fork()
             if pid == 0:
+                if number == self.workers:
+                    assert self.http is not None  # (number ``workers`` only with metrics)
+                    _answer_metrics(self.http, self.parent)
                 _worker(number, self.serve, self.listening, ready_to, self.parent)
             self.children[pid] = (number, time.monotonic())
             return pid
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def name(self, number: int) -> str:
+        return "the metrics process" if number == self.workers else f"worker {number}"
+
+    def serving(self) -> bool:
+        """Is a worker (not the metrics process) alive?"""
+        return any(number < self.workers for number, _ in self.children.values())
 
     def tell_all(self, sig: signal.Signals) -> None:
         for pid in list(self.children):
@@ -180,7 +219,9 @@ class _Supervisor:
         if not self.stopping:
             self.stopping = True
             self.restarts.clear()
-            log.info("%s: stopping the %d workers", why, len(self.children))
+            others = " and the metrics process" if self.workers in {n for n, _ in self.children.values()} else ""
+            log.info("%s: stopping the %d workers%s", why, sum(n < self.workers for n, _ in self.children.values()),
+                     others)
         self.tell_all(signal.SIGTERM)
 
     def got(self, signum: int, _frame: object) -> None:
@@ -192,7 +233,7 @@ class _Supervisor:
             if sig != signal.SIGHUP:
                 self.stop(sig.name)
                 continue
-            log.info("SIGHUP: handed on to the %d workers", len(self.children))
+            log.info("SIGHUP: handed on to the %d workers", sum(n < self.workers for n, _ in self.children.values()))
             if self.log_target is not None:
                 try:
                     self.log_target.reopen()
@@ -209,18 +250,21 @@ class _Supervisor:
             number, since = self.children.pop(pid)
             code = os.waitstatus_to_exitcode(status)
             code = code if code >= 0 else 128 - code  # ended by a signal: the shell's 128 + N
+            if self.metrics_folder is not None and number < self.workers:
+                # its gauges leave the sums
+                multiprocess.mark_process_dead(pid, self.metrics_folder)  # type: ignore[no-untyped-call]
             if self.stopping:
                 self.worst = max(self.worst, code)
                 continue
             quick = time.monotonic() - since <= QUICK_DEATH_SECONDS
             self.waits[number] = min(MAX_RESTART_WAIT, max(1.0, 2 * self.waits[number])) if quick else 0.0
-            if quick and not self.children:  # none left serving, and this one had just started
-                log.error("worker %d (pid %d) ended (exit code %d) within %g s of its start and no worker is "
-                          "left serving: stopping", number, pid, code, QUICK_DEATH_SECONDS)
+            if quick and not self.serving():  # none left serving, and this one had just started
+                log.error("%s (pid %d) ended (exit code %d) within %g s of its start and no worker is left "
+                          "serving: stopping", self.name(number), pid, code, QUICK_DEATH_SECONDS)
                 self.worst = max(self.worst, code)
                 self.stop("no worker serving")
                 continue
-            log.error("worker %d (pid %d) ended (exit code %d); it is started again in %g s", number, pid, code,
+            log.error("%s (pid %d) ended (exit code %d); it is started again in %g s", self.name(number), pid, code,
                       self.waits[number])
             self.restarts[number] = time.monotonic() + self.waits[number]
 
@@ -231,12 +275,13 @@ class _Supervisor:
                 del self.restarts[number]
                 pid = self.start(number)
                 if pid is not None:
-                    log.info("worker %d started again (pid %d)", number, pid)
+                    log.info("%s started again (pid %d)", self.name(number), pid)
 
 
 def run_workers(workers: int, listening: list[socket.socket],
                 serve: Callable[[list[socket.socket], Callable[[], None]], int],
-                log_target: LogTarget | None = None) -> int:
+                log_target: LogTarget | None = None, http: MetricsServer | None = None,
+                metrics_folder: str | None = None) -> int:
     """Fork ``workers`` processes that each call ``serve(listening, ready)``, and supervise them
     until they have all stopped (see the module docstring).
 
@@ -252,6 +297,12 @@ def run_workers(workers: int, listening: list[socket.socket],
         ServiceError or OSError before ``ready`` means it cannot start.
     log_target
         The parent's log, reopened on SIGHUP (each worker reopens its own).
+    http
+        The metrics' HTTP server, bound (``--metrics``), for the metrics process to answer
+        on; None: no metrics.
+    metrics_folder
+        The multiprocess folder the workers' metrics go to
+        (:func:`~streamnb.service.metrics.share_between_processes`), with ``http``.
 
     Returns
     -------
@@ -263,7 +314,7 @@ def run_workers(workers: int, listening: list[socket.socket],
     ServiceError
         A worker could not start: the reason it gave (the others are stopped).
     """
-    supervisor = _Supervisor(workers, listening, serve, log_target)
+    supervisor = _Supervisor(workers, listening, serve, log_target, http, metrics_folder)
     previous = {sig: signal.signal(sig, supervisor.got) for sig in HANDLED_SIGNALS}
     readiness_from, ready_to = os.pipe()
     try:
@@ -280,10 +331,13 @@ def run_workers(workers: int, listening: list[socket.socket],
             while supervisor.children:
                 supervisor.children.pop(os.wait()[0], None)
             raise ServiceError(failed.removeprefix("error ") or "a worker ended before it served")
+        if http is not None:
+            supervisor.start(workers)  # the metrics process
         if not supervisor.stopping:
             where = ", ".join("%s:%s" % sock.getsockname()[:2] for sock in listening)
             log.info("listening on %s with %d workers (pids %s)", where, workers,
-                     " ".join(str(pid) for pid in sorted(supervisor.children)))
+                     " ".join(str(pid) for pid, (number, _) in sorted(supervisor.children.items())
+                              if number < workers))
         while supervisor.children or supervisor.restarts:
             supervisor.act_on_signals()
             supervisor.collect()

@@ -550,3 +550,45 @@ def test_a_host_with_a_store_needs_no_models_folder(tmp_path, redis_server):
         service.send_signal(signal.SIGTERM)
         assert service.wait(timeout=60) == 0
     assert list(where.iterdir()) == []  # no folder made, nothing written where it ran
+
+
+def metric(text: str, name: str) -> float:
+    """A sample's value in Prometheus text (``name`` with its labels, as written)."""
+    match = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+    assert match is not None, f"{name} not in:\n{text}"
+    return float(match.group(1))
+
+
+def test_workers_metrics_add_up_the_workers_and_health_follows_them(serve, tmp_path, redis_server):
+    """--workers 2 --metrics: one more process answers /metrics with both workers' counts added
+    up (and the models each holds), /health 200; a worker killed leaves the gauges and keeps
+    its counts in them; SIGTERM stops every process, 0."""
+    import urllib.request
+
+    server = host(serve, tmp_path, redis_server, 0, "--workers", "2", "--metrics", "127.0.0.1:0")
+    workers = {int(p) for p in re.search(r"with 2 workers \(pids (\d+) (\d+)\)", server.text(wait=0)).groups()}
+    assert server.metrics_port is not None
+    assert tell_raw(server.port, spam(1), "spam") == OK_SET
+    assert tell_raw(server.port, ham(2), "ham") == OK_SET
+    sent = [0]
+
+    def both_answered() -> bool:
+        sent[0] += len(checks_together(server.port, spam(900)))
+        return pids(r"serve\[(\d+)\] INFO: SYMBOLS ", server.text(wait=0)) == workers
+
+    until(both_answered)
+    text = metrics_text(server)
+    assert metric(text, 'streamnb_requests_total{command="SYMBOLS",outcome="ok"}') == sent[0]  # both, added up
+    assert metric(text, 'streamnb_requests_total{command="TELL",outcome="ok"}') == 2
+    until(lambda: metric(metrics_text(server), "streamnb_models_loaded") == 4)  # alice's and the site's, in each
+    assert metric(text, "streamnb_process_resident_memory_bytes") > 0
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/health", timeout=10) as reply:
+        assert (reply.status, reply.read()) == (200, b"ok\n")
+    time.sleep(1.2)  # they served a while: a worker that dies is started again at once
+    killed = min(workers)
+    os.kill(killed, signal.SIGKILL)
+    until(lambda: "started again" in server.text(wait=0))
+    until(lambda: metric(metrics_text(server), "streamnb_models_loaded") == 2)  # the dead one's gauges are gone
+    assert metric(metrics_text(server), 'streamnb_requests_total{command="SYMBOLS",outcome="ok"}') == sent[0]
+    server.stop()
+    assert not any(re.search(r"metrics process \(pid \d+\) ended", line) for line in server.log)

@@ -35,7 +35,7 @@ OPT_IN_TARGET_IDS = {  # sections not run by default
     "serve": {"serve_vs_classify", "classify_one_message", "serve_default_vs_previous", "explain_cost", "library_scaling",
               "serve_scaling_spamc", "serve_scaling_in_process", "serve_p50_one_client"},
     "site": {"site_partial_vs_library", "site_check_throughput"},
-    "store": {"store_propagation_p99"},
+    "store": {"store_propagation_p99", "store_workers_scaling"},
     "smoothing": {"smoothing_20news_mnb_prequential", "smoothing_20news_mnb_test", "smoothing_20news_cnb_prequential",
                   "smoothing_20news_cnb_test", "smoothing_sa_mnb", "smoothing_sa_cnb", "smoothing_sa_bnb",
                   "smoothing_trec_mnb", "smoothing_trec_cnb", "smoothing_trec_bnb", "smoothing_predict_cost",

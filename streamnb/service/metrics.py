@@ -117,6 +117,7 @@ class Metrics:
                                   "up", multiprocess_mode="livesum", registry=registry)
             self.beat_time = Gauge("streamnb_worker_beat_timestamp_seconds", "When the stalest worker's event loop "
                                    "last ran (Unix time)", multiprocess_mode="livemin", registry=registry)
+            self.beat_time.set(time.time())  # a worker starting counts as one that just ran
         else:
             ProcessCollector(namespace="streamnb", registry=registry)  # streamnb_process_resident_memory_bytes ...
         self.last_beat = time.monotonic()

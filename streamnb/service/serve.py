@@ -171,7 +171,8 @@ def _run_workers(settings: Settings, host: str, port: int, workers: int,
                 http = MetricsServer(WorkersMetrics(folder), *metrics)
             except OSError as error:
                 raise listen_error(*metrics, error, option=f"--metrics {metrics[0]}:{metrics[1]}") from None
-            log.info("metrics on http://%s:%s/metrics, health on /health", *http.address)
+            log.info("metrics on http://%s:%s/metrics, health on /health (the workers' figures in %s)",
+                     *http.address, folder)
 
         def serve(sockets: list[socket.socket], ready: Callable[[], None]) -> int:
             counted = Metrics(shared=True) if folder is not None else None

@@ -32,6 +32,7 @@ that arrives meanwhile waits, it neither kills the worker nor is lost.
 from __future__ import annotations
 
 import ctypes
+import glob
 import logging
 import os
 import signal
@@ -111,10 +112,10 @@ def _stop_with(parent: int) -> None:
 
 
 def _worker(number: int, serve: Callable[[list[socket.socket], Callable[[], None]], int],
-            listening: list[socket.socket], ready_to: int, parent: int) -> None:
+            listening: list[socket.socket], ready_to: int, parent: int, metrics_folder: str | None) -> None:
     """The body of worker ``number`` in the forked child (the handed-on signals blocked):
     serve, then leave with its exit code (never returns: the parent's stack must not run on
-    in the child)."""
+    in the child). A worker that never served leaves no metrics files behind."""
     code = WORKER_FAILED
     ready = False
     try:
@@ -142,17 +143,28 @@ def _worker(number: int, serve: Callable[[list[socket.socket], Callable[[], None
     except BaseException:
         log.exception("worker %d failed", number)
     finally:
+        if metrics_folder is not None and not ready:  # it counted nothing: its files would only pile up
+            for path in glob.glob(os.path.join(glob.escape(metrics_folder), f"*_{os.getpid()}.db")):
+                os.unlink(path)
         logging.shutdown()  # the log's buffered lines out before _exit
         os._exit(code)
 
 
 def _answer_metrics(http: MetricsServer, parent: int) -> None:
     """The body of the metrics process in the forked child (the handed-on signals blocked):
-    answer HTTP until SIGTERM or SIGINT (never returns)."""
+    answer HTTP until told to stop twice (never returns). The first SIGTERM or SIGINT (the
+    service stops) turns ``/health`` to 503 "stopping" while the workers finish; the parent
+    sends the second once they have."""
+
+    def told(*_: object) -> None:
+        if http.metrics.stopping:
+            os._exit(0)  # nothing of its own to save
+        http.metrics.stopping = True
+
     code = WORKER_FAILED
     try:
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: os._exit(0))  # nothing of its own to save
+            signal.signal(sig, told)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         os.setpgid(0, 0)
         _stop_with(parent)
@@ -191,11 +203,16 @@ class _Supervisor:
             if self.stopping:
                 return None
             pid = os.fork()
-            if pid == 0:
+            if pid == 0:  # each child closes what it inherited and does not serve, so that
+                # a child left draining never holds a port a new service needs
                 if number == self.workers:
                     assert self.http is not None  # (number ``workers`` only with metrics)
+                    for sock in self.listening:
+                        sock.close()
                     _answer_metrics(self.http, self.parent)
-                _worker(number, self.serve, self.listening, ready_to, self.parent)
+                if self.http is not None:
+                    self.http.httpd.server_close()
+                _worker(number, self.serve, self.listening, ready_to, self.parent, self.metrics_folder)
             self.children[pid] = (number, time.monotonic())
             return pid
         finally:
@@ -254,11 +271,12 @@ class _Supervisor:
                 # its gauges leave the sums
                 multiprocess.mark_process_dead(pid, self.metrics_folder)  # type: ignore[no-untyped-call]
             if self.stopping:
-                self.worst = max(self.worst, code)
+                if number < self.workers:
+                    self.worst = max(self.worst, code)
                 continue
             quick = time.monotonic() - since <= QUICK_DEATH_SECONDS
             self.waits[number] = min(MAX_RESTART_WAIT, max(1.0, 2 * self.waits[number])) if quick else 0.0
-            if quick and not self.serving():  # none left serving, and this one had just started
+            if quick and number < self.workers and not self.serving():  # none serving; this one had just started
                 log.error("%s (pid %d) ended (exit code %d) within %g s of its start and no worker is left "
                           "serving: stopping", self.name(number), pid, code, QUICK_DEATH_SECONDS)
                 self.worst = max(self.worst, code)
@@ -341,6 +359,8 @@ def run_workers(workers: int, listening: list[socket.socket],
         while supervisor.children or supervisor.restarts:
             supervisor.act_on_signals()
             supervisor.collect()
+            if supervisor.stopping and not supervisor.serving():
+                supervisor.tell_all(signal.SIGTERM)  # the workers are gone: the metrics process goes too
             supervisor.restart_due()
             time.sleep(POLL_SECONDS)
     finally:

@@ -562,9 +562,9 @@ def metric(text: str, name: str) -> float:
 def test_workers_metrics_add_up_the_workers_and_health_follows_them(serve, tmp_path, redis_server):
     """--workers 2 --metrics: one more process answers /metrics with both workers' counts added
     up (and the models each holds), /health 200; a worker killed leaves the gauges and keeps
-    its counts in them; SIGTERM stops every process, 0."""
-    import urllib.request
-
+    its counts in them; no worker holds the metrics port; the metrics process killed is started
+    again; while the service stops /health says so; SIGTERM stops every process, 0, and the
+    workers' metrics folder is removed."""
     server = host(serve, tmp_path, redis_server, 0, "--workers", "2", "--metrics", "127.0.0.1:0")
     workers = {int(p) for p in re.search(r"with 2 workers \(pids (\d+) (\d+)\)", server.text(wait=0)).groups()}
     assert server.metrics_port is not None
@@ -582,13 +582,72 @@ def test_workers_metrics_add_up_the_workers_and_health_follows_them(serve, tmp_p
     assert metric(text, 'streamnb_requests_total{command="TELL",outcome="ok"}') == 2
     until(lambda: metric(metrics_text(server), "streamnb_models_loaded") == 4)  # alice's and the site's, in each
     assert metric(text, "streamnb_process_resident_memory_bytes") > 0
-    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/health", timeout=10) as reply:
-        assert (reply.status, reply.read()) == (200, b"ok\n")
+    assert health(server) == (200, "ok")
     time.sleep(1.2)  # they served a while: a worker that dies is started again at once
     killed = min(workers)
     os.kill(killed, signal.SIGKILL)
     until(lambda: "started again" in server.text(wait=0))
     until(lambda: metric(metrics_text(server), "streamnb_models_loaded") == 2)  # the dead one's gauges are gone
     assert metric(metrics_text(server), 'streamnb_requests_total{command="SYMBOLS",outcome="ok"}') == sent[0]
-    server.stop()
-    assert not any(re.search(r"metrics process \(pid \d+\) ended", line) for line in server.log)
+    assert health(server) == (200, "ok")  # one worker serves, the other starts again
+
+    # no worker holds the metrics port (one left draining would keep a new service from it)
+    workers = {int(p) for p in re.findall(r"worker \d started again \(pid (\d+)\)", server.text(wait=0))} | \
+        (workers - {killed})
+    metrics_sockets = listening_inodes(server.metrics_port)
+    assert metrics_sockets and not any(socket_inodes(pid) & metrics_sockets for pid in workers)
+
+    # the metrics process killed is started again, and answers
+    metrics_pid = next(pid for pid in children(server.process.pid) if pid not in workers)
+    os.kill(metrics_pid, signal.SIGKILL)
+    until(lambda: "the metrics process started again" in server.text(wait=0))
+    until(lambda: health(server) == (200, "ok"))
+
+    # stopping: /health says so while a worker finishes (held here with SIGSTOP)
+    held = min(workers)
+    os.kill(held, signal.SIGSTOP)
+    server.process.send_signal(signal.SIGTERM)
+    until(lambda: health(server) == (503, "stopping"))
+    os.kill(held, signal.SIGCONT)
+    assert server.process.wait(timeout=60) == 0
+    folder = re.search(r"the workers' figures in (\S+)\)", server.text(wait=0.3)).group(1)
+    assert not os.path.exists(folder)
+
+
+def health(server) -> tuple[int, str]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/health", timeout=10) as reply:
+            return reply.status, reply.read().decode().strip()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode().strip()
+
+
+def children(pid: int) -> set[int]:
+    return {int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+
+
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets a process holds open."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            found.add(target[len("socket:["):-1])
+    return found
+
+
+def listening_inodes(port: int) -> set[str]:
+    """The inodes of the TCP sockets listening on ``port`` (/proc/net/tcp, tcp6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A: LISTEN
+                found.add(fields[9])
+    return found

@@ -820,8 +820,11 @@ def test_ctrl_c_exits_130_and_saves_nothing(mail, tmp_path):
     os.mkfifo(fifo)
     command = [sys.executable, "-m", "streamnb", "train", str(target), "--spam", str(fifo), "--ham",
                str(mail["maildir"])]
+    # as from a terminal: SIGINT not ignored (run in the background, as `cmd &` or under nohup, every
+    # program started inherits SIGINT ignored, and Python then never raises KeyboardInterrupt)
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}) as process:
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as process:
         deadline = time.monotonic() + 60
         while True:  # opening the write end without blocking succeeds once train has opened the pipe to read
             try:

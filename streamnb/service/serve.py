@@ -2,8 +2,9 @@
 
 Debian's ``spamc`` (and any other spamd client) works unchanged: a mail server pipes each
 message through ``spamc``, which sends it here over TCP and prints what comes back. One
-Python process serves every message, so a verdict costs a few milliseconds instead of the
-interpreter start, imports and model load that ``streamnb classify`` pays per message.
+Python process serves every message (or N of them, with ``--store`` and ``--workers``), so a
+verdict costs a few milliseconds instead of the interpreter start, imports and model load that
+``streamnb classify`` pays per message.
 
 The server is made of these modules of ``streamnb.service``, whose public names this module
 re-exports:

@@ -134,10 +134,7 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
     counted = http = None
     if metrics is not None:
         counted = Metrics()
-        try:
-            http = MetricsServer(counted, *metrics)
-        except OSError as error:
-            raise listen_error(*metrics, error, option=f"--metrics {metrics[0]}:{metrics[1]}") from None
+        http = _metrics_server(counted, metrics)
 
     def ready(addresses: list) -> None:
         if http is not None:  # (said first: a reader of the log that waits for "listening" has both)
@@ -151,6 +148,19 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
     finally:
         if http is not None:
             http.stop()
+    return _exit_code(left)
+
+
+def _metrics_server(metrics: Metrics | WorkersMetrics, address: tuple[str, int]) -> MetricsServer:
+    """The HTTP server of ``--metrics HOST:PORT``, bound (ServiceError naming the option if it cannot be)."""
+    try:
+        return MetricsServer(metrics, *address)
+    except OSError as error:
+        raise listen_error(*address, error, option=f"--metrics {address[0]}:{address[1]}") from None
+
+
+def _exit_code(left: int) -> int:
+    """0, or 3 when ``left`` acknowledged lessons could not be folded (logged)."""
     if left:  # durable in the journals, but the model files alone do not hold them: say so, and fail
         log.error("stopped; %d acknowledged lessons could not be folded into their model files and stay in their "
                   "journals (the lines above say why); the next start folds them", left)
@@ -168,18 +178,14 @@ def _run_workers(settings: Settings, host: str, port: int, workers: int,
     try:
         if metrics is not None:
             folder = share_between_processes()
-            try:
-                http = MetricsServer(WorkersMetrics(folder), *metrics)
-            except OSError as error:
-                raise listen_error(*metrics, error, option=f"--metrics {metrics[0]}:{metrics[1]}") from None
+            http = _metrics_server(WorkersMetrics(folder), metrics)
             log.info("metrics on http://%s:%s/metrics, health on /health (the workers' figures in %s)",
                      *http.address, folder)
 
         def serve(sockets: list[socket.socket], ready: Callable[[], None]) -> int:
             counted = Metrics(shared=True) if folder is not None else None
-            left = asyncio.run(Server(settings, reread, log_target, counted).serve(host, port, lambda _: ready(),
-                                                                                  sockets))
-            return 3 if left else 0
+            return _exit_code(asyncio.run(Server(settings, reread, log_target, counted).serve(
+                host, port, lambda _: ready(), sockets)))
 
         return run_workers(workers, listening, serve, log_target, http, folder)
     finally:

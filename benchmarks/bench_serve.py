@@ -446,6 +446,9 @@ def run(ctx: common.Context) -> dict[str, Any]:
             str(clients): common.ratio([r["msg_per_s"] for r in results[f"streamnb serve|{clients}"]],
                                        [r["msg_per_s"] for r in results[f"{PREVIOUS}|{clients}"]])
             for clients in CLIENTS}
+    if PREVIOUS in data["rows"]:
+        data["p50_over_previous"] = common.ratio([r["p50_ms"] for r in results["streamnb serve|1"]],
+                                                 [r["p50_ms"] for r in results[f"{PREVIOUS}|1"]])
     if FLOOR in data["rows"] and "streamnb serve" in data["rows"]:
         data["p50_over_floor_ms"] = common.summary(
             [serve["p50_ms"] - floor["p50_ms"] for serve, floor in zip(results["streamnb serve|1"], results[f"{FLOOR}|1"])], common.WALL)
@@ -511,6 +514,10 @@ def markdown(data: dict[str, Any]) -> list[str]:
                      f"{data['previous_model_bytes'] / 1e6:.1f} MB file), same rounds: "
                      + ", ".join(f"{clients} clients {r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
                                  for clients, r in data["default_vs_previous"].items()) + ".")
+    if "p50_over_previous" in data:
+        over = data["p50_over_previous"]
+        lines.append(f"One client's p50 through spamc, streamnb serve's over the previous default's (EmailNB), same "
+                     f"rounds: {over['median']:.2f}x ({over['min']:.2f}-{over['max']:.2f}).")
     if "p50_over_floor_ms" in data:
         over = data["p50_over_floor_ms"]
         lines.append(f"One client's p50 through spamc, streamnb serve's over the floor's (a spamd that answers at "
@@ -553,11 +560,15 @@ def markdown(data: dict[str, Any]) -> list[str]:
 
 def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Issue 16: a message through spamc >= 20x faster than a classify process; classify <= 0.25 s. Issue 35:
-    8 clients >= 1.8x one client's CHECKs a second, through spamc and in-process; one client's p50 <= 2.3 ms."""
+    8 clients >= 1.8x one client's CHECKs a second, through spamc and in-process; one client's p50 back to the
+    previous default's (2.3 ms when the issue was filed; measured against it in the same rounds, as absolute
+    times drift with the machine's load)."""
     ratio = data.get("classify_vs_serve")
     versus_previous = data.get("default_vs_previous", {}).get("8")
     scaling = data.get("scaling", {})
     one_client = data["rows"].get("streamnb serve", {}).get("1")
+    p50_previous = data["rows"].get(PREVIOUS, {}).get("1")
+    p50_ratio = data.get("p50_over_previous")
     costs = [row["cost"]["median"] for row in data.get("explanations", {}).values()]
     library = data.get("library_scaling")
     return [
@@ -571,9 +582,11 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
         {"id": "serve_scaling_in_process", "what": "streamnb serve CHECKs a second from in-process clients, 8 over 1 "
          "(two cores)", "value": scaling["in-process"]["median"] if scaling else None, "op": ">=", "threshold": 1.8,
          "unit": "x"},
-        {"id": "serve_p50_one_client", "what": "streamnb serve p50 latency through spamc, 1 client (the previous "
-         "default's 2.3 ms)", "value": one_client["p50_ms"]["median"] if one_client else None, "op": "<=",
-         "threshold": 2.3, "unit": " ms"},
+        {"id": "serve_p50_one_client", "what": "streamnb serve p50 latency through spamc, 1 client, over the previous "
+         "default's (EmailNB) in the same rounds"
+         + (f" ({one_client['p50_ms']['median']:.2f} ms and {p50_previous['p50_ms']['median']:.2f} ms)"
+            if one_client and p50_previous else ""),
+         "value": p50_ratio["median"] if p50_ratio else None, "op": "<=", "threshold": 1.0, "unit": "x"},
         {"id": "serve_default_vs_previous", "what": "streamnb serve CHECK throughput (8 clients), the default fusion "
          "model over the previous default (EmailNB), same rounds", "value": versus_previous["median"]
          if versus_previous else None, "op": ">=", "threshold": 0.9, "unit": "x"},

@@ -17,6 +17,9 @@ test turns it on and off while the process runs; without ``@SWITCH`` it is alway
     savebug=GLOB[@SWITCH]     a save of a model file whose path matches GLOB raises ValueError before
                               writing anything (a bug in a model's save, like issue 35's "'ham' is
                               not in list"): ``persist.write_atomically`` is replaced
+    slowobserve=SECONDS[@SWITCH]
+                              ``SpamFilter.observe`` sleeps SECONDS first (a model slow to observe:
+                              what a check's client waits for shows)
 
 Before acting, a fault writes one line to stderr (``fault: ...``), so a test can check that
 the fault it meant is the one that struck. Only os.* calls are wrapped (those the journal,
@@ -171,6 +174,22 @@ def _savebug(pattern: str, active: Callable[[], bool]) -> None:
     persist.write_atomically = failing
 
 
+def _slowobserve(seconds: str, active: Callable[[], bool]) -> None:
+    import time
+
+    from streamnb import SpamFilter
+
+    observe = SpamFilter.observe
+
+    def slow(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if active():
+            _say(f"observe: sleeping {seconds} s")
+            time.sleep(float(seconds))
+        return observe(self, *args, **kwargs)
+
+    SpamFilter.observe = slow  # type: ignore[method-assign]
+
+
 def install(faults: list[str]) -> None:
     for fault in faults:
         kind, _, spec = fault.partition("=")
@@ -186,6 +205,8 @@ def install(faults: list[str]) -> None:
             _fsync(value, active)
         elif kind == "savebug":
             _savebug(value, active)
+        elif kind == "slowobserve":
+            _slowobserve(value, active)
         else:
             raise SystemExit(f"unknown fault {fault!r} (see tests/faults.py)")
 

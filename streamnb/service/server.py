@@ -23,13 +23,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import errno
+import functools
 import logging
 import os
 import signal
 import socket
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from ..errors import ModelFormatError, StreamNBError
@@ -476,9 +477,10 @@ class Server:
                 return
             self.active += 1
             try:
-                reply, drain = await self._answer(reader, outcome)
+                afterwards: list[Callable[[], Awaitable[None]]] = []
+                reply, drain = await self._answer(reader, outcome, afterwards)
                 told = self._account(outcome)  # before the reply: once the client has it, the log and metrics do
-                await self._finish(writer, reader, reply, drain)
+                await self._finish(writer, reader, reply, drain, afterwards)
             finally:
                 self.active -= 1
         except Exception as error:  # a broken connection must never take the server down
@@ -505,8 +507,10 @@ class Server:
         outcome.outcome, outcome.code, outcome.reason = result, error.code, error.text
         return error.reply()
 
-    async def _answer(self, reader: asyncio.StreamReader, outcome: Outcome) -> tuple[bytes, bool]:
-        """(reply, whether unread input may remain) for one request; ``outcome`` says what it came to."""
+    async def _answer(self, reader: asyncio.StreamReader, outcome: Outcome,
+                      afterwards: list[Callable[[], Awaitable[None]]]) -> tuple[bytes, bool]:
+        """(reply, whether unread input may remain) for one request; ``outcome`` says what it came to,
+        ``afterwards`` gets what is to be done once the reply is sent."""
         limits = self.settings.limits
         deadline = asyncio.get_running_loop().time() + limits.timeout
         body_read = False
@@ -539,7 +543,7 @@ class Server:
             outcome.size = len(request.body)
             if request.method == "TELL":
                 return await self._tell(request, outcome), False
-            return await self._check(request, outcome), False
+            return await self._check(request, outcome, afterwards), False
         except asyncio.TimeoutError:
             return self._refuse(outcome, ProtocolError(EX_TIMEOUT, f"Timeout: ({limits.timeout:g} second timeout "
                                                                    "reading input from client)")), True
@@ -572,10 +576,12 @@ class Server:
         return check_reply(request.method, Answer(verdict, False, {}, None, 1.0), request.body, request.user,
                            self.settings, rule, scored=False, why=said)
 
-    async def _check(self, request: Request, outcome: Outcome) -> bytes:
+    async def _check(self, request: Request, outcome: Outcome,
+                     afterwards: list[Callable[[], Awaitable[None]]]) -> bytes:
         """The verdict of the user's model and the site model (:mod:`streamnb.service.site`);
-        when they cannot give one, an "unsure" that says so. Then each model that answered
-        observes the message (``--observe``).
+        when they cannot give one, an "unsure" that says so. Each model that answered then
+        observes the message (``--observe``): put in ``afterwards``, so that the client does
+        not wait for it.
 
         An error reply would make spamc pass the message on as it came, unmarked, and exit 0
         as for ham (its default without -x): a check that cannot be made is answered
@@ -604,7 +610,7 @@ class Server:
         if settings.observe and not settings.read_only:
             answered = [entry for entry, name in ((site, "site"), (user, "user"))
                         if entry is not None and said[name] is not None]
-            await self._observe(request, answered, result)
+            afterwards.append(functools.partial(self._observe, request, answered, result))
         outcome.verdict, outcome.score = result.verdict.label, score_fields(result.verdict, rule)[1]
         return check_reply(request.method, result, request.body, request.user, settings, rule)
 
@@ -659,13 +665,17 @@ class Server:
         return Lesson(action, label, body)
 
     async def _finish(self, writer: asyncio.StreamWriter, reader: asyncio.StreamReader, reply: bytes,
-                      drain: bool) -> None:
-        """Send the reply and close; unread input is drained briefly first, so that closing does
-        not reset the connection before the client has read the reply."""
+                      drain: bool, afterwards: Sequence[Callable[[], Awaitable[None]]] = ()) -> None:
+        """Send the reply, do what it does not wait for (``afterwards``), and close; unread input
+        is drained briefly first, so that closing does not reset the connection before the
+        client has read the reply."""
         timeout = self.settings.limits.timeout
         try:
             if reply:
                 writer.write(reply)
+            for step in afterwards:  # the client reads the reply meanwhile; no other request runs in between
+                await step()
+            if reply:
                 await asyncio.wait_for(writer.drain(), timeout)
             if drain and writer.can_write_eof():
                 writer.write_eof()

@@ -731,6 +731,40 @@ def test_a_check_observes_its_message_and_a_later_tell_replaces_it(serve, tmp_pa
     assert_same_scores(streamnb.load(models / "alice.snb"), alice.model, probes)
 
 
+def test_a_check_is_answered_before_its_models_observe_and_no_request_runs_in_between(serve, tmp_path):
+    """The models observe a checked message once its reply is written: spamc, which does not
+    wait for the connection to close, has the verdict without waiting for them; the
+    connection closes after, and a request that came meanwhile is answered after that."""
+    models, switch = tmp_path / "models", tmp_path / "slow"
+    server = serve(models, "--allow-tell", faults=(f"slowobserve=0.5@{switch}",))
+    for i in range(6):
+        assert tell_raw(server.port, *lesson_of(i)).startswith(b"SPAMD/1.5 0 EX_OK")
+    switch.touch()  # from now on, each model takes 0.5 s to observe: two models, 1 s a check
+    raw = spam(500)
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=20) as first:
+        first.sendall(f"CHECK SPAMC/1.5\r\nUser: alice\r\nContent-length: {len(raw)}\r\n\r\n".encode() + raw)
+        reply = b""
+        while not reply.endswith(b"\r\n\r\n"):
+            reply += first.recv(65536)
+        answered = time.monotonic() - started
+        assert reply.startswith(b"SPAMD/1.5 0 EX_OK\r\nSpam: ")
+        replies: list[tuple[bytes, float]] = []
+        second = threading.Thread(target=lambda: replies.append((check(server.port, ham(501), method="CHECK"),
+                                                                  time.monotonic() - started)))
+        second.start()
+        assert read_all(first) == b""
+        closed = time.monotonic() - started
+    second.join(30)
+    assert answered < 0.5 <= 2 * 0.5 <= closed, (answered, closed)
+    assert replies[0][0].startswith(b"SPAMD/1.5 0 EX_OK") and replies[0][1] >= closed + 2 * 0.5  # after, and observed too
+    switch.unlink()
+    server.stop()
+    for name in ("@site.snb", "alice.snb"):
+        saved = streamnb.load(models / name)
+        assert recorded(saved, raw).provisional and recorded(saved, ham(501)).provisional
+
+
 def test_observing_is_optional_and_changes_nothing_on_disk_when_off(serve, tmp_path):
     models = tmp_path / "models"
     server = serve(models, "--allow-tell")

@@ -28,10 +28,12 @@ import logging
 import os
 import signal
 import socket
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SpamFilter
@@ -70,6 +72,18 @@ from .users import ModelCache, Served
 
 #: The signals the service handles: SIGTERM and SIGINT stop it, SIGHUP re-reads its settings.
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+T = TypeVar("T")
+
+
+async def within(awaitable: Awaitable[T], seconds: float) -> T:
+    """``await awaitable``, or asyncio.TimeoutError after ``seconds``: ``asyncio.wait_for``, through
+    ``asyncio.timeout`` from Python 3.11 on (3.11's wait_for makes a task for the awaitable:
+    12 µs, four times a request)."""
+    if sys.version_info < (3, 11):
+        return await asyncio.wait_for(awaitable, seconds)
+    async with asyncio.timeout(seconds):
+        return await awaitable
 
 
 class ServiceError(StreamNBError):
@@ -515,7 +529,7 @@ class Server:
         deadline = asyncio.get_running_loop().time() + limits.timeout
         body_read = False
         try:
-            request = await asyncio.wait_for(read_head(reader, limits), limits.timeout)
+            request = await within(read_head(reader, limits), limits.timeout)
             outcome.command = request.method
             if request.method == "PING":
                 return f"{PROTOCOL} {EX_OK} PONG\r\n".encode(), False
@@ -531,7 +545,7 @@ class Server:
                     model_path(self.settings.folder, request.user)
             remaining = max(0.0, deadline - asyncio.get_running_loop().time())
             try:
-                request.body = await asyncio.wait_for(read_body(reader, request, limits), remaining)
+                request.body = await within(read_body(reader, request, limits), remaining)
             except (ProtocolError, asyncio.TimeoutError) as error:
                 if request.method not in CHECKS_WITHOUT_BODY:
                     raise
@@ -676,16 +690,16 @@ class Server:
             for step in afterwards:  # the client reads the reply meanwhile; no other request runs in between
                 await step()
             if reply:
-                await asyncio.wait_for(writer.drain(), timeout)
+                await within(writer.drain(), timeout)
             if drain and writer.can_write_eof():
                 writer.write_eof()
-                await asyncio.wait_for(self._discard(reader), min(2.0, timeout))
+                await within(self._discard(reader), min(2.0, timeout))
         except (asyncio.TimeoutError, ConnectionError, OSError):
             pass
         finally:
             writer.close()
             try:
-                await asyncio.wait_for(writer.wait_closed(), 2.0)
+                await within(writer.wait_closed(), 2.0)
             except (asyncio.TimeoutError, ConnectionError, OSError):
                 pass
 

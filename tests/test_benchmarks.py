@@ -432,6 +432,27 @@ def test_feedback_section_quick_run_on_a_made_up_trec_corpus(tmp_path):
     assert set(ids) == OPT_IN_TARGET_IDS["feedback"] and set(ids.values()) <= {"PASS", "MISS"}
     text = (out / "RESULTS.md").read_text()
     assert f"## {bench_feedback.TITLE}" in text and "**active**" in text and "Cost of `observe`" in text
+    marked = bench_feedback.after_a_spam_of_its_subject(stream)
+    assert data["hams_after_spam_subject"] == sum(marked)
+    for task in TASKS:
+        for name, row in data["tasks"][task].items():
+            if name != "numpy baseline":
+                assert 0 <= row["ham_as_spam_after_spam_subject"] <= min(row["ham_as_spam_count"], sum(marked))
+
+
+def test_hams_after_a_spam_of_their_subject_are_found_in_stream_order():
+    """A ham is marked when a message before it with the same (whitespace-normalised) Subject
+    was labelled spam: not when the spam comes after, not for an empty Subject, never a spam."""
+    from benchmarks.bench_feedback import after_a_spam_of_its_subject
+
+    def message(subject: str | None) -> bytes:
+        head = f"Subject: {subject}\n" if subject is not None else ""
+        return f"From: a@example.org\n{head}\nbody\n".encode()
+
+    stream = [(message("Newsletter  7"), "ham"), (message("Newsletter 7"), "spam"), (message("Newsletter 7"), "spam"),
+              (message("Newsletter 7"), "ham"), (message(""), "spam"), (message(""), "ham"), (message(None), "ham"),
+              (message("other"), "ham"), (b"\xff\x00 not mail", "ham")]
+    assert after_a_spam_of_its_subject(stream) == [False, False, False, True, False, False, False, False, False]
 
 
 def test_feedback_section_skips_with_its_reason(tmp_path):

@@ -73,10 +73,10 @@ from .users import ModelCache, Served
 #: The signals the service handles: SIGTERM and SIGINT stop it, SIGHUP re-reads its settings.
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
-async def within(awaitable: Awaitable[T], seconds: float) -> T:
+async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
     """``await awaitable``, or asyncio.TimeoutError after ``seconds``: ``asyncio.wait_for``, through
     ``asyncio.timeout`` from Python 3.11 on (3.11's wait_for makes a task for the awaitable:
     12 µs, four times a request)."""
@@ -529,7 +529,7 @@ class Server:
         deadline = asyncio.get_running_loop().time() + limits.timeout
         body_read = False
         try:
-            request = await within(read_head(reader, limits), limits.timeout)
+            request = await _within(read_head(reader, limits), limits.timeout)
             outcome.command = request.method
             if request.method == "PING":
                 return f"{PROTOCOL} {EX_OK} PONG\r\n".encode(), False
@@ -545,7 +545,7 @@ class Server:
                     model_path(self.settings.folder, request.user)
             remaining = max(0.0, deadline - asyncio.get_running_loop().time())
             try:
-                request.body = await within(read_body(reader, request, limits), remaining)
+                request.body = await _within(read_body(reader, request, limits), remaining)
             except (ProtocolError, asyncio.TimeoutError) as error:
                 if request.method not in CHECKS_WITHOUT_BODY:
                     raise
@@ -690,16 +690,16 @@ class Server:
             for step in afterwards:  # the client reads the reply meanwhile; no other request runs in between
                 await step()
             if reply:
-                await within(writer.drain(), timeout)
+                await _within(writer.drain(), timeout)
             if drain and writer.can_write_eof():
                 writer.write_eof()
-                await within(self._discard(reader), min(2.0, timeout))
+                await _within(self._discard(reader), min(2.0, timeout))
         except (asyncio.TimeoutError, ConnectionError, OSError):
             pass
         finally:
             writer.close()
             try:
-                await within(writer.wait_closed(), 2.0)
+                await _within(writer.wait_closed(), 2.0)
             except (asyncio.TimeoutError, ConnectionError, OSError):
                 pass
 

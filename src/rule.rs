@@ -1,7 +1,8 @@
 //! The spam filter's default verdicts (streamnb.filter.rules.LogOddsRule), decided on a
 //! message's log-odds z = log P(spam|x) - log P(ham|x): spam from t, ham below h, unsure
-//! between, the cutoffs moved out while a class is little known. The 0-1 score it shows
-//! (`Verdict.score`, spamd's score) is drawn from z for display, the verdict never read off it.
+//! between, the cutoffs moved out while a class is little known, and the spam cutoff raised
+//! while labels have stopped coming. The 0-1 score it shows (`Verdict.score`, spamd's
+//! score) is drawn from z for display, the verdict never read off it.
 
 /// A verdict: ham, unsure or spam.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,6 +15,18 @@ pub enum Verdict {
 /// Nats per e-fold of the display score beyond the cutoffs.
 pub const SCALE: f64 = 10.0;
 
+/// Below this label coverage (the share of recent messages that came with a label,
+/// `feedback::Feedback::coverage`: one in a thousand; about ten thousand messages after
+/// the last label, at its half-life of 1,000) the model's evidence is stale: it describes
+/// the mail as it was when labels last came.
+pub const STALE_COVERAGE: f64 = 1e-3;
+/// How much higher the spam cutoff stands, in nats, while the evidence is stale: a spam
+/// verdict then needs more, since a ham called spam is the costlier mistake. Chosen on
+/// trec07p-dev's delay task (hams called spam 8 -> 5, unsure 2.4% -> 4.4%); with labels
+/// for its first 5,000 or 20,000 messages instead (not tuned on): 4 -> 3 and 25 -> 20 hams,
+/// unsure 3.6% -> 5.7% and 1.3% -> 2.4% (benchmarks/RESULTS.md has the figures).
+pub const STALE_SPAM_RAISE: f64 = 1.0;
+
 /// The rule's settings: its cutoffs before caution, and the caution c.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LogOddsRule {
@@ -23,10 +36,12 @@ pub struct LogOddsRule {
 }
 
 impl LogOddsRule {
-    /// (h, t) for a model that learned `n_spam` and `n_ham` messages (its class counts):
-    /// t = spam_log_odds + c * 100 / n_ham, h = ham_log_odds - c * 100 / n_spam, each
-    /// infinite while the class it rules out is unknown.
-    pub fn cutoffs(&self, n_spam: f64, n_ham: f64) -> (f64, f64) {
+    /// (h, t) for a model that learned `n_spam` and `n_ham` messages (its class counts)
+    /// and whose label coverage is `coverage` (1 for a model that keeps none):
+    /// t = spam_log_odds + c * 100 / n_ham (+ `STALE_SPAM_RAISE` while the coverage is below
+    /// `STALE_COVERAGE`), h = ham_log_odds - c * 100 / n_spam, each infinite while the class
+    /// it rules out is unknown.
+    pub fn cutoffs(&self, n_spam: f64, n_ham: f64, coverage: f64) -> (f64, f64) {
         let moved = |n: f64| {
             if n > 0.0 {
                 self.caution * 100.0 / n
@@ -34,7 +49,15 @@ impl LogOddsRule {
                 f64::INFINITY
             }
         };
-        (self.ham_log_odds - moved(n_spam), self.spam_log_odds + moved(n_ham))
+        let stale = if coverage < STALE_COVERAGE {
+            STALE_SPAM_RAISE
+        } else {
+            0.0
+        };
+        (
+            self.ham_log_odds - moved(n_spam),
+            self.spam_log_odds + moved(n_ham) + stale,
+        )
     }
 }
 
@@ -79,7 +102,7 @@ pub fn display_score(z: f64, h: f64, t: f64, low: f64, high: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{decide, display_score, LogOddsRule, Verdict};
+    use super::{decide, display_score, LogOddsRule, Verdict, STALE_COVERAGE, STALE_SPAM_RAISE};
 
     #[test]
     fn the_cutoffs_move_out_while_a_class_is_little_known() {
@@ -88,10 +111,25 @@ mod tests {
             spam_log_odds: 16.0,
             caution: 8.0,
         };
-        assert_eq!(rule.cutoffs(20.0, 10.0), (-5.0 - 40.0, 16.0 + 80.0));
-        let (h, t) = rule.cutoffs(0.0, 10.0);
+        assert_eq!(rule.cutoffs(20.0, 10.0, 1.0), (-5.0 - 40.0, 16.0 + 80.0));
+        let (h, t) = rule.cutoffs(0.0, 10.0, 1.0);
         assert_eq!((h, t), (f64::NEG_INFINITY, 96.0));
         assert_eq!(decide(1e9, h, t), Verdict::Unsure); // a class unknown: never decided
+    }
+
+    #[test]
+    fn the_spam_cutoff_rises_while_labels_have_stopped_coming() {
+        let rule = LogOddsRule {
+            ham_log_odds: -2.0,
+            spam_log_odds: 3.0,
+            caution: 0.5,
+        };
+        let fresh = rule.cutoffs(100.0, 50.0, STALE_COVERAGE);
+        assert_eq!(fresh, (-2.5, 4.0));
+        assert_eq!(rule.cutoffs(100.0, 50.0, 1.0), fresh);
+        let stale = rule.cutoffs(100.0, 50.0, STALE_COVERAGE * (1.0 - 1e-12));
+        assert_eq!(stale, (-2.5, 4.0 + STALE_SPAM_RAISE)); // the ham cutoff stays
+        assert_eq!(rule.cutoffs(100.0, 50.0, 0.0), stale);
     }
 
     #[test]

@@ -69,9 +69,10 @@ pub fn site_blend_clues(
 }
 
 /// (h, t) of the log-odds rule (ham_log_odds, spam_log_odds, caution) for a model that
-/// learned `n_spam` and `n_ham` messages (`rule::LogOddsRule::cutoffs`).
+/// learned `n_spam` and `n_ham` messages, with label coverage `coverage`
+/// (`rule::LogOddsRule::cutoffs`).
 #[pyfunction]
-pub fn log_odds_cutoffs(rule: (f64, f64, f64), n_spam: f64, n_ham: f64) -> PyResult<(f64, f64)> {
+pub fn log_odds_cutoffs(rule: (f64, f64, f64), n_spam: f64, n_ham: f64, coverage: f64) -> PyResult<(f64, f64)> {
     guard(|| {
         let (ham_log_odds, spam_log_odds, caution) = rule;
         Ok(rule::LogOddsRule {
@@ -79,7 +80,7 @@ pub fn log_odds_cutoffs(rule: (f64, f64, f64), n_spam: f64, n_ham: f64) -> PyRes
             spam_log_odds,
             caution,
         }
-        .cutoffs(n_spam, n_ham))
+        .cutoffs(n_spam, n_ham, coverage))
     })
 }
 

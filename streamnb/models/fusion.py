@@ -211,6 +211,14 @@ class Fusion:
         a, b, c = self._core.weights()
         return a, b, c
 
+    @property
+    def label_coverage(self) -> float:
+        """The share of the recent messages that came with a label (src/feedback.rs): 1 while
+        every message seen is learned, towards 0 as messages are observed without one (half
+        of it after 1,000 of them). Below one in a thousand the log-odds rule asks more of a
+        spam verdict (:class:`~streamnb.filter.rules.LogOddsRule`)."""
+        return float(self._core.coverage)
+
     # -- the two log-odds --------------------------------------------------------------
     @property
     def classes(self) -> list[Label]:

@@ -69,9 +69,10 @@ class ServedModel:
         -------
         Scored
             The verdict, whether the model has learned ``min_per_class`` messages of each
-            class, its class counts and its type's name.
+            class, its class counts, its type's name and its label coverage.
         """
         spam_filter = self.spam_filter()
         spam_filter.evidence_k = 10 if explain else 0
         verdict = spam_filter.classify(raw, explain=explain)
-        return Scored(verdict, spam_filter.ready, self.model.class_counts, type(self.model).__name__)
+        return Scored(verdict, spam_filter.ready, self.model.class_counts, type(self.model).__name__,
+                      float(getattr(self.model, "label_coverage", 1.0)))

@@ -21,7 +21,8 @@ included.
 
 Between the two, the verdict is the rule of u's model applied to z, reading the blend as a
 model that learned (1 - l) N_site + l N_u messages of each class (the cautious cutoffs of
-:class:`~streamnb.filter.rules.LogOddsRule` and ``--min-per-class`` look at those counts);
+:class:`~streamnb.filter.rules.LogOddsRule` and ``--min-per-class`` look at those counts),
+whose label coverage is the higher of the two models';
 its evidence is each model's strongest clues, weighed by its share. A rule that scores
 something other than the log-odds (``--rule chi2``, word counts) cannot blend: the command
 refuses it with a site model.
@@ -40,13 +41,15 @@ __all__ = ["Scored", "Answer", "user_share", "answer"]
 
 class Scored(NamedTuple):
     """What one model said of a message: its filter's verdict, whether it is ready
-    (``--min-per-class`` of each class learned), its class counts, and what model it is
-    (its type's name: ``Fusion``, ``EmailNB`` ...)."""
+    (``--min-per-class`` of each class learned), its class counts, what model it is (its
+    type's name: ``Fusion``, ``EmailNB`` ...) and its label coverage (``label_coverage``; 1
+    for a model that keeps none)."""
 
     verdict: Verdict
     ready: bool
     counts: Mapping[Any, float]
     model: str = "model"
+    coverage: float = 1.0
 
 
 class Answer(NamedTuple):
@@ -67,9 +70,12 @@ class Answer(NamedTuple):
 
 
 class _Counts(NamedTuple):
-    """The blend as the rules read a model: its class counts (LogOddsRule's cutoffs, the posterior)."""
+    """The blend as the rules read a model: its class counts (LogOddsRule's cutoffs, the
+    posterior) and its label coverage (the fresher of the two models': labels still coming
+    to either keep its evidence fresh)."""
 
     class_counts: Mapping[Any, float]
+    label_coverage: float
 
 
 def _pair(counts: Mapping[Any, float] | None) -> tuple[float, float]:
@@ -149,7 +155,7 @@ def answer(site: Scored | None, user: Scored | None, k: float, rule: DecisionRul
         return Answer(user.verdict, user.ready, counts, site.counts, 1.0, user.model)
     if share <= 0.0:
         return Answer(site.verdict, site.ready, counts, site.counts, 0.0, site.model)
-    view = _Counts({SPAM: spam, HAM: ham})
+    view = _Counts({SPAM: spam, HAM: ham}, max(site.coverage, user.coverage))
     probability = model_posterior(view, z, SPAM, HAM)
     label, score = rule.judge(view, {}, z, probability, SPAM, HAM)  # a blend has no features of its own
     ready = all(n > 0 and n >= min_per_class for n in (spam, ham))

@@ -9,6 +9,7 @@ import pytest
 from streamnb import LogisticRegression, MultinomialNB, SpamFilter, Tokenizer, load
 from streamnb.errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from streamnb.filter.asking import LabelRequests, check_budget
+from streamnb.filter.rules import LogOddsRule
 from streamnb.ledger import text_fingerprint
 from streamnb.models import Fusion
 
@@ -115,6 +116,30 @@ def test_coverage_falls_without_labels_and_the_answer_leans_on_the_part_that_won
         z_nb, z_lr = model.part_log_odds(probe)
         want = coverage * model._core.fused(z_nb, z_lr) + (1 - coverage) * z_lr
         assert model.log_odds_one(probe) == pytest.approx(want, abs=1e-12)
+
+
+def test_the_spam_cutoff_rises_once_labels_have_stopped_and_a_label_brings_it_back():
+    """LogOddsRule asks one more nat of a spam verdict while the model's label coverage is
+    below one in a thousand (src/rule.rs): about ten thousand messages observed after the
+    last label. The ham cutoff stays; a label, and the unlearn of that label, move it back."""
+    spam_filter = SpamFilter(trained())
+    model, rule = spam_filter.model, spam_filter.rule
+    fresh = rule.cutoffs(model)
+    observed = 0
+    while model.label_coverage >= 1e-3:
+        spam_filter.observe(f"unlabelled message number {observed}")
+        observed += 1
+    assert 9_000 < observed < 11_000  # a half-life of 1,000 messages: ten of them
+    assert dict(model.class_counts) == {"spam": 3.0, "ham": 3.0}  # observing teaches no class count
+    h, t = rule.cutoffs(model)
+    assert (h, t) == (fresh[0], fresh[1] + 1.0) == (fresh[0], rule.spam_log_odds + rule.caution * 100 / 3 + 1.0)
+    spam_filter.learn("one more report at noon", "ham")
+    assert model.label_coverage >= 1e-3
+    assert rule.cutoffs(model)[1] == rule.spam_log_odds + rule.caution * 100 / 4  # fresh again
+    spam_filter.unlearn("one more report at noon", "ham")
+    assert model.label_coverage < 1e-3 and rule.cutoffs(model) == (h, t)
+    z = t - 0.5  # between the two spam cutoffs: spam while labels come, unsure once they have stopped
+    assert LogOddsRule.decide(z, h, t) == "unsure" and LogOddsRule.decide(z, h, t - 1.0) == "spam"
 
 
 def test_learn_then_unlearn_gives_everything_back_while_labels_are_scarce():

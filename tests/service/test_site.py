@@ -32,8 +32,9 @@ def reference_clues(site: list[Evidence], user: list[Evidence], share: float, k:
 
 
 class _Counts:
-    def __init__(self, class_counts: dict) -> None:
+    def __init__(self, class_counts: dict, label_coverage: float) -> None:
         self.class_counts = class_counts
+        self.label_coverage = label_coverage
 
 
 def reference_answer(
@@ -46,7 +47,8 @@ def reference_answer(
         {
             label: (1.0 - share) * site.counts.get(label, 0.0) + share * user.counts.get(label, 0.0)
             for label in (SPAM, HAM)
-        }
+        },
+        max(site.coverage, user.coverage),
     )
     probability = model_posterior(view, z, SPAM, HAM)
     h, t = rule.cutoffs(view, SPAM, HAM)
@@ -67,7 +69,7 @@ def scored(rng: random.Random, features: list[str]) -> Scored:
     counts = {label: float(rng.choice([0, 1, 3, 40, 250, 900, 5000])) for label in (SPAM, HAM)}
     clues = [Evidence(f, rng.choice([0.0, 0.5, -0.5, rng.uniform(-9, 9)])) for f in rng.sample(features, 5)]
     z = rng.choice([rng.uniform(-40, 40), 0.0, 3.0])
-    return Scored(Verdict(UNSURE, 0.5, 0.5, clues, z), True, counts, "Fusion")
+    return Scored(Verdict(UNSURE, 0.5, 0.5, clues, z), True, counts, "Fusion", rng.choice([1.0, 0.3, 5e-4]))
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -91,6 +93,21 @@ def test_the_cores_blend_gives_what_the_python_formulas_gave(seed):
         assert got.verdict.probability == probability or math.isnan(probability)
         assert got.verdict.evidence == clues  # to the bit: the same sums in the same order
     assert blended > 50
+
+
+def test_a_blend_asks_more_of_spam_only_while_both_models_labels_have_stopped():
+    """The blend's label coverage is the higher of the two: labels still coming to either
+    model keep the spam cutoff where it was; only when both are stale does it rise."""
+    rule = LogOddsRule(-2.0, 3.0, 0.0)
+    counts = {SPAM: 4000.0, HAM: 4000.0}
+    labels = {}
+    for site_coverage, user_coverage in ((1.0, 1.0), (1.0, 1e-5), (1e-5, 1.0), (1e-5, 1e-5)):
+        site = Scored(Verdict(UNSURE, 0.5, 0.5, [], 3.5), True, counts, "Fusion", site_coverage)
+        user = Scored(Verdict(UNSURE, 0.5, 0.5, [], 3.5), True, counts, "Fusion", user_coverage)
+        got = answer(site, user, 4000.0, rule, 1.0, 0)
+        assert 0.0 < got.share < 1.0 and got.verdict.log_odds == 3.5
+        labels[site_coverage, user_coverage] = got.verdict.label
+    assert labels == {(1.0, 1.0): SPAM, (1.0, 1e-5): SPAM, (1e-5, 1.0): SPAM, (1e-5, 1e-5): UNSURE}
 
 
 def test_a_missing_model_leaves_the_other_to_answer():

@@ -17,14 +17,15 @@ pub const SCALE: f64 = 10.0;
 
 /// Below this label coverage (the share of recent messages that came with a label,
 /// `feedback::Feedback::coverage`: one in a thousand; about ten thousand messages after
-/// the last label, at its half-life of 1,000) the model's evidence is stale: it describes
-/// the mail as it was when labels last came.
+/// the last label, at its half-life of 1,000, and for good where fewer than one message in
+/// a thousand gets a label) the model's evidence is stale: it describes the mail as it was
+/// when labels last came.
 pub const STALE_COVERAGE: f64 = 1e-3;
 /// How much higher the spam cutoff stands, in nats, while the evidence is stale: a spam
 /// verdict then needs more, since a ham called spam is the costlier mistake. Chosen on
 /// trec07p-dev's delay task (hams called spam 8 -> 5, unsure 2.4% -> 4.4%); with labels
 /// for its first 5,000 or 20,000 messages instead (not tuned on): 4 -> 3 and 25 -> 20 hams,
-/// unsure 3.6% -> 5.7% and 1.3% -> 2.4% (benchmarks/RESULTS.md has the figures).
+/// unsure 3.6% -> 5.7% and 1.3% -> 2.4% (CHANGELOG.md).
 pub const STALE_SPAM_RAISE: f64 = 1.0;
 
 /// The rule's settings: its cutoffs before caution, and the caution c.

@@ -57,6 +57,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MERGED_ARRAYS", crate::snapshot::MERGED_ARRAYS.to_vec())?;
     m.add("FORGOTTEN_ARRAYS", crate::snapshot::FORGOTTEN_ARRAYS.to_vec())?;
     m.add("MIN_SCALE", crate::store::MIN_SCALE)?;
+    m.add("STALE_COVERAGE", crate::rule::STALE_COVERAGE)?;
+    m.add("STALE_SPAM_RAISE", crate::rule::STALE_SPAM_RAISE)?;
     m.add("QUANTUM_BITS", crate::weighting::QUANTUM_BITS)?;
     m.add("MAX_STORED", crate::store::MAX_STORED)?;
     m.add("ROUNDING_TOLERANCE", crate::store::ROUNDING_TOLERANCE)?;

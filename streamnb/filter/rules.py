@@ -330,8 +330,9 @@ class LogOddsRule:
     the recent messages that came with a label, which :meth:`SpamFilter.observe
     <streamnb.filter.spam_filter.SpamFilter.observe>` lowers and a label raises again;
     :class:`~streamnb.models.Fusion` keeps it, a model without one counts as covered) is
-    below one in a thousand, about ten thousand messages after the last label: the model's
-    evidence describes the mail of that time, and a ham called spam is the costlier
+    below one in a thousand: about ten thousand messages after the last label, and for good
+    where fewer than one message in a thousand gets a label. The model's evidence then
+    describes the mail of the time labels came, and a ham called spam is the costlier
     mistake. On trec07p-dev's delay task this took the hams called spam from 8 to 5 and the
     unsure verdicts from 2.4% to 4.4% (``benchmarks/RESULTS.md``).
 
@@ -339,10 +340,13 @@ class LogOddsRule:
     that means little, so the cutoff stands 2c higher than it does after 10,000. The same
     holds for a ham verdict and the spam learned. The cutoffs are a fixed function of the
     model's counts and its label coverage: they are fixed in advance (nothing is fitted to
-    the stream being scored), and a model that unlearns a message gives the verdicts of the
-    model that never saw it (the coverage comes back to rounding: a verdict right at its
-    threshold may not). While the model lacks a class every verdict is "unsure" (z then compares the
-    learned class with one that learned nothing: see ``SpamFilter.log_odds``); the filter
+    the stream being scored), and a model that unlearns a message right after learning it
+    gives the verdicts of the model that never saw it. An unlearn later can leave the
+    coverage lower by up to 0.07% of 1 - coverage, at most 0.0007 (the messages observed
+    since the lesson are made one message younger too: src/feedback.rs), so near the
+    coverage's threshold a model can stay on the other side of it from the model that never
+    saw the message. While the model lacks a class every verdict is "unsure" (z then
+    compares the learned class with one that learned nothing: see ``SpamFilter.log_odds``); the filter
     also waits for ``min_per_class`` messages of each class. The defaults
     (:data:`LOG_ODDS_CUTOFFS`) suit EmailNB, whose log-odds are bounded by its fixed mass per
     message; a model class may declare its own (``log_odds_cutoffs``, used by :meth:`for_model`).

@@ -70,7 +70,8 @@ def decision_options(parser: argparse.ArgumentParser) -> None:
                              "(default); chi2: Robinson/Fisher combining; posterior: P(spam|x); argmax")
     model_own = "default: the model's own; {} for a model that declares none, as EmailNB"
     parser.add_argument("--spam-log-odds", type=finite_float, default=None,
-                        help="logodds: spam from this log-odds (" + model_own.format(f"{LOG_ODDS_CUTOFFS[1]:g}") + ")")
+                        help="logodds: spam from this log-odds, one higher while fewer than one recent message in "
+                             "a thousand came with a label (" + model_own.format(f"{LOG_ODDS_CUTOFFS[1]:g}") + ")")
     parser.add_argument("--ham-log-odds", type=finite_float, default=None,
                         help="logodds: ham below this log-odds (" + model_own.format(f"{LOG_ODDS_CUTOFFS[0]:g}") + ")")
     parser.add_argument("--caution", type=nonnegative_float, default=None,

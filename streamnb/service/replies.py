@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .. import _core
 from ..filter.decision import SPAM, DecisionRule, Verdict
 from ..filter.headers import rewrite_headers
 from .names import shown
@@ -167,6 +168,10 @@ def report_text(answer: Answer, user: str, settings: Settings, rule: DecisionRul
              + ("" if answer.ready else f" (unsure until {settings.min_per_class:g} of each)")]
     if answer.site_counts is not None:
         lines.append(f"  site model: {_learned(answer.site_counts)}")
+    if answer.coverage < 1.0:
+        lines.append(f"  labels: {100 * answer.coverage:.3g}% of the recent messages came with one"
+                     + (f" (under {100 * _core.STALE_COVERAGE:g}%: a log-odds rule's spam cutoff stands "
+                        f"{_core.STALE_SPAM_RAISE:g} higher)" if answer.coverage < _core.STALE_COVERAGE else ""))
     if verdict.ask:
         lines.append("  asks for this message's label (STREAMNB_ASK): its verdict is unsure")
     if verdict.evidence:

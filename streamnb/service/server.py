@@ -621,12 +621,13 @@ class Server:
         except Exception as error:  # whatever it was, the mail must not pass as clean
             return self._unscored(request, outcome, "the model could not score the message: "
                                   f"{type(error).__name__}: {' '.join(str(error).split())}")
-        if settings.observe and not settings.read_only:
+        outcome.verdict, outcome.score = result.verdict.label, score_fields(result.verdict, rule)[1]
+        reply = check_reply(request.method, result, request.body, request.user, settings, rule)
+        if settings.observe and not settings.read_only:  # once the reply is built: the verdict it gives
             answered = [entry for entry, name in ((site, "site"), (user, "user"))
                         if entry is not None and said[name] is not None]
             afterwards.append(functools.partial(self._observe, request, answered, result))
-        outcome.verdict, outcome.score = result.verdict.label, score_fields(result.verdict, rule)[1]
-        return check_reply(request.method, result, request.body, request.user, settings, rule)
+        return reply
 
     @staticmethod
     async def _observe(request: Request, entries: list[Served], result: Answer) -> None:

@@ -58,7 +58,8 @@ class Answer(NamedTuple):
     ``share`` is l, the weight of the user's model (1: it answered alone; 0: the site model
     did); ``counts`` the user's model's class counts ({} without one), ``site_counts`` the
     site model's (None without one); ``model`` what model gave the log-odds (``Fusion``; two
-    names for a blend of two types).
+    names for a blend of two types); ``coverage`` the label coverage the rule read (1 for
+    models that keep none).
     """
 
     verdict: Verdict
@@ -67,6 +68,7 @@ class Answer(NamedTuple):
     site_counts: Mapping[Any, float] | None
     share: float
     model: str = "model"
+    coverage: float = 1.0
 
 
 class _Counts(NamedTuple):
@@ -145,16 +147,17 @@ def answer(site: Scored | None, user: Scored | None, k: float, rule: DecisionRul
         None when neither model answered.
     """
     if user is None:
-        return None if site is None else Answer(site.verdict, site.ready, {}, site.counts, 0.0, site.model)
+        return None if site is None else Answer(site.verdict, site.ready, {}, site.counts, 0.0, site.model,
+                                                site.coverage)
     if site is None:
-        return Answer(user.verdict, user.ready, user.counts, None, 1.0, user.model)
+        return Answer(user.verdict, user.ready, user.counts, None, 1.0, user.model, user.coverage)
     counts = user.counts
     share, z, spam, ham = _core.site_blend((float(site.verdict.log_odds), *_pair(site.counts)),
                                            (float(user.verdict.log_odds), *_pair(counts)), float(k))
     if share >= 1.0:
-        return Answer(user.verdict, user.ready, counts, site.counts, 1.0, user.model)
+        return Answer(user.verdict, user.ready, counts, site.counts, 1.0, user.model, user.coverage)
     if share <= 0.0:
-        return Answer(site.verdict, site.ready, counts, site.counts, 0.0, site.model)
+        return Answer(site.verdict, site.ready, counts, site.counts, 0.0, site.model, site.coverage)
     view = _Counts({SPAM: spam, HAM: ham}, max(site.coverage, user.coverage))
     probability = model_posterior(view, z, SPAM, HAM)
     label, score = rule.judge(view, {}, z, probability, SPAM, HAM)  # a blend has no features of its own
@@ -164,4 +167,4 @@ def answer(site: Scored | None, user: Scored | None, k: float, rule: DecisionRul
     clues = _clues(site.verdict.evidence, user.verdict.evidence, share, evidence_k)
     blended = site.model if site.model == user.model else f"{site.model} and {user.model}"
     return Answer(Verdict(label, float(score), probability, clues, z, label == UNSURE), ready, counts, site.counts,
-                  share, blended)
+                  share, blended, view.label_coverage)

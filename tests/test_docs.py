@@ -43,3 +43,13 @@ def test_every_page_is_in_the_navigation():
     listed = set(re.findall(r"([\w/.-]+\.md)$", nav, flags=re.M))
     pages = {page.relative_to(DOCS).as_posix() for page in DOCS.rglob("*.md")}
     assert pages == listed
+
+
+def test_no_cross_reference_in_a_docstring_is_split_across_lines():
+    """A role such as :meth:`name <target>` broken over two lines makes mkdocs-autorefs fail
+    the whole site build (KeyError: 'identifier'): each must sit on one line."""
+    split = re.compile(r":(?:meth|class|func|attr|mod|data|exc):`[^`]*\n")
+    found = [f"{path.relative_to(ROOT)}:{text[:match.start()].count(chr(10)) + 1}"
+             for path in sorted((ROOT / "streamnb").rglob("*.py"))
+             for text in [path.read_text()] for match in split.finditer(text)]
+    assert found == []

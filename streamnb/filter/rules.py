@@ -327,8 +327,8 @@ class LogOddsRule:
         unsure  otherwise.
 
     Labels have stopped when the model's label coverage (``label_coverage``: the share of
-    the recent messages that came with a label, which :meth:`SpamFilter.observe
-    <streamnb.filter.spam_filter.SpamFilter.observe>` lowers and a label raises again;
+    the recent messages that came with a label, which
+    :meth:`~streamnb.filter.spam_filter.SpamFilter.observe` lowers and a label raises again;
     :class:`~streamnb.models.Fusion` keeps it, a model without one counts as covered) is
     below one in a thousand: about ten thousand messages after the last label, and for good
     where fewer than one message in a thousand gets a label. The model's evidence then

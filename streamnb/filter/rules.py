@@ -424,7 +424,13 @@ class LogOddsRule:
         counts = model.class_counts
         return _core.log_odds_cutoffs((self.ham_log_odds, self.spam_log_odds, self.caution),
                                       float(counts.get(positive, 0.0)), float(counts.get(negative, 0.0)),
-                                      float(getattr(model, "label_coverage", 1.0)))
+                                      self.coverage_of(model))
+
+    @staticmethod
+    def coverage_of(model: Any) -> float:
+        """The label coverage the rule reads of a model: its ``label_coverage``, 1 for a model
+        that keeps none (it counts as labelled throughout)."""
+        return float(getattr(model, "label_coverage", 1.0))
 
     @staticmethod
     def decide(z: float, h: float, t: float) -> Verdicts:

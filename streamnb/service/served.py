@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..filter.decision import SpamFilter
+from ..filter.decision import LogOddsRule, SpamFilter
 from .settings import Settings
 from .site import Scored
 
@@ -75,4 +75,4 @@ class ServedModel:
         spam_filter.evidence_k = 10 if explain else 0
         verdict = spam_filter.classify(raw, explain=explain)
         return Scored(verdict, spam_filter.ready, self.model.class_counts, type(self.model).__name__,
-                      float(getattr(self.model, "label_coverage", 1.0)))
+                      LogOddsRule.coverage_of(self.model))

@@ -70,12 +70,12 @@ from .protocol import (
 )
 from .replies import answered_by, check_reply, report_text, rewrite_message, score_fields, symbols, unscored_verdict
 from .served import Evicted
-from .server import Server, ServiceError, check_models_folder, listen_error, recover
+from .server import Server, ServiceError, check_models_folder, listen, listen_error, recover
 from .settings import Limits, Settings
 from .site import Answer, Scored, answer, user_share
 from .userfiles import UserFiles, read_model
 from .users import JOURNAL_FOLD_BYTES, ModelCache, UserModel
-from .workers import listen, run_workers
+from .workers import run_workers
 
 __all__ = [
     # protocol
@@ -90,7 +90,7 @@ __all__ = [
     # users
     "JOURNAL_FOLD_BYTES", "read_model", "UserFiles", "UserModel", "Evicted", "ModelCache",
     # server
-    "ServiceError", "check_models_folder", "listen_error", "recover", "Server", "run",
+    "ServiceError", "check_models_folder", "listen", "listen_error", "recover", "Server", "run",
     # what the server is made of, under the names this module has always given them
     "journal", "ModelFormatError", "StreamNBError", "SPAM", "SpamFilter", "Verdict", "rewrite_headers", "FORGET",
     "LEARN", "Lesson", "ModelLockedError", "Limits", "Settings",

@@ -162,6 +162,45 @@ def listen_error(host: str, port: int, error: OSError, option: str | None = None
     return ServiceError(f"cannot listen on {option or f'--host {host} --port {port}'}: {reason}{hint}")
 
 
+def listen(host: str, port: int) -> list[socket.socket]:
+    """TCP sockets listening on every address of host (port 0: any free port): the addresses
+    ``asyncio.start_server(host, port)`` binds (``""``: every interface, IPv4 and IPv6; a
+    name: each address it resolves to). One process accepts on them; with ``--workers`` the
+    first process binds them and every worker accepts.
+
+    Parameters
+    ----------
+    host, port
+        Where to listen (``--host``, ``--port``).
+
+    Returns
+    -------
+    list of socket.socket
+        The listening sockets.
+
+    Raises
+    ------
+    ServiceError
+        An address cannot be listened on (:func:`~streamnb.service.server.listen_error`).
+    """
+    sockets: list[socket.socket] = []
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, proto, _, address in dict.fromkeys(infos):  # each address once, in order
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio: the IPv4 addresses have sockets of their own
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen()
+    except OSError as error:  # socket.gaierror too
+        for sock in sockets:
+            sock.close()
+        raise listen_error(host, port, error) from None
+    return sockets
+
+
 def recover(models: Path, lock_timeout: float = 60.0) -> int:
     """Fold every journal left in DIR by a crash (before serving).
 
@@ -302,15 +341,10 @@ class Server:
                     log.warning("recovered %d journaled lessons", folded)
         self.empty_filter()  # made now: an unscored reply reads its rule, and must not fail making it
         self._stopping = asyncio.Event()
+        sockets = listening if listening is not None else listen(host, port)
         try:
-            if listening is not None:
-                self._servers = [await asyncio.start_server(self._connection, sock=sock,
-                                                            limit=self.settings.limits.max_line)
-                                 for sock in listening]
-            else:
-                self._servers = [await asyncio.start_server(self._connection, host, port,
-                                                            limit=self.settings.limits.max_line,
-                                                            reuse_address=True)]
+            limit = self.settings.limits.max_line
+            self._servers = [await asyncio.start_server(self._connection, sock=sock, limit=limit) for sock in sockets]
         except OSError as error:
             raise listen_error(host, port, error) from None
         self._background.add(asyncio.ensure_future(self._snapshots()))

@@ -45,9 +45,9 @@ from prometheus_client import multiprocess
 from .logs import LogTarget
 from .metrics import MetricsServer
 from .protocol import log
-from .server import HANDLED_SIGNALS, ServiceError, listen_error
+from .server import HANDLED_SIGNALS, ServiceError
 
-__all__ = ["listen", "run_workers"]
+__all__ = ["run_workers"]
 
 #: A worker that ends this many seconds or fewer after its start waits longer to be started
 #: again each time (a worker that cannot serve would otherwise be started over and over).
@@ -59,44 +59,6 @@ WORKER_FAILED = 70
 #: How often the parent looks at its workers and the signals it got.
 POLL_SECONDS = 0.05
 PR_SET_PDEATHSIG = 1  # prctl(2)
-
-
-def listen(host: str, port: int) -> list[socket.socket]:
-    """TCP sockets listening on every address of host (port 0: any free port), for the workers
-    to accept on: the addresses ``asyncio.start_server(host, port)`` binds (``""``: every
-    interface, IPv4 and IPv6; a name: each address it resolves to).
-
-    Parameters
-    ----------
-    host, port
-        Where to listen (``--host``, ``--port``).
-
-    Returns
-    -------
-    list of socket.socket
-        The listening sockets.
-
-    Raises
-    ------
-    ServiceError
-        An address cannot be listened on (:func:`~streamnb.service.server.listen_error`).
-    """
-    sockets: list[socket.socket] = []
-    try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        for family, kind, proto, _, address in dict.fromkeys(infos):  # each address once, in order
-            sock = socket.socket(family, kind, proto)
-            sockets.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:  # as asyncio: the IPv4 addresses have sockets of their own
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            sock.bind(address)
-            sock.listen()
-    except OSError as error:  # socket.gaierror too
-        for sock in sockets:
-            sock.close()
-        raise listen_error(host, port, error) from None
-    return sockets
 
 
 def _stop_with(parent: int) -> None:
@@ -308,7 +270,7 @@ def run_workers(workers: int, listening: list[socket.socket],
     workers
         How many processes (>= 1).
     listening
-        The sockets every worker accepts on (:func:`listen`).
+        The sockets every worker accepts on (:func:`~streamnb.service.server.listen`).
     serve
         A worker's service: serves until SIGTERM or SIGINT (unblocking the handed-on signals
         once it handles them), calls ``ready()`` once it accepts, returns its exit code; a

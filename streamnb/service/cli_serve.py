@@ -172,9 +172,6 @@ def serve_settings(args: argparse.Namespace) -> Settings:
             import redis  # noqa: F401 (only whether it is there)
         except ImportError:
             raise CommandError("--store needs the redis library: pip install 'streamnb[redis]'") from None
-    if args.workers > 1 and args.store is None:
-        raise CommandError("--workers above 1 needs --store: in a models folder each model has one process writing "
-                           "it, and the others would read it again after every lesson")
     if args.site and args.rule == "chi2":
         raise CommandError("--rule chi2 scores words, not log-odds: it cannot blend the site model's verdict with a "
                            "user's; use another --rule, or --no-site")

@@ -44,8 +44,8 @@ from ..errors import StreamNBError
 from ..validate import check_ledger_to_forget
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
-           "check_lock_file", "file_digest", "read_journal", "pending_lessons", "create_journal", "append_lessons",
-           "remove_journal", "apply_lesson", "fold_pending"]
+           "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "pending_lessons",
+           "create_journal", "open_journal", "append_lessons", "remove_journal", "apply_lesson", "fold_pending"]
 
 LOCK_SUFFIX = ".lock"
 JOURNAL_SUFFIX = ".journal"
@@ -227,23 +227,86 @@ def read_journal(path: str | os.PathLike) -> JournalContents | None:
     match = _HEADER.match(data)
     if match is None:
         raise JournalError(f"{os.fspath(path)!r} is not a streamnb journal (bad header)")
-    lessons = list(_records(data, _HEADER_SIZE))
-    end = _HEADER_SIZE + sum(len(encode_lesson(lesson)) for lesson in lessons)
+    lessons, end = _records(data, _HEADER_SIZE)
     return JournalContents(match.group(1).decode("ascii"), lessons, end, len(data))
 
 
-def _records(data: bytes, offset: int) -> Iterator[Lesson]:
-    """The intact records from offset on; stops at the first torn or damaged one."""
+class JournalTail(NamedTuple):
+    """The records a journal gained after an offset (:func:`follow_journal`)."""
+
+    lessons: list[Lesson]
+    end: int  # offset just past the last intact record
+    stamp: tuple[int, int, int]  # the journal's (inode, size, mtime in ns) when it was read
+    torn: bool  # bytes follow ``end``: a record being written, or one whose append failed
+
+
+def follow_journal(model_path: str | os.PathLike, base: str, inode: int | None, offset: int) -> JournalTail | None:
+    """The lessons appended to a model's journal after ``offset``: what another process
+    serving the same model file told it since this one last read the journal.
+
+    Safe without the write lock: records are only appended, each with its CRC, so a record
+    being written is left for the next read (``torn``).
+
+    Parameters
+    ----------
+    model_path
+        The model file.
+    base
+        The SHA-256 of the model file the caller's model was read from.
+    inode
+        The journal the caller has read up to ``offset`` (its inode), or None: it has read
+        none, and every record of a journal of base ``base`` is new.
+    offset
+        Where the caller stopped reading (ignored when ``inode`` is None).
+
+    Returns
+    -------
+    JournalTail or None
+        The new lessons; None when the journal is not that one: there is none, its base is
+        another file's, it is another file, or it is shorter than ``offset``.
+
+    Raises
+    ------
+    JournalError
+        The file's header is not a journal's.
+    """
+    path = journal_path(model_path)
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    with handle:
+        status = os.fstat(handle.fileno())
+        header = handle.read(_HEADER_SIZE)
+        match = _HEADER.match(header)
+        if match is None:
+            raise JournalError(f"{path!r} is not a streamnb journal (bad header)")
+        start = _HEADER_SIZE if inode is None else offset
+        if match.group(1).decode("ascii") != base or (inode is not None and status.st_ino != inode) \
+                or not _HEADER_SIZE <= start <= status.st_size:
+            return None
+        handle.seek(start)
+        data = handle.read(status.st_size - start)
+    lessons, end = _records(data, 0)
+    return JournalTail(lessons, start + end, (status.st_ino, status.st_size, status.st_mtime_ns),
+                       start + end < status.st_size)
+
+
+def _records(data: bytes, offset: int) -> tuple[list[Lesson], int]:
+    """The intact records from offset on (stopping at the first torn or damaged one), and
+    the offset just past the last of them."""
+    lessons = []
     while offset + _RECORD.size <= len(data):
         magic, action, label_size, message_size = _RECORD.unpack_from(data, offset)
         if magic != _MAGIC or action not in _ACTION_NAMES or message_size > MAX_RECORD_MESSAGE:
-            return
+            break
         stop = offset + _RECORD.size + label_size + message_size
         if stop + _CRC.size > len(data) or _CRC.unpack_from(data, stop)[0] != zlib.crc32(data[offset:stop]):
-            return
+            break
         label = data[offset + _RECORD.size: offset + _RECORD.size + label_size].decode("utf-8", "replace")
-        yield Lesson(_ACTION_NAMES[action], label or None, data[stop - message_size: stop])
+        lessons.append(Lesson(_ACTION_NAMES[action], label or None, data[stop - message_size: stop]))
         offset = stop + _CRC.size
+    return lessons, offset
 
 
 def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
@@ -316,6 +379,18 @@ def create_journal(model_path: str | os.PathLike, digest: str) -> int:
         raise
     _fsync_folder(path)
     return os.open(path, os.O_WRONLY | os.O_APPEND)
+
+
+def open_journal(model_path: str | os.PathLike) -> int:
+    """A descriptor for appending to the model's journal as it is (made by another process
+    serving the model, and followed up to its end). Call under the lock.
+
+    Raises
+    ------
+    OSError
+        The journal cannot be opened (FileNotFoundError: it is gone).
+    """
+    return os.open(journal_path(model_path), os.O_WRONLY | os.O_APPEND)
 
 
 def append_lessons(descriptor: int, lessons: Iterable[Lesson]) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +63,21 @@ class UserFiles:
     too: it is one more user, :data:`streamnb.service.protocol.SITE_NAME`).
 
     The model in memory is the model file (SHA-256 ``digest``) plus the ``pending`` lessons
-    of the journal this process writes, whose base is that digest: lessons are journaled
-    (and fsynced) first, then applied.
+    of its journal, whose base is that digest, read up to ``journal_end``: lessons are
+    journaled (and fsynced) first, then applied.
+
+    Several processes may serve one model file (``streamnb serve --workers``, or two
+    services on one folder). Each appends under the write lock, after reading what the
+    others appended (:meth:`_follow_sync`), so its model in memory is always the file plus
+    every record of the journal up to where it has read; a check reads the records appended
+    since, without the lock. Whoever folds the journal replaces the model file, and the
+    others read the files again.
 
     Who changed the files is told by their stamps. A streamnb writer (``streamnb learn``,
-    another server) folds the journal when it replaces the model file, so both change, and
-    the files are read again. When only one of them changed while lessons are pending,
-    something else did it (``cp``, ``rm``, a restore): the acknowledged lessons are put
-    back (:meth:`_restore_sync`), never dropped.
+    another server) either appends to the journal or folds it when it replaces the model
+    file, so both change. When only one of them changed otherwise while lessons are pending
+    (the journal deleted or replaced, the model file replaced alone: ``cp``, ``rm``, a
+    restore), the acknowledged lessons are put back (:meth:`_restore_sync`), never dropped.
 
     Parameters
     ----------
@@ -96,13 +104,18 @@ class UserFiles:
         self.file_stamp: tuple | None = None
         self.journal_fd: int | None = None
         self.journal_stamp: tuple | None = None
+        # The journal whose records are in memory: its inode (None: none is), and the offset
+        # past the last record read; `torn`: bytes follow it that are no whole record.
+        self.journal_inode: int | None = None
+        self.journal_end = 0
+        self.torn = False
         self.pending = 0  # lessons in the journal, not in the model file
         self.oldest_pending = 0.0
         # Messages observed (SpamFilter.observe) since the model was read or saved: in memory
         # only, never journaled (they are not lessons), saved with the model.
         self.observed = 0
         self.oldest_observed = 0.0
-        self.owner = False  # the memory state was loaded under the write lock: the journal is ours to append to
+        self.owner = False  # the memory state was loaded under the write lock (not read without it)
         # An append or a save failed: the journal may end in a record that was never
         # acknowledged (torn, or not known to be on disk), so the model is saved before
         # another lesson is journaled; ``unconfirmed`` is the digest of a save that raised
@@ -115,10 +128,12 @@ class UserFiles:
         return journal.write_lock(self.path, self.settings.limits.lock_timeout if timeout is None else timeout)
 
     def _load_sync(self, create: bool, wait: bool = True) -> bool:
-        """Load the file under the write lock (making it if asked), fold any journal left
-        behind (when that fold fails, the model is served from memory, the lessons pending
-        in that journal). False: no model file. ``wait=False``: ModelLockedError at once if
-        another writer holds the lock (a check then reads without it: :meth:`_read_sync`)."""
+        """Load the file and its journal's lessons under the write lock (making the file if
+        asked). The journal stays: its lessons are pending, folded with the next ones (or
+        at once by :func:`streamnb.service.server.recover` when the service starts), since
+        another process serving the model may be appending to it. False: no model file.
+        ``wait=False``: ModelLockedError at once if another writer holds the lock (a check
+        then reads without it: :meth:`_read_sync`)."""
         with self._held(None if wait else 0.0):
             if self._outside_change():
                 self._restore_sync()
@@ -128,31 +143,11 @@ class UserFiles:
                     return False
                 self.settings.new_model().save(self.path)
                 log.info("%s: new model %s", self.who, self.path)
-            model, digest, stamp = read_model(self.path)
-            try:
-                lessons = journal.pending_lessons(self.path, digest)
-            except journal.JournalError as error:  # kept for a person to look at, never deleted
-                log.error("%s: %s; set aside as %s", self.who, error, journal.set_aside(self.journal_path))
-                lessons = []
-            self._close_journal()
-            self.model, self.digest, self.file_stamp = model, digest, stamp
-            self.journal_stamp, self.pending, self.owner, self.observed = None, 0, True, 0
-            self.must_save, self.unconfirmed = False, None
-            if lessons:  # left by a crash or by another server: fold now, start with no journal
-                journal.replay(model, lessons, self.who)
-                try:
-                    self._save_sync()
-                except Exception as error:  # served from memory all the same: the journal keeps the lessons
-                    # The journal (its base: this file) stays as it is, its lessons pending; the
-                    # model is saved before anything is appended to it (a new journal is made then).
-                    self.journal_stamp = journal.stamp(self.journal_path)
-                    self.pending, self.must_save = len(lessons), True
-                    log.error("%s: could not fold the %d lessons journaled for %s (they stay in the journal): %s",
-                              self.who, len(lessons), self.path, failure(error))
-                    return True
-                log.info("%s: folded %d journaled lessons into %s", self.who, len(lessons), self.path)
-            else:
+            self._read_files()
+            self.owner = True
+            if self.journal_inode is None:
                 journal.remove_journal(self.path)  # none, or one already folded
+                self.journal_stamp = None
             return True
 
     def _read_sync(self) -> bool:
@@ -161,17 +156,57 @@ class UserFiles:
         model file. Safe without the lock: files are replaced whole, a journal names the file
         it follows, and a torn last record is dropped."""
         try:
-            model, digest, stamp = read_model(self.path)
+            self._read_files()
         except FileNotFoundError:
             return False
-        journal.replay(model, journal.pending_lessons(self.path, digest), self.who)
+        self.owner = False
+        return True
+
+    def _read_files(self) -> None:
+        """The model in memory made again from the model file and its journal (a journal
+        that cannot be read is set aside, kept for a person to look at, never deleted)."""
+        model, digest, stamp = read_model(self.path)
         self._close_journal()
         self.model, self.digest, self.file_stamp = model, digest, stamp
-        self.journal_stamp, self.pending, self.owner, self.observed = journal.stamp(self.journal_path), 0, False, 0
+        self.journal_stamp, self.journal_inode, self.journal_end, self.torn = None, None, 0, False
+        self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
+        try:
+            if not self._follow_sync():  # a journal of another base: folded into this file already
+                self.journal_stamp = journal.stamp(self.journal_path)
+        except journal.JournalError as error:
+            log.error("%s: %s; set aside as %s", self.who, error, journal.set_aside(self.journal_path))
+
+    def _follow_sync(self) -> bool:
+        """Apply the lessons appended to the journal since this process last read it (by
+        another process serving the model: :func:`streamnb.service.journal.follow_journal`).
+        False, nothing changed, when the files changed otherwise (the model file replaced,
+        the journal deleted or replaced): they are to be read again.
+
+        Raises
+        ------
+        JournalError
+            The journal's header is not a journal's.
+        """
+        if journal.stamp(self.path) != self.file_stamp or self.digest is None:
+            return False
+        now = journal.stamp(self.journal_path)
+        if now == self.journal_stamp or (now is None and self.journal_inode is None):
+            self.journal_stamp = now  # (a journal already folded into this file, gone now)
+            return True
+        tail = journal.follow_journal(self.path, self.digest, self.journal_inode, self.journal_end)
+        if tail is None:
+            return False
+        if tail.lessons:
+            journal.replay(self.model, tail.lessons, self.who)
+            if not self.pending:
+                self.oldest_pending = time.monotonic()
+            self.pending += len(tail.lessons)
+        self.journal_stamp, self.journal_inode, self.journal_end, self.torn = tail.stamp, tail.stamp[0], tail.end, \
+            tail.torn
         return True
 
     def _changed_on_disk(self) -> bool:
-        """Has another writer replaced the model file or written to the journal since we last did?"""
+        """Has another writer replaced the model file or written to the journal since we last read them?"""
         return (journal.stamp(self.path) != self.file_stamp
                 or journal.stamp(self.journal_path) != self.journal_stamp)
 
@@ -232,18 +267,20 @@ class UserFiles:
         self.digest, self.file_stamp = digest, journal.stamp(self.path)
         # A crash here leaves a journal whose base is the old file: it is known as folded.
         journal.remove_journal(self.path)
-        self.journal_stamp, self.pending, self.observed = None, 0, 0
-        self.must_save, self.unconfirmed = False, None
+        self.journal_stamp, self.journal_inode, self.journal_end, self.torn = None, None, 0, False
+        self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
 
     def _append_sync(self, lessons: list[Lesson]) -> bool:
         """Journal the lessons durably; False (nothing written) if another writer changed the files."""
         with self._held():
             try:
-                if self._outside_change():
+                if self._follow_sync():
+                    pass
+                elif self._outside_change():
                     self._restore_sync()
-                elif self._changed_on_disk():
+                else:
                     return False
-                if self.must_save:
+                if self.must_save or self.torn:  # nothing is appended after a record that is not whole
                     self._save_sync()
             except OSError:
                 raise
@@ -252,7 +289,8 @@ class UserFiles:
                               f"{type(error).__name__}: {' '.join(str(error).split())}") from error
             if self.journal_fd is None:
                 assert self.digest is not None  # set with the model this journal follows
-                self.journal_fd = journal.create_journal(self.path, self.digest)
+                self.journal_fd = (journal.create_journal(self.path, self.digest) if self.journal_inode is None
+                                   else journal.open_journal(self.path))
             try:
                 journal.append_lessons(self.journal_fd, lessons)
             except OSError:
@@ -262,19 +300,21 @@ class UserFiles:
                 raise
             finally:
                 self.journal_stamp = journal.stamp(self.journal_path)
+            # Under the lock nobody else appends: the journal ends with these lessons.
+            self.journal_inode, self.journal_end = os.fstat(self.journal_fd).st_ino, os.fstat(self.journal_fd).st_size
             return True
 
     def _fold_sync(self, wait: bool = True) -> bool:
         """Save the model with its lessons, then drop the journal; False if the files changed under us.
         ``wait=False``: ModelLockedError at once if another writer holds the lock."""
         with self._held(None if wait else 0.0):
+            if self._follow_sync():
+                self._save_sync()
+                return True
             if self._outside_change():
                 self._restore_sync()
                 return True
-            if self._changed_on_disk():
-                return False
-            self._save_sync()
-            return True
+            return False
 
     def _close_journal(self) -> None:
         if self.journal_fd is not None:

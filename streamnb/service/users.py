@@ -22,8 +22,9 @@ failed, the lessons staying in their journals). What a model observed of the mai
 is kept in memory and saved with it (then, or ``--snapshot-seconds`` after the first of it):
 never journaled, it is lost in a crash. At start every journal left by a crash is folded.
 After a clean stop ``DIR/<user>.snb`` loads with ``streamnb.load`` and holds every
-acknowledged lesson. A file
-changed by another writer (``streamnb learn`` on it) is noticed and reloaded; a model file
+acknowledged lesson. Lessons another process serving the folder (``--workers``) appended to a
+journal are applied before the next check or append (:class:`~streamnb.service.userfiles.UserFiles`);
+a file changed by another writer otherwise (``streamnb learn`` on it, a fold) is noticed and reloaded; a model file
 deleted, replaced or damaged by anything else while lessons wait in the journal is made good
 (:class:`UserModel`): nothing acknowledged is dropped, and a damaged file is set aside, never
 read or deleted.
@@ -113,9 +114,15 @@ class UserModel(ServedModel, UserFiles):
             The files cannot be read (``ModelFormatError``), or their lock taken
             (``ModelLockedError``).
         """
-        if self.model is None or self._changed_on_disk() or (create and not self.owner):
+        if self.model is None or (create and not self.owner) or not await self._followed():
             return await self._reload(create)
         return True
+
+    async def _followed(self) -> bool:
+        """True when the model in memory is what the files say, after applying the lessons
+        another process appended to the journal (:meth:`_follow_sync`); False: they are to be
+        read again."""
+        return not self._changed_on_disk() or await asyncio.to_thread(self._follow_sync)
 
     async def classify(self, raw: bytes, explain: bool) -> Scored | None:
         """(verdict, ready, class counts), or None when the user has no model file yet.
@@ -139,7 +146,7 @@ class UserModel(ServedModel, UserFiles):
         """
         async with self.lock:
             try:
-                if self.settings.read_only or not (self.model is None or self._changed_on_disk()):
+                if self.settings.read_only or (self.model is not None and await self._followed()):
                     found = await self.current(create=False)
                 else:
                     try:
@@ -319,7 +326,7 @@ class UserModel(ServedModel, UserFiles):
         ``wait=False`` (the snapshot task): when another writer holds the write lock, give up
         at once and try again ``--snapshot-seconds`` later; waiting would hold ``self.lock``,
         and with it every check of this model (of every user's, for the site model)."""
-        if self.model is None or not (self.pending or (self.observed and self.owner)):
+        if self.model is None or self.settings.read_only or not (self.pending or (self.observed and self.owner)):
             return
         try:
             if not await asyncio.to_thread(self._fold_sync, wait):
@@ -356,13 +363,14 @@ class UserModel(ServedModel, UserFiles):
         Returns
         -------
         int
-            The lessons left in the journal (not folded: they are folded at the next load).
+            The lessons left in the journal (not folded: they are folded at the next start);
+            0 when serving read-only (nothing is folded then).
         """
         async with self.lock:
             self.closed = True
             await self._fold_locked()
             self._close_journal()
-            return self.pending
+            return 0 if self.settings.read_only else self.pending
 
 
 Served = UserModel | SharedModel  # what the cache holds: a model of the models folder, or of the store

@@ -3,12 +3,12 @@
 One Python process answers one request at a time whatever the cores: its event loop holds
 the interpreter's lock for most of a check. So the parent binds and listens, then forks N
 workers that accept on those sockets, each a :class:`~streamnb.service.server.Server` of its
-own with its models in memory. They share their lessons through the store (``--store``):
-each worker reads the others' lessons from it before it scores, as the hosts of a site do
-(:mod:`streamnb.service.shared`), so a lesson acknowledged by one worker is in the verdicts
-of all. (In a models folder each model has one writer; a second process would read the whole
-model again after every lesson of the first: the command refuses ``--workers`` without
-``--store``.)
+own with its models in memory. Before it scores, each worker reads the lessons the others
+acknowledged since it last looked: in a models folder, the records appended to the model's
+journal after the last one it read (:meth:`streamnb.service.userfiles.UserFiles._follow_sync`);
+with a store, the entries of the model's stream, as the hosts of a site do
+(:mod:`streamnb.service.shared`). So a lesson acknowledged by one worker is in the verdicts
+of all.
 
 The parent answers nothing. It logs where the service listens once every worker is ready,
 hands SIGTERM, SIGINT and SIGHUP on to the workers (each stops, or re-reads its settings and

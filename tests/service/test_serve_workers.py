@@ -1,0 +1,185 @@
+"""Several processes serving one models folder (``streamnb serve --workers N`` without
+``--store``, or two services on one folder): each reads the lessons the others journaled
+before it scores, appends its own after them, and nothing acknowledged is lost.
+
+In process: two :class:`UserModel` entries on one model file stand for two processes.
+End to end: ``--workers 2`` on one port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+from pathlib import Path
+
+import streamnb
+from streamnb.service import cli
+from streamnb.service.journal import FORGET, LEARN, Lesson, journal_path, read_journal
+from streamnb.service.protocol import SITE_NAME, site_model_path
+from streamnb.service.settings import RuleOptions, Settings
+from streamnb.service.users import UserModel
+from tests.service.test_redis_store import pids, until
+from tests.service.test_serve import SERVE_ARGS, Expected, assert_answers, check, ham, spam, tell_raw
+from tests.service.test_serve_faults import LEARNED, learned, lesson, once_each
+
+
+def settings_for(models: Path) -> Settings:
+    return Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=RuleOptions("logodds"),
+                    allow_tell=True, observe=False)
+
+
+def test_a_second_process_reads_the_lessons_the_first_journaled_without_reading_the_model_again(tmp_path):
+    """B's check applies what A appended to the journal (the model object B holds stays, the
+    file is not rewritten); B's lesson goes after A's in the same journal; A then reads B's;
+    a fold by A makes B read the files again; every lesson is in the file once."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        b = UserModel("alice", path, settings)
+        assert await a.tell(Lesson(LEARN, *reversed(lesson(0)))) is True
+        assert await b.classify(ham(50), False) is not None
+        held, file_inode = b.model, path.stat().st_ino
+        for i in range(1, 5):
+            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+            assert await b.classify(ham(50), False) is not None
+            assert b.model is held and learned(b.model) == once_each(range(i + 1)), i
+        assert await b.tell(Lesson(LEARN, lesson(5)[1], lesson(5)[0])) is True
+        assert await b.tell(Lesson(FORGET, None, lesson(0)[0])) is True
+        assert path.stat().st_ino == file_inode, "no process folded the journal meanwhile"
+        assert [entry.action for entry in read_journal(journal_path(path)).lessons] == [LEARN] * 6 + [FORGET]
+        assert await a.classify(ham(50), False) is not None
+        assert learned(a.model) == learned(b.model) == once_each(range(1, 6))
+        await a.fold()
+        assert not os.path.exists(journal_path(path))
+        assert await b.classify(ham(50), False) is not None
+        assert b.model is not held and b.pending == 0  # read again from the folded file
+        assert await b.tell(Lesson(LEARN, lesson(6)[1], lesson(6)[0])) is True
+        assert await a.close() == 0 and await b.close() == 0
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each(range(1, 7))
+    assert not os.path.exists(journal_path(path))
+
+
+def test_nothing_is_appended_after_a_record_another_process_left_torn(tmp_path):
+    """A's append died halfway (its process killed): B, about to append, saves the model
+    (the file plus the whole records) first and starts a new journal, so its lesson is never
+    hidden behind the torn record."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        b = UserModel("alice", path, settings)
+        for i in range(3):
+            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+        with open(journal_path(path), "ab") as torn:
+            torn.write(b"SNBJL\x04\x00\x00\x10\x00spam" + b"x" * 100)  # a record's start, never finished
+        assert await b.classify(ham(50), False) is not None
+        assert b.torn and learned(b.model) == once_each(range(3))
+        assert await b.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        contents = read_journal(journal_path(path))
+        assert len(contents.lessons) == 1 and contents.size == contents.end  # a new journal, whole
+        assert learned(streamnb.load(path)) == once_each(range(3))
+        await b.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each(range(4))
+
+
+def test_the_site_model_is_followed_too(tmp_path):
+    """Two processes, each with the user's model and the site model: a lesson told through one
+    is in the other's site model at its next check."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+
+    async def scenario() -> None:
+        site_a, site_b = (UserModel(SITE_NAME, site_model_path(models), settings) for _ in range(2))
+        alice_a = UserModel("alice", models / "alice.snb", settings, site_a)
+        bob_b = UserModel("bob", models / "bob.snb", settings, site_b)
+        assert await bob_b.tell(Lesson(LEARN, "ham", ham(1))) is True
+        assert await site_b.classify(ham(50), False) is not None
+        for i in range(2, 6):
+            raw, label = lesson(i)
+            assert await alice_a.tell(Lesson(LEARN, label, raw)) is True
+        assert await site_b.classify(ham(50), False) is not None
+        assert learned(site_b.model) == {1: {"ham": 1.0}, **once_each(range(2, 6))}
+        for entry in (alice_a, bob_b, site_a, site_b):
+            assert await entry.close() == 0
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(site_model_path(models))) == {1: {"ham": 1.0}, **once_each(range(2, 6))}
+
+
+def checks_together(port: int, raw: bytes, n: int = 8) -> list[bytes]:
+    """``n`` checks of one message at once, each on its connection: the workers share them out."""
+    replies: list[bytes] = []
+    threads = [threading.Thread(target=lambda: replies.append(check(port, raw))) for _ in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return replies
+
+
+def test_workers_on_a_models_folder_answer_with_every_lesson_and_fold_once(serve, tmp_path):
+    """--workers 2 on a models folder: after each lesson told (through either worker), the
+    checks both answer are the in-process model's, and the model file is not rewritten
+    meanwhile; at the stop the file holds every lesson once, the journal gone."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--no-observe", "--workers", "2")
+    workers = {int(p) for p in re.search(r"with 2 workers \(pids (\d+) (\d+)\)", server.text(wait=0)).groups()}
+    site = Expected()
+    alice = Expected(site)
+    probe = spam(900)
+    stamps = set()
+    for i in range(12):
+        raw, label = lesson(i)
+        assert alice.tell(LEARN, label, raw)
+        assert tell_raw(server.port, raw, label) == LEARNED
+        for reply in checks_together(server.port, probe):
+            assert_answers(reply, alice.verdict(probe))  # whichever worker answered knows the lesson
+        stamps.add((models / "alice.snb").stat().st_ino)
+    assert len(stamps) == 1, "a worker rewrote the model file between lessons"
+    until(lambda: pids(r"serve\[(\d+)\] INFO: SYMBOLS ", server.text(wait=0)) == workers)  # both answered
+    server.stop()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(12))
+    assert learned(streamnb.load(site_model_path(models))) == once_each(range(12))
+    assert not os.path.exists(journal_path(models / "alice.snb"))
+
+
+def test_workers_that_observe_lose_no_lesson_told_among_checks(serve, tmp_path):
+    """The default, observing workers: lessons told while both workers check and observe mail
+    (and save what they observed) are each in the model file once at the stop."""
+    models = tmp_path / "models"
+    server = serve(models, "--allow-tell", "--workers", "2", "--snapshot-seconds", "0.2")
+    errors: list[BaseException] = []
+
+    def checking() -> None:
+        try:
+            for i in range(40):
+                assert b"EX_OK" in check(server.port, ham(200 + i))
+        except BaseException as error:  # noqa: BLE001 (reported below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=checking) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for i in range(16):
+        raw, label = lesson(i)
+        assert tell_raw(server.port, raw, label) == LEARNED
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    server.stop()
+    assert learned(streamnb.load(models / "alice.snb")) == once_each(range(16))
+    assert learned(streamnb.load(site_model_path(models))) == once_each(range(16))

@@ -37,7 +37,7 @@ import re
 import struct
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from ..errors import StreamNBError

@@ -20,7 +20,7 @@ from ..errors import ModelFormatError, StreamNBError
 from . import journal
 from .journal import Lesson
 from .names import shown
-from .protocol import MODEL_SUFFIX, SITE_NAME, failure, log
+from .protocol import MODEL_SUFFIX, SITE_NAME, log
 from .settings import Settings
 
 

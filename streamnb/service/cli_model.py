@@ -55,6 +55,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     SourceError, OSError
         A source cannot be read, or the file cannot be written (it is left as it was).
     """
+    from ..persist import dumps
     from . import journal
 
     target = Path(args.model)
@@ -76,8 +77,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     with journal.write_lock(target, LOCK_TIMEOUT):
         if target.exists() and not args.force:  # made by another command while this one trained
             raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
-        model.save(target)
-        journal.remove_journal(target)  # lessons for the model this one replaces
+        journal.save_folded(target, dumps(model))  # the lessons of the model this one replaces are dropped
     print(f"trained {type(model).__name__} on {messages_text(len(items))} ({counts_text(model.class_counts)}); "
           f"|V| = {model.n_features:,}; saved {target}")
     return 0
@@ -103,6 +103,7 @@ def warn_one_class(items: list[tuple[Any, Any]]) -> None:
 
 def _correct(args: argparse.Namespace, unlearn: bool) -> int:
     from ..errors import InvalidInputError
+    from ..persist import dumps
     from . import journal
 
     check_model_file(args.model)  # before the lock, whose file a typo would otherwise leave behind
@@ -124,8 +125,7 @@ def _correct(args: argparse.Namespace, unlearn: bool) -> int:
             if not unlearn:
                 raise
             raise unlearn_error(args.model, sources, error) from None
-        model.save(args.model)
-        journal.remove_journal(args.model)
+        journal.save_folded(args.model, dumps(model))
     verb = "unlearned" if unlearn else "learned"
     also = f" (and {messages_text(folded, 'journaled lesson')})" if folded else ""
     print(f"{verb} {messages_text(len(items))}{also}; classes now {counts_text(model.class_counts)}; "

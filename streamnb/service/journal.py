@@ -14,17 +14,23 @@ The journal lets a server acknowledge a lesson at the cost of one appended recor
 fsync instead of a rewrite of the whole model. It starts with a header naming the SHA-256
 of the model file its lessons apply to (its *base*); then come records, each with a CRC32::
 
-    header:  b"streamnb-journal v1 base sha256:<64 hex digits>\\n"
-    record:  b"SNBJ" | action (1 byte: L learn, F forget) | label length (1 byte)
+    header:  b"streamnb-journal v2 base sha256:<64 hex digits>\\n"
+    record:  b"SNBJ" | action (1 byte: L learn, F forget, D folded) | label length (1 byte)
              | message length (4 bytes, big-endian) | label (UTF-8) | message | CRC32 of all before (4 bytes)
 
-Folding writes the model (with the lessons applied) atomically, then deletes the journal.
-A crash between the two leaves a journal whose base is no longer the model file's digest:
-its lessons are already in the file, and whoever opens it next discards it. A journal
-whose base *is* the file's digest holds lessons the file lacks: they are replayed. So each
-acknowledged lesson is applied exactly once, whatever the model (a ledger is not needed
-for that), and a record torn by a crash in the middle of an append (never acknowledged,
-since the reply waits for the fsync) is dropped.
+Folding (:func:`save_folded`) appends a *fold mark* (action D, the SHA-256 of the model file
+about to be written as its message), writes the model (with the lessons applied)
+atomically, then deletes the journal. A crash between the write and the deletion leaves a
+journal whose base is no longer the model file's digest and whose last record marks it
+folded into that file: its lessons are in the file, and whoever opens it next discards it.
+A journal whose base *is* the file's digest holds lessons the file lacks: they are
+replayed. A journal of another base without that mark lost its model file to something
+else (a restore from a backup, ``rm``): its lessons were acknowledged and are in no file, so
+they are applied to the file that is there now. So each acknowledged lesson is applied
+exactly once, whatever the model (a ledger is not needed for that), and a record torn by a
+crash in the middle of an append (never acknowledged, since the reply waits for the fsync)
+is dropped. (A journal written before fold marks, ``v1``, with another base is taken as
+folded, as it was then.)
 """
 
 from __future__ import annotations
@@ -45,15 +51,17 @@ from ..validate import check_ledger_to_forget
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
            "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "pending_lessons",
-           "create_journal", "open_journal", "append_lessons", "remove_journal", "apply_lesson", "fold_pending"]
+           "create_journal", "open_journal", "append_lessons", "remove_journal", "save_folded", "apply_lesson",
+           "fold_pending"]
 
 LOCK_SUFFIX = ".lock"
 JOURNAL_SUFFIX = ".journal"
 LEARN, FORGET = "learn", "forget"
 _ACTIONS = {LEARN: b"L", FORGET: b"F"}
 _ACTION_NAMES = {code: name for name, code in _ACTIONS.items()}
-_HEADER = re.compile(rb"streamnb-journal v1 base sha256:([0-9a-f]{64})\n")
-_HEADER_SIZE = len(b"streamnb-journal v1 base sha256:") + 64 + 1
+_FOLDED = b"D"  # a fold mark's action: the message is the SHA-256 (hex) of the file folded into
+_HEADER = re.compile(rb"streamnb-journal v([12]) base sha256:([0-9a-f]{64})\n")
+_HEADER_SIZE = len(b"streamnb-journal v2 base sha256:") + 64 + 1
 _RECORD = struct.Struct(">4scBI")
 _MAGIC = b"SNBJ"
 _CRC = struct.Struct(">I")
@@ -204,6 +212,35 @@ class JournalContents(NamedTuple):
     lessons: list[Lesson]
     end: int  # offset just past the last intact record
     size: int  # the file's size; > end when a torn or damaged tail follows
+    version: int  # 1: written before fold marks
+    folded_into: str | None  # the digest its last record marks it folded into, if it ends with a fold mark
+
+    def folded(self, digest: str) -> bool:
+        """Are these lessons in the model file of this digest already? (Another base: folded
+        into it, or lost with a file replaced or deleted: see the module docstring.)"""
+        return self.base != digest and (self.version == 1 or self.folded_into == digest)
+
+
+def _fold_mark(digest: str) -> bytes:
+    body = _RECORD.pack(_MAGIC, _FOLDED, 0, len(digest)) + digest.encode("ascii")
+    return body + _CRC.pack(zlib.crc32(body))
+
+
+_FOLD_MARK_SIZE = len(_fold_mark("0" * 64))
+
+
+def _folded_into(data: bytes) -> str | None:
+    """The digest of the fold mark the journal's bytes end with (found after a torn record
+    too), or None."""
+    tail = data[-_FOLD_MARK_SIZE:]
+    if len(tail) < _FOLD_MARK_SIZE:
+        return None
+    magic, action, label_size, message_size = _RECORD.unpack_from(tail, 0)
+    body = tail[:-_CRC.size]
+    if (magic, action, label_size, message_size) != (_MAGIC, _FOLDED, 0, 64) \
+            or _CRC.unpack_from(tail, len(body))[0] != zlib.crc32(body):
+        return None
+    return body[_RECORD.size:].decode("ascii", "replace")
 
 
 def read_journal(path: str | os.PathLike) -> JournalContents | None:
@@ -228,7 +265,8 @@ def read_journal(path: str | os.PathLike) -> JournalContents | None:
     if match is None:
         raise JournalError(f"{os.fspath(path)!r} is not a streamnb journal (bad header)")
     lessons, end = _records(data, _HEADER_SIZE)
-    return JournalContents(match.group(1).decode("ascii"), lessons, end, len(data))
+    return JournalContents(match.group(2).decode("ascii"), lessons, end, len(data), int(match.group(1)),
+                           _folded_into(data))
 
 
 class JournalTail(NamedTuple):
@@ -282,7 +320,7 @@ def follow_journal(model_path: str | os.PathLike, base: str, inode: int | None, 
         if match is None:
             raise JournalError(f"{path!r} is not a streamnb journal (bad header)")
         start = _HEADER_SIZE if inode is None else offset
-        if match.group(1).decode("ascii") != base or (inode is not None and status.st_ino != inode) \
+        if match.group(2).decode("ascii") != base or (inode is not None and status.st_ino != inode) \
                 or not _HEADER_SIZE <= start <= status.st_size:
             return None
         handle.seek(start)
@@ -293,18 +331,20 @@ def follow_journal(model_path: str | os.PathLike, base: str, inode: int | None, 
 
 
 def _records(data: bytes, offset: int) -> tuple[list[Lesson], int]:
-    """The intact records from offset on (stopping at the first torn or damaged one), and
-    the offset just past the last of them."""
+    """The lessons of the intact records from offset on (stopping at the first torn or
+    damaged one; fold marks are no lessons), and the offset just past the last record."""
     lessons = []
     while offset + _RECORD.size <= len(data):
         magic, action, label_size, message_size = _RECORD.unpack_from(data, offset)
-        if magic != _MAGIC or action not in _ACTION_NAMES or message_size > MAX_RECORD_MESSAGE:
+        if magic != _MAGIC or (action not in _ACTION_NAMES and action != _FOLDED) \
+                or message_size > MAX_RECORD_MESSAGE:
             break
         stop = offset + _RECORD.size + label_size + message_size
         if stop + _CRC.size > len(data) or _CRC.unpack_from(data, stop)[0] != zlib.crc32(data[offset:stop]):
             break
-        label = data[offset + _RECORD.size: offset + _RECORD.size + label_size].decode("utf-8", "replace")
-        lessons.append(Lesson(_ACTION_NAMES[action], label or None, data[stop - message_size: stop]))
+        if action != _FOLDED:  # a fold that did not happen (its writer died before the file): nothing to apply
+            label = data[offset + _RECORD.size: offset + _RECORD.size + label_size].decode("utf-8", "replace")
+            lessons.append(Lesson(_ACTION_NAMES[action], label or None, data[stop - message_size: stop]))
         offset = stop + _CRC.size
     return lessons, offset
 
@@ -312,8 +352,10 @@ def _records(data: bytes, offset: int) -> tuple[list[Lesson], int]:
 def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
     """The journal's lessons not yet in the model file whose digest is ``digest``.
 
-    A journal with another base was folded already (a crash came between the snapshot and
-    its removal): its lessons are in the file, and none is returned. Call under the lock.
+    A journal of another base was folded into this file already (a crash came between the
+    save and the journal's removal: :meth:`JournalContents.folded`), and none is returned;
+    or its model file was replaced or deleted by something else, and its lessons, in no file,
+    are returned to be applied to this one.
 
     Parameters
     ----------
@@ -335,7 +377,7 @@ def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
     contents = read_journal(journal_path(model_path))
     if contents is None:
         return []
-    if contents.base != digest:
+    if contents.folded(digest):
         log.info("%s: journal of %d lessons already folded into the model file; discarding it",
                  journal_path(model_path), len(contents.lessons))
         return []
@@ -344,6 +386,9 @@ def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
         # acknowledged, because replies wait for the fsync that follows each append.
         log.warning("%s: %d bytes after the last intact record dropped (a write interrupted by a crash)",
                     journal_path(model_path), contents.size - contents.end)
+    if contents.base != digest:
+        log.warning("%s: journal of %d lessons for a model file that was replaced or deleted; its lessons are "
+                    "applied to the file there now", journal_path(model_path), len(contents.lessons))
     return contents.lessons
 
 
@@ -364,7 +409,7 @@ def create_journal(model_path: str | os.PathLike, digest: str) -> int:
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         try:
-            header = b"streamnb-journal v1 base sha256:" + digest.encode("ascii") + b"\n"
+            header = b"streamnb-journal v2 base sha256:" + digest.encode("ascii") + b"\n"
             if os.write(descriptor, header) != len(header):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), temporary)
             os.fsync(descriptor)
@@ -422,6 +467,52 @@ def remove_journal(model_path: str | os.PathLike) -> None:
     except FileNotFoundError:
         return
     _fsync_folder(path)
+
+
+def save_folded(model_path: str | os.PathLike, data: bytes, digest: str | None = None) -> str:
+    """Replace the model file with ``data``, a model that holds the journal's lessons (or
+    one that replaces them on purpose, ``streamnb train --force``): the journal is marked
+    folded into these bytes first, so that a crash before its removal leaves it known as
+    folded (see the module docstring). Call under the lock.
+
+    Parameters
+    ----------
+    model_path
+        The model file.
+    data
+        The new model file's bytes (``streamnb.persist.dumps``).
+    digest
+        Their SHA-256 (hex), if the caller has it.
+
+    Returns
+    -------
+    str
+        The SHA-256 of ``data``.
+
+    Raises
+    ------
+    OSError
+        The mark, the file or the journal's removal could not be written (the model file is
+        either the old one, the journal unmarked or marked, or the new one).
+    """
+    from ..persist import write_atomically
+
+    digest = digest or hashlib.sha256(data).hexdigest()
+    try:
+        descriptor = os.open(journal_path(model_path), os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        pass
+    else:
+        try:
+            mark = _fold_mark(digest)
+            if os.write(descriptor, mark) != len(mark):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), journal_path(model_path))
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+    write_atomically(os.fspath(model_path), data)
+    remove_journal(model_path)
+    return digest
 
 
 def apply_lesson(model: Any, lesson: Lesson) -> bool:
@@ -488,7 +579,7 @@ def replay(model: Any, lessons: Iterable[Lesson], origin: str = "journal") -> in
 def fold_pending(model_path: str | os.PathLike, model: Any) -> int:
     """Apply the journal's pending lessons to ``model`` (just loaded from ``model_path``).
 
-    Call under the lock, then save the model and :func:`remove_journal`.
+    Call under the lock, then save the model with :func:`save_folded`.
 
     Returns
     -------

@@ -202,7 +202,10 @@ def listen(host: str, port: int) -> list[socket.socket]:
 
 
 def recover(models: Path, lock_timeout: float = 60.0) -> int:
-    """Fold every journal left in DIR by a crash (before serving).
+    """Fold every journal left in DIR by a crash (before serving): a journal of the model
+    file's base, or of a file that was replaced or deleted meanwhile
+    (:func:`streamnb.service.journal.pending_lessons`); one folded into the file already is
+    deleted.
 
     A journal that cannot be read is set aside (``<journal>.damaged-<time>``); one that
     cannot be folded now (locked, a file that cannot be read or written) is logged and left
@@ -220,7 +223,7 @@ def recover(models: Path, lock_timeout: float = 60.0) -> int:
     int
         The lessons folded.
     """
-    from ..persist import load
+    from ..persist import dumps, load
 
     folded = 0
     for name in sorted(os.listdir(models)):
@@ -240,10 +243,11 @@ def recover(models: Path, lock_timeout: float = 60.0) -> int:
                 if lessons:
                     model = load(path)
                     journal.replay(model, lessons, str(models / name))
-                    model.save(path)
+                    journal.save_folded(path, dumps(model))
                     folded += len(lessons)
                     log.warning("%s: folded %d lessons journaled before a crash", path, len(lessons))
-                journal.remove_journal(path)
+                else:
+                    journal.remove_journal(path)
         except Exception as error:  # one model that cannot be folded keeps its journal; the others go on
             reason = failure(error)
             log.error("%s: could not recover its journal now (it is folded when the user is next served): %s",

@@ -105,10 +105,12 @@ class UserFiles:
         self.journal_fd: int | None = None
         self.journal_stamp: tuple | None = None
         # The journal whose records are in memory: its inode (None: none is), and the offset
-        # past the last record read; `torn`: bytes follow it that are no whole record.
+        # past the last record read. `save_first`: nothing may be appended to it, the model is
+        # saved first: bytes that are no whole record follow that offset, or its base is a
+        # model file replaced or deleted under the service (its lessons applied to this one).
         self.journal_inode: int | None = None
         self.journal_end = 0
-        self.torn = False
+        self.save_first = False
         self.pending = 0  # lessons in the journal, not in the model file
         self.oldest_pending = 0.0
         # Messages observed (SpamFilter.observe) since the model was read or saved: in memory
@@ -143,7 +145,7 @@ class UserFiles:
                     return False
                 self.settings.new_model().save(self.path)
                 log.info("%s: new model %s", self.who, self.path)
-            self._read_files()
+            self._read_files(locked=True)
             self.owner = True
             if self.journal_inode is None:
                 journal.remove_journal(self.path)  # none, or one already folded
@@ -156,37 +158,54 @@ class UserFiles:
         model file. Safe without the lock: files are replaced whole, a journal names the file
         it follows, and a torn last record is dropped."""
         try:
-            self._read_files()
+            self._read_files(locked=False)
         except FileNotFoundError:
             return False
         self.owner = False
         return True
 
-    def _read_files(self) -> None:
-        """The model in memory made again from the model file and its journal (a journal
-        that cannot be read is set aside, kept for a person to look at, never deleted)."""
+    def _read_files(self, locked: bool) -> None:
+        """The model in memory made again from the model file and its journal: the journal's
+        lessons when its base is this file, or a file replaced or deleted under the service
+        (then the model is saved before anything is appended: ``save_first``); none when it
+        was folded into this file already. Under the write lock (``locked``), a journal that
+        cannot be read is set aside, kept for a person to look at, never deleted; without it,
+        JournalError is raised."""
         model, digest, stamp = read_model(self.path)
         self._close_journal()
         self.model, self.digest, self.file_stamp = model, digest, stamp
-        self.journal_stamp, self.journal_inode, self.journal_end, self.torn = None, None, 0, False
+        self.journal_stamp, self.journal_inode, self.journal_end, self.save_first = None, None, 0, False
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
         try:
-            if not self._follow_sync():  # a journal of another base: folded into this file already
-                self.journal_stamp = journal.stamp(self.journal_path)
+            if self._follow_journal():
+                return
+            now = journal.stamp(self.journal_path)
+            contents = journal.read_journal(self.journal_path)
+            if contents is not None and not contents.folded(digest):
+                log.warning("%s: %s holds %d lessons acknowledged for a model file that was replaced or deleted "
+                            "under the service; they are applied to %s", self.who, self.journal_path,
+                            len(contents.lessons), self.path)
+                journal.replay(model, contents.lessons, self.who)
+                self.pending, self.oldest_pending, self.save_first = len(contents.lessons), time.monotonic(), True
+                self.journal_inode, self.journal_end = (now[0] if now else None), contents.end
+            self.journal_stamp = now
         except journal.JournalError as error:
+            if not locked:
+                raise
             log.error("%s: %s; set aside as %s", self.who, error, journal.set_aside(self.journal_path))
 
     def _follow_sync(self) -> bool:
         """Apply the lessons appended to the journal since this process last read it (by
         another process serving the model: :func:`streamnb.service.journal.follow_journal`).
         False, nothing changed, when the files changed otherwise (the model file replaced,
-        the journal deleted or replaced): they are to be read again.
+        the journal deleted, replaced or damaged): they are to be read again."""
+        try:
+            return self._follow_journal()
+        except journal.JournalError:
+            return False
 
-        Raises
-        ------
-        JournalError
-            The journal's header is not a journal's.
-        """
+    def _follow_journal(self) -> bool:
+        """:meth:`_follow_sync`, raising JournalError when the journal's header is not a journal's."""
         if journal.stamp(self.path) != self.file_stamp or self.digest is None:
             return False
         now = journal.stamp(self.journal_path)
@@ -201,8 +220,8 @@ class UserFiles:
             if not self.pending:
                 self.oldest_pending = time.monotonic()
             self.pending += len(tail.lessons)
-        self.journal_stamp, self.journal_inode, self.journal_end, self.torn = tail.stamp, tail.stamp[0], tail.end, \
-            tail.torn
+        self.journal_stamp, self.journal_inode, self.journal_end = tail.stamp, tail.stamp[0], tail.end
+        self.save_first = tail.torn
         return True
 
     def _changed_on_disk(self) -> bool:
@@ -243,8 +262,9 @@ class UserFiles:
                           "its %d acknowledged lessons", self.who, self.path, error, aside, self.pending)
             else:
                 if digest != self.unconfirmed:
-                    # Our journal (its base is self.digest): its first `pending` records are the
-                    # lessons told; a record after them was never acknowledged (an append failed).
+                    # The journal read (its base is self.digest): its first `pending` records are
+                    # the lessons in memory; a record after them was never applied here (an append
+                    # that failed, or one another process made after the file was replaced).
                     lessons = journal.pending_lessons(self.path, self.digest or "")[: self.pending]
                     journal.replay(model, lessons, self.who)
                     self.model = model
@@ -257,17 +277,16 @@ class UserFiles:
 
     def _save_sync(self) -> None:
         """Write the model in memory to its file, then drop the journal (under the write lock)."""
-        from ..persist import dumps, write_atomically
+        from ..persist import dumps
 
         data = dumps(self.model)
         digest = hashlib.sha256(data).hexdigest()
         self._close_journal()
         self.must_save, self.unconfirmed = True, digest  # until the journal is gone
-        write_atomically(os.fspath(self.path), data)
+        # A crash after the file is written leaves the journal marked folded into it.
+        journal.save_folded(self.path, data, digest)
         self.digest, self.file_stamp = digest, journal.stamp(self.path)
-        # A crash here leaves a journal whose base is the old file: it is known as folded.
-        journal.remove_journal(self.path)
-        self.journal_stamp, self.journal_inode, self.journal_end, self.torn = None, None, 0, False
+        self.journal_stamp, self.journal_inode, self.journal_end, self.save_first = None, None, 0, False
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
 
     def _append_sync(self, lessons: list[Lesson]) -> bool:
@@ -280,7 +299,7 @@ class UserFiles:
                     self._restore_sync()
                 else:
                     return False
-                if self.must_save or self.torn:  # nothing is appended after a record that is not whole
+                if self.must_save or self.save_first:  # never after a record not whole, nor to another file's
                     self._save_sync()
             except OSError:
                 raise

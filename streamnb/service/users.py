@@ -319,8 +319,9 @@ class UserModel(ServedModel, UserFiles):
 
     async def _fold_locked(self, wait: bool = True) -> None:
         """Save the model with its journaled lessons (then drop the journal), or with what it
-        observed: the latter only when the files were loaded under the write lock (a model
-        read without it is read again before anything is written). Never raises: a failure
+        observed: the latter only when the files were loaded under the write lock (under it,
+        the save first applies what other processes journaled, or gives up and reads the files
+        again when they were replaced: :meth:`_fold_sync`). Never raises: a failure
         (of the files, or of the model's own save) is logged, the lessons stay in the journal.
 
         ``wait=False`` (the snapshot task): when another writer holds the write lock, give up

@@ -27,6 +27,7 @@ from streamnb import EmailTokenizer, MultinomialNB
 from streamnb.errors import InvalidParameterError
 from streamnb.filter.decision import RuleOptions, SpamFilter
 from streamnb.ledger import message_fingerprint
+from streamnb.persist import dumps
 from streamnb.service import cli, journal
 from streamnb.service.journal import FORGET, LEARN, Lesson
 from streamnb.service.protocol import SITE_NAME, site_model_path
@@ -1065,27 +1066,73 @@ def test_the_server_is_still_up_after_the_abuse(strict):
 
 # -- the journal ---------------------------------------------------------------------------------
 
-def test_journal_replay_is_exactly_once_even_without_a_ledger(tmp_path):
-    """A journal names the model file it was written for: once folded, never replayed."""
+def journaled_model(path: Path):
+    """A model without a ledger (learning twice would count twice) saved at ``path``, with a
+    journal of three spam lessons for it."""
     from streamnb import EmailTokenizer, MultinomialNB
 
-    path = tmp_path / "plain.snb"
-    model = MultinomialNB(tokenizer=EmailTokenizer())  # no ledger: learning twice would count twice
+    model = MultinomialNB(tokenizer=EmailTokenizer())
     model.learn_one(ham(0), "ham")
     model.save(path)
     descriptor = journal.create_journal(path, journal.file_digest(path))
     journal.append_lessons(descriptor, [Lesson(LEARN, "spam", spam(i)) for i in range(1, 4)])
     os.close(descriptor)
+    return model
+
+
+def test_journal_replay_is_exactly_once_even_without_a_ledger(tmp_path, monkeypatch):
+    """A journal names the model file it was written for, and a fold marks it folded into the
+    file it writes: once folded, never replayed, even when the writer died before removing it."""
+    path = tmp_path / "plain.snb"
+    journaled_model(path)
+
+    class Crash(Exception):
+        pass
+
+    def crash(_path):
+        raise Crash("the power went out")
+
     # a writer folds: load, replay, save ... and dies before removing the journal
     with journal.write_lock(path):
         folding = streamnb.load(path)
         assert journal.fold_pending(path, folding) == 3
-        folding.save(path)
-    # the next writer finds the journal stale: nothing is learned twice
+        monkeypatch.setattr(journal, "remove_journal", crash)
+        with pytest.raises(Crash):
+            journal.save_folded(path, dumps(folding))
+        monkeypatch.undo()
+    assert journal.read_journal(journal.journal_path(path)).folded(journal.file_digest(path))
+    # the next writer finds the journal folded: nothing is learned twice
     again = streamnb.load(path)
     assert journal.fold_pending(path, again) == 0
     assert again.class_counts == {"ham": 1.0, "spam": 3.0}
     assert docs(again, "uniq00002") == {"spam": 1.0}
+
+
+def test_a_journal_whose_model_file_was_replaced_is_applied_to_the_new_file(tmp_path):
+    """The model file replaced by something else (a backup put back, with no fold): the
+    journal's acknowledged lessons are in no file, so they are applied to the file there now;
+    a journal written before fold marks (v1) is taken as folded, as it was then."""
+    from streamnb import EmailTokenizer, MultinomialNB
+
+    path = tmp_path / "plain.snb"
+    journaled_model(path)
+    restored = MultinomialNB(tokenizer=EmailTokenizer()).learn_one(ham(9), "ham")
+    restored.save(path)
+    lessons = journal.pending_lessons(path, journal.file_digest(path))
+    assert [lesson.message for lesson in lessons] == [spam(i) for i in range(1, 4)]
+    with journal.write_lock(path):
+        model = streamnb.load(path)
+        assert journal.fold_pending(path, model) == 3
+        journal.save_folded(path, dumps(model))
+    assert streamnb.load(path).class_counts == {"ham": 1.0, "spam": 3.0}
+    assert not os.path.exists(journal.journal_path(path))
+
+    old = tmp_path / "old.snb"
+    journaled_model(old)
+    written = Path(journal.journal_path(old))
+    written.write_bytes(written.read_bytes().replace(b"streamnb-journal v2 ", b"streamnb-journal v1 ", 1))
+    restored.save(old)
+    assert journal.pending_lessons(old, journal.file_digest(old)) == []
 
 
 def test_forgetting_without_a_ledger_is_refused_before_anything_changes():
@@ -1116,7 +1163,8 @@ def test_a_torn_or_damaged_journal_tail_is_dropped(tmp_path):
     damaged[-len(ham(2)) // 2] ^= 0x20  # one flipped bit in the last record: its CRC fails
     Path(journal.journal_path(path)).write_bytes(bytes(damaged))
     assert journal.pending_lessons(path, digest) == lessons[:2]
-    assert journal.pending_lessons(path, "0" * 64) == []  # written for another file: folded already
+    # written for a file since replaced, not folded into this one: its lessons are this file's to take
+    assert journal.pending_lessons(path, "0" * 64) == lessons[:2]
     Path(journal.journal_path(path)).write_bytes(b"not a journal at all\n")
     with pytest.raises(journal.JournalError, match="not a streamnb journal"):
         journal.pending_lessons(path, digest)

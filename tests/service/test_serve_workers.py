@@ -84,7 +84,7 @@ def test_nothing_is_appended_after_a_record_another_process_left_torn(tmp_path):
         with open(journal_path(path), "ab") as torn:
             torn.write(b"SNBJL\x04\x00\x00\x10\x00spam" + b"x" * 100)  # a record's start, never finished
         assert await b.classify(ham(50), False) is not None
-        assert b.torn and learned(b.model) == once_each(range(3))
+        assert b.save_first and learned(b.model) == once_each(range(3))
         assert await b.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
         contents = read_journal(journal_path(path))
         assert len(contents.lessons) == 1 and contents.size == contents.end  # a new journal, whole
@@ -183,3 +183,117 @@ def test_workers_that_observe_lose_no_lesson_told_among_checks(serve, tmp_path):
     server.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each(range(16))
     assert learned(streamnb.load(site_model_path(models))) == once_each(range(16))
+
+
+def test_a_model_file_replaced_under_two_processes_keeps_every_acknowledged_lesson(tmp_path):
+    """A and B each journaled a lesson; the model file is then replaced (a backup put back):
+    whichever process reads the files next applies the journal's lessons to the new file, the
+    one that never read them (C) too, and the later lessons go after them."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a, b, c = (UserModel("alice", path, settings) for _ in range(3))
+        assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
+        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        backup = cli.build_model(SERVE_ARGS)
+        backup.learn_one(ham(60), "ham")
+        backup.save(path)
+        assert await c.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        expected = {**once_each([1, 2, 3]), 60: {"ham": 1.0}}
+        assert learned(c.model) == expected
+        for process in (a, b):
+            assert await process.classify(ham(50), False) is not None
+            assert learned(process.model) == expected
+        for process in (a, b, c):
+            await process.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == {**once_each([1, 2, 3]), 60: {"ham": 1.0}}
+
+
+def test_a_model_file_deleted_under_a_second_process_keeps_the_journaled_lessons(tmp_path):
+    """A folded a lesson into the model file and journaled another; the file is deleted; B,
+    which held nothing, is told a third: it makes a new model and applies the journal's
+    lesson to it before its own (the folded one went with the file: only A's memory had it)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        assert await a.tell(Lesson(LEARN, lesson(0)[1], lesson(0)[0])) is True
+        await a.fold()
+        assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
+        path.unlink()
+        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        await b.close()
+        await a.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each([1, 2])
+
+
+def test_a_journal_damaged_in_place_is_made_good_from_memory(tmp_path):
+    """The journal's header overwritten under the service: the model in memory (file plus
+    every acknowledged lesson) is saved, and the next lesson is journaled after it."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        for i in (1, 2):
+            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+        with open(journal_path(path), "r+b") as damaged:
+            damaged.write(b"garbage!")
+        assert await a.classify(ham(50), False) is not None
+        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        await a.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each([1, 2, 3])
+
+
+def test_a_fold_cut_short_before_the_journal_is_removed_is_not_taken_for_a_replaced_file(tmp_path, monkeypatch,
+                                                                                         caplog):
+    """A's fold wrote the model file and died before removing the journal: B, which had read
+    the whole journal, reads the files again and finds the journal marked folded into that
+    file: nothing is replayed onto it."""
+    from streamnb.service import journal
+
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    class Crash(Exception):
+        pass
+
+    def crash(_path):
+        raise Crash("killed")
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        for i in range(3):
+            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+        assert await b.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        monkeypatch.setattr(journal, "remove_journal", crash)
+        async with a.lock:
+            try:
+                await asyncio.to_thread(a._fold_sync)
+            except Crash:
+                pass
+        monkeypatch.undo()
+        assert os.path.exists(journal_path(path))
+        assert await b.tell(Lesson(LEARN, lesson(4)[1], lesson(4)[0])) is True
+        assert learned(b.model) == once_each(range(5)) and b.pending == 1
+        await b.close()
+
+    asyncio.run(scenario())
+    assert "replaced" not in caplog.text and "lessons acknowledged for a model file" not in caplog.text
+    assert learned(streamnb.load(path)) == once_each(range(5))

@@ -50,9 +50,9 @@ from ..errors import StreamNBError
 from ..validate import check_ledger_to_forget
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
-           "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "pending_lessons",
-           "create_journal", "open_journal", "append_lessons", "remove_journal", "save_folded", "apply_lesson",
-           "fold_pending"]
+           "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "salvage",
+           "pending_lessons", "create_journal", "open_journal", "append_lessons", "remove_journal", "save_folded",
+           "apply_lesson", "fold_pending"]
 
 LOCK_SUFFIX = ".lock"
 JOURNAL_SUFFIX = ".journal"
@@ -214,6 +214,7 @@ class JournalContents(NamedTuple):
     size: int  # the file's size; > end when a torn or damaged tail follows
     version: int  # 1: written before fold marks
     folded_into: str | None  # the digest its last record marks it folded into, if it ends with a fold mark
+    stamp: tuple[int, int, int]  # (inode, size, mtime in ns) of the file read
 
     def folded(self, digest: str) -> bool:
         """Are these lessons in the model file of this digest already? (Another base: folded
@@ -258,7 +259,8 @@ def read_journal(path: str | os.PathLike) -> JournalContents | None:
     """
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            status = os.fstat(handle.fileno())
+            data = handle.read(status.st_size)
     except FileNotFoundError:
         return None
     match = _HEADER.match(data)
@@ -266,7 +268,43 @@ def read_journal(path: str | os.PathLike) -> JournalContents | None:
         raise JournalError(f"{os.fspath(path)!r} is not a streamnb journal (bad header)")
     lessons, end = _records(data, _HEADER_SIZE)
     return JournalContents(match.group(2).decode("ascii"), lessons, end, len(data), int(match.group(1)),
-                           _folded_into(data))
+                           _folded_into(data), (status.st_ino, len(data), status.st_mtime_ns))
+
+
+def salvage(model_path: str | os.PathLike, base: str, inode: int | None, offset: int) -> tuple[list[Lesson], bool]:
+    """What the journal holds that a process has not read, when it changed otherwise than by
+    appends: the records after ``offset`` when it is still the journal of inode ``inode``
+    (its header damaged in place, say), every record when it is another journal of base
+    ``base`` (made by another process after that one was deleted or set aside), nothing when
+    there is none or it is another file's.
+
+    Parameters
+    ----------
+    model_path
+        The model file.
+    base
+        The SHA-256 of the model file the process's model was read from.
+    inode, offset
+        The journal the process read, and where it stopped (as :func:`follow_journal`).
+
+    Returns
+    -------
+    tuple
+        The lessons (intact records only, fold marks left out), and whether the journal's
+        header is damaged (set it aside before saving: it is kept for a person to look at).
+    """
+    try:
+        with open(journal_path(model_path), "rb") as handle:
+            status = os.fstat(handle.fileno())
+            data = handle.read(status.st_size)
+    except FileNotFoundError:
+        return [], False
+    match = _HEADER.match(data)
+    if status.st_ino == inode and offset >= _HEADER_SIZE:
+        return _records(data, offset)[0], match is None
+    if match is None:
+        return _records(data, _HEADER_SIZE)[0], True
+    return (_records(data, _HEADER_SIZE)[0] if match.group(2).decode("ascii") == base else []), False
 
 
 class JournalTail(NamedTuple):
@@ -276,6 +314,7 @@ class JournalTail(NamedTuple):
     end: int  # offset just past the last intact record
     stamp: tuple[int, int, int]  # the journal's (inode, size, mtime in ns) when it was read
     torn: bool  # bytes follow ``end``: a record being written, or one whose append failed
+    version: int  # 1: written before fold marks
 
 
 def follow_journal(model_path: str | os.PathLike, base: str, inode: int | None, offset: int) -> JournalTail | None:
@@ -327,7 +366,7 @@ def follow_journal(model_path: str | os.PathLike, base: str, inode: int | None, 
         data = handle.read(status.st_size - start)
     lessons, end = _records(data, 0)
     return JournalTail(lessons, start + end, (status.st_ino, status.st_size, status.st_mtime_ns),
-                       start + end < status.st_size)
+                       start + end < status.st_size, int(match.group(1)))
 
 
 def _records(data: bytes, offset: int) -> tuple[list[Lesson], int]:

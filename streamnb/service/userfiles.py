@@ -172,27 +172,34 @@ class UserFiles:
         cannot be read is set aside, kept for a person to look at, never deleted; without it,
         JournalError is raised."""
         model, digest, stamp = read_model(self.path)
+        try:
+            contents = journal.read_journal(self.journal_path)
+        except journal.JournalError as error:
+            if not locked:
+                raise  # nothing changed: the caller scores with the model last read
+            log.error("%s: %s; set aside as %s", self.who, error, journal.set_aside(self.journal_path))
+            contents = None
         self._close_journal()
         self.model, self.digest, self.file_stamp = model, digest, stamp
         self.journal_stamp, self.journal_inode, self.journal_end, self.save_first = None, None, 0, False
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
-        try:
-            if self._follow_journal():
-                return
-            now = journal.stamp(self.journal_path)
-            contents = journal.read_journal(self.journal_path)
-            if contents is not None and not contents.folded(digest):
-                log.warning("%s: %s holds %d lessons acknowledged for a model file that was replaced or deleted "
-                            "under the service; they are applied to %s", self.who, self.journal_path,
-                            len(contents.lessons), self.path)
-                journal.replay(model, contents.lessons, self.who)
-                self.pending, self.oldest_pending, self.save_first = len(contents.lessons), time.monotonic(), True
-                self.journal_inode, self.journal_end = (now[0] if now else None), contents.end
-            self.journal_stamp = now
-        except journal.JournalError as error:
-            if not locked:
-                raise
-            log.error("%s: %s; set aside as %s", self.who, error, journal.set_aside(self.journal_path))
+        if contents is None:
+            return
+        self.journal_stamp = contents.stamp
+        if contents.folded(digest):
+            return  # (removed under the write lock: _load_sync)
+        if contents.base != digest:
+            log.warning("%s: %s holds %d lessons acknowledged for a model file that was replaced or deleted under "
+                        "the service; they are applied to %s", self.who, self.journal_path, len(contents.lessons),
+                        self.path)
+        elif contents.size > contents.end:
+            log.warning("%s: %d bytes after the last intact record of %s dropped (a write interrupted by a crash)",
+                        self.who, contents.size - contents.end, self.journal_path)
+        journal.replay(model, contents.lessons, self.who)
+        self.pending, self.oldest_pending = len(contents.lessons), time.monotonic()
+        self.journal_inode, self.journal_end = contents.stamp[0], contents.end
+        # Appended to only while it is this file's, whole, and has fold marks (v2).
+        self.save_first = contents.base != digest or contents.size > contents.end or contents.version == 1
 
     def _follow_sync(self) -> bool:
         """Apply the lessons appended to the journal since this process last read it (by
@@ -221,7 +228,7 @@ class UserFiles:
                 self.oldest_pending = time.monotonic()
             self.pending += len(tail.lessons)
         self.journal_stamp, self.journal_inode, self.journal_end = tail.stamp, tail.stamp[0], tail.end
-        self.save_first = tail.torn
+        self.save_first = tail.torn or tail.version == 1
         return True
 
     def _changed_on_disk(self) -> bool:
@@ -271,8 +278,15 @@ class UserFiles:
                     log.warning("%s: %s was replaced under the service; its %d acknowledged lessons are "
                                 "applied to the new file", self.who, self.path, len(lessons))
         else:
+            # Records other processes serving the model added that this one has not applied:
+            # after where it stopped reading, or in a journal one made after this one was lost.
+            lessons, damaged = journal.salvage(self.path, self.digest or "", self.journal_inode, self.journal_end)
+            journal.replay(self.model, lessons, self.who)
             log.warning("%s: %s was changed or deleted under the service; the model is saved with its %d "
-                        "acknowledged lessons", self.who, self.journal_path, self.pending)
+                        "acknowledged lessons", self.who, self.journal_path, self.pending + len(lessons))
+            if damaged:
+                log.error("%s: %s is not a journal any more; set aside as %s", self.who, self.journal_path,
+                          journal.set_aside(self.journal_path))
         self._save_sync()
 
     def _save_sync(self) -> None:

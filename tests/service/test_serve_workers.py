@@ -297,3 +297,107 @@ def test_a_fold_cut_short_before_the_journal_is_removed_is_not_taken_for_a_repla
     asyncio.run(scenario())
     assert "replaced" not in caplog.text and "lessons acknowledged for a model file" not in caplog.text
     assert learned(streamnb.load(path)) == once_each(range(5))
+
+
+def damage_header(path: Path) -> None:
+    with open(journal_path(path), "r+b") as damaged:
+        damaged.write(b"garbage!")
+
+
+def test_a_journal_damaged_in_place_keeps_the_lessons_another_process_appended(tmp_path):
+    """A told L1, B told L2 after it (A never read L2); the journal's header is damaged in place:
+    A's repair saves its model with L2 read from where A stopped, and keeps the damaged file."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
+        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        damage_header(path)
+        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        assert await b.tell(Lesson(LEARN, lesson(4)[1], lesson(4)[0])) is True
+        await a.close()
+        await b.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each([1, 2, 3, 4])
+    assert list(models.glob("alice.snb.journal.damaged-*"))
+
+
+def test_a_journal_set_aside_by_one_process_loses_nothing_another_told(tmp_path):
+    """B told L2; the header is damaged; A (nothing pending) sets the journal aside and
+    journals L3 in a new one; B's next lesson first saves its model with L2 and the new
+    journal's L3."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        assert await a.tell(Lesson(LEARN, lesson(0)[1], lesson(0)[0])) is True
+        await a.fold()
+        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        damage_header(path)
+        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        assert await b.tell(Lesson(LEARN, lesson(4)[1], lesson(4)[0])) is True
+        await a.close()
+        await b.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each([0, 2, 3, 4])
+
+
+def test_a_check_that_cannot_read_a_damaged_journal_keeps_the_model_it_had(tmp_path):
+    """The header damaged while another writer holds the lock: the check reads without the
+    lock, cannot read the journal, and scores with the model it had (its lessons pending);
+    the next lesson saves them."""
+    from streamnb.service import journal
+
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        for i in (1, 2):
+            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+        held = a.model
+        damage_header(path)
+        with journal.write_lock(path):
+            assert await a.classify(ham(50), False) is not None
+        assert a.model is held and a.pending == 2
+        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        await a.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each([1, 2, 3])
+
+
+def test_a_journal_written_before_fold_marks_is_folded_before_anything_is_appended(tmp_path):
+    """A v1 journal (no fold marks) left for the model: its lessons are applied, and the
+    model is saved before the next lesson, which starts a v2 journal."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
+        a._close_journal()
+        written = journal_path(path)
+        with open(written, "r+b") as old:
+            old.write(b"streamnb-journal v1 ")
+        b = UserModel("alice", path, settings)
+        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        assert open(written, "rb").read(20) == b"streamnb-journal v2 "
+        assert len(read_journal(written).lessons) == 1
+        await b.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each([1, 2])

@@ -14,7 +14,7 @@ The journal lets a server acknowledge a lesson at the cost of one appended recor
 fsync instead of a rewrite of the whole model. It starts with a header naming the SHA-256
 of the model file its lessons apply to (its *base*); then come records, each with a CRC32::
 
-    header:  b"streamnb-journal v2 base sha256:<64 hex digits>\\n"
+    header:  b"streamnb-journal v2 base sha256:<64 hex digits> id <16 hex digits>\\n"
     record:  b"SNBJ" | action (1 byte: L learn, F forget, D folded) | label length (1 byte)
              | message length (4 bytes, big-endian) | label (UTF-8) | message | CRC32 of all before (4 bytes)
 
@@ -40,6 +40,7 @@ import hashlib
 import logging
 import os
 import re
+import secrets
 import struct
 import time
 import zlib
@@ -50,7 +51,7 @@ from ..errors import StreamNBError
 from ..validate import check_ledger_to_forget
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
-           "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "salvage",
+           "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "ident_of", "salvage",
            "pending_lessons", "create_journal", "open_journal", "append_lessons", "remove_journal", "save_folded",
            "apply_lesson", "fold_pending"]
 
@@ -60,8 +61,29 @@ LEARN, FORGET = "learn", "forget"
 _ACTIONS = {LEARN: b"L", FORGET: b"F"}
 _ACTION_NAMES = {code: name for name, code in _ACTIONS.items()}
 _FOLDED = b"D"  # a fold mark's action: the message is the SHA-256 (hex) of the file folded into
-_HEADER = re.compile(rb"streamnb-journal v([12]) base sha256:([0-9a-f]{64})\n")
-_HEADER_SIZE = len(b"streamnb-journal v2 base sha256:") + 64 + 1
+# v2's id (random, made with the journal) tells a journal from another of the same base: a
+# copy put back, or one made after it was deleted (a v1 journal is told by its inode).
+_HEADER = re.compile(rb"streamnb-journal v(?:1|2) base sha256:([0-9a-f]{64})(?: id ([0-9a-f]{16}))?\n")
+_HEADER_MAX = len(b"streamnb-journal v2 base sha256:") + 64 + len(b" id ") + 16 + 1
+
+
+def _header(data: bytes, path: str | os.PathLike) -> re.Match[bytes]:
+    """The journal's header (v1, or v2 with its id).
+
+    Raises
+    ------
+    JournalError
+        It is not a journal's.
+    """
+    match = _HEADER.match(data)
+    if match is None or data.startswith(b"streamnb-journal v2 ") != (match.group(2) is not None):
+        raise JournalError(f"{os.fspath(path)!r} is not a streamnb journal (bad header)")
+    return match
+
+
+def _ident(match: re.Match[bytes], inode: int) -> str:
+    """Which journal this is: its v2 id, or a v1 journal's inode."""
+    return match.group(2).decode("ascii") if match.group(2) else f"inode {inode}"
 _RECORD = struct.Struct(">4scBI")
 _MAGIC = b"SNBJ"
 _CRC = struct.Struct(">I")
@@ -215,6 +237,7 @@ class JournalContents(NamedTuple):
     version: int  # 1: written before fold marks
     folded_into: str | None  # the digest its last record marks it folded into, if it ends with a fold mark
     stamp: tuple[int, int, int]  # (inode, size, mtime in ns) of the file read
+    ident: str  # which journal it is (:func:`_ident`)
 
     def folded(self, digest: str) -> bool:
         """Are these lessons in the model file of this digest already? (Another base: folded
@@ -263,20 +286,21 @@ def read_journal(path: str | os.PathLike) -> JournalContents | None:
             data = handle.read(status.st_size)
     except FileNotFoundError:
         return None
-    match = _HEADER.match(data)
-    if match is None:
-        raise JournalError(f"{os.fspath(path)!r} is not a streamnb journal (bad header)")
-    lessons, end = _records(data, _HEADER_SIZE)
-    return JournalContents(match.group(2).decode("ascii"), lessons, end, len(data), int(match.group(1)),
-                           _folded_into(data), (status.st_ino, len(data), status.st_mtime_ns))
+    match = _header(data, path)
+    lessons, end = _records(data, match.end())
+    return JournalContents(match.group(1).decode("ascii"), lessons, end, len(data), 2 if match.group(2) else 1,
+                           _folded_into(data), (status.st_ino, len(data), status.st_mtime_ns),
+                           _ident(match, status.st_ino))
 
 
-def salvage(model_path: str | os.PathLike, base: str, inode: int | None, offset: int) -> tuple[list[Lesson], bool]:
+def salvage(model_path: str | os.PathLike, base: str, ident: str | None, inode: int | None,
+            offset: int) -> tuple[list[Lesson], bool]:
     """What the journal holds that a process has not read, when it changed otherwise than by
-    appends: the records after ``offset`` when it is still the journal of inode ``inode``
-    (its header damaged in place, say), every record when it is another journal of base
-    ``base`` (made by another process after that one was deleted or set aside), nothing when
-    there is none or it is another file's.
+    appends: the records after ``offset`` when it is still the journal ``ident`` (a copy put
+    back, say) or, its header damaged in place, the same file (``inode``); every record when
+    it is another journal of base ``base`` (made by another process after that one was
+    deleted or set aside); nothing when there is none, or it is another file's, or a damaged
+    one the process never read.
 
     Parameters
     ----------
@@ -284,8 +308,8 @@ def salvage(model_path: str | os.PathLike, base: str, inode: int | None, offset:
         The model file.
     base
         The SHA-256 of the model file the process's model was read from.
-    inode, offset
-        The journal the process read, and where it stopped (as :func:`follow_journal`).
+    ident, inode, offset
+        The journal the process read (as :func:`follow_journal` gives them), and where it stopped.
 
     Returns
     -------
@@ -299,12 +323,13 @@ def salvage(model_path: str | os.PathLike, base: str, inode: int | None, offset:
             data = handle.read(status.st_size)
     except FileNotFoundError:
         return [], False
-    match = _HEADER.match(data)
-    if status.st_ino == inode and offset >= _HEADER_SIZE:
-        return _records(data, offset)[0], match is None
-    if match is None:
-        return _records(data, _HEADER_SIZE)[0], True
-    return (_records(data, _HEADER_SIZE)[0] if match.group(2).decode("ascii") == base else []), False
+    try:
+        match = _header(data, model_path)
+    except JournalError:
+        return (_records(data, offset)[0] if status.st_ino == inode and offset > 0 else []), True
+    if ident is not None and _ident(match, status.st_ino) == ident:
+        return _records(data, max(offset, match.end()))[0], False
+    return (_records(data, match.end())[0] if match.group(1).decode("ascii") == base else []), False
 
 
 class JournalTail(NamedTuple):
@@ -315,9 +340,10 @@ class JournalTail(NamedTuple):
     stamp: tuple[int, int, int]  # the journal's (inode, size, mtime in ns) when it was read
     torn: bool  # bytes follow ``end``: a record being written, or one whose append failed
     version: int  # 1: written before fold marks
+    ident: str  # which journal it is (:func:`_ident`)
 
 
-def follow_journal(model_path: str | os.PathLike, base: str, inode: int | None, offset: int) -> JournalTail | None:
+def follow_journal(model_path: str | os.PathLike, base: str, ident: str | None, offset: int) -> JournalTail | None:
     """The lessons appended to a model's journal after ``offset``: what another process
     serving the same model file told it since this one last read the journal.
 
@@ -330,17 +356,17 @@ def follow_journal(model_path: str | os.PathLike, base: str, inode: int | None, 
         The model file.
     base
         The SHA-256 of the model file the caller's model was read from.
-    inode
-        The journal the caller has read up to ``offset`` (its inode), or None: it has read
-        none, and every record of a journal of base ``base`` is new.
+    ident
+        The journal the caller has read up to ``offset`` (:attr:`JournalTail.ident`), or
+        None: it has read none, and every record of a journal of base ``base`` is new.
     offset
-        Where the caller stopped reading (ignored when ``inode`` is None).
+        Where the caller stopped reading (ignored when ``ident`` is None).
 
     Returns
     -------
     JournalTail or None
         The new lessons; None when the journal is not that one: there is none, its base is
-        another file's, it is another file, or it is shorter than ``offset``.
+        another file's, it is another journal, or it is shorter than ``offset``.
 
     Raises
     ------
@@ -354,19 +380,33 @@ def follow_journal(model_path: str | os.PathLike, base: str, inode: int | None, 
         return None
     with handle:
         status = os.fstat(handle.fileno())
-        header = handle.read(_HEADER_SIZE)
-        match = _HEADER.match(header)
-        if match is None:
-            raise JournalError(f"{path!r} is not a streamnb journal (bad header)")
-        start = _HEADER_SIZE if inode is None else offset
-        if match.group(2).decode("ascii") != base or (inode is not None and status.st_ino != inode) \
-                or not _HEADER_SIZE <= start <= status.st_size:
+        match = _header(handle.read(_HEADER_MAX), path)
+        found = _ident(match, status.st_ino)
+        start = match.end() if ident is None else offset
+        if match.group(1).decode("ascii") != base or (ident is not None and found != ident) \
+                or not match.end() <= start <= status.st_size:
             return None
         handle.seek(start)
         data = handle.read(status.st_size - start)
     lessons, end = _records(data, 0)
     return JournalTail(lessons, start + end, (status.st_ino, status.st_size, status.st_mtime_ns),
-                       start + end < status.st_size, int(match.group(1)))
+                       start + end < status.st_size, 2 if match.group(2) else 1, found)
+
+
+def ident_of(model_path: str | os.PathLike) -> str | None:
+    """Which journal the model's journal is (:attr:`JournalTail.ident`); None without one.
+
+    Raises
+    ------
+    JournalError
+        The file's header is not a journal's.
+    """
+    path = journal_path(model_path)
+    try:
+        with open(path, "rb") as handle:
+            return _ident(_header(handle.read(_HEADER_MAX), path), os.fstat(handle.fileno()).st_ino)
+    except FileNotFoundError:
+        return None
 
 
 def _records(data: bytes, offset: int) -> tuple[list[Lesson], int]:
@@ -448,7 +488,8 @@ def create_journal(model_path: str | os.PathLike, digest: str) -> int:
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         try:
-            header = b"streamnb-journal v2 base sha256:" + digest.encode("ascii") + b"\n"
+            header = (b"streamnb-journal v2 base sha256:" + digest.encode("ascii") + b" id "
+                      + secrets.token_hex(8).encode("ascii") + b"\n")
             if os.write(descriptor, header) != len(header):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), temporary)
             os.fsync(descriptor)

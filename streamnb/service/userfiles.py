@@ -104,10 +104,12 @@ class UserFiles:
         self.file_stamp: tuple | None = None
         self.journal_fd: int | None = None
         self.journal_stamp: tuple | None = None
-        # The journal whose records are in memory: its inode (None: none is), and the offset
-        # past the last record read. `save_first`: nothing may be appended to it, the model is
-        # saved first: bytes that are no whole record follow that offset, or its base is a
-        # model file replaced or deleted under the service (its lessons applied to this one).
+        # The journal whose records are in memory: which one (``journal.JournalTail.ident``;
+        # None: none is), its inode, and the offset past the last record read. `save_first`:
+        # nothing may be appended to it, the model is saved first: bytes that are no whole
+        # record follow that offset, its base is a model file replaced or deleted under the
+        # service (its lessons applied to this one), or it has no fold marks (v1).
+        self.journal_ident: str | None = None
         self.journal_inode: int | None = None
         self.journal_end = 0
         self.save_first = False
@@ -147,7 +149,7 @@ class UserFiles:
                 log.info("%s: new model %s", self.who, self.path)
             self._read_files(locked=True)
             self.owner = True
-            if self.journal_inode is None:
+            if self.journal_ident is None:
                 journal.remove_journal(self.path)  # none, or one already folded
                 self.journal_stamp = None
             return True
@@ -179,9 +181,16 @@ class UserFiles:
                 raise  # nothing changed: the caller scores with the model last read
             log.error("%s: %s; set aside as %s", self.who, error, journal.set_aside(self.journal_path))
             contents = None
+        if not locked and self.owner and self.pending and stamp == self.file_stamp \
+                and (contents is None or contents.ident != self.journal_ident):
+            # The journal holding the lessons in memory was deleted or replaced: only this
+            # model has them now; kept until the repair under the write lock (_restore_sync).
+            raise journal.JournalError(f"{self.journal_path} was changed or deleted under the service while "
+                                       f"{self.pending} lessons wait in it")
         self._close_journal()
         self.model, self.digest, self.file_stamp = model, digest, stamp
-        self.journal_stamp, self.journal_inode, self.journal_end, self.save_first = None, None, 0, False
+        self.journal_stamp, self.journal_ident, self.journal_inode, self.journal_end = None, None, None, 0
+        self.save_first = False
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
         if contents is None:
             return
@@ -197,7 +206,7 @@ class UserFiles:
                         self.who, contents.size - contents.end, self.journal_path)
         journal.replay(model, contents.lessons, self.who)
         self.pending, self.oldest_pending = len(contents.lessons), time.monotonic()
-        self.journal_inode, self.journal_end = contents.stamp[0], contents.end
+        self.journal_ident, self.journal_inode, self.journal_end = contents.ident, contents.stamp[0], contents.end
         # Appended to only while it is this file's, whole, and has fold marks (v2).
         self.save_first = contents.base != digest or contents.size > contents.end or contents.version == 1
 
@@ -216,10 +225,10 @@ class UserFiles:
         if journal.stamp(self.path) != self.file_stamp or self.digest is None:
             return False
         now = journal.stamp(self.journal_path)
-        if now == self.journal_stamp or (now is None and self.journal_inode is None):
+        if now == self.journal_stamp or (now is None and self.journal_ident is None):
             self.journal_stamp = now  # (a journal already folded into this file, gone now)
             return True
-        tail = journal.follow_journal(self.path, self.digest, self.journal_inode, self.journal_end)
+        tail = journal.follow_journal(self.path, self.digest, self.journal_ident, self.journal_end)
         if tail is None:
             return False
         if tail.lessons:
@@ -227,7 +236,8 @@ class UserFiles:
             if not self.pending:
                 self.oldest_pending = time.monotonic()
             self.pending += len(tail.lessons)
-        self.journal_stamp, self.journal_inode, self.journal_end = tail.stamp, tail.stamp[0], tail.end
+        self.journal_stamp, self.journal_ident, self.journal_inode = tail.stamp, tail.ident, tail.stamp[0]
+        self.journal_end = tail.end
         self.save_first = tail.torn or tail.version == 1
         return True
 
@@ -280,7 +290,8 @@ class UserFiles:
         else:
             # Records other processes serving the model added that this one has not applied:
             # after where it stopped reading, or in a journal one made after this one was lost.
-            lessons, damaged = journal.salvage(self.path, self.digest or "", self.journal_inode, self.journal_end)
+            lessons, damaged = journal.salvage(self.path, self.digest or "", self.journal_ident, self.journal_inode,
+                                               self.journal_end)
             journal.replay(self.model, lessons, self.who)
             log.warning("%s: %s was changed or deleted under the service; the model is saved with its %d "
                         "acknowledged lessons", self.who, self.journal_path, self.pending + len(lessons))
@@ -300,7 +311,8 @@ class UserFiles:
         # A crash after the file is written leaves the journal marked folded into it.
         journal.save_folded(self.path, data, digest)
         self.digest, self.file_stamp = digest, journal.stamp(self.path)
-        self.journal_stamp, self.journal_inode, self.journal_end, self.save_first = None, None, 0, False
+        self.journal_stamp, self.journal_ident, self.journal_inode, self.journal_end = None, None, None, 0
+        self.save_first = False
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
 
     def _append_sync(self, lessons: list[Lesson]) -> bool:
@@ -322,7 +334,7 @@ class UserFiles:
                               f"{type(error).__name__}: {' '.join(str(error).split())}") from error
             if self.journal_fd is None:
                 assert self.digest is not None  # set with the model this journal follows
-                self.journal_fd = (journal.create_journal(self.path, self.digest) if self.journal_inode is None
+                self.journal_fd = (journal.create_journal(self.path, self.digest) if self.journal_ident is None
                                    else journal.open_journal(self.path))
             try:
                 journal.append_lessons(self.journal_fd, lessons)
@@ -334,6 +346,8 @@ class UserFiles:
             finally:
                 self.journal_stamp = journal.stamp(self.journal_path)
             # Under the lock nobody else appends: the journal ends with these lessons.
+            if self.journal_ident is None:  # made now
+                self.journal_ident = journal.ident_of(self.path)
             self.journal_inode, self.journal_end = os.fstat(self.journal_fd).st_ino, os.fstat(self.journal_fd).st_size
             return True
 

@@ -391,8 +391,8 @@ def test_a_journal_written_before_fold_marks_is_folded_before_anything_is_append
         assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
         a._close_journal()
         written = journal_path(path)
-        with open(written, "r+b") as old:
-            old.write(b"streamnb-journal v1 ")
+        header, rest = open(written, "rb").read().split(b"\n", 1)
+        open(written, "wb").write(header.split(b" id ")[0].replace(b" v2 ", b" v1 ") + b"\n" + rest)
         b = UserModel("alice", path, settings)
         assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
         assert open(written, "rb").read(20) == b"streamnb-journal v2 "
@@ -401,3 +401,54 @@ def test_a_journal_written_before_fold_marks_is_folded_before_anything_is_append
 
     asyncio.run(scenario())
     assert learned(streamnb.load(path)) == once_each([1, 2])
+
+
+def test_a_check_without_the_lock_keeps_lessons_whose_journal_was_deleted(tmp_path):
+    """A journaled L1 and L2; the journal is deleted while another writer holds the lock: a
+    check reads without the lock and keeps the model it has (the only place the lessons are
+    now); the next lesson, under the lock, writes them back."""
+    from streamnb.service import journal
+
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        for i in (1, 2):
+            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+        held = a.model
+        os.unlink(journal_path(path))
+        with journal.write_lock(path):
+            assert await a.classify(ham(50), False) is not None
+        assert a.model is held and a.pending == 2
+        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        await a.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each([1, 2, 3])
+
+
+def test_an_older_copy_of_the_journal_put_back_replays_nothing(tmp_path):
+    """A copy of the journal taken before a lesson moved a message, put back (a new file, the
+    same journal): the repair applies none of its records again, the move stands."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = settings_for(models)
+    path = models / "alice.snb"
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        assert await a.tell(Lesson(LEARN, "spam", spam(1))) is True
+        copy = Path(journal_path(path)).read_bytes()
+        assert await a.tell(Lesson(LEARN, "ham", spam(1))) is True  # moved
+        put_back = tmp_path / "copy"
+        put_back.write_bytes(copy)
+        os.replace(put_back, journal_path(path))
+        assert await a.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        await a.close()
+
+    asyncio.run(scenario())
+    model = streamnb.load(path)
+    assert learned(model) == {1: {"ham": 1.0}, **once_each([2])}

@@ -267,6 +267,16 @@ def _folded_into(data: bytes) -> str | None:
     return body[_RECORD.size:].decode("ascii", "replace")
 
 
+def _read_whole(path: str | os.PathLike) -> tuple[os.stat_result, bytes] | None:
+    """A journal's status and its bytes up to its size then (None: there is none)."""
+    try:
+        with open(path, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            return status, handle.read(status.st_size)
+    except FileNotFoundError:
+        return None
+
+
 def read_journal(path: str | os.PathLike) -> JournalContents | None:
     """Parse a journal; None if there is none.
 
@@ -280,12 +290,10 @@ def read_journal(path: str | os.PathLike) -> JournalContents | None:
     JournalError
         The file's header is not a journal's.
     """
-    try:
-        with open(path, "rb") as handle:
-            status = os.fstat(handle.fileno())
-            data = handle.read(status.st_size)
-    except FileNotFoundError:
+    read = _read_whole(path)
+    if read is None:
         return None
+    status, data = read
     match = _header(data, path)
     lessons, end = _records(data, match.end())
     return JournalContents(match.group(1).decode("ascii"), lessons, end, len(data), 2 if match.group(2) else 1,
@@ -317,12 +325,10 @@ def salvage(model_path: str | os.PathLike, base: str, ident: str | None, inode: 
         The lessons (intact records only, fold marks left out), and whether the journal's
         header is damaged (set it aside before saving: it is kept for a person to look at).
     """
-    try:
-        with open(journal_path(model_path), "rb") as handle:
-            status = os.fstat(handle.fileno())
-            data = handle.read(status.st_size)
-    except FileNotFoundError:
+    read = _read_whole(journal_path(model_path))
+    if read is None:
         return [], False
+    status, data = read
     try:
         match = _header(data, model_path)
     except JournalError:

@@ -215,20 +215,16 @@ class UserFiles:
         another process serving the model: :func:`streamnb.service.journal.follow_journal`).
         False, nothing changed, when the files changed otherwise (the model file replaced,
         the journal deleted, replaced or damaged): they are to be read again."""
-        try:
-            return self._follow_journal()
-        except journal.JournalError:
-            return False
-
-    def _follow_journal(self) -> bool:
-        """:meth:`_follow_sync`, raising JournalError when the journal's header is not a journal's."""
         if journal.stamp(self.path) != self.file_stamp or self.digest is None:
             return False
         now = journal.stamp(self.journal_path)
         if now == self.journal_stamp or (now is None and self.journal_ident is None):
             self.journal_stamp = now  # (a journal already folded into this file, gone now)
             return True
-        tail = journal.follow_journal(self.path, self.digest, self.journal_ident, self.journal_end)
+        try:
+            tail = journal.follow_journal(self.path, self.digest, self.journal_ident, self.journal_end)
+        except journal.JournalError:  # damaged: an outside change
+            return False
         if tail is None:
             return False
         if tail.lessons:

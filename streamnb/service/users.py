@@ -146,8 +146,10 @@ class UserModel(ServedModel, UserFiles):
         """
         async with self.lock:
             try:
-                if self.settings.read_only or (self.model is not None and await self._followed()):
+                if self.settings.read_only:
                     found = await self.current(create=False)
+                elif self.model is not None and await self._followed():
+                    found = True
                 else:
                     try:
                         found = await asyncio.to_thread(self._load_sync, False, False)

@@ -20,7 +20,7 @@ from streamnb.service.journal import FORGET, LEARN, Lesson, journal_path, read_j
 from streamnb.service.protocol import SITE_NAME, site_model_path
 from streamnb.service.settings import RuleOptions, Settings
 from streamnb.service.users import UserModel
-from tests.service.test_redis_store import pids, until
+from tests.service.test_redis_store import checks_together, pids, until
 from tests.service.test_serve import SERVE_ARGS, Expected, assert_answers, check, ham, spam, tell_raw
 from tests.service.test_serve_faults import LEARNED, learned, lesson, once_each
 
@@ -30,14 +30,18 @@ def settings_for(models: Path) -> Settings:
                     allow_tell=True, observe=False)
 
 
+def alice_files(tmp_path: Path) -> tuple[Path, Settings, Path]:
+    """A models folder, the settings of a service on it, and alice's model file (not made yet)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    return models, settings_for(models), models / "alice.snb"
+
+
 def test_a_second_process_reads_the_lessons_the_first_journaled_without_reading_the_model_again(tmp_path):
     """B's check applies what A appended to the journal (the model object B holds stays, the
     file is not rewritten); B's lesson goes after A's in the same journal; A then reads B's;
     a fold by A makes B read the files again; every lesson is in the file once."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
@@ -71,10 +75,7 @@ def test_nothing_is_appended_after_a_record_another_process_left_torn(tmp_path):
     """A's append died halfway (its process killed): B, about to append, saves the model
     (the file plus the whole records) first and starts a new journal, so its lesson is never
     hidden behind the torn record."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
@@ -118,17 +119,6 @@ def test_the_site_model_is_followed_too(tmp_path):
 
     asyncio.run(scenario())
     assert learned(streamnb.load(site_model_path(models))) == {1: {"ham": 1.0}, **once_each(range(2, 6))}
-
-
-def checks_together(port: int, raw: bytes, n: int = 8) -> list[bytes]:
-    """``n`` checks of one message at once, each on its connection: the workers share them out."""
-    replies: list[bytes] = []
-    threads = [threading.Thread(target=lambda: replies.append(check(port, raw))) for _ in range(n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return replies
 
 
 def test_workers_on_a_models_folder_answer_with_every_lesson_and_fold_once(serve, tmp_path):
@@ -189,10 +179,7 @@ def test_a_model_file_replaced_under_two_processes_keeps_every_acknowledged_less
     """A and B each journaled a lesson; the model file is then replaced (a backup put back):
     whichever process reads the files next applies the journal's lessons to the new file, the
     one that never read them (C) too, and the later lessons go after them."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a, b, c = (UserModel("alice", path, settings) for _ in range(3))
@@ -218,10 +205,7 @@ def test_a_model_file_deleted_under_a_second_process_keeps_the_journaled_lessons
     """A folded a lesson into the model file and journaled another; the file is deleted; B,
     which held nothing, is told a third: it makes a new model and applies the journal's
     lesson to it before its own (the folded one went with the file: only A's memory had it)."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
@@ -240,10 +224,7 @@ def test_a_model_file_deleted_under_a_second_process_keeps_the_journaled_lessons
 def test_a_journal_damaged_in_place_is_made_good_from_memory(tmp_path):
     """The journal's header overwritten under the service: the model in memory (file plus
     every acknowledged lesson) is saved, and the next lesson is journaled after it."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
@@ -266,10 +247,7 @@ def test_a_fold_cut_short_before_the_journal_is_removed_is_not_taken_for_a_repla
     file: nothing is replayed onto it."""
     from streamnb.service import journal
 
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     class Crash(Exception):
         pass
@@ -307,10 +285,7 @@ def damage_header(path: Path) -> None:
 def test_a_journal_damaged_in_place_keeps_the_lessons_another_process_appended(tmp_path):
     """A told L1, B told L2 after it (A never read L2); the journal's header is damaged in place:
     A's repair saves its model with L2 read from where A stopped, and keeps the damaged file."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
@@ -331,10 +306,7 @@ def test_a_journal_set_aside_by_one_process_loses_nothing_another_told(tmp_path)
     """B told L2; the header is damaged; A (nothing pending) sets the journal aside and
     journals L3 in a new one; B's next lesson first saves its model with L2 and the new
     journal's L3."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
@@ -357,10 +329,7 @@ def test_a_check_that_cannot_read_a_damaged_journal_keeps_the_model_it_had(tmp_p
     the next lesson saves them."""
     from streamnb.service import journal
 
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
@@ -381,10 +350,7 @@ def test_a_check_that_cannot_read_a_damaged_journal_keeps_the_model_it_had(tmp_p
 def test_a_journal_written_before_fold_marks_is_folded_before_anything_is_appended(tmp_path):
     """A v1 journal (no fold marks) left for the model: its lessons are applied, and the
     model is saved before the next lesson, which starts a v2 journal."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
@@ -409,10 +375,7 @@ def test_a_check_without_the_lock_keeps_lessons_whose_journal_was_deleted(tmp_pa
     now); the next lesson, under the lock, writes them back."""
     from streamnb.service import journal
 
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
@@ -433,10 +396,7 @@ def test_a_check_without_the_lock_keeps_lessons_whose_journal_was_deleted(tmp_pa
 def test_an_older_copy_of_the_journal_put_back_replays_nothing(tmp_path):
     """A copy of the journal taken before a lesson moved a message, put back (a new file, the
     same journal): the repair applies none of its records again, the move stands."""
-    models = tmp_path / "models"
-    models.mkdir()
-    settings = settings_for(models)
-    path = models / "alice.snb"
+    models, settings, path = alice_files(tmp_path)
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)

@@ -51,9 +51,9 @@ from ..errors import StreamNBError
 from ..validate import check_ledger_to_forget
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
-           "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "ident_of", "salvage",
-           "pending_lessons", "create_journal", "open_journal", "append_lessons", "remove_journal", "save_folded",
-           "apply_lesson", "fold_pending"]
+           "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "Key", "ident_of",
+           "record_keys", "salvage", "pending_lessons", "create_journal", "open_journal", "append_lessons",
+           "remove_journal", "save_folded", "apply_lesson", "fold_pending"]
 
 LOCK_SUFFIX = ".lock"
 JOURNAL_SUFFIX = ".journal"
@@ -238,6 +238,7 @@ class JournalContents(NamedTuple):
     folded_into: str | None  # the digest its last record marks it folded into, if it ends with a fold mark
     stamp: tuple[int, int, int]  # (inode, size, mtime in ns) of the file read
     ident: str  # which journal it is (:func:`_ident`)
+    keys: frozenset[Key]  # its intact records' keys (fold marks too)
 
     def folded(self, digest: str) -> bool:
         """Are these lessons in the model file of this digest already? (Another base: folded
@@ -295,20 +296,21 @@ def read_journal(path: str | os.PathLike) -> JournalContents | None:
         return None
     status, data = read
     match = _header(data, path)
-    lessons, end = _records(data, match.end())
-    return JournalContents(match.group(1).decode("ascii"), lessons, end, len(data), 2 if match.group(2) else 1,
-                           _folded_into(data), (status.st_ino, len(data), status.st_mtime_ns),
-                           _ident(match, status.st_ino))
+    entries, end = _entries(data, match.end())
+    return JournalContents(match.group(1).decode("ascii"), [lesson for _, lesson in entries if lesson is not None],
+                           end, len(data), 2 if match.group(2) else 1, _folded_into(data),
+                           (status.st_ino, len(data), status.st_mtime_ns), _ident(match, status.st_ino),
+                           frozenset(key for key, _ in entries))
 
 
-def salvage(model_path: str | os.PathLike, base: str, ident: str | None, inode: int | None,
-            offset: int) -> tuple[list[Lesson], bool]:
+def salvage(model_path: str | os.PathLike, base: str, inode: int | None, offset: int,
+            seen: set[Key]) -> tuple[list[Lesson], bool]:
     """What the journal holds that a process has not read, when it changed otherwise than by
-    appends: the records after ``offset`` when it is still the journal ``ident`` (a copy put
-    back, say) or, its header damaged in place, the same file (``inode``); every record when
-    it is another journal of base ``base`` (made by another process after that one was
-    deleted or set aside); nothing when there is none, or it is another file's, or a damaged
-    one the process never read.
+    appends: the records of a journal of base ``base`` it has not applied (``seen``: the
+    keys of those it has), whatever the file (a copy put back, perhaps appended to since; one
+    another process made after the one it read was deleted or set aside); with the header
+    damaged in place, those after ``offset`` in the same file (``inode``); nothing when there
+    is none, or it is another file's.
 
     Parameters
     ----------
@@ -316,8 +318,10 @@ def salvage(model_path: str | os.PathLike, base: str, ident: str | None, inode: 
         The model file.
     base
         The SHA-256 of the model file the process's model was read from.
-    ident, inode, offset
-        The journal the process read (as :func:`follow_journal` gives them), and where it stopped.
+    inode, offset
+        The journal file the process read, and where it stopped.
+    seen
+        The keys of the records it applied (:data:`Key`).
 
     Returns
     -------
@@ -332,10 +336,13 @@ def salvage(model_path: str | os.PathLike, base: str, ident: str | None, inode: 
     try:
         match = _header(data, model_path)
     except JournalError:
-        return (_records(data, offset)[0] if status.st_ino == inode and offset > 0 else []), True
-    if ident is not None and _ident(match, status.st_ino) == ident:
-        return _records(data, max(offset, match.end()))[0], False
-    return (_records(data, match.end())[0] if match.group(1).decode("ascii") == base else []), False
+        start, damaged = (offset if status.st_ino == inode and offset > 0 else len(data)), True
+    else:
+        if match.group(1).decode("ascii") != base:
+            return [], False
+        start, damaged = match.end(), False
+    entries, _ = _entries(data, start)
+    return [lesson for key, lesson in entries if lesson is not None and key not in seen], damaged
 
 
 class JournalTail(NamedTuple):
@@ -347,9 +354,11 @@ class JournalTail(NamedTuple):
     torn: bool  # bytes follow ``end``: a record being written, or one whose append failed
     version: int  # 1: written before fold marks
     ident: str  # which journal it is (:func:`_ident`)
+    keys: list[Key]  # the new records' keys (fold marks too)
 
 
-def follow_journal(model_path: str | os.PathLike, base: str, ident: str | None, offset: int) -> JournalTail | None:
+def follow_journal(model_path: str | os.PathLike, base: str, ident: str | None, offset: int,
+                   last: int | None = None) -> JournalTail | None:
     """The lessons appended to a model's journal after ``offset``: what another process
     serving the same model file told it since this one last read the journal.
 
@@ -367,12 +376,15 @@ def follow_journal(model_path: str | os.PathLike, base: str, ident: str | None, 
         None: it has read none, and every record of a journal of base ``base`` is new.
     offset
         Where the caller stopped reading (ignored when ``ident`` is None).
+    last
+        The CRC of the last record it read (the one ending at ``offset``), or None: none.
 
     Returns
     -------
     JournalTail or None
         The new lessons; None when the journal is not that one: there is none, its base is
-        another file's, it is another journal, or it is shorter than ``offset``.
+        another file's, it is another journal, or it no longer holds that record at
+        ``offset`` (cut short, or a copy put back and appended to since).
 
     Raises
     ------
@@ -392,11 +404,16 @@ def follow_journal(model_path: str | os.PathLike, base: str, ident: str | None, 
         if match.group(1).decode("ascii") != base or (ident is not None and found != ident) \
                 or not match.end() <= start <= status.st_size:
             return None
+        if ident is not None and last is not None:
+            handle.seek(start - _CRC.size)
+            if handle.read(_CRC.size) != _CRC.pack(last):
+                return None
         handle.seek(start)
         data = handle.read(status.st_size - start)
-    lessons, end = _records(data, 0)
-    return JournalTail(lessons, start + end, (status.st_ino, status.st_size, status.st_mtime_ns),
-                       start + end < status.st_size, 2 if match.group(2) else 1, found)
+    entries, end = _entries(data, 0, start)
+    return JournalTail([lesson for _, lesson in entries if lesson is not None], start + end,
+                       (status.st_ino, status.st_size, status.st_mtime_ns), start + end < status.st_size,
+                       2 if match.group(2) else 1, found, [key for key, _ in entries])
 
 
 def ident_of(model_path: str | os.PathLike) -> str | None:
@@ -415,23 +432,49 @@ def ident_of(model_path: str | os.PathLike) -> str | None:
         return None
 
 
-def _records(data: bytes, offset: int) -> tuple[list[Lesson], int]:
-    """The lessons of the intact records from offset on (stopping at the first torn or
-    damaged one; fold marks are no lessons), and the offset just past the last record."""
-    lessons = []
+# A record as a process that read it knows it: (the offset just past it, its CRC32).
+Key = tuple[int, int]
+
+
+def _entries(data: bytes, offset: int, at: int = 0) -> tuple[list[tuple[Key, Lesson | None]], int]:
+    """The intact records from offset on (stopping at the first torn or damaged one), each
+    with its key (``at``: where ``data`` starts in the file) and its lesson (None: a fold
+    mark), and the offset just past the last record."""
+    entries: list[tuple[Key, Lesson | None]] = []
     while offset + _RECORD.size <= len(data):
         magic, action, label_size, message_size = _RECORD.unpack_from(data, offset)
         if magic != _MAGIC or (action not in _ACTION_NAMES and action != _FOLDED) \
                 or message_size > MAX_RECORD_MESSAGE:
             break
         stop = offset + _RECORD.size + label_size + message_size
-        if stop + _CRC.size > len(data) or _CRC.unpack_from(data, stop)[0] != zlib.crc32(data[offset:stop]):
+        if stop + _CRC.size > len(data):
             break
-        if action != _FOLDED:  # a fold that did not happen (its writer died before the file): nothing to apply
+        crc = _CRC.unpack_from(data, stop)[0]
+        if crc != zlib.crc32(data[offset:stop]):
+            break
+        lesson = None  # a fold that did not happen (its writer died before the file): nothing to apply
+        if action != _FOLDED:
             label = data[offset + _RECORD.size: offset + _RECORD.size + label_size].decode("utf-8", "replace")
-            lessons.append(Lesson(_ACTION_NAMES[action], label or None, data[stop - message_size: stop]))
+            lesson = Lesson(_ACTION_NAMES[action], label or None, data[stop - message_size: stop])
         offset = stop + _CRC.size
-    return lessons, offset
+        entries.append(((at + offset, crc), lesson))
+    return entries, offset
+
+
+def _records(data: bytes, offset: int) -> tuple[list[Lesson], int]:
+    """The lessons of the intact records from offset on, and the offset past the last record."""
+    entries, end = _entries(data, offset)
+    return [lesson for _, lesson in entries if lesson is not None], end
+
+
+def record_keys(lessons: Iterable[Lesson], start: int) -> list[Key]:
+    """The keys of these lessons' records, appended from offset ``start`` on."""
+    keys = []
+    for lesson in lessons:
+        record = encode_lesson(lesson)
+        start += len(record)
+        keys.append((start, _CRC.unpack_from(record, len(record) - _CRC.size)[0]))
+    return keys
 
 
 def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:

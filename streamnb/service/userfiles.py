@@ -112,6 +112,9 @@ class UserFiles:
         self.journal_ident: str | None = None
         self.journal_inode: int | None = None
         self.journal_end = 0
+        # The keys of the journal's records applied (journal.Key), the last one's CRC.
+        self.journal_seen: set[journal.Key] = set()
+        self.journal_last: int | None = None
         self.save_first = False
         self.pending = 0  # lessons in the journal, not in the model file
         self.oldest_pending = 0.0
@@ -182,15 +185,15 @@ class UserFiles:
             log.error("%s: %s; set aside as %s", self.who, error, journal.set_aside(self.journal_path))
             contents = None
         if not locked and self.owner and self.pending and stamp == self.file_stamp \
-                and (contents is None or contents.ident != self.journal_ident):
+                and (contents is None or contents.ident != self.journal_ident
+                     or (self.journal_last is not None and (self.journal_end, self.journal_last) not in contents.keys)):
             # The journal holding the lessons in memory was deleted or replaced: only this
             # model has them now; kept until the repair under the write lock (_restore_sync).
             raise journal.JournalError(f"{self.journal_path} was changed or deleted under the service while "
                                        f"{self.pending} lessons wait in it")
         self._close_journal()
         self.model, self.digest, self.file_stamp = model, digest, stamp
-        self.journal_stamp, self.journal_ident, self.journal_inode, self.journal_end = None, None, None, 0
-        self.save_first = False
+        self._forget_journal()
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
         if contents is None:
             return
@@ -207,6 +210,8 @@ class UserFiles:
         journal.replay(model, contents.lessons, self.who)
         self.pending, self.oldest_pending = len(contents.lessons), time.monotonic()
         self.journal_ident, self.journal_inode, self.journal_end = contents.ident, contents.stamp[0], contents.end
+        self.journal_seen = set(contents.keys)
+        self.journal_last = next((crc for end, crc in contents.keys if end == contents.end), None)
         # Appended to only while it is this file's, whole, and has fold marks (v2).
         self.save_first = contents.base != digest or contents.size > contents.end or contents.version == 1
 
@@ -222,7 +227,8 @@ class UserFiles:
             self.journal_stamp = now  # (a journal already folded into this file, gone now)
             return True
         try:
-            tail = journal.follow_journal(self.path, self.digest, self.journal_ident, self.journal_end)
+            tail = journal.follow_journal(self.path, self.digest, self.journal_ident, self.journal_end,
+                                          self.journal_last)
         except journal.JournalError:  # damaged: an outside change
             return False
         if tail is None:
@@ -234,6 +240,9 @@ class UserFiles:
             self.pending += len(tail.lessons)
         self.journal_stamp, self.journal_ident, self.journal_inode = tail.stamp, tail.ident, tail.stamp[0]
         self.journal_end = tail.end
+        self.journal_seen.update(tail.keys)
+        if tail.keys:
+            self.journal_last = tail.keys[-1][1]
         self.save_first = tail.torn or tail.version == 1
         return True
 
@@ -286,8 +295,8 @@ class UserFiles:
         else:
             # Records other processes serving the model added that this one has not applied:
             # after where it stopped reading, or in a journal one made after this one was lost.
-            lessons, damaged = journal.salvage(self.path, self.digest or "", self.journal_ident, self.journal_inode,
-                                               self.journal_end)
+            lessons, damaged = journal.salvage(self.path, self.digest or "", self.journal_inode, self.journal_end,
+                                               self.journal_seen)
             journal.replay(self.model, lessons, self.who)
             log.warning("%s: %s was changed or deleted under the service; the model is saved with its %d "
                         "acknowledged lessons", self.who, self.journal_path, self.pending + len(lessons))
@@ -307,8 +316,7 @@ class UserFiles:
         # A crash after the file is written leaves the journal marked folded into it.
         journal.save_folded(self.path, data, digest)
         self.digest, self.file_stamp = digest, journal.stamp(self.path)
-        self.journal_stamp, self.journal_ident, self.journal_inode, self.journal_end = None, None, None, 0
-        self.save_first = False
+        self._forget_journal()
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
 
     def _append_sync(self, lessons: list[Lesson]) -> bool:
@@ -332,6 +340,7 @@ class UserFiles:
                 assert self.digest is not None  # set with the model this journal follows
                 self.journal_fd = (journal.create_journal(self.path, self.digest) if self.journal_ident is None
                                    else journal.open_journal(self.path))
+            start = os.fstat(self.journal_fd).st_size  # under the lock nobody else appends
             try:
                 journal.append_lessons(self.journal_fd, lessons)
             except OSError:
@@ -344,7 +353,9 @@ class UserFiles:
             # Under the lock nobody else appends: the journal ends with these lessons.
             if self.journal_ident is None:  # made now
                 self.journal_ident = journal.ident_of(self.path)
-            self.journal_inode, self.journal_end = os.fstat(self.journal_fd).st_ino, os.fstat(self.journal_fd).st_size
+            keys = journal.record_keys(lessons, start)
+            self.journal_seen.update(keys)
+            self.journal_inode, self.journal_end, self.journal_last = os.fstat(self.journal_fd).st_ino, *keys[-1]
             return True
 
     def _fold_sync(self, wait: bool = True) -> bool:
@@ -358,6 +369,11 @@ class UserFiles:
                 self._restore_sync()
                 return True
             return False
+
+    def _forget_journal(self) -> None:
+        """No journal read (the model in memory is the model file's alone, for now)."""
+        self.journal_stamp, self.journal_ident, self.journal_inode, self.journal_end = None, None, None, 0
+        self.journal_seen, self.journal_last, self.save_first = set(), None, False
 
     def _close_journal(self) -> None:
         if self.journal_fd is not None:

@@ -412,3 +412,56 @@ def test_an_older_copy_of_the_journal_put_back_replays_nothing(tmp_path):
     asyncio.run(scenario())
     model = streamnb.load(path)
     assert learned(model) == {1: {"ham": 1.0}, **once_each([2])}
+
+
+def test_a_copy_put_back_and_appended_to_by_another_process_loses_nothing(tmp_path):
+    """A told L0-L4; a copy of the journal taken after L2 is put back; C, new, tells L6, L8
+    after it: A's repair skips the records it applied (the copy's) and applies C's."""
+    models, settings, path = alice_files(tmp_path)
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        copy = b""
+        for i in range(5):
+            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+            if i == 2:
+                copy = Path(journal_path(path)).read_bytes()
+        put_back = tmp_path / "copy"
+        put_back.write_bytes(copy)
+        os.replace(put_back, journal_path(path))
+        c = UserModel("alice", path, settings)
+        for i in (6, 8):
+            assert await c.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+        assert await a.classify(ham(50), False) is not None
+        assert await a.tell(Lesson(LEARN, lesson(9)[1], lesson(9)[0])) is True
+        await a.close()
+        await c.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each([0, 1, 2, 3, 4, 6, 8, 9])
+
+
+def test_a_check_without_the_lock_keeps_lessons_whose_journal_was_cut_short(tmp_path):
+    """A journaled L0-L4; the journal is cut short in place (the same file, the same id)
+    while another writer holds the lock: the check keeps the model it has; the next lesson
+    writes every one back."""
+    from streamnb.service import journal
+
+    models, settings, path = alice_files(tmp_path)
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        for i in range(5):
+            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+        held = a.model
+        contents = journal.read_journal(journal_path(path))
+        cut = sorted(end for end, _ in contents.keys)[2]
+        os.truncate(journal_path(path), cut)
+        with journal.write_lock(path):
+            assert await a.classify(ham(50), False) is not None
+        assert a.model is held and a.pending == 5
+        assert await a.tell(Lesson(LEARN, lesson(5)[1], lesson(5)[0])) is True
+        await a.close()
+
+    asyncio.run(scenario())
+    assert learned(streamnb.load(path)) == once_each(range(6))

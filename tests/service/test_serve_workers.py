@@ -14,6 +14,8 @@ import re
 import threading
 from pathlib import Path
 
+import pytest
+
 import streamnb
 from streamnb.service import cli
 from streamnb.service.journal import FORGET, LEARN, Lesson, journal_path, read_journal
@@ -323,30 +325,6 @@ def test_a_journal_set_aside_by_one_process_loses_nothing_another_told(tmp_path)
     assert learned(streamnb.load(path)) == once_each([0, 2, 3, 4])
 
 
-def test_a_check_that_cannot_read_a_damaged_journal_keeps_the_model_it_had(tmp_path):
-    """The header damaged while another writer holds the lock: the check reads without the
-    lock, cannot read the journal, and scores with the model it had (its lessons pending);
-    the next lesson saves them."""
-    from streamnb.service import journal
-
-    models, settings, path = alice_files(tmp_path)
-
-    async def scenario() -> None:
-        a = UserModel("alice", path, settings)
-        for i in (1, 2):
-            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
-        held = a.model
-        damage_header(path)
-        with journal.write_lock(path):
-            assert await a.classify(ham(50), False) is not None
-        assert a.model is held and a.pending == 2
-        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
-        await a.close()
-
-    asyncio.run(scenario())
-    assert learned(streamnb.load(path)) == once_each([1, 2, 3])
-
-
 def test_a_journal_written_before_fold_marks_is_folded_before_anything_is_appended(tmp_path):
     """A v1 journal (no fold marks) left for the model: its lessons are applied, and the
     model is saved before the next lesson, which starts a v2 journal."""
@@ -367,30 +345,6 @@ def test_a_journal_written_before_fold_marks_is_folded_before_anything_is_append
 
     asyncio.run(scenario())
     assert learned(streamnb.load(path)) == once_each([1, 2])
-
-
-def test_a_check_without_the_lock_keeps_lessons_whose_journal_was_deleted(tmp_path):
-    """A journaled L1 and L2; the journal is deleted while another writer holds the lock: a
-    check reads without the lock and keeps the model it has (the only place the lessons are
-    now); the next lesson, under the lock, writes them back."""
-    from streamnb.service import journal
-
-    models, settings, path = alice_files(tmp_path)
-
-    async def scenario() -> None:
-        a = UserModel("alice", path, settings)
-        for i in (1, 2):
-            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
-        held = a.model
-        os.unlink(journal_path(path))
-        with journal.write_lock(path):
-            assert await a.classify(ham(50), False) is not None
-        assert a.model is held and a.pending == 2
-        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
-        await a.close()
-
-    asyncio.run(scenario())
-    assert learned(streamnb.load(path)) == once_each([1, 2, 3])
 
 
 def test_an_older_copy_of_the_journal_put_back_replays_nothing(tmp_path):
@@ -441,10 +395,19 @@ def test_a_copy_put_back_and_appended_to_by_another_process_loses_nothing(tmp_pa
     assert learned(streamnb.load(path)) == once_each([0, 1, 2, 3, 4, 6, 8, 9])
 
 
-def test_a_check_without_the_lock_keeps_lessons_whose_journal_was_cut_short(tmp_path):
-    """A journaled L0-L4; the journal is cut short in place (the same file, the same id)
-    while another writer holds the lock: the check keeps the model it has; the next lesson
-    writes every one back."""
+def cut_short(path: Path) -> None:
+    """The journal cut in place after its third record (the same file, the same id)."""
+    from streamnb.service import journal
+
+    os.truncate(journal_path(path), sorted(end for end, _ in journal.read_journal(journal_path(path)).keys)[2])
+
+
+@pytest.mark.parametrize("change", [damage_header, lambda path: os.unlink(journal_path(path)), cut_short],
+                         ids=["damaged", "deleted", "cut short"])
+def test_a_check_without_the_lock_keeps_lessons_whose_journal_changed(change, tmp_path):
+    """A journaled L0-L4; the journal is damaged, deleted or cut short in place while another
+    writer holds the lock: the check reads without the lock and keeps the model it has (the
+    only place every lesson is now); the next lesson, under the lock, writes them back."""
     from streamnb.service import journal
 
     models, settings, path = alice_files(tmp_path)
@@ -454,9 +417,7 @@ def test_a_check_without_the_lock_keeps_lessons_whose_journal_was_cut_short(tmp_
         for i in range(5):
             assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
         held = a.model
-        contents = journal.read_journal(journal_path(path))
-        cut = sorted(end for end, _ in contents.keys)[2]
-        os.truncate(journal_path(path), cut)
+        change(path)
         with journal.write_lock(path):
             assert await a.classify(ham(50), False) is not None
         assert a.model is held and a.pending == 5

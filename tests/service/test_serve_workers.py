@@ -32,6 +32,12 @@ def settings_for(models: Path) -> Settings:
                     allow_tell=True, observe=False)
 
 
+def learn(i: int) -> Lesson:
+    """Lesson i of tests/service/test_serve_faults.py (spam when odd, ham when even), to learn."""
+    raw, label = lesson(i)
+    return Lesson(LEARN, label, raw)
+
+
 def alice_files(tmp_path: Path) -> tuple[Path, Settings, Path]:
     """A models folder, the settings of a service on it, and alice's model file (not made yet)."""
     models = tmp_path / "models"
@@ -52,10 +58,10 @@ def test_a_second_process_reads_the_lessons_the_first_journaled_without_reading_
         assert await b.classify(ham(50), False) is not None
         held, file_inode = b.model, path.stat().st_ino
         for i in range(1, 5):
-            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+            assert await a.tell(learn(i)) is True
             assert await b.classify(ham(50), False) is not None
             assert b.model is held and learned(b.model) == once_each(range(i + 1)), i
-        assert await b.tell(Lesson(LEARN, lesson(5)[1], lesson(5)[0])) is True
+        assert await b.tell(learn(5)) is True
         assert await b.tell(Lesson(FORGET, None, lesson(0)[0])) is True
         assert path.stat().st_ino == file_inode, "no process folded the journal meanwhile"
         assert [entry.action for entry in read_journal(journal_path(path)).lessons] == [LEARN] * 6 + [FORGET]
@@ -65,7 +71,7 @@ def test_a_second_process_reads_the_lessons_the_first_journaled_without_reading_
         assert not os.path.exists(journal_path(path))
         assert await b.classify(ham(50), False) is not None
         assert b.model is not held and b.pending == 0  # read again from the folded file
-        assert await b.tell(Lesson(LEARN, lesson(6)[1], lesson(6)[0])) is True
+        assert await b.tell(learn(6)) is True
         assert await a.close() == 0 and await b.close() == 0
 
     asyncio.run(scenario())
@@ -83,12 +89,12 @@ def test_nothing_is_appended_after_a_record_another_process_left_torn(tmp_path):
         a = UserModel("alice", path, settings)
         b = UserModel("alice", path, settings)
         for i in range(3):
-            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+            assert await a.tell(learn(i)) is True
         with open(journal_path(path), "ab") as torn:
             torn.write(b"SNBJL\x04\x00\x00\x10\x00spam" + b"x" * 100)  # a record's start, never finished
         assert await b.classify(ham(50), False) is not None
         assert b.save_first and learned(b.model) == once_each(range(3))
-        assert await b.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        assert await b.tell(learn(3)) is True
         contents = read_journal(journal_path(path))
         assert len(contents.lessons) == 1 and contents.size == contents.end  # a new journal, whole
         assert learned(streamnb.load(path)) == once_each(range(3))
@@ -185,12 +191,12 @@ def test_a_model_file_replaced_under_two_processes_keeps_every_acknowledged_less
 
     async def scenario() -> None:
         a, b, c = (UserModel("alice", path, settings) for _ in range(3))
-        assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
-        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        assert await a.tell(learn(1)) is True
+        assert await b.tell(learn(2)) is True
         backup = cli.build_model(SERVE_ARGS)
         backup.learn_one(ham(60), "ham")
         backup.save(path)
-        assert await c.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        assert await c.tell(learn(3)) is True
         expected = {**once_each([1, 2, 3]), 60: {"ham": 1.0}}
         assert learned(c.model) == expected
         for process in (a, b):
@@ -211,11 +217,11 @@ def test_a_model_file_deleted_under_a_second_process_keeps_the_journaled_lessons
 
     async def scenario() -> None:
         a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        assert await a.tell(Lesson(LEARN, lesson(0)[1], lesson(0)[0])) is True
+        assert await a.tell(learn(0)) is True
         await a.fold()
-        assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
+        assert await a.tell(learn(1)) is True
         path.unlink()
-        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        assert await b.tell(learn(2)) is True
         await b.close()
         await a.close()
 
@@ -231,11 +237,11 @@ def test_a_journal_damaged_in_place_is_made_good_from_memory(tmp_path):
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
         for i in (1, 2):
-            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+            assert await a.tell(learn(i)) is True
         with open(journal_path(path), "r+b") as damaged:
             damaged.write(b"garbage!")
         assert await a.classify(ham(50), False) is not None
-        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+        assert await a.tell(learn(3)) is True
         await a.close()
 
     asyncio.run(scenario())
@@ -260,8 +266,8 @@ def test_a_fold_cut_short_before_the_journal_is_removed_is_not_taken_for_a_repla
     async def scenario() -> None:
         a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
         for i in range(3):
-            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
-        assert await b.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
+            assert await a.tell(learn(i)) is True
+        assert await b.tell(learn(3)) is True
         monkeypatch.setattr(journal, "remove_journal", crash)
         async with a.lock:
             try:
@@ -270,7 +276,7 @@ def test_a_fold_cut_short_before_the_journal_is_removed_is_not_taken_for_a_repla
                 pass
         monkeypatch.undo()
         assert os.path.exists(journal_path(path))
-        assert await b.tell(Lesson(LEARN, lesson(4)[1], lesson(4)[0])) is True
+        assert await b.tell(learn(4)) is True
         assert learned(b.model) == once_each(range(5)) and b.pending == 1
         await b.close()
 
@@ -291,11 +297,11 @@ def test_a_journal_damaged_in_place_keeps_the_lessons_another_process_appended(t
 
     async def scenario() -> None:
         a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
-        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        assert await a.tell(learn(1)) is True
+        assert await b.tell(learn(2)) is True
         damage_header(path)
-        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
-        assert await b.tell(Lesson(LEARN, lesson(4)[1], lesson(4)[0])) is True
+        assert await a.tell(learn(3)) is True
+        assert await b.tell(learn(4)) is True
         await a.close()
         await b.close()
 
@@ -312,12 +318,12 @@ def test_a_journal_set_aside_by_one_process_loses_nothing_another_told(tmp_path)
 
     async def scenario() -> None:
         a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        assert await a.tell(Lesson(LEARN, lesson(0)[1], lesson(0)[0])) is True
+        assert await a.tell(learn(0)) is True
         await a.fold()
-        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        assert await b.tell(learn(2)) is True
         damage_header(path)
-        assert await a.tell(Lesson(LEARN, lesson(3)[1], lesson(3)[0])) is True
-        assert await b.tell(Lesson(LEARN, lesson(4)[1], lesson(4)[0])) is True
+        assert await a.tell(learn(3)) is True
+        assert await b.tell(learn(4)) is True
         await a.close()
         await b.close()
 
@@ -332,13 +338,13 @@ def test_a_journal_written_before_fold_marks_is_folded_before_anything_is_append
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
-        assert await a.tell(Lesson(LEARN, lesson(1)[1], lesson(1)[0])) is True
+        assert await a.tell(learn(1)) is True
         a._close_journal()
         written = journal_path(path)
         header, rest = open(written, "rb").read().split(b"\n", 1)
         open(written, "wb").write(header.split(b" id ")[0].replace(b" v2 ", b" v1 ") + b"\n" + rest)
         b = UserModel("alice", path, settings)
-        assert await b.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        assert await b.tell(learn(2)) is True
         assert open(written, "rb").read(20) == b"streamnb-journal v2 "
         assert len(read_journal(written).lessons) == 1
         await b.close()
@@ -360,7 +366,7 @@ def test_an_older_copy_of_the_journal_put_back_replays_nothing(tmp_path):
         put_back = tmp_path / "copy"
         put_back.write_bytes(copy)
         os.replace(put_back, journal_path(path))
-        assert await a.tell(Lesson(LEARN, lesson(2)[1], lesson(2)[0])) is True
+        assert await a.tell(learn(2)) is True
         await a.close()
 
     asyncio.run(scenario())
@@ -377,7 +383,7 @@ def test_a_copy_put_back_and_appended_to_by_another_process_loses_nothing(tmp_pa
         a = UserModel("alice", path, settings)
         copy = b""
         for i in range(5):
-            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+            assert await a.tell(learn(i)) is True
             if i == 2:
                 copy = Path(journal_path(path)).read_bytes()
         put_back = tmp_path / "copy"
@@ -385,9 +391,9 @@ def test_a_copy_put_back_and_appended_to_by_another_process_loses_nothing(tmp_pa
         os.replace(put_back, journal_path(path))
         c = UserModel("alice", path, settings)
         for i in (6, 8):
-            assert await c.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+            assert await c.tell(learn(i)) is True
         assert await a.classify(ham(50), False) is not None
-        assert await a.tell(Lesson(LEARN, lesson(9)[1], lesson(9)[0])) is True
+        assert await a.tell(learn(9)) is True
         await a.close()
         await c.close()
 
@@ -415,13 +421,13 @@ def test_a_check_without_the_lock_keeps_lessons_whose_journal_changed(change, tm
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
         for i in range(5):
-            assert await a.tell(Lesson(LEARN, lesson(i)[1], lesson(i)[0])) is True
+            assert await a.tell(learn(i)) is True
         held = a.model
         change(path)
         with journal.write_lock(path):
             assert await a.classify(ham(50), False) is not None
         assert a.model is held and a.pending == 5
-        assert await a.tell(Lesson(LEARN, lesson(5)[1], lesson(5)[0])) is True
+        assert await a.tell(learn(5)) is True
         await a.close()
 
     asyncio.run(scenario())

@@ -431,29 +431,46 @@ class Fusion:
             # observed since its lesson, if any: only naive Bayes' ledger can say it was learned
             raise InvalidInputError("this message was observed without a label and never learned: nothing to unlearn")
         held = self.nb.learned_as(x) == label
-        pair = self._pair()  # the classes its steps were taken under, though x may be its class's last message
-        self.nb.unlearn_one(x, label, weight)  # first: refuses a message never learned, changing nothing
-        self._version += 1
-        self._take_back_steps(x, label, weight, fingerprint, held, pair)
+        pair = self._steps_pair()
+        if held and fingerprint is not None and self._kept_lesson(fingerprint, label, weight, held):
+            # logistic regression and the stacker first: their replay checks every kept step
+            # before it changes anything, so a refusal leaves all three parts as they were;
+            # naive Bayes' ledger holds x, so its unlearn after cannot refuse
+            self._core.unlearn_kept(self.lr._core, x, fingerprint, pair)
+            self._version += 1
+            self.nb.unlearn_one(x, label, weight)
+        else:
+            self.nb.unlearn_one(x, label, weight)  # first: refuses a message never learned, changing nothing
+            self._version += 1
+            self._take_back_steps(x, label, weight, fingerprint, held, pair)
         if not moving:
             self._core.unseen()
         self._version += 1
+
+    def _steps_pair(self) -> tuple[Label, Label] | None:
+        """The two classes the stacker's steps were taken under. Logistic regression holds
+        both while naive Bayes hides a class whose last message it unlearned, and the kept
+        steps of the lessons after it were taken with both."""
+        classes = self.lr.classes
+        return (classes[0], classes[1]) if len(classes) == 2 else None
+
+    def _kept_lesson(self, fingerprint: bytes, label: Label, weight: float, held: bool) -> bool:
+        """Whether the records keep the steps of x's lesson as ``label`` (``held``: naive
+        Bayes' ledger holds x under it, with the weight the steps were taken with)."""
+        kept = self._records.get(fingerprint) if self._records is not None else None
+        return kept is not None and kept.label == label and (kept.weight == weight or held)
 
     def _take_back_steps(self, x: Document, label: Label, weight: float, fingerprint: bytes | None,
                          held: bool, pair: tuple[Label, Label] | None) -> None:
         """Logistic regression's and the stacker's steps on a lesson x that naive Bayes has
         unlearned: the kept ones taken back (by replay when its document is kept), else the
         reverse steps. ``held``: naive Bayes' ledger held x under ``label`` (and took out
-        the weight it held it with); ``pair``: the two classes before naive Bayes unlearned
-        x (it hides a class whose last message it unlearned; logistic regression and the
-        stacker still hold both)."""
+        the weight it held it with); ``pair``: :meth:`_steps_pair` before naive Bayes
+        unlearned x."""
         observed = self._observed(fingerprint)
         if observed is not None and fingerprint is not None:
             self._core.labelled_later(self.lr._core.take_back_provisional(x, fingerprint))
-        kept = self._records.get(fingerprint) if self._records is not None and fingerprint is not None else None
-        if kept is not None and not (kept.label == label and (kept.weight == weight or held)):
-            kept = None  # steps of another lesson: this one's were not kept
-        if kept is not None and fingerprint is not None:
+        if fingerprint is not None and self._kept_lesson(fingerprint, label, weight, held):
             self._core.unlearn_kept(self.lr._core, x, fingerprint, pair)
             return
         self.lr.unlearn_one(x, label, weight)
@@ -498,7 +515,7 @@ class Fusion:
                 raise InvalidInputError("a message of the batch was observed without a label and never learned: "
                                         "nothing to unlearn")
         held = [self.nb.learned_as(x) == label for x, label in zip(documents, labels)]
-        pair = self._pair()
+        pair = self._steps_pair()
         self.nb.unlearn_many(documents, labels, weights)
         self._version += 1
         for row in order:

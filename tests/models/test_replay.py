@@ -263,6 +263,29 @@ def test_steps_taken_before_a_class_came_are_replayed_without_it():
         assert_close(scores(model), scores(learned(lr(**settings), lessons)))
 
 
+def test_a_fusion_unlearns_a_message_after_the_last_of_the_other_class_was_unlearned():
+    """Naive Bayes hides a class once its last message is unlearned, but the stacker's kept
+    steps of the lessons after it were taken with both classes: unlearning an earlier
+    message replays them (it was refused, and naive Bayes had unlearned it already)."""
+    def fusion():
+        return Fusion(MultinomialNB(0.5, tokenizer=Tokenizer(), ledger=100),
+                      LogisticRegression(0.2, tokenizer=Tokenizer()))
+
+    first, other, last = ("lunch at noon", "ham"), ("cheap pills now", "spam"), ("the weekly report", "ham")
+    model = learned(fusion(), [first, other, last])
+    model.unlearn_one(*other)
+    assert model.classes == ["ham"]
+    model.unlearn_one(*first)
+    assert model.class_counts == {"ham": 1.0}
+    assert model.nb.learned_as(first[0]) is None and model.nb.learned_as(last[0]) == "ham"
+    # logistic regression still knows both classes: as one that learned only the other two, then unlearned `other`
+    alone = learned(LogisticRegression(0.2, tokenizer=Tokenizer(), ledger=100), [other, last]).unlearn_one(*other)
+    assert_close(*([p[c] for p in map(part.predict_log_proba_one, PROBES) for c in ("ham", "spam")]
+                   for part in (model.lr, alone)))
+    model.unlearn_one(*last)
+    assert model.class_counts == {}
+
+
 def test_fusions_that_learned_the_same_message_still_merge_and_empty_their_window():
     def fusion():
         return Fusion(MultinomialNB(0.5, tokenizer=Tokenizer()), LogisticRegression(0.2, tokenizer=Tokenizer()))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
@@ -170,6 +170,11 @@ class MessageLedger(Generic[E]):
         self._entries[fingerprint] = entry
         while len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)
+
+    def load(self, entries: Iterable[tuple[bytes, E]]) -> None:
+        """Take (fingerprint, entry) pairs, the oldest first, into an empty ledger (a saved
+        one: within the bound, each fingerprint once)."""
+        self._entries = OrderedDict(entries)
 
     def forget(self, fingerprint: bytes) -> None:
         """Drop the entry of a message, if any."""
@@ -367,11 +372,11 @@ class Ledger:
         require(bool(np.isfinite(weights).all() and (weights > 0).all()), "ledger weights must be finite and > 0")
         require(bool(((stamps >= 1) & (stamps <= n_learned)).all()), f"ledger stamps must be in [1, {n_learned}]")
         require(bool(np.isfinite(times).all()), "ledger timestamps must be finite")
-        keys = [fingerprints[size * i:size * (i + 1)].tobytes() for i in range(m)]
+        raw = fingerprints.tobytes()
+        keys = [raw[start:start + size] for start in range(0, size * m, size)]
         require(len(set(keys)) == m, "duplicate ledger fingerprints")
-        for key, c, weight, stamp, when in zip(keys, classes.tolist(), weights.tolist(), stamps.tolist(),
-                                               times.tolist()):
-            self.entries.record(key, Entry(labels[c], weight, stamp, when if timed else None))
+        self.entries.load(zip(keys, map(Entry, [labels[c] for c in classes.tolist()], weights.tolist(), stamps.tolist(),
+                                        times.tolist() if timed else [None] * m)))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Ledger) and self.entries == other.entries

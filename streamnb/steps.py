@@ -179,7 +179,7 @@ class StepRecords:
 
 
 def restore(core: Any, arrays: Arrays, prefix: str, labels: list[Label], max_entries: int, window: int,
-            stacker: bool) -> None:
+            stacker: bool, clock: int | None = None) -> None:
     """Give ``core`` (which keeps no records yet) the records of a model file's arrays; none
     when it has none. Read without numpy.
 
@@ -197,6 +197,8 @@ def restore(core: Any, arrays: Arrays, prefix: str, labels: list[Label], max_ent
         The records' bound and window.
     stacker : bool
         Whether the records hold a fusion's stacker steps.
+    clock : int or None
+        A fusion's clock of messages seen (its observations' stamps are checked against it).
 
     Raises
     ------
@@ -215,14 +217,10 @@ def restore(core: Any, arrays: Arrays, prefix: str, labels: list[Label], max_ent
     _require(not missing, f"step record arrays missing: {missing}")
     _require((prefix + "doc" in arrays) == (prefix + "doc_length" in arrays) == (prefix + "known" in arrays),
              f"the arrays {prefix}known, {prefix}doc and {prefix}doc_length come together")
-    classes = _bytes(arrays, prefix + "class", "<i8").cast("q")
-    m = len(classes)
+    classes = _bytes(arrays, prefix + "class", "<i8")
+    m = len(classes) // 8
     columns = max(len(core.labels) - 1, 0)
     lr_index = {label: c for c, label in enumerate(core.labels)}
-    ids = []
-    for c in classes:
-        _require(-1 <= c < len(labels), "step record classes out of range")
-        ids.append(-1 if c < 0 else lr_index.get(labels[c], -1))
     fingerprints = bytes(_bytes(arrays, prefix + "fingerprint", "|u1"))
     _require(len(fingerprints) == FINGERPRINT_BYTES * m,
              f"array {prefix}fingerprint must hold {FINGERPRINT_BYTES} bytes per record ({m} records)")
@@ -232,13 +230,13 @@ def restore(core: Any, arrays: Arrays, prefix: str, labels: list[Label], max_ent
     if prefix + "doc" in arrays:
         documents = (bytes(_bytes(arrays, prefix + "doc_length", "<i8", (m,))), bytes(_bytes(arrays, prefix + "doc",
                                                                                              "|u1")))
-    core.load_records(max_entries, window, fingerprints,
-                      b"".join(c.to_bytes(8, "little", signed=True) for c in ids),
+    core.load_records(max_entries, window, fingerprints, bytes(classes), [lr_index.get(label, -1) for label in labels],
                       bytes(_bytes(arrays, prefix + "weight", "<f8", (m,))),
                       bytes(_bytes(arrays, prefix + "g", "<f8", (m, columns))),
                       bytes(_bytes(arrays, prefix + "decay", "<f8", (m,))), bytes(stamps),
                       bytes(_bytes(arrays, prefix + "known", "<i8", (m,))) if prefix + "known" in arrays else None,
-                      bytes(_bytes(arrays, prefix + "stacker", "<f8", (m, 3))) if stacker else None, documents)
+                      bytes(_bytes(arrays, prefix + "stacker", "<f8", (m, 3))) if stacker else None, documents,
+                      clock)
 
 
 def _require(condition: bool, message: str) -> None:

@@ -750,18 +750,22 @@ impl LogisticCore {
         guard(|| self.export_records(py))
     }
 
-    /// Records from a model file (`records_state`'s arrays; `known` None for a file from
-    /// before they were kept, `stacker` None without a stacker, `documents` None for a file
-    /// from before documents were kept). Raises ModelFormatError for anything inconsistent.
+    /// Records from a model file (`records_state`'s arrays; `classes` as the file numbers
+    /// them and `class_map` this model's class of each (-1: one it does not know); `known`
+    /// None for a file from before they were kept, `stacker` None without a stacker,
+    /// `documents` None for a file from before documents were kept; `clock`: a fusion's
+    /// clock of messages seen, its observations' stamps checked against it). Raises
+    /// ModelFormatError for anything inconsistent.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (max_entries, window, fingerprints, classes, weights, g, decays, stamps, known, stacker,
-                        documents))]
+    #[pyo3(signature = (max_entries, window, fingerprints, classes, class_map, weights, g, decays, stamps, known,
+                        stacker, documents, clock=None))]
     fn load_records(
         &mut self,
         max_entries: usize,
         window: usize,
         fingerprints: &[u8],
         classes: &[u8],
+        class_map: Vec<i64>,
         weights: &[u8],
         g: &[u8],
         decays: &[u8],
@@ -769,12 +773,14 @@ impl LogisticCore {
         known: Option<&[u8]>,
         stacker: Option<&[u8]>,
         documents: Option<(Vec<u8>, Vec<u8>)>,
+        clock: Option<u64>,
     ) -> PyResult<()> {
         guard(|| {
             let documents = documents.as_ref().map(|(l, d)| (&l[..], &d[..]));
             let arrays = records::RecordArrays {
                 fingerprints,
                 classes,
+                class_map: &class_map,
                 weights,
                 g,
                 decays,
@@ -782,6 +788,7 @@ impl LogisticCore {
                 known,
                 stacker,
                 documents,
+                clock,
             };
             self.import_records(max_entries, window, arrays)
         })

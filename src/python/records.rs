@@ -14,6 +14,7 @@ use crate::records::{Entry, Fingerprint, Records, Stacked, FINGERPRINT_BYTES};
 use crate::replay::{self, stacked_step, ClassWeighing, Learner, Stacking};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes};
+use std::collections::HashSet;
 
 /// A record as Python reads it: (class index or None, weight, g, decay, (input_nb, input_lr,
 /// g) or None, seen_at, has its document).
@@ -76,7 +77,10 @@ fn known(doc: &Doc) -> (Vec<u32>, Vec<f64>) {
 /// A model file's record arrays, as `export_records` writes them (little-endian bytes).
 pub(super) struct RecordArrays<'a> {
     pub fingerprints: &'a [u8],
+    /// The classes as the file numbers them (-1: none), and `class_map`: logistic
+    /// regression's class of each (-1: one it does not know).
     pub classes: &'a [u8],
+    pub class_map: &'a [i64],
     pub weights: &'a [u8],
     pub g: &'a [u8],
     pub decays: &'a [u8],
@@ -87,6 +91,10 @@ pub(super) struct RecordArrays<'a> {
     pub stacker: Option<&'a [u8]>,
     /// (lengths, bytes); None for a file from before documents were kept.
     pub documents: Option<(&'a [u8], &'a [u8])>,
+    /// A fusion's clock of messages seen: every record of a message observed without a
+    /// label has its own stamp, at most the clock, and no stacker step (only a lesson has
+    /// one). None: a model without that clock.
+    pub clock: Option<u64>,
 }
 
 impl LogisticCore {
@@ -365,7 +373,15 @@ impl LogisticCore {
         arrays: RecordArrays<'_>,
     ) -> PyResult<()> {
         let bad = |what: String| error(ErrorKind::ModelFormat, what);
-        let classes = little_endian_i64(arrays.classes)?;
+        let classes = little_endian_i64(arrays.classes)?
+            .into_iter()
+            .map(|c| match c {
+                -1 => Some(-1),
+                c if c >= 0 => arrays.class_map.get(c as usize).copied(),
+                _ => None,
+            })
+            .collect::<Option<Vec<i64>>>()
+            .ok_or_else(|| bad("step record classes out of range".into()))?;
         let m = classes.len();
         let (weights, g, decays, stamps) = (
             little_endian_f64(arrays.weights)?,
@@ -442,6 +458,22 @@ impl LogisticCore {
             let mut fp = [0u8; FINGERPRINT_BYTES];
             fp.copy_from_slice(&arrays.fingerprints[FINGERPRINT_BYTES * i..FINGERPRINT_BYTES * (i + 1)]);
             entries.push((fp, entry));
+        }
+        if let Some(clock) = arrays.clock {
+            let mut stamps = HashSet::new();
+            for (_, entry) in entries.iter().filter(|(_, entry)| !entry.is_lesson()) {
+                if entry.seen_at > clock || entry.stacker.is_some() {
+                    return Err(bad(format!(
+                        "a record of a message observed without a label has a stamp above the clock {clock} \
+                         or a stacker step"
+                    )));
+                }
+                if !stamps.insert(entry.seen_at) {
+                    return Err(bad(
+                        "two records of messages observed without a label share a stamp".into()
+                    ));
+                }
+            }
         }
         let lengths = match arrays.documents {
             Some((lengths, _)) => Some(little_endian_i64(lengths)?),

@@ -620,22 +620,10 @@ class Fusion:
         model._core.load_feedback(float(feedback[0]), feedback[1], (float(feedback[2]), float(feedback[3])))
         if model.records is not None:
             restore_records(lr._core, arrays, RECORDS_PREFIX, lr.classes, model.records, model.window,
-                          stacker=True)
-            _check_stamps(model._records, feedback[1])
+                          stacker=True, clock=feedback[1])
         elif any(name.startswith(RECORDS_PREFIX) for name in arrays):
             raise ModelFormatError("step record arrays in a Fusion without records")
         return model
-
-
-def _check_stamps(records: StepRecords | None, clock: int) -> None:
-    """The records of messages observed without a label against the fusion's clock: each
-    stamp at most the clock and given once, and no stacker step (only a lesson has one)."""
-    stamps = [steps for _, steps in records.items() if steps.provisional] if records is not None else []
-    if any(steps.seen_at > clock or steps.stacker is not None for steps in stamps):
-        raise ModelFormatError(f"a record of a message observed without a label has a stamp above the clock {clock} "
-                               "or a stacker step")
-    if len({steps.seen_at for steps in stamps}) != len(stamps):
-        raise ModelFormatError("two records of messages observed without a label share a stamp")
 
 
 def _log1pexp(z: float) -> float:

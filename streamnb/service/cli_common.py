@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import StreamNBError
 
 if TYPE_CHECKING:
-    from ..filter.decision import SpamFilter
     from ..filter.rules import DecisionRule, RuleOptions
     from ..filter.sources import RawMessage
+    from ..filter.spam_filter import SpamFilter
     from ..models.base import DiscreteNB
 
 EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
@@ -499,7 +499,7 @@ def spam_filter(model: Any, args: argparse.Namespace) -> SpamFilter:
     CommandError
         The model's classes are not spam and ham, or the rule's options do not go together.
     """
-    from ..filter.decision import SpamFilter
+    from ..filter.spam_filter import SpamFilter
 
     classes = set(getattr(model, "classes", []))
     if not {"spam", "ham"} <= classes:

@@ -40,7 +40,6 @@ import hashlib
 import logging
 import os
 import re
-import secrets
 import struct
 import time
 import zlib
@@ -538,7 +537,7 @@ def create_journal(model_path: str | os.PathLike, digest: str) -> int:
     try:
         try:
             header = (b"streamnb-journal v2 base sha256:" + digest.encode("ascii") + b" id "
-                      + secrets.token_hex(8).encode("ascii") + b"\n")
+                      + os.urandom(8).hex().encode("ascii") + b"\n")
             if os.write(descriptor, header) != len(header):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), temporary)
             os.fsync(descriptor)

@@ -218,6 +218,35 @@ def test_bad_saved_windows_are_refused_with_one_line(change, words):
     assert "\n" not in str(raised.value)
 
 
+def _with(array, position, value):
+    changed = array.copy()
+    changed[position] = value
+    return changed
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda a: a.update(records_seen_at=_with(a["records_seen_at"], -1, 99)), "stamp above the clock 13"),
+    (lambda a: a.update(records_seen_at=_with(a["records_seen_at"], -1, 12)), "share a stamp"),
+    (lambda a: a.update(records_stacker=_with(a["records_stacker"], -1, [0.5, 0.5, 0.1])), "or a stacker step"),
+    (lambda a: a.update(records_class=_with(a["records_class"], 0, 2)), "classes out of range"),
+    (lambda a: a.update(records_class=_with(a["records_class"], 0, -2)), "classes out of range"),
+])
+def test_a_fusions_bad_saved_records_are_refused_with_one_line(change, words):
+    """The records of messages observed without a label are checked against the fusion's
+    clock of messages seen (10 lessons and 3 observations: the clock is 13)."""
+    model = Fusion(MultinomialNB(0.5, tokenizer=Tokenizer(), ledger=100), LogisticRegression(0.2, tokenizer=Tokenizer()))
+    learned(model, stream(10, seed=21))
+    for text in ("lunch at noon today", "cheap offer", "a note"):
+        model.observe_one(text)
+    state, arrays = saved(model)
+    assert state["feedback"][1] == 13 and list(arrays["records_seen_at"][-3:]) == [11, 12, 13]
+    Fusion._from_state(state, arrays)  # as saved: loads
+    change(arrays)
+    with pytest.raises(ModelFormatError, match=words) as raised:
+        Fusion._from_state(state, arrays)
+    assert "\n" not in str(raised.value)
+
+
 def test_a_saved_window_larger_than_the_model_allows_is_refused():
     model = learned(lr(), stream(6, seed=16))
     state, arrays = saved(model)

@@ -308,9 +308,15 @@ class Fusion:
         return self.nb.log_linear()
 
     # -- learning -------------------------------------------------------------------------
+    def _learned_classes(self) -> list[Label]:
+        """Every class learned: naive Bayes' and those logistic regression still holds after
+        naive Bayes hid a class whose last message it unlearned (the stacker's steps were
+        taken with it)."""
+        return list(dict.fromkeys([*self.classes, *self.lr.classes]))
+
     def _check_label(self, y: Label) -> Label:
         label = check_label(y)
-        classes = self.classes
+        classes = self._learned_classes()
         if len(classes) == 2 and label not in classes:
             raise InvalidInputError(f"a Fusion tells two classes apart, {classes[0]!r} and {classes[1]!r}; "
                                     f"got a third, {label!r}")
@@ -452,13 +458,13 @@ class Fusion:
         both while naive Bayes hides a class whose last message it unlearned, and the kept
         steps of the lessons after it were taken with both."""
         classes = self.lr.classes
-        return (classes[0], classes[1]) if len(classes) == 2 else None
+        return (classes[0], classes[1]) if len(classes) == 2 else self._pair()
 
     def _kept_lesson(self, fingerprint: bytes, label: Label, weight: float, held: bool) -> bool:
         """Whether the records keep the steps of x's lesson as ``label`` (``held``: naive
         Bayes' ledger holds x under it, with the weight the steps were taken with)."""
         kept = self._records.get(fingerprint) if self._records is not None else None
-        return kept is not None and kept.label == label and (kept.weight == weight or held)
+        return kept is not None and not kept.provisional and kept.label == label and (kept.weight == weight or held)
 
     def _take_back_steps(self, x: Document, label: Label, weight: float, fingerprint: bytes | None,
                          held: bool, pair: tuple[Label, Label] | None) -> None:
@@ -488,9 +494,9 @@ class Fusion:
         if len(documents) != len(labels) or len(weights) != len(labels):
             raise InvalidInputError(f"X has {len(documents)} documents, y {len(labels)} labels and w {len(weights)} "
                                     "weights")
-        if len(set(self.classes) | set(labels)) > 2:
+        if len(set(self._learned_classes()) | set(labels)) > 2:
             raise InvalidInputError(f"a Fusion tells two classes apart; this batch would make it "
-                                    f"{sorted(map(repr, set(self.classes) | set(labels)))}")
+                                    f"{sorted(map(repr, set(self._learned_classes()) | set(labels)))}")
         for document, label, weight in zip(documents, labels, weights):
             self.learn_one(document, label, weight)
         return self
@@ -536,7 +542,7 @@ class Fusion:
         if other.get_params() != self.get_params():
             raise IncompatibleModelsError(f"cannot merge fusions with other settings: {self.get_params()!r} vs "
                                           f"{other.get_params()!r}")
-        classes = set(self.classes) | set(other.classes)
+        classes = set(self._learned_classes()) | set(other._learned_classes())
         if len(classes) > 2:
             raise IncompatibleModelsError(f"the merged fusion would hold three classes or more: "
                                           f"{sorted(map(repr, classes))}")

@@ -315,6 +315,40 @@ def test_a_fusion_unlearns_a_message_after_the_last_of_the_other_class_was_unlea
     assert model.class_counts == {}
 
 
+def test_a_fusion_refuses_a_third_class_after_naive_bayes_hid_one():
+    """Logistic regression and the stacker still hold the class whose last message naive
+    Bayes unlearned: a third class is refused, by learn_one and learn_many, changing nothing."""
+    model = Fusion(MultinomialNB(0.5, tokenizer=Tokenizer(), ledger=100), LogisticRegression(0.2, tokenizer=Tokenizer()))
+    learned(model, [("lunch at noon", "ham"), ("cheap pills now", "spam")])
+    model.unlearn_one("cheap pills now", "spam")
+    before = (model.class_counts, [model.log_odds_one(p) for p in PROBES])
+    with pytest.raises(InvalidInputError, match="got a third, 'promo'"):
+        model.learn_one("win a prize today", "promo")
+    with pytest.raises(InvalidInputError, match="two classes apart"):
+        model.learn_many(["win a prize today"], ["promo"])
+    assert (model.class_counts, [model.log_odds_one(p) for p in PROBES]) == before
+    model.learn_one("win a prize today", "spam")  # the class it had
+    assert model.classes == ["ham", "spam"]
+
+
+def test_a_message_observed_then_merged_in_as_a_lesson_unlearns():
+    """Its record here is the observation, its lesson came with the merge (the other
+    fusion's record of it already dropped): naive Bayes' ledger holds it, and the record is
+    not taken for its lesson's steps."""
+    def fusion():
+        return Fusion(MultinomialNB(0.5, tokenizer=Tokenizer(), ledger=100),
+                      LogisticRegression(0.2, tokenizer=Tokenizer()), records=2)
+
+    text = "lunch with the team at noon"
+    other = learned(fusion(), [(text, "ham"), ("cheap pills now", "spam"), ("weekly report", "ham"), ("buy now", "spam")])
+    model = learned(fusion(), [("agenda for today", "ham"), ("win a prize", "spam")])
+    model.observe_one(text, "ham")
+    model.merge(other)
+    assert model.nb.learned_as(text) == "ham" and model._records.get(text_fingerprint(text)).provisional
+    model.unlearn_one(text, "ham")
+    assert model.nb.learned_as(text) is None and model.class_counts == {"ham": 2.0, "spam": 3.0}
+
+
 def test_fusions_that_learned_the_same_message_still_merge_and_empty_their_window():
     def fusion():
         return Fusion(MultinomialNB(0.5, tokenizer=Tokenizer()), LogisticRegression(0.2, tokenizer=Tokenizer()))

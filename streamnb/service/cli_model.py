@@ -77,8 +77,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     with journal.write_lock(target, LOCK_TIMEOUT):
         if target.exists() and not args.force:  # made by another command while this one trained
             raise CommandError(f"{str(target)!r} exists; use 'streamnb learn' to add to it, or --force to replace it")
-        journal.save_folded(target, dumps(model))  # the lessons of the model this one replaces are dropped
-    print(f"trained {type(model).__name__} on {messages_text(len(items))} ({counts_text(model.class_counts)}); "
+        # Beside no model file, a journal holds lessons `streamnb serve` acknowledged for a
+        # model deleted since: the new model learns them, as the service would. The lessons
+        # of a model this one replaces (--force) are dropped with it.
+        orphaned = [] if target.exists() else journal.pending_lessons(target, journal.NO_FILE)
+        journal.replay(model, orphaned, journal.journal_path(target))
+        journal.save_folded(target, dumps(model))
+    also = f" (and {messages_text(len(orphaned), 'journaled lesson')})" if orphaned else ""
+    print(f"trained {type(model).__name__} on {messages_text(len(items))}{also} ({counts_text(model.class_counts)}); "
           f"|V| = {model.n_features:,}; saved {target}")
     return 0
 

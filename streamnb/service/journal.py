@@ -476,6 +476,12 @@ def record_keys(lessons: Iterable[Lesson], start: int) -> list[Key]:
     return keys
 
 
+#: The digest :func:`pending_lessons` takes for no model file: a journal beside none holds
+#: lessons acknowledged for a model deleted since, all pending (one written before fold
+#: marks, v1, cannot tell, and is taken as folded).
+NO_FILE = ""
+
+
 def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
     """The journal's lessons not yet in the model file whose digest is ``digest``.
 
@@ -489,7 +495,8 @@ def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
     model_path
         The model file.
     digest
-        The SHA-256 (hex) of the model file as read (:func:`file_digest`).
+        The SHA-256 (hex) of the model file as read (:func:`file_digest`), or
+        :data:`NO_FILE` when there is none.
 
     Returns
     -------

@@ -896,6 +896,31 @@ def test_inspect_and_classify_count_the_lessons_the_service_journaled(model_copy
     assert "classes: 'spam': 40 messages, 'ham': 40 messages" in damaged.stdout.decode().splitlines()
 
 
+def test_train_where_a_deleted_model_left_its_journal_learns_its_lessons(model_copy, mail):
+    """The model file was deleted while its journal held lessons `streamnb serve`
+    acknowledged: a model trained at that path learns them, as the service would; one that
+    replaces a model (--force) drops the replaced model's."""
+    from streamnb.service import journal
+
+    descriptor = journal.create_journal(model_copy, journal.file_digest(model_copy))
+    journal.append_lessons(descriptor, [journal.Lesson("learn", "spam", spam(70)), journal.Lesson("learn", "ham", ham(70))])
+    os.close(descriptor)
+    model_copy.unlink()
+    result = run("train", str(model_copy), "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]))
+    assert result.returncode == 0, result.stderr
+    assert "on 80 messages (and 2 journaled lessons) (spam 41, ham 41)" in result.stdout.decode()
+    assert streamnb.load(model_copy).class_counts == {"spam": 41.0, "ham": 41.0}
+    assert not Path(f"{model_copy}.journal").exists()
+    descriptor = journal.create_journal(model_copy, journal.file_digest(model_copy))
+    journal.append_lessons(descriptor, [journal.Lesson("learn", "spam", spam(71))])
+    os.close(descriptor)
+    replaced = run("train", str(model_copy), "--force", "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"]))
+    assert replaced.returncode == 0, replaced.stderr
+    assert "journaled" not in replaced.stdout.decode()
+    assert streamnb.load(model_copy).class_counts == {"spam": 40.0, "ham": 40.0}
+    assert not Path(f"{model_copy}.journal").exists()
+
+
 def test_unlearn_errors_speak_of_the_message(model_copy, mail, tmp_path):
     before = model_copy.read_bytes()
     stranger = tmp_path / "stranger.eml"

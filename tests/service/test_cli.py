@@ -919,6 +919,12 @@ def test_train_where_a_deleted_model_left_its_journal_learns_its_lessons(model_c
     assert "journaled" not in replaced.stdout.decode()
     assert streamnb.load(model_copy).class_counts == {"spam": 40.0, "ham": 40.0}
     assert not Path(f"{model_copy}.journal").exists()
+    # a journal that is not one, beside no model file: refused as `learn` refuses it, nothing written
+    model_copy.unlink()
+    Path(f"{model_copy}.journal").write_bytes(b"not a journal\n")
+    assert_error(run("train", str(model_copy), "--spam", str(mail["mbox"]), "--ham", str(mail["maildir"])),
+                 f"'{model_copy}.journal' is not a streamnb journal (bad header)")
+    assert not model_copy.exists() and Path(f"{model_copy}.journal").read_bytes() == b"not a journal\n"
 
 
 def test_unlearn_errors_speak_of_the_message(model_copy, mail, tmp_path):

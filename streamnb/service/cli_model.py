@@ -1,9 +1,10 @@
 """The commands that make, change and show a model file: ``train``, ``learn``, ``unlearn``
 and ``inspect``.
 
-learn, unlearn and train --force hold the model's write lock (:mod:`streamnb.service.journal`)
-from load to save, so commands run at once on one file (or beside ``streamnb serve``) each
-add their lessons: none is lost to a concurrent writer.
+learn and unlearn hold the model's write lock (:mod:`streamnb.service.journal`) from load
+to save, and train around its save (a journal a deleted model left is learned too), so
+commands run at once on one file (or beside ``streamnb serve``) each add their lessons:
+none is lost to a concurrent writer.
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ Three files live side by side::
     DIR/alice.snb.lock     the write lock (``filelock``) held around every load-change-save
     DIR/alice.snb.journal  lessons acknowledged but not yet folded into the model file
 
-Every writer (``streamnb learn``/``unlearn``/``train --force``, ``streamnb serve``) takes the
-lock before it reads the model file and keeps it until its change is on disk, so two
-writers never both start from the same file and lose each other's lessons.
+Every writer (``streamnb learn``/``unlearn``/``train``, ``streamnb serve``) takes the lock
+before it reads the model file (``train``: before it reads the journal and saves) and keeps
+it until its change is on disk, so two writers never both start from the same file and
+lose each other's lessons.
 
 The journal lets a server acknowledge a lesson at the cost of one appended record and one
 fsync instead of a rewrite of the whole model. It starts with a header naming the SHA-256

@@ -339,11 +339,27 @@ impl Vocabulary {
         // Sized once: growing the table rehashes every token so far, several times over.
         fresh.arena.reserve_exact(token_bytes);
         fresh.table.reserve(count);
-        for (id, token) in entries {
+        // The table is far larger than the caches: each token's home slot is fetched
+        // `AHEAD` tokens before it is probed (hashes kept in a ring), as `prefetch` does for lookups.
+        const AHEAD: usize = 16;
+        let hasher = fresh.hasher.clone();
+        let mut upcoming = entries.clone().map(|(_, token)| hasher.hash_one(token));
+        let mut ring = [0u64; AHEAD];
+        for slot in ring.iter_mut() {
+            if let Some(hash) = upcoming.next() {
+                fresh.table.prefetch(hash);
+                *slot = hash;
+            }
+        }
+        for (i, (id, token)) in entries.enumerate() {
             if fresh.arena.len() + token.len() > u32::MAX as usize {
                 return Err("the vocabulary is too large (over 4 GiB of tokens)".into());
             }
-            let hash = fresh.hasher.hash_one(token);
+            let hash = ring[i % AHEAD];
+            if let Some(next) = upcoming.next() {
+                fresh.table.prefetch(next);
+                ring[i % AHEAD] = next;
+            }
             if fresh.find_hashed(token, hash).is_some() {
                 return Err("vocabulary tokens must be distinct".into());
             }

@@ -21,11 +21,13 @@ message's learning took (:mod:`streamnb.steps`), under the same fingerprints.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
+from .store import _raw_array, _raw_values
 from .validate import Label
 
 if TYPE_CHECKING:
@@ -356,27 +358,25 @@ class Ledger:
 
         present = set(LEDGER_ARRAYS) & set(arrays)
         require(present == set(LEDGER_ARRAYS), f"ledger arrays missing: {sorted(set(LEDGER_ARRAYS) - present)}")
-        classes = arrays["ledger_class"]
-        m = len(classes)
-        fingerprints = arrays["ledger_fingerprint"]
-        size = FINGERPRINT_BYTES
-        require(fingerprints.dtype == np.uint8 and fingerprints.shape == (size * m,),
-                f"ledger_fingerprint must be {size * m} bytes")
-        for name, dtype in (("ledger_class", np.int64), ("ledger_weight", np.float64),
-                            ("ledger_learned_at", np.int64), ("ledger_t", np.float64)):
-            require(arrays[name].dtype == dtype and arrays[name].shape == (m,),
-                    f"array {name!r} must be {np.dtype(dtype).name} of shape ({m},)")
-        weights, stamps, times = arrays["ledger_weight"], arrays["ledger_learned_at"], arrays["ledger_t"]
+        # Read as Python numbers without numpy: `streamnb classify` loads a served model so.
+        shape = _raw_array(arrays, "ledger_class")[1]
+        require(len(shape) == 1, f"array 'ledger_class' must have one dimension, has shape {list(shape)}")
+        m = shape[0]
         require(m <= self.entries.max_entries, f"{m} ledger entries exceed the bound {self.entries.max_entries}")
-        require(bool(((classes >= 0) & (classes < len(labels))).all()), "ledger classes out of range")
-        require(bool(np.isfinite(weights).all() and (weights > 0).all()), "ledger weights must be finite and > 0")
-        require(bool(((stamps >= 1) & (stamps <= n_learned)).all()), f"ledger stamps must be in [1, {n_learned}]")
-        require(bool(np.isfinite(times).all()), "ledger timestamps must be finite")
-        raw = fingerprints.tobytes()
+        size = FINGERPRINT_BYTES
+        raw = bytes(_raw_values(arrays, "ledger_fingerprint", "|u1", [size * m]))
+        classes = _raw_values(arrays, "ledger_class", "<i8", [m])
+        weights = _raw_values(arrays, "ledger_weight", "<f8", [m])
+        stamps = _raw_values(arrays, "ledger_learned_at", "<i8", [m])
+        times = _raw_values(arrays, "ledger_t", "<f8", [m])
+        require(all(0 <= c < len(labels) for c in classes), "ledger classes out of range")
+        require(all(math.isfinite(w) and w > 0 for w in weights), "ledger weights must be finite and > 0")
+        require(all(1 <= s <= n_learned for s in stamps), f"ledger stamps must be in [1, {n_learned}]")
+        require(all(map(math.isfinite, times)), "ledger timestamps must be finite")
         keys = [raw[start:start + size] for start in range(0, size * m, size)]
         require(len(set(keys)) == m, "duplicate ledger fingerprints")
-        self.entries.load(zip(keys, map(Entry, [labels[c] for c in classes.tolist()], weights.tolist(), stamps.tolist(),
-                                        times.tolist() if timed else [None] * m)))
+        self.entries.load(zip(keys, map(Entry, [labels[c] for c in classes], weights, stamps,
+                                        times if timed else [None] * m)))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Ledger) and self.entries == other.entries

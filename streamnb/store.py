@@ -16,6 +16,8 @@ c, D_cf the documents of class c containing f; all divided by one global ``scale
 from __future__ import annotations
 
 import abc
+import math
+import struct
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -463,6 +465,18 @@ def _raw_array(arrays: Arrays, name: str) -> RawArray:
     _require(isinstance(array, np.ndarray), f"array {name!r} must be a numpy array, got {describe(array)}")
     data = array.tobytes()
     return array.dtype.str, array.shape, data, 0, len(data)
+
+
+_STRUCT_FORMATS = {"<f8": "d", "<i8": "q", "|u1": "B"}
+
+
+def _raw_values(arrays: Arrays, name: str, dtype: str, shape: list[int]) -> tuple[Any, ...]:
+    """The values of a saved array as Python numbers (read without numpy), its dtype
+    (``<f8``, ``<i8`` or ``|u1``) and shape checked."""
+    saved_dtype, saved_shape, buffer, start, end = _raw_array(arrays, name)
+    _require(saved_dtype == dtype and list(saved_shape) == shape,
+             f"array {name!r} must be {dtype} of shape {shape}, got {saved_dtype} of shape {list(saved_shape)}")
+    return struct.unpack_from(f"<{math.prod(shape)}{_STRUCT_FORMATS[dtype]}", buffer, start)
 
 
 def _require(condition: bool, message: str) -> None:

@@ -8,8 +8,6 @@ settings objects' fields flat among the model's own (``DiscreteNB._saved_params`
 
 from __future__ import annotations
 
-import math
-import struct
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
@@ -22,7 +20,7 @@ else:
 
 from .. import _core
 from ..errors import describe
-from ..store import STORE_ARRAYS, _raw_array, _require
+from ..store import STORE_ARRAYS, _raw_values, _require
 
 #: The arrays a model file keeps the evidence of a smoothing chosen online in: per candidate
 #: and temperature (float64, J x T), and the documents scored (int64, one value).
@@ -90,12 +88,3 @@ def _restore_evidence(model: DiscreteNB, arrays: Arrays) -> None:
     scored = _raw_values(arrays, EVIDENCE_ARRAYS[1], "<i8", [1])[0]
     _require(0 <= scored < 2**63, f"documents scored must be >= 0, got {scored}")
     model._core.restore_evidence([float(v) for v in values], int(scored))
-
-
-def _raw_values(arrays: Arrays, name: str, dtype: str, shape: list[int]) -> tuple[Any, ...]:
-    """The values of a small saved array as Python numbers, its dtype and shape checked."""
-    saved_dtype, saved_shape, buffer, start, end = _raw_array(arrays, name)
-    _require(saved_dtype == dtype and list(saved_shape) == shape,
-             f"array {name!r} must be {dtype} of shape {shape}, got {saved_dtype} of shape {list(saved_shape)}")
-    return struct.unpack(f"<{math.prod(shape)}{'d' if dtype == '<f8' else 'q'}", bytes(buffer[start:end]))
-

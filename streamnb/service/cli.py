@@ -18,7 +18,7 @@ write lock (``streamnb.service.journal``) from load to save, so commands run at 
 beside ``streamnb serve``) each add their lessons: none is lost to a concurrent writer.
 
 Imports are made where they are needed: ``streamnb classify`` loads the model and the
-tokenizer (and numpy for a model with a ledger, whose arrays it reads), and nothing for
+tokenizer (the model file without numpy, its ledger and kept steps included), and nothing for
 evaluation, calibration, plots or the corpus.
 
 Exit codes (``--help`` lists them): ``classify`` of one message returns 0 for spam, 1 for

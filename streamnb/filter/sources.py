@@ -119,6 +119,14 @@ def split_mail(raw: bytes, origin: str, where: str | None = None) -> list[RawMes
         if problem is not None:
             raise SourceError(f"{where or origin} {problem}")
         return [RawMessage(origin, raw)]
+    if b"\nFrom " not in raw:
+        # One message: the lines after its From_ line, the last dropped when empty (the
+        # separator), as mailbox reads it below (tests/filter/test_sources.py holds the two
+        # equal), without mailbox's import and a temporary file: `streamnb classify` of a
+        # message saved from a mailbox.
+        end_of_line = raw.find(b"\n")
+        message = raw[end_of_line + 1:] if end_of_line >= 0 else b""
+        return [RawMessage(origin, message[:-1] if message == b"\n" or message.endswith(b"\n\n") else message)]
     import tempfile
 
     # mailbox reads an mbox from a file only: the bytes go through one, so that a stream is

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from logging.handlers import SysLogHandler
 from typing import NoReturn
 
 from .. import __version__
@@ -131,7 +130,7 @@ from .cli_options import (
     smoothing,
     source_options,
 )
-from .cli_serve import address, run_serve, store_url
+from .cli_serve import SyslogFacilities, address, run_serve, store_url
 from .settings import LOG_LEVELS, SYSLOG_SOCKET, Limits, Settings
 
 __all__ = [
@@ -409,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     where = serve.add_mutually_exclusive_group()
     where.add_argument("--log-file", metavar="PATH",
                        help="append the log to PATH (reopened on SIGHUP, for logrotate; default: standard error)")
-    where.add_argument("--syslog", nargs="?", const="mail", choices=sorted(SysLogHandler.facility_names),
+    where.add_argument("--syslog", nargs="?", const="mail", choices=SyslogFacilities(),
                        metavar="FACILITY", help="log to syslog (facility mail, as spamd, unless named)")
     serve.add_argument("--syslog-socket", default=SYSLOG_SOCKET, metavar="PATH",
                        help=f"syslog's socket (default {SYSLOG_SOCKET})")

@@ -18,6 +18,7 @@ import functools
 import io
 import logging
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 from .cli_common import CommandError, build_model, decision_rule, rule_options
@@ -29,6 +30,20 @@ log = logging.getLogger("streamnb.serve")
 RESTART_OPTIONS = {"host": "--host", "port": "--port", "workers": "--workers", "metrics": "--metrics",
                    "log_file": "--log-file",
                    "syslog": "--syslog", "syslog_socket": "--syslog-socket"}
+
+
+class SyslogFacilities:
+    """``--syslog``'s choices: ``SysLogHandler``'s facility names, read when argparse first
+    looks (a refused name, ``--syslog``), so that commands other than ``serve`` do not import
+    ``logging.handlers`` (10 ms of ``streamnb classify``'s start)."""
+
+    def __iter__(self) -> Iterator[str]:
+        from logging.handlers import SysLogHandler
+
+        return iter(sorted(SysLogHandler.facility_names))
+
+    def __contains__(self, name: object) -> bool:
+        return name in list(self)
 
 
 def address(text: str) -> tuple[str, int]:

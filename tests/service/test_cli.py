@@ -532,7 +532,8 @@ def test_classify_imports_only_what_it_needs(mail, tmp_path):
               "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
               "code = main(['classify', sys.argv[1]])\n"
               "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n")
-    result = subprocess.run([sys.executable, "-c", script, str(model), spam(5).decode()],
+    saved_from_a_mailbox = "From deals@offers.example.com Thu Jun 28 04:04:45 2001\n" + spam(5).decode()
+    result = subprocess.run([sys.executable, "-c", script, str(model), saved_from_a_mailbox],
                             capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.decode().splitlines()[-1])
@@ -541,7 +542,7 @@ def test_classify_imports_only_what_it_needs(mail, tmp_path):
     for unwanted in ("numpy", "scipy", "scipy.special", "scipy.sparse._csr", "scipy.stats", "streamnb.filter.calibrate",
                      "streamnb.filter.datasets", "streamnb.filter.plots", "streamnb.integrations.river", "streamnb.service.serve",
                      "matplotlib", "river", "sklearn", "pandas", "filelock",
-                     "asyncio", "tarfile", "urllib.request"):
+                     "asyncio", "tarfile", "urllib.request", "logging.handlers", "mailbox"):
         assert unwanted not in modules, unwanted
 
 
@@ -563,6 +564,7 @@ def test_classify_imports_only_what_it_needs(mail, tmp_path):
     (["serve", "--models", "d", "--read-only", "--allow-tell"], ["--read-only", "--allow-tell"]),
     (["serve", "--port", "0"], ["--models DIR is needed", "--store"]),
     (["serve", "--models", "d", "--workers", "0"], ["--workers", "an integer >= 1", "'0'"]),
+    (["serve", "--models", "d", "--syslog", "frob"], ["--syslog", "'frob'", "'local0'", "'mail'"]),
 ])
 def test_usage_errors_are_one_line_that_names_the_option(argv, needles, tmp_path):
     result = run(*argv, cwd=tmp_path)

@@ -381,10 +381,17 @@ def load_model(path: str) -> Any:
     return load(path)
 
 
+#: How many times :func:`load_served_model` reads a model file and its journal again when a
+#: save comes between the two (a busy service folds its journal each few seconds at most).
+READ_ATTEMPTS = 5
+
+
 def load_served_model(path: str) -> tuple[Any, list[Any]]:
     """The model of a model file as ``streamnb serve`` sees it: with the lessons its journal
     holds (told to the service, acknowledged, not yet folded into the file) applied in
-    memory. Read only: neither file is written, no lock is taken.
+    memory. Read only: neither file is written, no lock is taken. The file is read once (its
+    model and digest from the same bytes); when it was replaced before the journal was read (a
+    snapshot of the service), both are read again, so that no lesson is lost or applied twice.
 
     Parameters
     ----------
@@ -404,17 +411,24 @@ def load_served_model(path: str) -> tuple[Any, list[Any]]:
     from . import journal
 
     check_model_file(path)
-    digest = journal.file_digest(path) if Path(journal.journal_path(path)).exists() else None
-    model = load_model(path)
-    if digest is None:
-        return model, []
-    try:
-        lessons = journal.pending_lessons(path, digest)
-    except journal.JournalError as error:  # the service sets such a journal aside and serves the file alone
-        print(f"streamnb: warning: {error}: its lessons are not counted", file=sys.stderr)
-        return model, []
-    journal.replay(model, lessons, journal.journal_path(path))
-    return model, lessons
+    where = journal.journal_path(path)
+    for _ in range(READ_ATTEMPTS):
+        if not Path(where).exists():
+            return load_model(path), []  # the file holds every lesson acknowledged before it was read
+        try:
+            model, digest, stamp = journal.read_model(path)
+        except FileNotFoundError:
+            continue  # replaced between the check and the read
+        try:
+            contents = journal.read_journal(where)
+        except journal.JournalError as error:  # the service sets such a journal aside and serves the file alone
+            print(f"streamnb: warning: {error}: its lessons are not counted", file=sys.stderr)
+            return model, []
+        if journal.stamp(path) == stamp:  # else a save came between the two reads: the journal may follow another file
+            lessons = journal.lessons_to_replay(contents, where, digest)
+            journal.replay(model, lessons, where)
+            return model, lessons
+    raise CommandError(f"{path!r}: the model file was replaced while it was read, {READ_ATTEMPTS} times; try again")
 
 
 def counts_text(counts: dict) -> str:

@@ -51,9 +51,9 @@ from ..errors import StreamNBError
 from ..validate import check_ledger_to_forget
 
 __all__ = ["Lesson", "JournalError", "ModelLockedError", "LockFileError", "LOCK_SUFFIX", "JOURNAL_SUFFIX", "write_lock",
-           "check_lock_file", "file_digest", "read_journal", "follow_journal", "JournalTail", "Key", "ident_of",
-           "record_keys", "salvage", "pending_lessons", "create_journal", "open_journal", "append_lessons",
-           "remove_journal", "save_folded", "apply_lesson", "fold_pending"]
+           "check_lock_file", "file_digest", "read_model", "read_journal", "follow_journal", "JournalTail", "Key",
+           "ident_of", "record_keys", "salvage", "pending_lessons", "lessons_to_replay", "create_journal",
+           "open_journal", "append_lessons", "remove_journal", "save_folded", "apply_lesson", "fold_pending"]
 
 LOCK_SUFFIX = ".lock"
 JOURNAL_SUFFIX = ".journal"
@@ -198,6 +198,41 @@ def file_digest(path: str | os.PathLike) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def read_model(path: str | os.PathLike) -> tuple[Any, str, tuple[int, int, int]]:
+    """A model file read once: (model, SHA-256 of its bytes, its stamp as :func:`stamp` gives it).
+
+    One read gives the three together even while another writer replaces the file.
+
+    Parameters
+    ----------
+    path
+        The model file.
+
+    Returns
+    -------
+    tuple
+        The model, the SHA-256 of the file's bytes (hex), and (inode, size, mtime in ns).
+
+    Raises
+    ------
+    OSError
+        The file cannot be read (FileNotFoundError when there is none).
+    ModelFormatError
+        The file is not a model file, or is damaged; the message names the path.
+    """
+    from ..errors import ModelFormatError
+    from ..persist import loads
+
+    with open(path, "rb") as handle:
+        data = handle.read()
+        status = os.fstat(handle.fileno())
+    try:
+        model = loads(data)
+    except ModelFormatError as error:
+        raise ModelFormatError(f"{os.fspath(path)}: {error}") from None
+    return model, hashlib.sha256(data).hexdigest(), (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 def _fsync_folder(path: str) -> None:
@@ -509,21 +544,25 @@ def pending_lessons(model_path: str | os.PathLike, digest: str) -> list[Lesson]:
     JournalError
         The journal's header is not a journal's.
     """
-    contents = read_journal(journal_path(model_path))
+    return lessons_to_replay(read_journal(journal_path(model_path)), journal_path(model_path), digest)
+
+
+def lessons_to_replay(contents: JournalContents | None, where: str, digest: str) -> list[Lesson]:
+    """:func:`pending_lessons` of a journal read already (``contents``, None for none), at ``where``."""
     if contents is None:
         return []
     if contents.folded(digest):
         log.info("%s: journal of %d lessons already folded into the model file; discarding it",
-                 journal_path(model_path), len(contents.lessons))
+                 where, len(contents.lessons))
         return []
     if contents.size > contents.end:
         # Only the tail can be torn (records are appended); a lesson there was never
         # acknowledged, because replies wait for the fsync that follows each append.
         log.warning("%s: %d bytes after the last intact record dropped (a write interrupted by a crash)",
-                    journal_path(model_path), contents.size - contents.end)
+                    where, contents.size - contents.end)
     if contents.base != digest:
         log.warning("%s: journal of %d lessons for a model file that was replaced or deleted; its lessons are "
-                    "applied to the file there now", journal_path(model_path), len(contents.lessons))
+                    "applied to the file there now", where, len(contents.lessons))
     return contents.lessons
 
 

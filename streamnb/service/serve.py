@@ -38,7 +38,7 @@ from ..errors import ModelFormatError, StreamNBError
 from ..filter.decision import SPAM, SpamFilter, Verdict
 from ..filter.headers import rewrite_headers
 from . import journal
-from .journal import FORGET, LEARN, Lesson, ModelLockedError
+from .journal import FORGET, LEARN, Lesson, ModelLockedError, read_model
 from .logs import LogTarget
 from .metrics import Metrics, MetricsServer, WorkersMetrics, share_between_processes
 from .protocol import (
@@ -73,7 +73,7 @@ from .served import Evicted
 from .server import Server, ServiceError, check_models_folder, listen, listen_error, recover
 from .settings import Limits, Settings
 from .site import Answer, Scored, answer, user_share
-from .userfiles import UserFiles, read_model
+from .userfiles import UserFiles
 from .users import JOURNAL_FOLD_BYTES, ModelCache, UserModel
 from .workers import run_workers
 

@@ -16,46 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelFormatError, StreamNBError
+from ..errors import StreamNBError
 from . import journal
 from .journal import Lesson
 from .names import shown
 from .protocol import MODEL_SUFFIX, SITE_NAME, log
 from .settings import Settings
-
-
-def read_model(path: Path) -> tuple[Any, str, tuple[int, int, int]]:
-    """A model file read once: (model, SHA-256 of its bytes, its stamp as ``journal.stamp`` gives it).
-
-    One read gives the three together even while another writer replaces the file.
-
-    Parameters
-    ----------
-    path
-        The model file.
-
-    Returns
-    -------
-    tuple
-        The model, the SHA-256 of the file's bytes (hex), and (inode, size, mtime in ns).
-
-    Raises
-    ------
-    OSError
-        The file cannot be read (FileNotFoundError when there is none).
-    ModelFormatError
-        The file is not a model file, or is damaged; the message names the path.
-    """
-    from ..persist import loads
-
-    with open(path, "rb") as handle:
-        data = handle.read()
-        status = os.fstat(handle.fileno())
-    try:
-        model = loads(data)
-    except ModelFormatError as error:
-        raise ModelFormatError(f"{path}: {error}") from None
-    return model, hashlib.sha256(data).hexdigest(), (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 class UserFiles:
@@ -176,7 +142,7 @@ class UserFiles:
         was folded into this file already. Under the write lock (``locked``), a journal that
         cannot be read is set aside, kept for a person to look at, never deleted; without it,
         JournalError is raised."""
-        model, digest, stamp = read_model(self.path)
+        model, digest, stamp = journal.read_model(self.path)
         try:
             contents = journal.read_journal(self.journal_path)
         except journal.JournalError as error:
@@ -274,7 +240,7 @@ class UserFiles:
         """
         if journal.stamp(self.journal_path) == self.journal_stamp:  # the model file changed
             try:
-                model, digest, _ = read_model(self.path)
+                model, digest, _ = journal.read_model(self.path)
             except FileNotFoundError:
                 log.warning("%s: %s was deleted under the service; written back with its %d acknowledged "
                             "lessons", self.who, self.path, self.pending)

@@ -897,6 +897,64 @@ def test_inspect_and_classify_count_the_lessons_the_service_journaled(model_copy
     assert "classes: 'spam': 40 messages, 'ham': 40 messages" in damaged.stdout.decode().splitlines()
 
 
+def fold(path: Path, later: list) -> None:
+    """What `streamnb serve` does at a snapshot: the journal's lessons saved into the file,
+    then a new journal for the lessons told after."""
+    from streamnb import persist
+    from streamnb.service import journal
+
+    model = persist.load(path)
+    journal.fold_pending(path, model)
+    digest = journal.save_folded(path, persist.dumps(model))
+    journal.append_lessons(journal.create_journal(path, digest), later)
+
+
+def test_classify_reads_the_model_and_its_journal_again_when_a_save_comes_between(model_copy, monkeypatch):
+    """classify and inspect read without the lock: a snapshot the service saves between
+    their read of the model file and of its journal must not lose or double a lesson."""
+    from streamnb import SpamFilter, persist
+    from streamnb.service import cli_common, journal
+
+    first = [journal.Lesson("learn", "spam", spam(80 + i)) for i in range(3)]
+    later = [journal.Lesson("learn", "ham", ham(80))]
+    journal.append_lessons(journal.create_journal(model_copy, journal.file_digest(model_copy)), first)
+    read_journal, folds = journal.read_journal, []
+
+    def read_after_a_fold(where):
+        if not folds:
+            folds.append(where)
+            with monkeypatch.context() as inside:
+                inside.setattr(journal, "read_journal", read_journal)
+                fold(model_copy, later)
+        return read_journal(where)
+
+    monkeypatch.setattr(journal, "read_journal", read_after_a_fold)
+    model, lessons = cli_common.load_served_model(str(model_copy))
+    assert folds and lessons == later
+    expected = persist.load(model_copy)  # the first lessons folded in, the later one applied
+    journal.replay(expected, later, "")
+    for probe in (spam(90), ham(90)):
+        assert SpamFilter(model).classify(probe).log_odds == SpamFilter(expected).classify(probe).log_odds
+
+
+def test_classify_gives_up_when_every_read_meets_a_save(model_copy, monkeypatch):
+    from streamnb.service import cli_common, journal
+
+    journal.append_lessons(journal.create_journal(model_copy, journal.file_digest(model_copy)),
+                           [journal.Lesson("learn", "spam", spam(81))])
+    read_journal = journal.read_journal
+
+    def read_after_a_fold(where):
+        with monkeypatch.context() as inside:
+            inside.setattr(journal, "read_journal", read_journal)
+            fold(model_copy, [journal.Lesson("learn", "ham", ham(81))])
+        return read_journal(where)
+
+    monkeypatch.setattr(journal, "read_journal", read_after_a_fold)
+    with pytest.raises(cli_common.CommandError, match="replaced while it was read, 5 times; try again"):
+        cli_common.load_served_model(str(model_copy))
+
+
 def test_train_where_a_deleted_model_left_its_journal_learns_its_lessons(model_copy, mail):
     """The model file was deleted while its journal held lessons `streamnb serve`
     acknowledged: a model trained at that path learns them, as the service would; one that

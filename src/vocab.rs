@@ -564,6 +564,28 @@ mod tests {
     }
 
     #[test]
+    fn restore_finds_every_token_past_the_prefetch_ring() {
+        // The hashes run 16 tokens ahead of the inserts: every length around that, and a
+        // repeat found wherever it falls.
+        for n in [0usize, 1, 15, 16, 17, 33, 1000] {
+            let tokens: Vec<Vec<u8>> = (0..n).map(|i| format!("token{i}").into_bytes()).collect();
+            let mut v = Vocabulary::new();
+            v.restore((0..n as u32).zip(tokens.iter().map(Vec::as_slice)), &[])
+                .unwrap();
+            for (id, token) in tokens.iter().enumerate() {
+                assert_eq!(v.find(token), Some(id as u32), "{n} tokens");
+            }
+            for repeat_at in [16, 17, 32].into_iter().filter(|&at| at < n) {
+                let mut repeated = tokens.clone();
+                repeated[repeat_at] = tokens[repeat_at - 5].clone();
+                let mut w = Vocabulary::new();
+                let entries = (0..n as u32).zip(repeated.iter().map(Vec::as_slice));
+                assert!(w.restore(entries, &[]).is_err(), "a repeat at {repeat_at} of {n}");
+            }
+        }
+    }
+
+    #[test]
     fn buckets_are_crc32() {
         assert_eq!(bucket(b"hello", 1 << 20), crc32fast::hash(b"hello") % (1 << 20));
         // every length from 0 to 40 and many contents, against crc32fast

@@ -26,8 +26,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
-from .errors import IncompatibleModelsError, InvalidInputError, ModelFormatError, describe
-from .store import _raw_array, _raw_values
+from .errors import IncompatibleModelsError, InvalidInputError, describe
+from .store import _raw_array, _raw_bytes, _raw_values, _require
 from .validate import Label
 
 if TYPE_CHECKING:
@@ -352,29 +352,25 @@ class Ledger:
         ModelFormatError
             For arrays missing or inconsistent.
         """
-        def require(condition: bool, message: str) -> None:
-            if not condition:
-                raise ModelFormatError(message)
-
         present = set(LEDGER_ARRAYS) & set(arrays)
-        require(present == set(LEDGER_ARRAYS), f"ledger arrays missing: {sorted(set(LEDGER_ARRAYS) - present)}")
+        _require(present == set(LEDGER_ARRAYS), f"ledger arrays missing: {sorted(set(LEDGER_ARRAYS) - present)}")
         # Read as Python numbers without numpy: `streamnb classify` loads a served model so.
         shape = _raw_array(arrays, "ledger_class")[1]
-        require(len(shape) == 1, f"array 'ledger_class' must have one dimension, has shape {list(shape)}")
+        _require(len(shape) == 1, f"array 'ledger_class' must have one dimension, has shape {list(shape)}")
         m = shape[0]
-        require(m <= self.entries.max_entries, f"{m} ledger entries exceed the bound {self.entries.max_entries}")
+        _require(m <= self.entries.max_entries, f"{m} ledger entries exceed the bound {self.entries.max_entries}")
         size = FINGERPRINT_BYTES
-        raw = bytes(_raw_values(arrays, "ledger_fingerprint", "|u1", [size * m]))
+        raw = _raw_bytes(arrays, "ledger_fingerprint", "|u1", [size * m])
         classes = _raw_values(arrays, "ledger_class", "<i8", [m])
         weights = _raw_values(arrays, "ledger_weight", "<f8", [m])
         stamps = _raw_values(arrays, "ledger_learned_at", "<i8", [m])
         times = _raw_values(arrays, "ledger_t", "<f8", [m])
-        require(all(0 <= c < len(labels) for c in classes), "ledger classes out of range")
-        require(all(math.isfinite(w) and w > 0 for w in weights), "ledger weights must be finite and > 0")
-        require(all(1 <= s <= n_learned for s in stamps), f"ledger stamps must be in [1, {n_learned}]")
-        require(all(map(math.isfinite, times)), "ledger timestamps must be finite")
+        _require(all(0 <= c < len(labels) for c in classes), "ledger classes out of range")
+        _require(all(math.isfinite(w) and w > 0 for w in weights), "ledger weights must be finite and > 0")
+        _require(all(1 <= s <= n_learned for s in stamps), f"ledger stamps must be in [1, {n_learned}]")
+        _require(all(map(math.isfinite, times)), "ledger timestamps must be finite")
         keys = [raw[start:start + size] for start in range(0, size * m, size)]
-        require(len(set(keys)) == m, "duplicate ledger fingerprints")
+        _require(len(set(keys)) == m, "duplicate ledger fingerprints")
         self.entries.load(zip(keys, map(Entry, [labels[c] for c in classes], weights, stamps,
                                         times if timed else [None] * m)))
 

@@ -467,16 +467,21 @@ def _raw_array(arrays: Arrays, name: str) -> RawArray:
     return array.dtype.str, array.shape, data, 0, len(data)
 
 
-_STRUCT_FORMATS = {"<f8": "d", "<i8": "q", "|u1": "B"}
+_STRUCT_FORMATS = {"<f8": "d", "<i8": "q"}
 
 
-def _raw_values(arrays: Arrays, name: str, dtype: str, shape: list[int]) -> tuple[Any, ...]:
-    """The values of a saved array as Python numbers (read without numpy), its dtype
-    (``<f8``, ``<i8`` or ``|u1``) and shape checked."""
+def _raw_bytes(arrays: Arrays, name: str, dtype: str, shape: list[int]) -> bytes:
+    """The little-endian bytes of a saved array (read without numpy), its dtype and shape checked."""
     saved_dtype, saved_shape, buffer, start, end = _raw_array(arrays, name)
     _require(saved_dtype == dtype and list(saved_shape) == shape,
              f"array {name!r} must be {dtype} of shape {shape}, got {saved_dtype} of shape {list(saved_shape)}")
-    return struct.unpack_from(f"<{math.prod(shape)}{_STRUCT_FORMATS[dtype]}", buffer, start)
+    return bytes(buffer[start:end])
+
+
+def _raw_values(arrays: Arrays, name: str, dtype: str, shape: list[int]) -> tuple[Any, ...]:
+    """The values of a saved array (``<f8`` or ``<i8``) as Python numbers, its dtype and shape
+    checked (:func:`_raw_bytes`)."""
+    return struct.unpack(f"<{math.prod(shape)}{_STRUCT_FORMATS[dtype]}", _raw_bytes(arrays, name, dtype, shape))
 
 
 def _require(condition: bool, message: str) -> None:

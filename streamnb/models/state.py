@@ -8,6 +8,7 @@ settings objects' fields flat among the model's own (``DiscreteNB._saved_params`
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def restore_model(cls: type[_Model], state: dict[str, Any], arrays: Arrays) -> _
     n = model.n_learned
     last_t = state["last_t"]
     if last_t is not None:
-        _require(isinstance(last_t, (int, float)) and not isinstance(last_t, bool) and np.isfinite(last_t),
+        _require(isinstance(last_t, (int, float)) and not isinstance(last_t, bool) and math.isfinite(last_t),
                  f"last_t must be a finite number or null, got {describe(last_t)}")
         last_t = float(last_t)
     learner.clock.last_t = last_t

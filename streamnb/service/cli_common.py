@@ -418,13 +418,17 @@ def load_served_model(path: str) -> tuple[Any, list[Any]]:
         try:
             model, digest, stamp = journal.read_model(path)
         except FileNotFoundError:
-            continue  # replaced between the check and the read
+            check_model_file(path)  # deleted: said so; else replaced between the check and the read
+            continue
         try:
             contents = journal.read_journal(where)
         except journal.JournalError as error:  # the service sets such a journal aside and serves the file alone
             print(f"streamnb: warning: {error}: its lessons are not counted", file=sys.stderr)
             return model, []
-        if journal.stamp(path) == stamp:  # else a save came between the two reads: the journal may follow another file
+        now = journal.stamp(path)
+        if now is None:
+            check_model_file(path)  # deleted since it was read
+        if now == stamp:  # else a save came between the two reads: the journal may follow another file
             lessons = journal.lessons_to_replay(contents, where, digest)
             journal.replay(model, lessons, where)
             return model, lessons

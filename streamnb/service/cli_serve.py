@@ -33,9 +33,9 @@ RESTART_OPTIONS = {"host": "--host", "port": "--port", "workers": "--workers", "
 
 
 class SyslogFacilities:
-    """``--syslog``'s choices: ``SysLogHandler``'s facility names, read when argparse first
-    looks (a refused name, ``--syslog``), so that commands other than ``serve`` do not import
-    ``logging.handlers`` (10 ms of ``streamnb classify``'s start)."""
+    """``--syslog``'s choices: ``SysLogHandler``'s facility names, read each time argparse
+    looks (a name given, a name refused), so that building the parser, and commands other than
+    ``serve``, do not import ``logging.handlers`` (10 ms of ``streamnb classify``'s start)."""
 
     def __iter__(self) -> Iterator[str]:
         from logging.handlers import SysLogHandler

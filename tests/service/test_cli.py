@@ -937,28 +937,20 @@ def test_classify_reads_the_model_and_its_journal_again_when_a_save_comes_betwee
         assert SpamFilter(model).classify(probe).log_odds == SpamFilter(expected).classify(probe).log_odds
 
 
-def test_classify_of_a_model_deleted_while_it_is_read_says_it_does_not_exist(model_copy, monkeypatch):
+@pytest.mark.parametrize("read", ["read_model", "read_journal"])
+def test_classify_of_a_model_deleted_while_it_is_read_says_it_does_not_exist(model_copy, monkeypatch, read):
+    """Deleted before the model file's read, or after it (before the journal's)."""
     from streamnb.service import cli_common, journal
 
     journal.append_lessons(journal.create_journal(model_copy, journal.file_digest(model_copy)),
                            [journal.Lesson("learn", "spam", spam(82))])
-    read_model, read_journal, original = journal.read_model, journal.read_journal, model_copy.read_bytes()
+    original = getattr(journal, read)
 
     def deleted_first(path):
         model_copy.unlink()
-        return read_model(path)
+        return original(path)
 
-    monkeypatch.setattr(journal, "read_model", deleted_first)
-    with pytest.raises(cli_common.CommandError, match="does not exist"):
-        cli_common.load_served_model(str(model_copy))
-    model_copy.write_bytes(original)  # back, then deleted after it was read
-    monkeypatch.setattr(journal, "read_model", read_model)
-
-    def deleted_after(where):
-        model_copy.unlink()
-        return read_journal(where)
-
-    monkeypatch.setattr(journal, "read_journal", deleted_after)
+    monkeypatch.setattr(journal, read, deleted_first)
     with pytest.raises(cli_common.CommandError, match="does not exist"):
         cli_common.load_served_model(str(model_copy))
 

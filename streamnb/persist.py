@@ -403,6 +403,29 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
     model
         The model they hold.
     """
+    return _loads(data, tokenizer)[0]
+
+
+def loads_with_digest(data: bytes) -> tuple[Any, str]:
+    """The model of file bytes (see ``load``) and the SHA-256 (hex) of all the bytes, the
+    identity a journal names its model file by (``streamnb.service.journal``): one pass over
+    the bytes gives it and the checksum.
+
+    Parameters
+    ----------
+    data : bytes
+        A model file's bytes.
+
+    Returns
+    -------
+    tuple
+        The model, and the SHA-256 of ``data`` (hex).
+    """
+    return _loads(data, _FROM_FILE)
+
+
+def _loads(data: bytes, tokenizer: Any) -> tuple[Any, str]:
+    """The model of file bytes, its checksum checked, and the SHA-256 of all the bytes."""
     if not isinstance(data, bytes):  # a bytearray or memoryview: the core reads bytes in place
         data = bytes(data)
     match = _TRAILER.search(data[-_TRAILER_MAX:])
@@ -413,42 +436,48 @@ def loads(data: bytes, *, tokenizer: Any = _FROM_FILE) -> Any:
         raise ModelFormatError(f"format version {version} is not supported (this streamnb reads versions "
                                f"{', '.join(map(str, READABLE))})")
     expected = bytes.fromhex(match.group(2).decode("ascii"))
-    view = memoryview(data)[:-64]
     if len(data) < _HASH_APART:  # verified first: a thread costs more than hashing a small file
-        _check_digest(_sha256(view), expected)
-        return _read_model(data, version, tokenizer)
+        file_digest = _check_digest(_digests(data), expected)
+        return _read_model(data, version, tokenizer), file_digest
     # A big file's checksum is computed in a thread while the model is read (hashlib and the
     # core both release the GIL: on two cores the load takes the time of the slower of the
     # two). Reading bytes not yet verified is safe, every value being checked as hostile
     # input; nothing is returned before the digest matches, and a mismatch is what gets
     # reported, whatever the reading found.
-    digest: list[bytes | BaseException] = []
-    hashing = threading.Thread(target=lambda: digest.append(_sha256(view)))
+    found: list[tuple[bytes, str] | BaseException] = []
+    hashing = threading.Thread(target=lambda: found.append(_digests(data)))
     hashing.start()
     try:
-        return _read_model(data, version, tokenizer)
+        model = _read_model(data, version, tokenizer)
     finally:
         hashing.join()
-        _check_digest(digest[0], expected)
+        file_digest = _check_digest(found[0], expected)
+    return model, file_digest
 
 
 _HASH_APART = 1 << 20  # file size (bytes) from which the checksum is computed beside the reading
 
 
-def _sha256(data: memoryview) -> bytes | BaseException:
-    """The SHA-256 digest of ``data``, or the exception computing it raised (in a thread,
-    handed to the one that waits for it)."""
+def _digests(data: bytes) -> tuple[bytes, str] | BaseException:
+    """The checksum of file bytes (the SHA-256 of all but the trailer's 64 hex digits) and the
+    SHA-256 (hex) of all of them, in one pass; or the exception computing them raised (in a
+    thread, handed to the one that waits for it)."""
     try:
-        return hashlib.sha256(data).digest()
+        hashing = hashlib.sha256(memoryview(data)[:-64])
+        checksum = hashing.copy().digest()
+        hashing.update(memoryview(data)[-64:])
+        return checksum, hashing.hexdigest()
     except BaseException as exc:
         return exc
 
 
-def _check_digest(digest: bytes | BaseException, expected: bytes) -> None:
-    if isinstance(digest, BaseException):
-        raise digest
-    if digest != expected:
+def _check_digest(digests: tuple[bytes, str] | BaseException, expected: bytes) -> str:
+    """The SHA-256 (hex) of the file's bytes, once its checksum is ``expected``."""
+    if isinstance(digests, BaseException):
+        raise digests
+    if digests[0] != expected:
         raise ModelFormatError("checksum mismatch: the file is corrupted or was modified") from None
+    return digests[1]
 
 
 def _read_model(data: bytes, version: int, tokenizer: Any) -> Any:

@@ -223,16 +223,16 @@ def read_model(path: str | os.PathLike) -> tuple[Any, str, tuple[int, int, int]]
         The file is not a model file, or is damaged; the message names the path.
     """
     from ..errors import ModelFormatError
-    from ..persist import loads
+    from ..persist import loads_with_digest
 
     with open(path, "rb") as handle:
         data = handle.read()
         status = os.fstat(handle.fileno())
     try:
-        model = loads(data)
+        model, digest = loads_with_digest(data)
     except ModelFormatError as error:
         raise ModelFormatError(f"{os.fspath(path)}: {error}") from None
-    return model, hashlib.sha256(data).hexdigest(), (status.st_ino, status.st_size, status.st_mtime_ns)
+    return model, digest, (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 def _fsync_folder(path: str) -> None:

@@ -5,6 +5,7 @@ pickle payloads) that must all give ModelFormatError without running anything.""
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import os
 import pathlib
@@ -256,6 +257,19 @@ def test_a_corrupted_file_is_reported_as_corrupted_whatever_reading_it_found(sav
             streamnb.load(saved)
     saved.write_bytes(data)
     assert streamnb.load(saved).n_learned == 12
+
+
+@pytest.mark.parametrize("hash_apart", [0, persist._HASH_APART])
+def test_a_file_read_with_its_digest_gives_the_sha256_of_all_its_bytes(saved, monkeypatch, hash_apart):
+    """The journal names a model file by the SHA-256 of its bytes: the same pass as the checksum."""
+    monkeypatch.setattr(persist, "_HASH_APART", hash_apart)
+    data = saved.read_bytes()
+    model, digest = persist.loads_with_digest(data)
+    assert digest == hashlib.sha256(data).hexdigest() and model.n_learned == 12
+    broken = bytearray(data)
+    broken[data.index(b'"format"')] ^= 0x01
+    with pytest.raises(ModelFormatError, match="checksum mismatch"):
+        persist.loads_with_digest(bytes(broken))
 
 
 def test_file_bytes_load_from_a_bytearray_or_a_memoryview(saved):

@@ -24,7 +24,6 @@ from .cli_common import (
     counts_text,
     in_date_order,
     labelled,
-    load_model,
     load_served_model,
     messages_text,
     sourced,
@@ -121,8 +120,7 @@ def _correct(args: argparse.Namespace, unlearn: bool) -> int:
         check_distinct(sources)
     items = [(x, label) for _, x, label in sources]
     with journal.write_lock(args.model, LOCK_TIMEOUT):
-        model = load_model(args.model)
-        folded = journal.fold_pending(args.model, model)  # lessons `streamnb serve` acknowledged
+        model, folded = journal.fold_pending(args.model)  # with the lessons `streamnb serve` acknowledged
         if not unlearn:
             warn_without_ledger(model, items, args.model, "learn")
         change = model.unlearn_many if unlearn else model.learn_many
@@ -186,8 +184,7 @@ def unlearn_error(path: str, sources: list[tuple[str, Any, Any]], error: Excepti
     from ..errors import InvalidInputError
     from . import journal
 
-    model = load_model(path)
-    journal.fold_pending(path, model)
+    model, _ = journal.fold_pending(path)
     for origin, x, label in sources:
         try:
             model.unlearn_one(x, label)

@@ -751,19 +751,28 @@ def replay(model: Any, lessons: Iterable[Lesson], origin: str = "journal") -> in
     return applied
 
 
-def fold_pending(model_path: str | os.PathLike, model: Any) -> int:
-    """Apply the journal's pending lessons to ``model`` (just loaded from ``model_path``).
+def fold_pending(model_path: str | os.PathLike) -> tuple[Any, int]:
+    """The model of ``model_path`` with its journal's pending lessons applied (the file read
+    once: :func:`read_model`).
 
     Call under the lock, then save the model with :func:`save_folded`.
 
     Returns
     -------
-    int
-        How many lessons were pending.
+    tuple
+        The model, and how many lessons were pending.
+
+    Raises
+    ------
+    OSError, ModelFormatError
+        As :func:`read_model`.
+    JournalError
+        The journal's header is not a journal's.
     """
-    lessons = pending_lessons(model_path, file_digest(model_path))
+    model, digest, _ = read_model(model_path)
+    lessons = pending_lessons(model_path, digest)
     replay(model, lessons, journal_path(model_path))
-    return len(lessons)
+    return model, len(lessons)
 
 
 def stamp(path: str | os.PathLike) -> tuple[int, int, int] | None:

@@ -903,8 +903,7 @@ def fold(path: Path, later: list) -> None:
     from streamnb import persist
     from streamnb.service import journal
 
-    model = persist.load(path)
-    journal.fold_pending(path, model)
+    model, _ = journal.fold_pending(path)
     digest = journal.save_folded(path, persist.dumps(model))
     journal.append_lessons(journal.create_journal(path, digest), later)
 

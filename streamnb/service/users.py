@@ -146,6 +146,10 @@ class UserModel(ServedModel, UserFiles):
         """
         async with self.lock:
             try:
+                if self.model is None and not self.path.exists():
+                    # A stat on the loop: a model that has no file (the site model, often)
+                    # costs every check neither a thread nor the write lock.
+                    return None
                 if self.settings.read_only:
                     found = await self.current(create=False)
                 elif self.model is not None and await self._followed():

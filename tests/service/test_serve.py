@@ -561,6 +561,38 @@ def test_a_lesson_the_site_model_refuses_is_answered_with_the_users_models_outco
                      r"model cannot take this", caplog.text), caplog.text
 
 
+def test_a_check_of_a_model_without_a_file_takes_neither_a_thread_nor_the_lock(tmp_path, monkeypatch):
+    """The site model, before anyone teaches it, has no file: each check learns so from a stat
+    (no thread, no lock file made), and a file that appears later is read at the next check."""
+    models = tmp_path / "models"
+    models.mkdir()
+    settings = Settings(models=models, new_model=lambda: cli.build_model(SERVE_ARGS), rule=RuleOptions("chi2"))
+    threaded = []
+    real_to_thread = asyncio.to_thread
+
+    async def counting_to_thread(function, /, *args, **kwargs):
+        threaded.append(function.__name__)
+        return await real_to_thread(function, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counting_to_thread)
+
+    async def scenario() -> None:
+        site = UserModel(SITE_NAME, site_model_path(models), settings)
+        for _ in range(3):
+            assert await site.classify(spam(1), explain=False) is None
+        assert threaded == [] and sorted(p.name for p in models.iterdir()) == []
+        model = cli.build_model(SERVE_ARGS)
+        for i in range(3):
+            model.learn_one(spam(i), "spam")
+            model.learn_one(ham(i), "ham")
+        model.save(site_model_path(models))
+        scored = await site.classify(spam(7), explain=False)
+        assert scored is not None and scored.counts == {"spam": 3.0, "ham": 3.0} and threaded == ["_load_sync"]
+        await site.close()
+
+    asyncio.run(scenario())
+
+
 def test_journals_are_folded_after_snapshot_seconds(serve, tmp_path):
     models = tmp_path / "models"
     server = serve(models, "--allow-tell", "--snapshot-seconds", "0.5")

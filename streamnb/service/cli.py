@@ -371,8 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-models", type=positive_int, default=Settings.max_models,
                        help=f"models kept loaded (default {Settings.max_models})")
     serve.add_argument("--max-memory", type=positive_int, metavar="BYTES",
-                       help="bytes the users' models in memory may hold together (the least recently used are let "
-                            "go beyond it; default: no cap but --max-models)")
+                       help="bytes the users' models in memory may hold together, with the messages they observed "
+                            "since their last save (the least recently used are let go beyond it; default: no cap "
+                            "but --max-models)")
     serve.add_argument("--max-size", type=positive_int, default=Limits.max_size, metavar="BYTES",
                        help=f"largest message accepted (default {Limits.max_size}, spamc's default)")
     serve.add_argument("--timeout", type=positive_float, default=Limits.timeout, metavar="SECONDS",

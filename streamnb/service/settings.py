@@ -81,8 +81,8 @@ class Settings:
         Models kept loaded.
     max_memory
         Bytes the users' models in memory may hold together (as the core counts them,
-        ``model.nbytes``); beyond it the least recently used are let go, as beyond
-        ``max_models``. None: no cap but ``max_models``.
+        ``model.nbytes``, with the messages each observed since its last save); beyond it the
+        least recently used are let go, as beyond ``max_models``. None: no cap but ``max_models``.
     snapshot_every, snapshot_seconds
         A user's journal is folded into the model file after this many lessons, or once its
         oldest lesson is this old; a model that observed mail since its last save is saved

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,10 @@ from .journal import Lesson
 from .names import shown
 from .protocol import MODEL_SUFFIX, SITE_NAME, log
 from .settings import Settings
+
+# What a model keeps of the messages it observed since its last save, to observe them again
+# in the files another process saved meanwhile (the oldest are let go beyond it).
+MAX_UNSAVED_OBSERVED_BYTES = 16 << 20
 
 
 class UserFiles:
@@ -84,10 +89,14 @@ class UserFiles:
         self.save_first = False
         self.pending = 0  # lessons in the journal, not in the model file
         self.oldest_pending = 0.0
-        # Messages observed (SpamFilter.observe) since the model was read or saved: in memory
-        # only, never journaled (they are not lessons), saved with the model.
+        # Messages observed (SpamFilter.observe) since the model was saved: in memory only,
+        # never journaled (they are not lessons), saved with the model. Each is kept, up to
+        # MAX_UNSAVED_OBSERVED_BYTES, to be observed again in the model when the files are
+        # read again before a save of ours (another process saved them: --workers).
         self.observed = 0
         self.oldest_observed = 0.0
+        self.unsaved_observed: deque[tuple[bytes, Any]] = deque()
+        self.unsaved_observed_bytes = 0
         self.owner = False  # the memory state was loaded under the write lock (not read without it)
         # An append or a save failed: the journal may end in a record that was never
         # acknowledged (torn, or not known to be on disk), so the model is saved before
@@ -284,6 +293,8 @@ class UserFiles:
         self.digest, self.file_stamp = digest, journal.stamp(self.path)
         self._forget_journal()
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
+        self.unsaved_observed.clear()
+        self.unsaved_observed_bytes = 0
 
     def _append_sync(self, lessons: list[Lesson]) -> bool:
         """Journal the lessons durably; False (nothing written) if another writer changed the files."""

@@ -47,11 +47,16 @@ from .served import Evicted, ServedModel
 from .settings import Settings
 from .shared import SharedModel, has_model
 from .site import Scored
-from .userfiles import UserFiles
+from .userfiles import MAX_UNSAVED_OBSERVED_BYTES, UserFiles
 
 # A journal holds whole messages: fold it once it is this big, whatever --snapshot-every says,
 # so that a burst of large messages neither fills the disk nor makes the replay at start slow.
 JOURNAL_FOLD_BYTES = 64 << 20
+
+
+# How often a save of what a model observed reads the files again after another process saved
+# them first, before it leaves the rest to the next save.
+READ_AGAIN_TO_SAVE = 3
 
 
 class UserModel(ServedModel, UserFiles):
@@ -192,6 +197,29 @@ class UserModel(ServedModel, UserFiles):
             if not self.observed:
                 self.oldest_observed = time.monotonic()
             self.observed += 1
+            self.unsaved_observed.append((raw, verdict))
+            self.unsaved_observed_bytes += len(raw)
+            while self.unsaved_observed_bytes > MAX_UNSAVED_OBSERVED_BYTES:
+                self.unsaved_observed_bytes -= len(self.unsaved_observed.popleft()[0])
+
+    def _read_files(self, locked: bool) -> None:
+        """The files read again (:meth:`UserFiles._read_files`), then the messages observed since
+        the last save observed again: the files may be another process's save, which did not
+        hold them (``--workers``); one the file holds already changes nothing
+        (:meth:`SpamFilter.observe <streamnb.filter.spam_filter.SpamFilter.observe>`)."""
+        super()._read_files(locked)
+        if not self.unsaved_observed:
+            return
+        spam_filter = self.spam_filter()
+        try:
+            for raw, verdict in self.unsaved_observed:
+                spam_filter.observe(raw, verdict)
+        except Exception as error:  # observations are not lessons: the files read stand as read
+            log.warning("%s: the %d messages it observed since its last save could not be observed again in %s: %s",
+                        self.who, len(self.unsaved_observed), self.path, failure(error))
+            self.unsaved_observed.clear()
+            self.unsaved_observed_bytes = 0
+        self.observed = len(self.unsaved_observed)
 
     async def tell(self, lesson: Lesson) -> bool:
         """Journal the lesson (fsynced), apply it, and say whether it changed the model (or
@@ -324,20 +352,33 @@ class UserModel(ServedModel, UserFiles):
         return await asyncio.gather(*(self.site._submit(lesson) for lesson in lessons), return_exceptions=True)
 
     async def _fold_locked(self, wait: bool = True) -> None:
-        """Save the model with its journaled lessons (then drop the journal), or with what it
-        observed: the latter only when the files were loaded under the write lock (under it,
-        the save first applies what other processes journaled, or gives up and reads the files
-        again when they were replaced: :meth:`_fold_sync`). Never raises: a failure
+        """Save the model with its journaled lessons (then drop the journal), and with what it
+        observed. A model read without the write lock is read again under it first (observing
+        again what it observed). Under the lock, the save first applies what other processes
+        journaled, or reads the files again when they were replaced (:meth:`_fold_sync`),
+        observes again in them what it observed, and saves that. Never raises: a failure
         (of the files, or of the model's own save) is logged, the lessons stay in the journal.
 
         ``wait=False`` (the snapshot task): when another writer holds the write lock, give up
         at once and try again ``--snapshot-seconds`` later; waiting would hold ``self.lock``,
         and with it every check of this model (of every user's, for the site model)."""
-        if self.model is None or self.settings.read_only or not (self.pending or (self.observed and self.owner)):
+        if self.model is None or self.settings.read_only or not (self.pending or self.observed):
             return
         try:
-            if not await asyncio.to_thread(self._fold_sync, wait):
-                await self._reload(create=True)  # the other writer folded our journal already
+            if self.observed and not self.owner:
+                # Read without the write lock (another writer held it): read again under it,
+                # observing again what this model observed, for the save below to hold it.
+                if not await asyncio.to_thread(self._load_sync, False, wait):
+                    return  # no model file any more: observations are not lessons to write back
+            for _ in range(READ_AGAIN_TO_SAVE):
+                if await asyncio.to_thread(self._fold_sync, wait):
+                    break
+                # Another writer saved the files (folding our journal): read them again, with
+                # what this model observed since its last save observed again; that is saved
+                # into them now (it is in no file yet).
+                await self._reload(create=True)
+                if not (self.observed and self.owner):
+                    break
         except ModelLockedError as error:
             if wait:
                 self._fold_failed(error)
@@ -451,7 +492,8 @@ class ModelCache:
         cap = self.settings.max_memory
         if cap is None or len(self.entries) < 2:
             return False
-        return sum(int(getattr(entry.model, "nbytes", 0)) for entry in self.entries.values()) > cap
+        return sum(int(getattr(entry.model, "nbytes", 0)) + getattr(entry, "unsaved_observed_bytes", 0)
+                   for entry in self.entries.values()) > cap
 
     async def has_model(self, user: str) -> bool:
         """Whether the user's model is loaded, or its file (its snapshot or lessons, with a store) exists.

@@ -9,6 +9,7 @@ End to end: ``--workers 2`` on one port.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import threading
@@ -17,13 +18,14 @@ from pathlib import Path
 import pytest
 
 import streamnb
-from streamnb.service import cli
+from streamnb.filter.spam_filter import SpamFilter
+from streamnb.service import cli, journal, users
 from streamnb.service.journal import FORGET, LEARN, Lesson, journal_path, read_journal
 from streamnb.service.protocol import SITE_NAME, site_model_path
 from streamnb.service.settings import RuleOptions, Settings
-from streamnb.service.users import UserModel
+from streamnb.service.users import ModelCache, UserModel
 from tests.service.test_redis_store import checks_together, pids, until
-from tests.service.test_serve import SERVE_ARGS, Expected, assert_answers, check, ham, spam, tell_raw
+from tests.service.test_serve import SERVE_ARGS, Expected, assert_answers, check, ham, recorded, spam, tell_raw
 from tests.service.test_serve_faults import LEARNED, learned, lesson, once_each
 
 
@@ -157,7 +159,9 @@ def test_workers_on_a_models_folder_answer_with_every_lesson_and_fold_once(serve
 
 def test_workers_that_observe_lose_no_lesson_told_among_checks(serve, tmp_path):
     """The default, observing workers: lessons told while both workers check and observe mail
-    (and save what they observed) are each in the model file once at the stop."""
+    (and save what they observed) are each in the model file once at the stop; every message
+    checked after that is observed in the site model's file (each worker observes again, in
+    the files the other saved, what it observed since its own last save)."""
     models = tmp_path / "models"
     server = serve(models, "--allow-tell", "--workers", "2", "--snapshot-seconds", "0.2")
     errors: list[BaseException] = []
@@ -178,9 +182,205 @@ def test_workers_that_observe_lose_no_lesson_told_among_checks(serve, tmp_path):
     for thread in threads:
         thread.join()
     assert not errors, errors
+
+    def observing(k: int) -> None:  # the models exist now: each check is observed
+        try:
+            for i in range(k, 120, 3):
+                assert b"EX_OK" in check(server.port, ham(300 + i))
+        except BaseException as error:  # noqa: BLE001 (reported below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=observing, args=(k,)) for k in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
     server.stop()
     assert learned(streamnb.load(models / "alice.snb")) == once_each(range(16))
-    assert learned(streamnb.load(site_model_path(models))) == once_each(range(16))
+    site = streamnb.load(site_model_path(models))
+    assert learned(site) == once_each(range(16))
+    assert all(recorded(site, ham(300 + i)).provisional for i in range(120))
+
+
+def test_what_a_process_observed_outlives_another_processs_save(tmp_path):
+    """A and B serve one model and observe the mail each checks. B saves (a snapshot) without
+    what A observed; A reads B's file and observes its own messages again in it, so A's save
+    holds both; B reads that. A message observed twice is one provisional lesson."""
+    models, settings, path = alice_files(tmp_path)
+    settings = dataclasses.replace(settings, observe=True)
+
+    async def checked(process: UserModel, raw: bytes) -> None:
+        scored = await process.classify(raw, False)
+        assert scored is not None
+        await process.observe(raw, scored.verdict)
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        for i in range(12):
+            assert await a.tell(learn(i)) is True
+        await a.fold()
+        seen_by_a, seen_by_b = [spam(400), ham(401)], [spam(402), ham(403)]
+        for raw in seen_by_a:
+            await checked(a, raw)
+        for raw in seen_by_b + seen_by_a[:1]:
+            await checked(b, raw)
+        await b.fold()  # the file holds what B observed, not ham(401)
+        assert recorded(streamnb.load(path), ham(401)) is None
+        await checked(a, spam(404))  # A finds B's file, reads it, and observes its three again
+        assert all(recorded(a.model, raw).provisional for raw in seen_by_a + seen_by_b + [spam(404)])
+        assert a.observed == 3
+        await a.fold()
+        saved = streamnb.load(path)
+        assert all(recorded(saved, raw).provisional for raw in seen_by_a + seen_by_b + [spam(404)])
+        assert await b.classify(ham(50), False) is not None  # B reads A's file: nothing of its own to add
+        assert b.observed == 0 and all(recorded(b.model, raw).provisional for raw in seen_by_a + seen_by_b)
+        assert await a.close() == 0 and await b.close() == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_save_that_finds_another_processs_save_reads_it_and_saves_what_it_observed(tmp_path):
+    """A's save finds that B saved the files since A read them: A reads B's, observes its own
+    messages again in it, and saves (at a stop, nothing observed is left out of the file)."""
+    models, settings, path = alice_files(tmp_path)
+    settings = dataclasses.replace(settings, observe=True)
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        for i in range(12):
+            assert await a.tell(learn(i)) is True
+        await a.fold()
+        for process, raw in ((a, spam(410)), (b, ham(411))):
+            scored = await process.classify(raw, False)
+            assert scored is not None
+            await process.observe(raw, scored.verdict)
+        await b.close()
+        await a.close()  # its first try finds B's file
+        saved = streamnb.load(path)
+        assert recorded(saved, spam(410)).provisional and recorded(saved, ham(411)).provisional
+
+    asyncio.run(scenario())
+
+
+def test_a_model_read_without_the_lock_saves_what_it_observed_once_it_can_take_it(tmp_path):
+    """B read the files while another writer held the write lock (a check never waits), and
+    observed a message: its save reads the files again under the lock, observes the message
+    again in them, and saves it (the snapshot task's try, without waiting, puts it off while
+    the lock is held)."""
+    models, settings, path = alice_files(tmp_path)
+    settings = dataclasses.replace(settings, observe=True)
+
+    async def scenario() -> None:
+        a = UserModel("alice", path, settings)
+        for i in range(12):
+            assert await a.tell(learn(i)) is True
+        assert await a.close() == 0
+        b = UserModel("alice", path, settings)
+        with journal.write_lock(path):
+            scored = await b.classify(spam(430), False)
+            assert scored is not None and not b.owner
+            await b.observe(spam(430), scored.verdict)
+            await b.fold(wait=False)  # the snapshot task: the lock is taken, later will do
+            assert recorded(streamnb.load(path), spam(430)) is None and b.observed == 1
+        await b.fold(wait=False)
+        assert b.owner and b.observed == 0 and recorded(streamnb.load(path), spam(430)).provisional
+        assert await b.close() == 0
+
+    asyncio.run(scenario())
+
+
+def test_what_a_process_keeps_to_observe_again_is_bounded(tmp_path, monkeypatch):
+    """Beyond MAX_UNSAVED_OBSERVED_BYTES, the oldest observed messages are let go: another
+    process's save replaces them (observations are not lessons); the newer are observed again."""
+    models, settings, path = alice_files(tmp_path)
+    settings = dataclasses.replace(settings, observe=True)
+    messages = [spam(420), ham(421), spam(422)]
+    monkeypatch.setattr(users, "MAX_UNSAVED_OBSERVED_BYTES", len(messages[1]) + len(messages[2]))
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        for i in range(12):
+            assert await a.tell(learn(i)) is True
+        await a.fold()
+        for raw in messages:
+            scored = await a.classify(raw, False)
+            assert scored is not None
+            await a.observe(raw, scored.verdict)
+        assert [raw for raw, _ in a.unsaved_observed] == messages[1:]
+        assert a.unsaved_observed_bytes == len(messages[1]) + len(messages[2])
+        assert await b.tell(learn(12)) is True
+        await b.fold()
+        assert await a.classify(ham(50), False) is not None  # reads B's file
+        assert recorded(a.model, messages[0]) is None
+        assert all(recorded(a.model, raw).provisional for raw in messages[1:])
+        assert await a.close() == 0 and await b.close() == 0
+
+    asyncio.run(scenario())
+
+
+def test_messages_that_cannot_be_observed_again_leave_the_files_read_as_they_are(tmp_path, monkeypatch, caplog):
+    """Observing again fails (whatever the reason): the files read stand, a warning says so,
+    and the check is scored with them."""
+    models, settings, path = alice_files(tmp_path)
+    settings = dataclasses.replace(settings, observe=True)
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        for i in range(12):
+            assert await a.tell(learn(i)) is True
+        await a.fold()
+        scored = await a.classify(spam(450), False)
+        assert scored is not None
+        await a.observe(spam(450), scored.verdict)
+        assert await b.tell(learn(12)) is True
+        await b.fold()
+
+        def failing(self, x, verdict=None):
+            raise ValueError("cannot observe this")
+
+        monkeypatch.setattr(SpamFilter, "observe", failing)
+        assert await a.classify(ham(50), False) is not None  # reads B's file
+        assert a.observed == 0 and not a.unsaved_observed and a.unsaved_observed_bytes == 0
+        assert learned(a.model) == once_each(range(13)) and recorded(a.model, spam(450)) is None
+        assert await a.close() == 0 and await b.close() == 0
+
+    asyncio.run(scenario())
+    assert re.search(r"WARNING .*user alice: the 1 messages it observed since its last save could not be observed "
+                     r"again in .*alice\.snb: ValueError: cannot observe this", caplog.text), caplog.text
+
+
+def test_max_memory_counts_the_messages_a_model_keeps_to_observe_again(tmp_path):
+    """--max-memory bounds the models' bytes with the messages they observed since their last
+    save: a model whose observations pass the cap is folded and let go."""
+    models, settings, path = alice_files(tmp_path)
+
+    async def scenario() -> None:
+        for user in ("alice", "bob"):
+            entry = UserModel(user, models / f"{user}.snb", settings)
+            for i in range(4):
+                assert await entry.tell(learn(i)) is True
+            await entry.close()
+        sizes = {user: streamnb.load(models / f"{user}.snb").nbytes for user in ("alice", "bob")}
+        cache = ModelCache(dataclasses.replace(settings, observe=True, site=False,
+                                               max_memory=sizes["alice"] + sizes["bob"] + 1000))
+        for user in ("alice", "bob"):
+            assert await cache.get(user).classify(ham(50), False) is not None
+        assert list(cache.entries) == ["alice", "bob"]
+        alice = cache.entries["alice"]
+        scored = await alice.classify(spam(440), False)
+        assert scored is not None
+        await alice.observe(spam(440), scored.verdict)
+        assert alice.unsaved_observed_bytes == len(spam(440)) < 1000  # under the cap still
+        cache.get("alice")  # used last: bob is the least recently used
+        assert list(cache.entries) == ["bob", "alice"]
+        alice.unsaved_observed_bytes = sizes["bob"] + 2000  # as if it had observed more
+        cache.get("carol")  # not loaded yet: its model counts nothing
+        assert list(cache.entries) == ["carol"]  # bob, then alice, let go: the cap counts what alice keeps
+        await asyncio.gather(*cache.closing)
+        assert recorded(streamnb.load(models / "alice.snb"), spam(440)).provisional  # saved as it went
+
+    asyncio.run(scenario())
 
 
 def test_a_model_file_replaced_under_two_processes_keeps_every_acknowledged_lesson(tmp_path):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections import deque
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,10 @@ from .protocol import MODEL_SUFFIX, SITE_NAME, log
 from .settings import Settings
 
 # What a model keeps of the messages it observed since its last save, to observe them again
-# in the files another process saved meanwhile (the oldest are let go beyond it).
-MAX_UNSAVED_OBSERVED_BYTES = 16 << 20
+# in the files another process saved meanwhile (the oldest are let go beyond it); each kept
+# message counts its bytes and KEPT_ENTRY_BYTES for its entry and verdict.
+MAX_KEPT_OBSERVED_BYTES = 16 << 20
+KEPT_ENTRY_BYTES = 512
 
 
 class UserFiles:
@@ -90,13 +92,14 @@ class UserFiles:
         self.pending = 0  # lessons in the journal, not in the model file
         self.oldest_pending = 0.0
         # Messages observed (SpamFilter.observe) since the model was saved: in memory only,
-        # never journaled (they are not lessons), saved with the model. Each is kept, up to
-        # MAX_UNSAVED_OBSERVED_BYTES, to be observed again in the model when the files are
-        # read again before a save of ours (another process saved them: --workers).
+        # never journaled (they are not lessons), saved with the model. Each is kept (message
+        # -> the verdict it was delivered with), up to MAX_KEPT_OBSERVED_BYTES, to be observed
+        # again when the files are read again before a save of ours (another process saved
+        # them: --workers); a lesson about a message lets it go (its label came).
         self.observed = 0
         self.oldest_observed = 0.0
-        self.unsaved_observed: deque[tuple[bytes, Any]] = deque()
-        self.unsaved_observed_bytes = 0
+        self.kept_observed: OrderedDict[bytes, Any] = OrderedDict()
+        self.kept_observed_bytes = 0
         self.owner = False  # the memory state was loaded under the write lock (not read without it)
         # An append or a save failed: the journal may end in a record that was never
         # acknowledged (torn, or not known to be on disk), so the model is saved before
@@ -183,6 +186,7 @@ class UserFiles:
             log.warning("%s: %d bytes after the last intact record of %s dropped (a write interrupted by a crash)",
                         self.who, contents.size - contents.end, self.journal_path)
         journal.replay(model, contents.lessons, self.who)
+        self._lessons_came(contents.lessons)
         self.pending, self.oldest_pending = len(contents.lessons), time.monotonic()
         self.journal_ident, self.journal_inode, self.journal_end = contents.ident, contents.stamp[0], contents.end
         self.journal_seen = set(contents.keys)
@@ -210,6 +214,7 @@ class UserFiles:
             return False
         if tail.lessons:
             journal.replay(self.model, tail.lessons, self.who)
+            self._lessons_came(tail.lessons)
             if not self.pending:
                 self.oldest_pending = time.monotonic()
             self.pending += len(tail.lessons)
@@ -220,6 +225,28 @@ class UserFiles:
             self.journal_last = tail.keys[-1][1]
         self.save_first = tail.torn or tail.version == 1
         return True
+
+    def _keep_observed(self, message: bytes, verdict: Any) -> None:
+        """Keep an observed message to observe it again (the oldest let go beyond the cap)."""
+        if message in self.kept_observed:
+            self.kept_observed.move_to_end(message)
+            self.kept_observed[message] = verdict
+            return
+        self.kept_observed[message] = verdict
+        self.kept_observed_bytes += len(message) + KEPT_ENTRY_BYTES
+        while self.kept_observed_bytes > MAX_KEPT_OBSERVED_BYTES:
+            oldest, _ = self.kept_observed.popitem(last=False)
+            self.kept_observed_bytes -= len(oldest) + KEPT_ENTRY_BYTES
+
+    def _lessons_came(self, lessons: list[Lesson]) -> None:
+        """A lesson about a kept message: its label came, it is not observed again."""
+        for lesson in lessons:
+            if self.kept_observed.pop(lesson.message, None) is not None:
+                self.kept_observed_bytes -= len(lesson.message) + KEPT_ENTRY_BYTES
+
+    def _let_kept_go(self) -> None:
+        self.kept_observed.clear()
+        self.kept_observed_bytes = 0
 
     def _changed_on_disk(self) -> bool:
         """Has another writer replaced the model file or written to the journal since we last read them?"""
@@ -293,8 +320,7 @@ class UserFiles:
         self.digest, self.file_stamp = digest, journal.stamp(self.path)
         self._forget_journal()
         self.pending, self.observed, self.must_save, self.unconfirmed = 0, 0, False, None
-        self.unsaved_observed.clear()
-        self.unsaved_observed_bytes = 0
+        self._let_kept_go()
 
     def _append_sync(self, lessons: list[Lesson]) -> bool:
         """Journal the lessons durably; False (nothing written) if another writer changed the files."""

@@ -47,7 +47,7 @@ from .served import Evicted, ServedModel
 from .settings import Settings
 from .shared import SharedModel, has_model
 from .site import Scored
-from .userfiles import MAX_UNSAVED_OBSERVED_BYTES, UserFiles
+from .userfiles import UserFiles
 
 # A journal holds whole messages: fold it once it is this big, whatever --snapshot-every says,
 # so that a burst of large messages neither fills the disk nor makes the replay at start slow.
@@ -197,10 +197,7 @@ class UserModel(ServedModel, UserFiles):
             if not self.observed:
                 self.oldest_observed = time.monotonic()
             self.observed += 1
-            self.unsaved_observed.append((raw, verdict))
-            self.unsaved_observed_bytes += len(raw)
-            while self.unsaved_observed_bytes > MAX_UNSAVED_OBSERVED_BYTES:
-                self.unsaved_observed_bytes -= len(self.unsaved_observed.popleft()[0])
+            self._keep_observed(raw, verdict)
 
     def _read_files(self, locked: bool) -> None:
         """The files read again (:meth:`UserFiles._read_files`), then the messages observed since
@@ -208,18 +205,18 @@ class UserModel(ServedModel, UserFiles):
         hold them (``--workers``); one the file holds already changes nothing
         (:meth:`SpamFilter.observe <streamnb.filter.spam_filter.SpamFilter.observe>`)."""
         super()._read_files(locked)
-        if not self.unsaved_observed:
+        if not self.kept_observed:
             return
-        spam_filter = self.spam_filter()
+        spam_filter, again = self.spam_filter(), 0
         try:
-            for raw, verdict in self.unsaved_observed:
+            for raw, verdict in self.kept_observed.items():
                 spam_filter.observe(raw, verdict)
-        except Exception as error:  # observations are not lessons: the files read stand as read
+                again += 1
+        except Exception as error:  # observations are not lessons: the files read stand
             log.warning("%s: the %d messages it observed since its last save could not be observed again in %s: %s",
-                        self.who, len(self.unsaved_observed), self.path, failure(error))
-            self.unsaved_observed.clear()
-            self.unsaved_observed_bytes = 0
-        self.observed = len(self.unsaved_observed)
+                        self.who, len(self.kept_observed), self.path, failure(error))
+            self._let_kept_go()
+        self.observed = again
 
     async def tell(self, lesson: Lesson) -> bool:
         """Journal the lesson (fsynced), apply it, and say whether it changed the model (or
@@ -338,6 +335,7 @@ class UserModel(ServedModel, UserFiles):
                         log.warning("%s: its model took a lesson the site model refused: %s", self.who,
                                     failure(site[1]))
                     future.set_result((changed or site[0], None))
+            self._lessons_came(lessons)
             journal_bytes = self.journal_stamp[1] if self.journal_stamp else 0
             # A record left unacknowledged in the journal is counted in `pending` (which the
             # repair of a replaced model file replays): the save drops it with the journal.
@@ -369,14 +367,17 @@ class UserModel(ServedModel, UserFiles):
                 # Read without the write lock (another writer held it): read again under it,
                 # observing again what this model observed, for the save below to hold it.
                 if not await asyncio.to_thread(self._load_sync, False, wait):
-                    return  # no model file any more: observations are not lessons to write back
+                    # no model file any more: observations are not lessons to write back
+                    self.observed = 0
+                    self._let_kept_go()
+                    return
             for _ in range(READ_AGAIN_TO_SAVE):
                 if await asyncio.to_thread(self._fold_sync, wait):
                     break
                 # Another writer saved the files (folding our journal): read them again, with
                 # what this model observed since its last save observed again; that is saved
-                # into them now (it is in no file yet).
-                await self._reload(create=True)
+                # into them now (it is in no file yet). The snapshot task does not wait here either.
+                await asyncio.to_thread(self._load_sync, True, wait)
                 if not (self.observed and self.owner):
                     break
         except ModelLockedError as error:
@@ -492,7 +493,7 @@ class ModelCache:
         cap = self.settings.max_memory
         if cap is None or len(self.entries) < 2:
             return False
-        return sum(int(getattr(entry.model, "nbytes", 0)) + getattr(entry, "unsaved_observed_bytes", 0)
+        return sum(int(getattr(entry.model, "nbytes", 0)) + getattr(entry, "kept_observed_bytes", 0)
                    for entry in self.entries.values()) > cap
 
     async def has_model(self, user: str) -> bool:

@@ -13,13 +13,14 @@ import dataclasses
 import os
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 import streamnb
 from streamnb.filter.spam_filter import SpamFilter
-from streamnb.service import cli, journal, users
+from streamnb.service import cli, journal, userfiles
 from streamnb.service.journal import FORGET, LEARN, Lesson, journal_path, read_journal
 from streamnb.service.protocol import SITE_NAME, site_model_path
 from streamnb.service.settings import RuleOptions, Settings
@@ -291,12 +292,13 @@ def test_a_model_read_without_the_lock_saves_what_it_observed_once_it_can_take_i
 
 
 def test_what_a_process_keeps_to_observe_again_is_bounded(tmp_path, monkeypatch):
-    """Beyond MAX_UNSAVED_OBSERVED_BYTES, the oldest observed messages are let go: another
+    """Beyond MAX_KEPT_OBSERVED_BYTES, the oldest observed messages are let go: another
     process's save replaces them (observations are not lessons); the newer are observed again."""
     models, settings, path = alice_files(tmp_path)
     settings = dataclasses.replace(settings, observe=True)
     messages = [spam(420), ham(421), spam(422)]
-    monkeypatch.setattr(users, "MAX_UNSAVED_OBSERVED_BYTES", len(messages[1]) + len(messages[2]))
+    kept = len(messages[1]) + len(messages[2]) + 2 * userfiles.KEPT_ENTRY_BYTES
+    monkeypatch.setattr(userfiles, "MAX_KEPT_OBSERVED_BYTES", kept)
 
     async def scenario() -> None:
         a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
@@ -307,13 +309,91 @@ def test_what_a_process_keeps_to_observe_again_is_bounded(tmp_path, monkeypatch)
             scored = await a.classify(raw, False)
             assert scored is not None
             await a.observe(raw, scored.verdict)
-        assert [raw for raw, _ in a.unsaved_observed] == messages[1:]
-        assert a.unsaved_observed_bytes == len(messages[1]) + len(messages[2])
+        assert list(a.kept_observed) == messages[1:] and a.kept_observed_bytes == kept
         assert await b.tell(learn(12)) is True
         await b.fold()
         assert await a.classify(ham(50), False) is not None  # reads B's file
         assert recorded(a.model, messages[0]) is None
         assert all(recorded(a.model, raw).provisional for raw in messages[1:])
+        assert await a.close() == 0 and await b.close() == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_message_told_is_not_observed_again(tmp_path):
+    """A observed M, then learned and forgot it (lessons told to A): B's save, which folded
+    them, does not bring M back as observed when A reads it (nor a lesson B followed)."""
+    models, settings, path = alice_files(tmp_path)
+    settings = dataclasses.replace(settings, observe=True)
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        for i in range(12):
+            assert await a.tell(learn(i)) is True
+        await a.fold()
+        told_to_a, told_to_b = spam(460), ham(461)
+        for raw in (told_to_a, told_to_b):
+            scored = await a.classify(raw, False)
+            assert scored is not None
+            await a.observe(raw, scored.verdict)
+        assert await a.tell(Lesson(LEARN, "spam", told_to_a)) is True
+        assert await a.tell(Lesson(FORGET, None, told_to_a)) is True
+        assert recorded(a.model, told_to_a) is None and list(a.kept_observed) == [told_to_b]
+        assert await b.tell(Lesson(LEARN, "ham", told_to_b)) is True
+        assert await a.classify(ham(50), False) is not None  # follows B's lesson
+        assert not a.kept_observed
+        await b.fold()
+        assert await a.classify(ham(50), False) is not None  # reads B's file: nothing to observe again
+        assert recorded(a.model, told_to_a) is None and not recorded(a.model, told_to_b).provisional
+        assert await a.close() == 0 and await b.close() == 0
+        assert recorded(streamnb.load(path), told_to_a) is None
+
+    asyncio.run(scenario())
+
+
+def test_the_snapshot_tasks_save_does_not_wait_for_the_lock_after_another_processs_save(tmp_path):
+    """The snapshot task's save (wait=False) finds that another process saved the files, and
+    another writer takes the lock before it reads them again: it gives up at once (tried
+    again later) rather than hold the model's checks up to --lock-timeout."""
+    models, settings, path = alice_files(tmp_path)
+    settings = dataclasses.replace(settings, observe=True,
+                                   limits=dataclasses.replace(settings.limits, lock_timeout=3.0))
+
+    async def scenario() -> None:
+        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+        for i in range(12):
+            assert await a.tell(learn(i)) is True
+        await a.fold()
+        scored = await a.classify(spam(470), False)
+        assert scored is not None
+        await a.observe(spam(470), scored.verdict)
+        assert await b.tell(learn(12)) is True
+        await b.fold()  # A's next save finds B's file
+        held, release = threading.Event(), threading.Event()
+
+        def other_writer() -> None:
+            with journal.write_lock(path):
+                held.set()
+                release.wait(5)
+
+        real_fold_sync = a._fold_sync
+
+        def fold_sync(wait: bool = True) -> bool:
+            done = real_fold_sync(wait)
+            if not done:  # another writer takes the lock right after
+                threading.Thread(target=other_writer, daemon=True).start()
+                held.wait(5)
+            return done
+
+        a._fold_sync = fold_sync  # type: ignore[method-assign]
+        started = time.monotonic()
+        await a.fold(wait=False)
+        waited = time.monotonic() - started
+        release.set()
+        assert waited < 1.0, f"the snapshot task's save waited {waited:.1f} s for the write lock"
+        assert a.observed == 1  # saved later
+        await a.fold()
+        assert recorded(streamnb.load(path), spam(470)).provisional
         assert await a.close() == 0 and await b.close() == 0
 
     asyncio.run(scenario())
@@ -341,7 +421,7 @@ def test_messages_that_cannot_be_observed_again_leave_the_files_read_as_they_are
 
         monkeypatch.setattr(SpamFilter, "observe", failing)
         assert await a.classify(ham(50), False) is not None  # reads B's file
-        assert a.observed == 0 and not a.unsaved_observed and a.unsaved_observed_bytes == 0
+        assert a.observed == 0 and not a.kept_observed and a.kept_observed_bytes == 0
         assert learned(a.model) == once_each(range(13)) and recorded(a.model, spam(450)) is None
         assert await a.close() == 0 and await b.close() == 0
 
@@ -371,10 +451,10 @@ def test_max_memory_counts_the_messages_a_model_keeps_to_observe_again(tmp_path)
         scored = await alice.classify(spam(440), False)
         assert scored is not None
         await alice.observe(spam(440), scored.verdict)
-        assert alice.unsaved_observed_bytes == len(spam(440)) < 1000  # under the cap still
+        assert alice.kept_observed_bytes == len(spam(440)) + userfiles.KEPT_ENTRY_BYTES < 1000  # under the cap
         cache.get("alice")  # used last: bob is the least recently used
         assert list(cache.entries) == ["bob", "alice"]
-        alice.unsaved_observed_bytes = sizes["bob"] + 2000  # as if it had observed more
+        alice.kept_observed_bytes = sizes["bob"] + 2000  # as if it had observed more
         cache.get("carol")  # not loaded yet: its model counts nothing
         assert list(cache.entries) == ["carol"]  # bob, then alice, let go: the cap counts what alice keeps
         await asyncio.gather(*cache.closing)

@@ -197,7 +197,7 @@ class UserModel(ServedModel, UserFiles):
             if not self.observed:
                 self.oldest_observed = time.monotonic()
             self.observed += 1
-            self._keep_observed(raw, verdict)
+            self._keep_observed(raw, verdict._replace(evidence=[]))  # its label is what is observed again
 
     def _read_files(self, locked: bool) -> None:
         """The files read again (:meth:`UserFiles._read_files`), then the messages observed since

@@ -333,9 +333,10 @@ def test_a_message_told_is_not_observed_again(tmp_path):
         await a.fold()
         told_to_a, told_to_b = spam(460), ham(461)
         for raw in (told_to_a, told_to_b):
-            scored = await a.classify(raw, False)
-            assert scored is not None
+            scored = await a.classify(raw, True)  # a REPORT: the verdict comes with its evidence
+            assert scored is not None and scored.verdict.evidence
             await a.observe(raw, scored.verdict)
+            assert a.kept_observed[raw] == scored.verdict._replace(evidence=[])  # its label is what counts
         assert await a.tell(Lesson(LEARN, "spam", told_to_a)) is True
         assert await a.tell(Lesson(FORGET, None, told_to_a)) is True
         assert recorded(a.model, told_to_a) is None and list(a.kept_observed) == [told_to_b]

@@ -24,6 +24,7 @@ from streamnb.service import cli, journal, userfiles
 from streamnb.service.journal import FORGET, LEARN, Lesson, journal_path, read_journal
 from streamnb.service.protocol import SITE_NAME, site_model_path
 from streamnb.service.settings import RuleOptions, Settings
+from streamnb.service.site import Scored
 from streamnb.service.users import ModelCache, UserModel
 from tests.service.test_redis_store import checks_together, pids, until
 from tests.service.test_serve import SERVE_ARGS, Expected, assert_answers, check, ham, recorded, spam, tell_raw
@@ -204,23 +205,37 @@ def test_workers_that_observe_lose_no_lesson_told_among_checks(serve, tmp_path):
     assert all(recorded(site, ham(300 + i)).provisional for i in range(120))
 
 
+def observing(tmp_path: Path) -> tuple[Path, Settings]:
+    """alice's model file (not made yet) and the settings of a service that observes checks."""
+    _, settings, path = alice_files(tmp_path)
+    return path, dataclasses.replace(settings, observe=True)
+
+
+async def trained_pair(path: Path, settings: Settings) -> tuple[UserModel, UserModel]:
+    """Two processes, A and B, serving alice's model, which A taught 12 lessons and saved."""
+    a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
+    for i in range(12):
+        assert await a.tell(learn(i)) is True
+    await a.fold()
+    return a, b
+
+
+async def checked(process: UserModel, raw: bytes, explain: bool = False) -> Scored:
+    """A check of raw, which the process's model then observes (as the server does)."""
+    scored = await process.classify(raw, explain)
+    assert scored is not None
+    await process.observe(raw, scored.verdict)
+    return scored
+
+
 def test_what_a_process_observed_outlives_another_processs_save(tmp_path):
     """A and B serve one model and observe the mail each checks. B saves (a snapshot) without
     what A observed; A reads B's file and observes its own messages again in it, so A's save
     holds both; B reads that. A message observed twice is one provisional lesson."""
-    models, settings, path = alice_files(tmp_path)
-    settings = dataclasses.replace(settings, observe=True)
-
-    async def checked(process: UserModel, raw: bytes) -> None:
-        scored = await process.classify(raw, False)
-        assert scored is not None
-        await process.observe(raw, scored.verdict)
+    path, settings = observing(tmp_path)
 
     async def scenario() -> None:
-        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        for i in range(12):
-            assert await a.tell(learn(i)) is True
-        await a.fold()
+        a, b = await trained_pair(path, settings)
         seen_by_a, seen_by_b = [spam(400), ham(401)], [spam(402), ham(403)]
         for raw in seen_by_a:
             await checked(a, raw)
@@ -244,18 +259,12 @@ def test_what_a_process_observed_outlives_another_processs_save(tmp_path):
 def test_a_save_that_finds_another_processs_save_reads_it_and_saves_what_it_observed(tmp_path):
     """A's save finds that B saved the files since A read them: A reads B's, observes its own
     messages again in it, and saves (at a stop, nothing observed is left out of the file)."""
-    models, settings, path = alice_files(tmp_path)
-    settings = dataclasses.replace(settings, observe=True)
+    path, settings = observing(tmp_path)
 
     async def scenario() -> None:
-        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        for i in range(12):
-            assert await a.tell(learn(i)) is True
-        await a.fold()
+        a, b = await trained_pair(path, settings)
         for process, raw in ((a, spam(410)), (b, ham(411))):
-            scored = await process.classify(raw, False)
-            assert scored is not None
-            await process.observe(raw, scored.verdict)
+            await checked(process, raw)
         await b.close()
         await a.close()  # its first try finds B's file
         saved = streamnb.load(path)
@@ -269,8 +278,7 @@ def test_a_model_read_without_the_lock_saves_what_it_observed_once_it_can_take_i
     observed a message: its save reads the files again under the lock, observes the message
     again in them, and saves it (the snapshot task's try, without waiting, puts it off while
     the lock is held)."""
-    models, settings, path = alice_files(tmp_path)
-    settings = dataclasses.replace(settings, observe=True)
+    path, settings = observing(tmp_path)
 
     async def scenario() -> None:
         a = UserModel("alice", path, settings)
@@ -294,21 +302,15 @@ def test_a_model_read_without_the_lock_saves_what_it_observed_once_it_can_take_i
 def test_what_a_process_keeps_to_observe_again_is_bounded(tmp_path, monkeypatch):
     """Beyond MAX_KEPT_OBSERVED_BYTES, the oldest observed messages are let go: another
     process's save replaces them (observations are not lessons); the newer are observed again."""
-    models, settings, path = alice_files(tmp_path)
-    settings = dataclasses.replace(settings, observe=True)
+    path, settings = observing(tmp_path)
     messages = [spam(420), ham(421), spam(422)]
     kept = len(messages[1]) + len(messages[2]) + 2 * userfiles.KEPT_ENTRY_BYTES
     monkeypatch.setattr(userfiles, "MAX_KEPT_OBSERVED_BYTES", kept)
 
     async def scenario() -> None:
-        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        for i in range(12):
-            assert await a.tell(learn(i)) is True
-        await a.fold()
+        a, b = await trained_pair(path, settings)
         for raw in messages:
-            scored = await a.classify(raw, False)
-            assert scored is not None
-            await a.observe(raw, scored.verdict)
+            await checked(a, raw)
         assert list(a.kept_observed) == messages[1:] and a.kept_observed_bytes == kept
         assert await b.tell(learn(12)) is True
         await b.fold()
@@ -323,19 +325,14 @@ def test_what_a_process_keeps_to_observe_again_is_bounded(tmp_path, monkeypatch)
 def test_a_message_told_is_not_observed_again(tmp_path):
     """A observed M, then learned and forgot it (lessons told to A): B's save, which folded
     them, does not bring M back as observed when A reads it (nor a lesson B followed)."""
-    models, settings, path = alice_files(tmp_path)
-    settings = dataclasses.replace(settings, observe=True)
+    path, settings = observing(tmp_path)
 
     async def scenario() -> None:
-        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        for i in range(12):
-            assert await a.tell(learn(i)) is True
-        await a.fold()
+        a, b = await trained_pair(path, settings)
         told_to_a, told_to_b = spam(460), ham(461)
         for raw in (told_to_a, told_to_b):
-            scored = await a.classify(raw, True)  # a REPORT: the verdict comes with its evidence
-            assert scored is not None and scored.verdict.evidence
-            await a.observe(raw, scored.verdict)
+            scored = await checked(a, raw, explain=True)  # a REPORT: the verdict comes with its evidence
+            assert scored.verdict.evidence
             assert a.kept_observed[raw] == scored.verdict._replace(evidence=[])  # its label is what counts
         assert await a.tell(Lesson(LEARN, "spam", told_to_a)) is True
         assert await a.tell(Lesson(FORGET, None, told_to_a)) is True
@@ -356,18 +353,12 @@ def test_the_snapshot_tasks_save_does_not_wait_for_the_lock_after_another_proces
     """The snapshot task's save (wait=False) finds that another process saved the files, and
     another writer takes the lock before it reads them again: it gives up at once (tried
     again later) rather than hold the model's checks up to --lock-timeout."""
-    models, settings, path = alice_files(tmp_path)
-    settings = dataclasses.replace(settings, observe=True,
-                                   limits=dataclasses.replace(settings.limits, lock_timeout=3.0))
+    path, settings = observing(tmp_path)
+    settings = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, lock_timeout=3.0))
 
     async def scenario() -> None:
-        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        for i in range(12):
-            assert await a.tell(learn(i)) is True
-        await a.fold()
-        scored = await a.classify(spam(470), False)
-        assert scored is not None
-        await a.observe(spam(470), scored.verdict)
+        a, b = await trained_pair(path, settings)
+        await checked(a, spam(470))
         assert await b.tell(learn(12)) is True
         await b.fold()  # A's next save finds B's file
         held, release = threading.Event(), threading.Event()
@@ -403,17 +394,11 @@ def test_the_snapshot_tasks_save_does_not_wait_for_the_lock_after_another_proces
 def test_messages_that_cannot_be_observed_again_leave_the_files_read_as_they_are(tmp_path, monkeypatch, caplog):
     """Observing again fails (whatever the reason): the files read stand, a warning says so,
     and the check is scored with them."""
-    models, settings, path = alice_files(tmp_path)
-    settings = dataclasses.replace(settings, observe=True)
+    path, settings = observing(tmp_path)
 
     async def scenario() -> None:
-        a, b = UserModel("alice", path, settings), UserModel("alice", path, settings)
-        for i in range(12):
-            assert await a.tell(learn(i)) is True
-        await a.fold()
-        scored = await a.classify(spam(450), False)
-        assert scored is not None
-        await a.observe(spam(450), scored.verdict)
+        a, b = await trained_pair(path, settings)
+        await checked(a, spam(450))
         assert await b.tell(learn(12)) is True
         await b.fold()
 
@@ -449,9 +434,7 @@ def test_max_memory_counts_the_messages_a_model_keeps_to_observe_again(tmp_path)
             assert await cache.get(user).classify(ham(50), False) is not None
         assert list(cache.entries) == ["alice", "bob"]
         alice = cache.entries["alice"]
-        scored = await alice.classify(spam(440), False)
-        assert scored is not None
-        await alice.observe(spam(440), scored.verdict)
+        await checked(alice, spam(440))
         assert alice.kept_observed_bytes == len(spam(440)) + userfiles.KEPT_ENTRY_BYTES < 1000  # under the cap
         cache.get("alice")  # used last: bob is the least recently used
         assert list(cache.entries) == ["bob", "alice"]

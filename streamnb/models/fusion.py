@@ -359,6 +359,11 @@ class Fusion:
         self._version += 1
         return self
 
+    def learned_as(self, x: Document) -> Label | None:
+        """The label x was learned as (naive Bayes' ledger holds the fusion's lessons); None
+        for a message not learned (observed or not), or when naive Bayes keeps no ledger."""
+        return self.nb.learned_as(x)
+
     def observe_one(self, x: Document, delivered: Label | None = None) -> "Fusion":
         """x was seen without a label (yet): counted in the label coverage, and learned by
         logistic regression alone, provisionally, as the class its log-odds give it, when

@@ -177,6 +177,7 @@ class UserFiles:
             return
         self.journal_stamp = contents.stamp
         if contents.folded(digest):
+            self._lessons_came(contents.lessons)  # (in this file: they let kept messages go all the same)
             return  # (removed under the write lock: _load_sync)
         if contents.base != digest:
             log.warning("%s: %s holds %d lessons acknowledged for a model file that was replaced or deleted under "
@@ -228,9 +229,8 @@ class UserFiles:
 
     def _keep_observed(self, message: bytes, verdict: Any) -> None:
         """Keep an observed message to observe it again (the oldest let go beyond the cap)."""
-        if message in self.kept_observed:
+        if message in self.kept_observed:  # the model keeps the label it was first delivered as
             self.kept_observed.move_to_end(message)
-            self.kept_observed[message] = verdict
             return
         self.kept_observed[message] = verdict
         self.kept_observed_bytes += len(message) + KEPT_ENTRY_BYTES

@@ -197,7 +197,8 @@ class UserModel(ServedModel, UserFiles):
             if not self.observed:
                 self.oldest_observed = time.monotonic()
             self.observed += 1
-            self._keep_observed(raw, verdict._replace(evidence=[]))  # its label is what is observed again
+            if self.model.learned_as(raw) is None:  # a message learned is not observed: nothing to do again
+                self._keep_observed(raw, verdict._replace(evidence=[]))  # its label is what is observed again
 
     def _read_files(self, locked: bool) -> None:
         """The files read again (:meth:`UserFiles._read_files`), then the messages observed since
@@ -207,8 +208,9 @@ class UserModel(ServedModel, UserFiles):
         super()._read_files(locked)
         if not self.kept_observed:
             return
-        spam_filter, again = self.spam_filter(), 0
+        again = 0
         try:
+            spam_filter = self.spam_filter()
             for raw, verdict in self.kept_observed.items():
                 spam_filter.observe(raw, verdict)
                 again += 1
@@ -376,8 +378,12 @@ class UserModel(ServedModel, UserFiles):
                     break
                 # Another writer saved the files (folding our journal): read them again, with
                 # what this model observed since its last save observed again; that is saved
-                # into them now (it is in no file yet). The snapshot task does not wait here either.
-                await asyncio.to_thread(self._load_sync, True, wait)
+                # into them now (it is in no file yet). The snapshot task does not wait here
+                # either. A file deleted meanwhile is made again only for lessons.
+                if not await asyncio.to_thread(self._load_sync, bool(self.pending or self.must_save), wait):
+                    self.observed = 0
+                    self._let_kept_go()
+                    return
                 if not (self.observed and self.owner):
                     break
         except ModelLockedError as error:

@@ -139,6 +139,19 @@ def test_with_a_ledger_a_move_is_as_if_the_message_had_only_been_learned_in_its_
     assert moved.class_counts == direct.class_counts and moved.lr.class_counts == direct.lr.class_counts
 
 
+def test_learned_as_is_the_label_a_message_was_learned_as_and_none_for_one_only_observed():
+    fusion = Fusion(MultinomialNB(0.5, tokenizer=Tokenizer(), ledger=100), LogisticRegression(0.2, tokenizer=Tokenizer()))
+    for text, label in TEXTS[:12]:
+        fusion.learn_one(text, label)
+    assert fusion.learned_as("cheap lunch offer") is None
+    fusion.observe_one("cheap lunch offer")
+    assert fusion.learned_as("cheap lunch offer") is None  # observed: no label yet
+    fusion.learn_one("cheap lunch offer", "ham")
+    assert fusion.learned_as("cheap lunch offer") == "ham"
+    fusion.unlearn_one("cheap lunch offer", "ham")
+    assert fusion.learned_as("cheap lunch offer") is None
+
+
 def test_unlearn_many_undoes_the_messages_learned_last_first():
     model, replayed, reference = small(window=0), small(), small(window=0)
     for text, label in TEXTS:

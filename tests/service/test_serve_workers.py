@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import random
 import re
 import threading
 import time
@@ -347,6 +348,64 @@ def test_a_message_told_is_not_observed_again(tmp_path):
         assert recorded(streamnb.load(path), told_to_a) is None
 
     asyncio.run(scenario())
+
+
+def test_a_message_learned_when_checked_is_not_kept(tmp_path):
+    """M was learned when A checked it (observing it changed nothing): A does not keep it, so
+    B's forget of M, folded before A followed it, does not bring M back as observed."""
+    path, settings = observing(tmp_path)
+
+    async def scenario() -> None:
+        a, b = await trained_pair(path, settings)
+        assert await a.tell(Lesson(LEARN, "spam", spam(490))) is True
+        await checked(a, spam(490))
+        assert not recorded(a.model, spam(490)).provisional and not a.kept_observed
+        assert await b.tell(Lesson(FORGET, None, spam(490))) is True
+        await b.fold()
+        assert await a.classify(ham(50), False) is not None  # reads B's file
+        assert recorded(a.model, spam(490)) is None
+        assert await a.close() == 0 and await b.close() == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_model_file_deleted_is_not_made_again_to_hold_observations(tmp_path):
+    """The model file is deleted (a user removed) while the model holds only observations:
+    its save makes no new file for them (observations are not lessons to write back)."""
+    path, settings = observing(tmp_path)
+
+    async def scenario() -> None:
+        a, b = await trained_pair(path, settings)
+        assert await b.close() == 0
+        await checked(a, spam(480))
+        assert a.owner and a.pending == 0 and a.observed == 1
+        path.unlink()
+        await a.fold(wait=False)  # the snapshot task
+        assert not path.exists() and a.observed == 0 and not a.kept_observed
+        assert await a.close() == 0
+        assert not path.exists()
+
+    asyncio.run(scenario())
+
+
+def test_the_bytes_of_the_kept_messages_are_counted_whatever_comes(tmp_path, monkeypatch):
+    """Kept, let go by a lesson, let go at a save, kept again: the count is always the bytes
+    of the messages kept (each with its entry's share) and never passes the cap."""
+    monkeypatch.setattr(userfiles, "MAX_KEPT_OBSERVED_BYTES", 5000)
+    _, settings, path = alice_files(tmp_path)
+    files = userfiles.UserFiles("alice", path, settings)
+    rng = random.Random(1)
+    messages = [bytes([65 + i]) * rng.randint(1, 3000) for i in range(20)]
+    for _ in range(20000):
+        draw, message = rng.random(), rng.choice(messages)
+        if draw < 0.6:
+            files._keep_observed(message, "spam")
+        elif draw < 0.95:
+            files._lessons_came([Lesson(LEARN, "spam", bytes(message))])
+        else:
+            files._let_kept_go()
+        assert files.kept_observed_bytes == sum(len(m) + userfiles.KEPT_ENTRY_BYTES for m in files.kept_observed)
+        assert files.kept_observed_bytes <= 5000
 
 
 def test_the_snapshot_tasks_save_does_not_wait_for_the_lock_after_another_processs_save(tmp_path):

@@ -74,6 +74,13 @@ class Entry(NamedTuple):
     t: float | None  # its timestamp (models that forget in time), else None
 
 
+# The message fingerprinted last, and its digest. One message is looked up several times in
+# a row (a fusion observing it: naive Bayes' ledger, then its records; the service deciding
+# whether to keep it), each of which hashed it again. Matched by identity: a str or bytes
+# object never changes, and this reference keeps it alive, so its id is not reused meanwhile.
+_last_fingerprinted: tuple[str | bytes, bytes] | None = None
+
+
 def text_fingerprint(text: str | bytes) -> bytes:
     """Fingerprint of a raw message (text, or the bytes of a raw email).
 
@@ -87,11 +94,20 @@ def text_fingerprint(text: str | bytes) -> bytes:
     bytes
         Its BLAKE2b digest (``FINGERPRINT_BYTES`` bytes).
     """
+    global _last_fingerprinted
+    last = _last_fingerprinted
+    if last is not None and last[0] is text:
+        return last[1]
     if isinstance(text, bytes):
-        digest = hashlib.blake2b(b"bytes\0", digest_size=FINGERPRINT_BYTES)
-        digest.update(text)  # not prefixed by concatenation: a message is not copied to be hashed
-        return digest.digest()
-    return hashlib.blake2b(b"text\0" + text.encode("utf-8", "surrogatepass"), digest_size=FINGERPRINT_BYTES).digest()
+        hashing = hashlib.blake2b(b"bytes\0", digest_size=FINGERPRINT_BYTES)
+        hashing.update(text)  # not prefixed by concatenation: a message is not copied to be hashed
+        digest = hashing.digest()
+    else:
+        digest = hashlib.blake2b(b"text\0" + text.encode("utf-8", "surrogatepass"),
+                                 digest_size=FINGERPRINT_BYTES).digest()
+    if type(text) in (bytes, str):  # (a subclass might not be immutable)
+        _last_fingerprinted = (text, digest)
+    return digest
 
 
 def features_fingerprint(tokens: Sequence[Hashable], values: npt.NDArray[np.float64]) -> bytes:

@@ -357,3 +357,37 @@ def test_fusions_that_learned_the_same_message_still_merge_and_empty_their_windo
     a, b = learned(fusion(), shared + stream(10, seed=18)), learned(fusion(), shared)
     a.merge(b)  # naive Bayes without a ledger counts the shared messages twice, as it always did
     assert len(a._records) == 20 and a._records.documents == 0
+
+
+def test_a_fingerprint_taken_again_of_the_same_message_is_not_hashed_again(monkeypatch):
+    """text_fingerprint remembers the message it hashed last (by identity): the same object
+    gives the same digest without hashing again; another message, or the same text as str
+    rather than bytes, is hashed for its own; each digest is BLAKE2b of the message."""
+    import hashlib
+
+    from streamnb import ledger
+
+    def reference(text):
+        if isinstance(text, bytes):
+            return hashlib.blake2b(b"bytes\0" + text, digest_size=ledger.FINGERPRINT_BYTES).digest()
+        return hashlib.blake2b(b"text\0" + text.encode("utf-8", "surrogatepass"),
+                               digest_size=ledger.FINGERPRINT_BYTES).digest()
+
+    hashed = []
+    real_blake2b = hashlib.blake2b
+
+    class Counting:
+        @staticmethod
+        def blake2b(*args, **kwargs):
+            hashed.append(args)
+            return real_blake2b(*args, **kwargs)
+
+    monkeypatch.setattr(ledger, "hashlib", Counting)
+    first, second = b"Subject: one\n\nbody", b"Subject: two\n\nbody"
+    as_text = first.decode()
+    calls = [(first, 1), (first, 0), (second, 1), (first, 1), (as_text, 1), (as_text, 0), ("\udcff x", 1),
+             (bytes(bytearray(first)), 1)]
+    for message, hashes in calls:
+        before = len(hashed)
+        assert text_fingerprint(message) == reference(message), message
+        assert len(hashed) - before == hashes, message

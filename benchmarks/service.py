@@ -24,12 +24,18 @@ def child_env() -> dict[str, str]:
 
 
 class Service:
-    """``streamnb serve --models MODELS --port 0 OPTIONS`` until :meth:`stop`."""
+    """``streamnb serve --models MODELS --port 0 OPTIONS`` until :meth:`stop`; ``python``:
+    another interpreter, with a streamnb of its own installed (:mod:`benchmarks.previous_release`),
+    run outside this tree so that its streamnb is the one imported; ``program``: what runs the
+    command (``-m streamnb``, or ``-c CODE`` that calls it)."""
 
-    def __init__(self, models: Path, *options: str) -> None:
+    def __init__(self, models: Path, *options: str, python: Path | None = None,
+                 program: tuple[str, ...] = ("-m", "streamnb")) -> None:
+        env = child_env() if python is None else {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "streamnb", "serve", "--models", str(models), "--port", "0", *options],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=child_env())
+            [str(python or sys.executable), *program, "serve", "--models", str(models), "--port", "0", *options],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+            cwd=None if python is None else models)
         assert self.process.stderr is not None
         self.log: list[str] = []
         for raw in self.process.stderr:

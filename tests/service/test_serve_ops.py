@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -325,12 +326,13 @@ def test_documented_scrape_names_exist(serve, tmp_path):
 
 
 def test_the_service_runs_on_uvloop_and_on_asyncio_without_it(monkeypatch, serve, tmp_path):
-    """The command's event loop is uvloop's (one client's check through spamc takes 0.93x the
-    time: ``python -m benchmarks --only serve``); where uvloop is not installed, asyncio's own."""
+    """The command's event loop is uvloop's (one client's check through spamc takes 0.92x the
+    time: ``python -m benchmarks --only serve``); where uvloop is not installed, or too old to
+    have ``run``, asyncio's own, and the command serves and stops on it as well."""
     import asyncio
+    import types
 
-    import uvloop
-
+    uvloop = pytest.importorskip("uvloop")
     from streamnb.service import serve as service
 
     async def loop_type() -> type:
@@ -338,9 +340,36 @@ def test_the_service_runs_on_uvloop_and_on_asyncio_without_it(monkeypatch, serve
 
     assert issubclass(service._run_loop(loop_type()), uvloop.Loop)
     server = serve(tmp_path / "models")
-    with open(f"/proc/{server.process.pid}/maps") as maps:
-        assert "uvloop" in maps.read()  # `streamnb serve` itself
+    if os.path.exists(f"/proc/{server.process.pid}/maps"):
+        with open(f"/proc/{server.process.pid}/maps") as maps:
+            assert "uvloop" in maps.read()  # `streamnb serve` itself
     assert check(server.port, ham(1), method="CHECK").startswith(b"SPAMD/1.5 0 EX_OK\r\nSpam: False")
     server.stop()
+    monkeypatch.setitem(sys.modules, "uvloop", types.ModuleType("uvloop"))  # an uvloop without run (< 0.18)
+    assert not issubclass(service._run_loop(loop_type()), uvloop.Loop)
     monkeypatch.setitem(sys.modules, "uvloop", None)  # `import uvloop` raises ImportError
     assert not issubclass(service._run_loop(loop_type()), uvloop.Loop)
+    without = subprocess.Popen(  # the command itself on asyncio's loop: it serves, and SIGTERM stops it
+        [sys.executable, "-c", "import sys; sys.modules['uvloop'] = None; from streamnb.service.cli import main; "
+         "sys.exit(main())", "serve", "--models", str(tmp_path / "models"), "--port", "0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    watchdog = threading.Timer(60, without.kill)  # a service that never says where it listens
+    watchdog.start()
+    listening = None
+    try:
+        assert without.stderr is not None
+        for line in without.stderr:
+            listening = re.search(rb"listening on 127\.0\.0\.1:(\d+)", line)
+            if listening:
+                break
+        assert listening, "the service on asyncio's loop did not start"
+        if os.path.exists(f"/proc/{without.pid}/maps"):
+            with open(f"/proc/{without.pid}/maps") as maps:
+                assert "uvloop" not in maps.read()
+        assert check(int(listening.group(1)), ham(2), method="CHECK").startswith(b"SPAMD/1.5 0 EX_OK\r\nSpam: False")
+        without.send_signal(signal.SIGTERM)
+        assert without.wait(timeout=60) == 0
+    finally:
+        watchdog.cancel()
+        if without.poll() is None:
+            without.kill()

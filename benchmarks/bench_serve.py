@@ -4,8 +4,8 @@ The model is the command's default filter (``streamnb train``: the fusion of Ema
 logistic regression on byte 4-grams) trained on every message of the corpus, and ``streamnb
 serve`` serves it as one user's model; a second ``streamnb serve`` serves the previous
 default (``--model-type email``, EmailNB alone) trained on the same messages, measured in
-the same rounds, so the cost of the new default shows as a ratio; and the release that
-served the previous default (``benchmarks.previous_release``: the commit before the fusion
+the same rounds, so the cost of the new default shows as a ratio; and the code that
+served the previous default (``benchmarks.previous_service``: the last commit before the fusion
 became the default, built from the repository's history into benchmarks/_cache/ once, its
 own default model trained by its own code on the same messages) is served beside them for
 one client's latency, each message sent to each service in turn, as is today's service run on
@@ -47,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import common, previous_release
+from . import common, previous_service
 from .service import Service, child_env, exchange, free_port, request
 
 NAME = "serve"
@@ -61,7 +61,7 @@ USER = "bench"
 # The command's default model before the fusion (EmailNB), served beside it in the same rounds.
 PREVIOUS_DEFAULT = ["--model-type", "email"]
 PREVIOUS = "streamnb serve (EmailNB, the previous default)"
-RELEASE = f"streamnb serve at {previous_release.COMMIT} (the previous default as it was served)"
+RELEASE = f"streamnb serve at {previous_service.SHORT} (the previous default, as it was served)"
 ASYNCIO = "streamnb serve on asyncio's own event loop"
 #: `streamnb serve` as it runs where uvloop is not installed (streamnb.service.serve._run_loop)
 WITHOUT_UVLOOP = ("-c", "import sys; sys.modules['uvloop'] = None; from streamnb.service.cli import main; "
@@ -232,7 +232,7 @@ def paired_run(spamc: str, ports: dict[str, int], files: list[tuple[Path, str]])
     from file to file), one client: each server's p50 taken over the same moments, so that a
     change in the machine's load between two runs does not fall on one of them alone."""
     latencies: dict[str, list[float]] = {name: [] for name in ports}
-    errors = 0
+    errors = dict.fromkeys(ports, 0)
     for i, (path, _) in enumerate(files):
         raw = path.read_bytes()
         for name in (list(ports) if i % 2 == 0 else list(ports)[::-1]):
@@ -240,7 +240,7 @@ def paired_run(spamc: str, ports: dict[str, int], files: list[tuple[Path, str]])
             done = subprocess.run([spamc, "-d", "127.0.0.1", "-p", str(ports[name]), "-u", USER, "-c"], input=raw,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             latencies[name].append(time.perf_counter() - start)
-            errors += done.returncode not in (0, 1) or done.stdout == b"0/0\n"
+            errors[name] += done.returncode not in (0, 1) or done.stdout == b"0/0\n"
     return {"p50_ms": {name: 1e3 * statistics.median(times) for name, times in latencies.items()}, "n_errors": errors}
 
 
@@ -408,14 +408,14 @@ def run(ctx: common.Context) -> dict[str, Any]:
         release_models = None
         if spamc is not None and not ctx.quick:
             try:
-                release_python = previous_release.build(ctx.log)
+                release_python = previous_service.build(ctx.log)
                 release_models = folder / "models-release"
                 release_models.mkdir()
-                data["release_model"] = previous_release.train(release_python, messages, release_models / f"{USER}.snb",
+                data["release_model"] = previous_service.train(release_python, messages, release_models / f"{USER}.snb",
                                                                 folder / "release-train")
             except RuntimeError as error:
-                ctx.log(f"  the release at {previous_release.COMMIT} is not measured: {error}")
-                data["release_skipped"] = str(error)
+                ctx.log(f"  streamnb at {previous_service.SHORT} is not measured: {error}")
+                data["release_skipped"] = " ".join(str(error).split())[:300]
                 release_models = None
 
         n_classify = ctx.pick(20, 4)
@@ -435,10 +435,16 @@ def run(ctx: common.Context) -> dict[str, Any]:
                 process, port = start_streamnb(previous_models)
                 processes.append(process)
                 contenders[PREVIOUS] = port
+                release_port = None
                 if release_models is not None:
-                    process, release_port = start_streamnb(release_models, python=release_python)
-                    processes.append(process)
-                    check_run(spamc, release_port, files[:10], 2)  # warm-up, as the others below
+                    try:
+                        process, release_port = start_streamnb(release_models, python=release_python)
+                        processes.append(process)
+                        check_run(spamc, release_port, files[:10], 2)  # warm-up, as the others below
+                    except RuntimeError as error:
+                        ctx.log(f"  streamnb serve at {previous_service.SHORT} is not measured: {error}")
+                        data["release_skipped"] = " ".join(str(error).split())[:300]
+                        release_port = None
                 asyncio_models = folder / "models-asyncio"
                 shutil.copytree(models, asyncio_models)
                 process, asyncio_port = start_streamnb(asyncio_models, program=WITHOUT_UVLOOP)
@@ -479,7 +485,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
                                                                 in_process_run(port, files, clients))
             if PREVIOUS in contenders:
                 pair = {**{name: contenders[name] for name in ("streamnb serve", PREVIOUS)}, ASYNCIO: asyncio_port}
-                if release_models is not None:
+                if release_port is not None:
                     pair[RELEASE] = release_port
                 jobs["paired p50"] = lambda: paired_run(spamc, pair, files)
             jobs["classify"] = lambda: classify_run(model_copy, files[:n_classify])
@@ -514,11 +520,14 @@ def run(ctx: common.Context) -> dict[str, Any]:
         paired = results["paired p50"]
         data["paired_p50_ms"] = {name: common.summary([r["p50_ms"][name] for r in paired], common.WALL)
                                  for name in paired[0]["p50_ms"]}
-        data["paired_errors"] = sum(r["n_errors"] for r in paired)
-        for name, key in ((PREVIOUS, "p50_over_previous"), (RELEASE, "p50_over_release"), (ASYNCIO, "p50_over_asyncio")):
-            if name in paired[0]["p50_ms"]:
-                data[key] = common.ratio([r["p50_ms"]["streamnb serve"] for r in paired],
-                                         [r["p50_ms"][name] for r in paired])
+        data["paired_errors"] = {name: sum(r["n_errors"][name] for r in paired) for name in paired[0]["n_errors"]}
+        # a ratio only between services that answered every message (a failed spamc returns early)
+        for over, name, key in (("streamnb serve", PREVIOUS, "p50_over_previous"),
+                                ("streamnb serve", RELEASE, "p50_over_release"),
+                                ("streamnb serve", ASYNCIO, "p50_over_asyncio"),
+                                (ASYNCIO, RELEASE, "p50_asyncio_over_release")):
+            if name in paired[0]["p50_ms"] and not data["paired_errors"][over] and not data["paired_errors"][name]:
+                data[key] = common.ratio([r["p50_ms"][over] for r in paired], [r["p50_ms"][name] for r in paired])
     if FLOOR in data["rows"] and "streamnb serve" in data["rows"]:
         data["p50_over_floor_ms"] = common.summary(
             [serve["p50_ms"] - floor["p50_ms"] for serve, floor in zip(results["streamnb serve|1"], results[f"{FLOOR}|1"])], common.WALL)
@@ -597,11 +606,16 @@ def markdown(data: dict[str, Any]) -> list[str]:
                      + (f"; over its own on asyncio's event loop (without uvloop): "
                         f"{data['p50_over_asyncio']['median']:.3f}x ({data['p50_over_asyncio']['min']:.3f}-"
                         f"{data['p50_over_asyncio']['max']:.3f})" if "p50_over_asyncio" in data else "")
-                     + (f"; over the release at {previous_release.COMMIT}'s: {data['p50_over_release']['median']:.3f}x "
-                        f"({data['p50_over_release']['min']:.3f}-{data['p50_over_release']['max']:.3f})"
-                        if "p50_over_release" in data else "")
-                     + (f"; the release at {previous_release.COMMIT} was not measured: {data['release_skipped']}"
-                        if "release_skipped" in data else "") + ".")
+                     + (f"; over streamnb serve at {previous_service.SHORT}'s (the previous default, as it was "
+                        f"served): {data['p50_over_release']['median']:.3f}x ({data['p50_over_release']['min']:.3f}-"
+                        f"{data['p50_over_release']['max']:.3f})" if "p50_over_release" in data else "")
+                     + (f"; on asyncio's loop over that: {data['p50_asyncio_over_release']['median']:.3f}x "
+                        f"({data['p50_asyncio_over_release']['min']:.3f}-{data['p50_asyncio_over_release']['max']:.3f})"
+                        if "p50_asyncio_over_release" in data else "")
+                     + (f"; streamnb at {previous_service.SHORT} was not measured: {data['release_skipped']}"
+                        if "release_skipped" in data else "")
+                     + ". Ratios are the medians of each round's ratio; a service that failed a check gets none "
+                     f"(failed checks: {', '.join(f'{common.cell(n)} {e}' for n, e in data['paired_errors'].items())}).")
     if "p50_over_floor_ms" in data:
         over = data["p50_over_floor_ms"]
         lines.append(f"One client's p50 through spamc, streamnb serve's over the floor's (a spamd that answers at "
@@ -650,8 +664,8 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Issue 16: a message through spamc >= 20x faster than a classify process; classify <= 0.25 s. Issue 35:
     8 clients >= 1.8x one client's CHECKs a second, through spamc and in-process, with a worker per core (one
     process answers one request at a time: its figures are in the descriptions); one client's p50 back to the
-    previous default's (2.3 ms when the issue was filed, on a quieter machine): the release that served it
-    (:mod:`benchmarks.previous_release`) measured message by message beside today's service, each message sent
+    previous default's (2.3 ms when the issue was filed, on a quieter machine): the code that served it
+    (:mod:`benchmarks.previous_service`) measured message by message beside today's service, each message sent
     to both in turn, as absolute times drift with the machine's load."""
     ratio = data.get("classify_vs_serve")
     versus_previous = data.get("default_vs_previous", {}).get("8")
@@ -677,7 +691,7 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
          + (f"; one process: {one_process['in-process']['median']:.2f}x" if one_process else ""),
          "value": scaling["in-process"]["median"] if scaling else None, "op": ">=", "threshold": 1.8, "unit": "x"},
         {"id": "serve_p50_one_client", "what": "streamnb serve p50 latency through spamc, 1 client, over the previous "
-         f"default's as it was served (the release at {previous_release.COMMIT}, EmailNB), each message sent to each "
+         f"default's as it was served (streamnb at {previous_service.SHORT}, EmailNB), each message sent to each "
          "in turn" + (f" ({paired['streamnb serve']['median']:.2f} ms and {paired[RELEASE]['median']:.2f} ms; over "
                       f"EmailNB on today's service: {p50_ratio['median']:.2f}x)" if release_ratio else ""),
          "value": release_ratio["median"] if release_ratio else None, "op": "<=", "threshold": 1.0, "unit": "x"},

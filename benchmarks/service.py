@@ -23,15 +23,21 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def outside_env() -> dict[str, str]:
+    """This environment without PYTHONPATH: for another interpreter with a streamnb of its own
+    (:mod:`benchmarks.previous_service`), which must import its own, not this tree's."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 class Service:
     """``streamnb serve --models MODELS --port 0 OPTIONS`` until :meth:`stop`; ``python``:
-    another interpreter, with a streamnb of its own installed (:mod:`benchmarks.previous_release`),
+    another interpreter, with a streamnb of its own installed (:mod:`benchmarks.previous_service`),
     run outside this tree so that its streamnb is the one imported; ``program``: what runs the
     command (``-m streamnb``, or ``-c CODE`` that calls it)."""
 
     def __init__(self, models: Path, *options: str, python: Path | None = None,
                  program: tuple[str, ...] = ("-m", "streamnb")) -> None:
-        env = child_env() if python is None else {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env = child_env() if python is None else outside_env()
         self.process = subprocess.Popen(
             [str(python or sys.executable), *program, "serve", "--models", str(models), "--port", "0", *options],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,

@@ -524,19 +524,53 @@ def test_every_opt_in_section_quick_run_measures_or_says_why_not(tmp_path, name)
     assert (tmp_path / "RESULTS.md").read_text().count(f"## {SECTIONS[name].TITLE}") == 1
 
 
-def test_the_previous_release_trains_with_its_own_code_and_says_why_it_cannot_be_built(tmp_path, monkeypatch):
-    """benchmarks.previous_release: the model is trained by the interpreter given, outside this tree, on the
-    messages in order (here this interpreter: today's default, a Fusion); a commit the clone does not hold is a
-    RuntimeError that names it, and nothing is left marked built."""
-    from benchmarks import previous_release
+def test_the_previous_service_trains_with_its_own_code_and_says_why_it_cannot_be_built(tmp_path, monkeypatch):
+    """benchmarks.previous_service: the model is trained by the interpreter given, outside this tree and without
+    PYTHONPATH, on the messages in order (here this interpreter: today's default, a Fusion, which is refused where
+    EmailNB is expected); a commit the clone does not hold is a one-line RuntimeError, and nothing is marked built."""
+    from benchmarks import previous_service
     from streamnb import load
 
     messages = synthetic_messages(40)
     model = tmp_path / "model.snb"
-    assert previous_release.train(Path(sys.executable), messages, model, tmp_path / "scratch") == "Fusion"
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "elsewhere"))
+    assert previous_service.train(Path(sys.executable), messages, model, tmp_path / "scratch", expect="Fusion") == "Fusion"
     assert sum(load(model).class_counts.values()) == 40
-    monkeypatch.setattr(previous_release, "COMMIT", "0" * 40)
-    monkeypatch.setattr(previous_release, "CACHE", tmp_path / "cache")
-    with pytest.raises(RuntimeError, match=f"git archive {'0' * 40} failed"):
-        previous_release.build(lambda line: None)
+    with pytest.raises(RuntimeError, match="is a 'Fusion', not EmailNB: another streamnb was imported"):
+        previous_service.train(Path(sys.executable), messages, tmp_path / "again.snb", tmp_path / "scratch-2")
+    monkeypatch.setattr(previous_service, "COMMIT", "0" * 40)
+    monkeypatch.setattr(previous_service, "CACHE", tmp_path / "cache")
+    with pytest.raises(RuntimeError, match=r"^git -C \S+ failed \(exit \d+\): .*") as raised:
+        previous_service.build(lambda line: None)
+    assert "\n" not in str(raised.value)
     assert not (tmp_path / "cache" / "built").exists()
+
+
+def test_feedback_figures_count_the_hams_called_spam_by_cause_and_rank_the_unmarked_hams():
+    """figures() with causes: the hams called spam counted under their cause (the rest as "other", adding up to
+    the count), and (1-AUC)% over the hams no cause marks against every spam, as bench_trec.auc gives it."""
+    import numpy as np
+
+    from benchmarks import bench_feedback, bench_trec
+    from streamnb.filter.tasks import TaskReport
+
+    rng = np.random.default_rng(3)
+    y_true = np.array(["spam", "ham"] * 100, dtype=object)
+    log_odds = rng.normal(scale=2.0, size=200) + np.where(y_true == "spam", 1.0, -1.0)
+    verdicts = np.where(log_odds > 0.5, "spam", np.where(log_odds < -0.5, "ham", "unsure")).astype(object)
+    report = TaskReport("delay", None, "spam", "ham", y_true, verdicts, log_odds, np.zeros(200, dtype=bool),
+                        np.zeros(200, dtype=bool))
+    hams = [i for i in range(200) if y_true[i] == "ham"]
+    causes: list[str | None] = [None] * 200
+    for k, i in enumerate(hams[::3]):
+        causes[i] = bench_feedback.CAUSES[k % 3]
+    row = bench_feedback.figures(report, causes=causes)
+    called = [i for i in hams if verdicts[i] == "spam"]
+    assert len(called) >= 5 and any(causes[i] for i in called) and not all(causes[i] for i in called)
+    assert sum(row["ham_as_spam_by_cause"].values()) == row["ham_as_spam_count"] == len(called)
+    for what in bench_feedback.CAUSES:
+        assert row["ham_as_spam_by_cause"][what] == sum(causes[i] == what for i in called)
+    assert row["ham_as_spam_by_cause"]["other"] == sum(causes[i] is None for i in called)
+    kept = [i for i in range(200) if causes[i] is None]
+    assert row["ranking_unmarked"] == bench_trec.auc([y_true[i] for i in kept], [log_odds[i] for i in kept])
+    assert row["ranking_unmarked"] != row["ranking"]["whole"]

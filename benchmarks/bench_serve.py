@@ -66,6 +66,15 @@ ASYNCIO = "streamnb serve on asyncio's own event loop"
 #: `streamnb serve` as it runs where uvloop is not installed (streamnb.service.serve._run_loop)
 WITHOUT_UVLOOP = ("-c", "import sys; sys.modules['uvloop'] = None; from streamnb.service.cli import main; "
                   "sys.exit(main())")
+#: The paired p50 ratios: (key, numerator, denominator, what the report calls it).
+P50_RATIOS = (
+    ("p50_over_previous", "streamnb serve", PREVIOUS,
+     "streamnb serve's over the previous default's on today's service (EmailNB)"),
+    ("p50_over_asyncio", "streamnb serve", ASYNCIO, "over its own on asyncio's event loop (without uvloop)"),
+    ("p50_over_release", "streamnb serve", RELEASE,
+     f"over streamnb serve at {previous_service.SHORT}'s (the previous default, as it was served)"),
+    ("p50_asyncio_over_release", ASYNCIO, RELEASE, "on asyncio's loop over that"),
+)
 # A worker per core of the two-core machine, the same models folder's copy (issue 35's scaling).
 WORKERS = 2
 PER_CORE = f"streamnb serve --workers {WORKERS}"
@@ -105,6 +114,12 @@ def start_instant() -> tuple[subprocess.Popen, int]:
         process.kill()
         raise RuntimeError(f"benchmarks.instant_spamd did not start: {line!r}")
     return process, int(match.group(1))
+
+
+def release_skipped(error: RuntimeError, ctx: common.Context) -> str:
+    """Why the code at ``previous_service.COMMIT`` is not measured: logged, and returned on one short line."""
+    ctx.log(f"  streamnb at {previous_service.SHORT} is not measured: {error}")
+    return " ".join(str(error).split())[:300]
 
 
 def ping(spamc: str, port: int) -> bool:
@@ -414,8 +429,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
                 data["release_model"] = previous_service.train(release_python, messages, release_models / f"{USER}.snb",
                                                                 folder / "release-train")
             except RuntimeError as error:
-                ctx.log(f"  streamnb at {previous_service.SHORT} is not measured: {error}")
-                data["release_skipped"] = " ".join(str(error).split())[:300]
+                data["release_skipped"] = release_skipped(error, ctx)
                 release_models = None
 
         n_classify = ctx.pick(20, 4)
@@ -442,8 +456,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
                         processes.append(process)
                         check_run(spamc, release_port, files[:10], 2)  # warm-up, as the others below
                     except RuntimeError as error:
-                        ctx.log(f"  streamnb serve at {previous_service.SHORT} is not measured: {error}")
-                        data["release_skipped"] = " ".join(str(error).split())[:300]
+                        data["release_skipped"] = release_skipped(error, ctx)
                         release_port = None
                 asyncio_models = folder / "models-asyncio"
                 shutil.copytree(models, asyncio_models)
@@ -522,10 +535,7 @@ def run(ctx: common.Context) -> dict[str, Any]:
                                  for name in paired[0]["p50_ms"]}
         data["paired_errors"] = {name: sum(r["n_errors"][name] for r in paired) for name in paired[0]["n_errors"]}
         # a ratio only between services that answered every message (a failed spamc returns early)
-        for over, name, key in (("streamnb serve", PREVIOUS, "p50_over_previous"),
-                                ("streamnb serve", RELEASE, "p50_over_release"),
-                                ("streamnb serve", ASYNCIO, "p50_over_asyncio"),
-                                (ASYNCIO, RELEASE, "p50_asyncio_over_release")):
+        for key, over, name, _ in P50_RATIOS:
             if name in paired[0]["p50_ms"] and not data["paired_errors"][over] and not data["paired_errors"][name]:
                 data[key] = common.ratio([r["p50_ms"][over] for r in paired], [r["p50_ms"][name] for r in paired])
     if FLOOR in data["rows"] and "streamnb serve" in data["rows"]:
@@ -598,20 +608,12 @@ def markdown(data: dict[str, Any]) -> list[str]:
                      + ", ".join(f"{clients} clients {r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
                                  for clients, r in data["default_vs_previous"].items()) + ".")
     if "p50_over_previous" in data:
-        over, paired = data["p50_over_previous"], data["paired_p50_ms"]
+        paired = data["paired_p50_ms"]
+        ratios = [f"{words}: {data[key]['median']:.3f}x ({data[key]['min']:.3f}-{data[key]['max']:.3f})"
+                  for key, _, _, words in P50_RATIOS if key in data]
         lines.append("One client's p50 through spamc, each message sent to each service in turn: "
                      + ", ".join(f"{common.cell(name)} {row['median']:.2f} ms" for name, row in paired.items())
-                     + f"; streamnb serve's over the previous default's on today's service (EmailNB): "
-                     f"{over['median']:.3f}x ({over['min']:.3f}-{over['max']:.3f})"
-                     + (f"; over its own on asyncio's event loop (without uvloop): "
-                        f"{data['p50_over_asyncio']['median']:.3f}x ({data['p50_over_asyncio']['min']:.3f}-"
-                        f"{data['p50_over_asyncio']['max']:.3f})" if "p50_over_asyncio" in data else "")
-                     + (f"; over streamnb serve at {previous_service.SHORT}'s (the previous default, as it was "
-                        f"served): {data['p50_over_release']['median']:.3f}x ({data['p50_over_release']['min']:.3f}-"
-                        f"{data['p50_over_release']['max']:.3f})" if "p50_over_release" in data else "")
-                     + (f"; on asyncio's loop over that: {data['p50_asyncio_over_release']['median']:.3f}x "
-                        f"({data['p50_asyncio_over_release']['min']:.3f}-{data['p50_asyncio_over_release']['max']:.3f})"
-                        if "p50_asyncio_over_release" in data else "")
+                     + "; " + "; ".join(ratios)
                      + (f"; streamnb at {previous_service.SHORT} was not measured: {data['release_skipped']}"
                         if "release_skipped" in data else "")
                      + ". Ratios are the medians of each round's ratio; a service that failed a check gets none "

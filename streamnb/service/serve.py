@@ -115,7 +115,7 @@ def run(settings: Settings, host: str, port: int, *, reread: Callable[[], tuple[
     metrics
         (host, port) to answer ``/metrics`` and ``/health`` on (``--metrics``), or None.
     workers
-        Processes answering on the port (``--workers``: above 1, with a store;
+        Processes answering on the port (``--workers``; above 1:
         :mod:`streamnb.service.workers`).
 
     Returns
@@ -161,11 +161,10 @@ def _run_loop(main: Coroutine[Any, Any, T]) -> T:
     asyncio's own loop (``python -m benchmarks --only serve``); asyncio's own where uvloop is
     not installed (it has no build for Windows or PyPy) or is older than 0.18 (no ``run``)."""
     try:
-        import uvloop
+        from uvloop import run as run_on_uvloop
     except ImportError:
         return asyncio.run(main)
-    run_on_uvloop = getattr(uvloop, "run", None)
-    return asyncio.run(main) if run_on_uvloop is None else run_on_uvloop(main)
+    return run_on_uvloop(main)
 
 
 def _metrics_server(metrics: Metrics | WorkersMetrics, address: tuple[str, int]) -> MetricsServer:
